@@ -1,0 +1,1 @@
+"""Facts about one file, computed once and shared by every rule."""

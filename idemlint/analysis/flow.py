@@ -1,0 +1,80 @@
+"""Where a value comes from, within one function.
+
+Flow-insensitive on purpose: every assignment to a name in the function is a possible
+origin. That keeps the analysis cheap and predictable; the rules compensate by asking
+*where* an origin sits (inside or outside a retry context), not whether it dominates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from idemlint.analysis.model import Binding, ModuleModel, iter_nodes
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    from idemlint._lazy import LazyModule
+
+    cst = LazyModule("libcst")
+
+# Deep chains of assignments are rare; the bound keeps pathological files linear.
+_MAX_VISITED = 400
+
+
+def origin_calls(model: ModuleModel, expr: cst.BaseExpression) -> Iterator[cst.Call]:
+    """Every call whose result can flow into `expr`: calls in the expression itself and,
+    through names, in the values assigned to those names in the same function.
+    Calls made inside lambdas or nested functions are not followed."""
+    for node in origin_nodes(model, expr):
+        if isinstance(node, cst.Call):
+            yield node
+
+
+def origin_names(model: ModuleModel, expr: cst.BaseExpression) -> Iterator[cst.Name]:
+    """Every variable read on the way to `expr` (including parameters, which end the trail)."""
+    for node in origin_nodes(model, expr):
+        if isinstance(node, cst.Name) and _is_load(model, node):
+            yield node
+
+
+def origin_nodes(model: ModuleModel, expr: cst.BaseExpression) -> Iterator[cst.CSTNode]:
+    """Every node of `expr` and of the values assigned to the names it reads, in this function."""
+    scope = model.scope_of(expr)
+    seen_names: set[str] = set()
+    seen_nodes: set[int] = set()
+    pending: list[cst.CSTNode] = [expr]
+    while pending and len(seen_nodes) < _MAX_VISITED:
+        node = pending.pop()
+        if id(node) in seen_nodes:
+            continue
+        seen_nodes.add(id(node))
+        for sub in _self_and_descendants(node):
+            yield sub
+            if isinstance(sub, cst.Name) and sub.value not in seen_names and _is_load(model, sub):
+                seen_names.add(sub.value)
+                for binding in model.bindings_of(scope, sub.value):
+                    if binding.value is not None and binding.kind not in ("param", "def"):
+                        pending.append(binding.value)
+
+
+def name_bindings(model: ModuleModel, name: cst.Name) -> list[Binding]:
+    return model.bindings_of(model.scope_of(name), name.value)
+
+
+def _self_and_descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    yield node
+    if isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+        return
+    yield from iter_nodes(node)
+
+
+def _is_load(model: ModuleModel, name: cst.Name) -> bool:
+    """False for the attribute part of `a.b`, keyword names and other non-variable names."""
+    parent = model.parents.get(name)
+    if isinstance(parent, cst.Attribute) and parent.attr is name:
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is name:
+        return False
+    return True

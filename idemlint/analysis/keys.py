@@ -1,0 +1,285 @@
+"""Where a value acts as an idempotency key, and which calls make values unfit for one.
+
+A *sink* is an expression whose value is sent or stored as an idempotency key: a keyword
+argument or dict key with a key name (`idempotency_key=`, `{"Idempotency-Key": ...}`,
+`MessageDeduplicationId=`), `headers["Idempotency-Key"] = ...`, or an assignment to a
+variable or attribute whose name says it holds one (`idempotency_key = ...`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from idemlint.analysis.flow import origin_calls, origin_nodes
+from idemlint.analysis.model import ModuleModel, string_value
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    from idemlint._lazy import LazyModule
+
+    cst = LazyModule("libcst")
+
+
+def normalise(name: str) -> str:
+    """`Idempotency-Key`, `idempotency_key` and `IdempotencyKey` all become `idempotencykey`."""
+    return re.sub(r"[-_\s]", "", name).lower()
+
+
+# Exact key names (normalised) that act as idempotency keys wherever they appear.
+KEY_NAMES = frozenset(
+    normalise(n)
+    for n in (
+        "idempotency_key",
+        "Idempotency-Key",
+        "X-Idempotency-Key",
+        "idempotency_token",
+        "dedup_id",
+        "dedupe_id",
+        "deduplication_id",
+        "MessageDeduplicationId",
+        "client_token",
+        "ClientToken",
+        "client_request_token",
+        "ClientRequestToken",
+        "X-Request-Id",
+        "Request-Id",
+    )
+)
+# `request_id` is a key only when it is sent to another system; as a log field it is not.
+REQUEST_ID_NAMES = frozenset({"requestid"})
+# Variable and attribute names that say "this holds a key".
+_KEY_VARIABLE = re.compile(r"idempotency|idem_key|idemkey|dedup_key|dedupe_key|dedupkey", re.IGNORECASE)
+
+RANDOM_CALLS = {
+    "uuid.uuid1": "uuid.uuid1()",
+    "uuid.uuid4": "uuid.uuid4()",
+    "uuid.uuid6": "uuid.uuid6()",
+    "uuid.uuid7": "uuid.uuid7()",
+    "uuid6.uuid7": "uuid6.uuid7()",
+    "uuid_utils.uuid4": "uuid_utils.uuid4()",
+    "uuid_utils.uuid7": "uuid_utils.uuid7()",
+    "os.urandom": "os.urandom()",
+    "ulid.new": "ulid.new()",
+    "ulid.ULID": "ulid.ULID()",
+    "ulid.ulid": "ulid.ulid()",
+    "nanoid.generate": "nanoid.generate()",
+    "shortuuid.uuid": "shortuuid.uuid()",
+    "bson.ObjectId": "bson.ObjectId()",
+    "bson.objectid.ObjectId": "bson.ObjectId()",
+}
+RANDOM_PREFIXES = ("secrets.token_", "random.", "numpy.random.")
+CLOCK_CALLS = {
+    "time.time",
+    "time.time_ns",
+    "time.monotonic",
+    "time.monotonic_ns",
+    "time.perf_counter",
+    "time.perf_counter_ns",
+    "datetime.datetime.now",
+    "datetime.datetime.utcnow",
+    "datetime.datetime.today",
+    "datetime.date.today",
+    "datetime.now",
+    "datetime.utcnow",
+    "datetime.today",
+    "date.today",
+    "django.utils.timezone.now",
+    "timezone.now",
+    "arrow.now",
+    "arrow.utcnow",
+    "pendulum.now",
+    "pendulum.today",
+    "uuid.uuid1",
+}
+DIGEST_PREFIXES = ("hashlib.", "xxhash.", "mmh3.", "blake3.")
+# Serialisers whose output is "the whole request": hashing it makes a content hash.
+SERIALISERS = {"json.dumps", "orjson.dumps", "ujson.dumps", "simplejson.dumps", "rapidjson.dumps", "repr", "pickle.dumps", "urllib.parse.urlencode", "urlencode", "msgpack.packb", "yaml.dump", "yaml.safe_dump"}
+SERIALISER_METHODS = {"model_dump_json", "json", "dict", "to_dict", "model_dump", "SerializeToString", "to_json", "dumps", "items"}
+CONTENT_NAMES = {"payload", "body", "data", "params", "request_data", "json", "json_body", "json_data", "content", "message", "msg", "kwargs", "form", "form_data", "request_body", "event", "req", "request", "fields", "query", "args", "attrs", "values", "contents", "blob", "raw", "raw_body", "post_data", "request_json", "document", "record"}
+DIGEST_CALLS = {"hash", "uuid.uuid3", "uuid.uuid5", "zlib.crc32", "zlib.adler32", "binascii.crc32", "hmac.new", "hmac.digest"}
+
+
+def fresh_value_name(model: ModuleModel, call: cst.Call) -> str | None:
+    """`uuid.uuid4()` etc. when the call makes a new random value each time it runs."""
+    name = model.call_name(call)
+    if name is None:
+        return None
+    if name in RANDOM_CALLS:
+        return RANDOM_CALLS[name]
+    if name.startswith(RANDOM_PREFIXES) and not name.endswith(("seed", "Random", "SystemRandom")):
+        return f"{name}()"
+    if name in CLOCK_CALLS:
+        return f"{name}()"  # a clock is new on every attempt too
+    return None
+
+
+def clock_name(model: ModuleModel, call: cst.Call) -> str | None:
+    name = model.call_name(call)
+    if name in CLOCK_CALLS and name != "uuid.uuid1":
+        return f"{name}()"
+    return None
+
+
+def digest_name(model: ModuleModel, call: cst.Call) -> str | None:
+    name = model.call_name(call)
+    if name is None:
+        return None
+    if name in DIGEST_CALLS or name.startswith(DIGEST_PREFIXES) and not name.endswith(("compare_digest",)):
+        return f"{name}()"
+    return None
+
+
+@dataclass(frozen=True)
+class Sink:
+    value: cst.BaseExpression  # the expression used as the key
+    where: str  # "the Idempotency-Key header of requests.post"
+    call: cst.Call | None  # the call the key is sent with, when known
+
+
+class KeySinks:
+    def __init__(self, model: ModuleModel, extra_names: Iterable[str] = ()) -> None:
+        self.model = model
+        self.names = KEY_NAMES | {normalise(n) for n in extra_names}
+        self.sinks: list[Sink] = list(self._find())
+
+    def is_key_name(self, name: str, sent: bool) -> bool:
+        normal = normalise(name)
+        return normal in self.names or sent and normal in REQUEST_ID_NAMES
+
+    def _find(self) -> Iterator[Sink]:
+        model = self.model
+        for call in model.calls:
+            callee = model.dotted(call.func) or "a call"
+            for arg in call.args:
+                if arg.keyword is not None and self.is_key_name(arg.keyword.value, sent=True):
+                    yield Sink(arg.value, f"the {arg.keyword.value}= argument of {callee}()", call)
+        for node in model.strings:
+            key = string_value(node)  # type: ignore[arg-type]
+            parent = model.parents.get(node)
+            if key is None or not isinstance(parent, cst.DictElement) or parent.key is not node:
+                continue
+            target = self._receiving_call(parent)
+            if self.is_key_name(key, sent=target is not None):
+                where = f"the {key!r} key" + (f" sent by {model.dotted(target.func) or 'a call'}()" if target else "")
+                yield Sink(parent.value, where, target)
+        for subscript, value, _statement in model.subscript_assigns:
+            elements = subscript.slice
+            if len(elements) == 1 and isinstance(elements[0].slice, cst.Index):
+                key = string_value(elements[0].slice.value)
+                if key is not None and self.is_key_name(key, sent=_looks_like_request_data(model, subscript.value)):
+                    yield Sink(value, f"the {key!r} entry of {model.dotted(subscript.value) or 'a dict'}", None)
+        for scope_bindings in model.bindings.values():
+            for name, bindings in scope_bindings.items():
+                if not _KEY_VARIABLE.search(name):
+                    continue
+                for binding in bindings:
+                    if binding.kind in ("assign", "walrus", "augassign") and binding.value is not None:
+                        yield Sink(binding.value, f"the variable {name}", None)
+        for attribute, value, _statement in model.attribute_assigns:
+            if _KEY_VARIABLE.search(attribute.attr.value):
+                yield Sink(value, f"the attribute {model.dotted(attribute) or attribute.attr.value}", None)
+
+    def _receiving_call(self, element: cst.DictElement) -> cst.Call | None:
+        """The call a dict literal is passed to, directly or through one variable."""
+        model = self.model
+        node: cst.CSTNode = element
+        for ancestor in model.ancestors(element):
+            if isinstance(ancestor, cst.Call) and node is not ancestor.func:
+                return ancestor
+            if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                break
+            node = ancestor
+        # `headers = {...}` then `post(url, headers=headers)`
+        statement = model.statement_of(element)
+        if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0].target
+            if isinstance(target, cst.Name):
+                scope = model.scope_of(statement)
+                for call in model.calls:
+                    if model.scope_of(call) is not scope:
+                        continue
+                    for arg in call.args:
+                        if isinstance(arg.value, cst.Name) and arg.value.value == target.value:
+                            return call
+        return None
+
+
+def _looks_like_request_data(model: ModuleModel, container: cst.BaseExpression) -> bool:
+    name = (model.dotted(container) or "").lower()
+    return any(word in name for word in ("header", "payload", "body", "params", "data", "request", "json", "kwargs", "options", "message"))
+
+
+
+_BODY_KEYWORDS = ("json", "data", "body", "params", "content", "payload", "MessageBody", "Message", "Body")
+_IDENTIFIER = re.compile(r"(^|_)(id|pk|uuid|guid|key|number|no|ref|reference|code|sku|slug|token)$", re.IGNORECASE)
+
+
+def hashed_content(model: ModuleModel, digest: cst.Call, sink: Sink) -> str | None:
+    """What request content a digest covers (`json.dumps(payload)`, `payload`), or None
+    when it covers only stable identifiers (`order.id`, `f"refund-{refund.id}"`)."""
+    body = set()
+    if sink.call is not None:
+        for arg in sink.call.args:
+            if arg.keyword is not None and arg.keyword.value in _BODY_KEYWORDS:
+                body.update(value_leaves(model, arg.value))
+    for arg in digest.args:
+        for call in origin_calls(model, arg.value):
+            name = model.call_name(call) or ""
+            method = call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
+            serialised = call.args[0].value if call.args else None
+            if name in SERIALISERS and not _identifiers_only(model, serialised):
+                return f"{name}(...)"
+            if method in SERIALISER_METHODS and method != "items" and name not in SERIALISERS:
+                return f".{method}()"
+        for leaf in value_leaves(model, arg.value):
+            if leaf in body:
+                return f"the request body {leaf}"
+            if leaf.rsplit(".", 1)[-1].lower() in CONTENT_NAMES:
+                return leaf
+    return None
+
+
+def value_leaves(model: ModuleModel, expr: cst.BaseExpression) -> list[str]:
+    """The variables and attribute chains a value is made of: `payload`, `order.id`,
+    `request.body`; receivers of method calls count (`payload` in `payload.encode()`),
+    function names and imported modules do not."""
+    leaves = []
+    for node in origin_nodes(model, expr):
+        if not isinstance(node, (cst.Name, cst.Attribute)):
+            continue
+        parent = model.parents.get(node)
+        if isinstance(parent, cst.Call) and parent.func is node:
+            continue
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            grand = model.parents.get(parent)
+            if not (isinstance(grand, cst.Call) and grand.func is parent):
+                continue
+        if isinstance(parent, (cst.Arg,)) and parent.keyword is node:
+            continue
+        dotted = model.dotted(node)
+        if dotted is None or dotted.split(".")[0] in model.imports:
+            continue
+        leaves.append(dotted)
+    return leaves
+
+
+def _identifiers_only(model: ModuleModel, expr: cst.BaseExpression | None) -> bool:
+    """A dict, tuple or list literal whose values are all literals or id-like names."""
+    if isinstance(expr, cst.Dict):
+        values = [e.value for e in expr.elements if isinstance(e, cst.DictElement)]
+    elif isinstance(expr, (cst.Tuple, cst.List)):
+        values = [e.value for e in expr.elements]
+    else:
+        return False
+    for value in values:
+        if isinstance(value, (cst.SimpleString, cst.Integer)):
+            continue
+        dotted = model.dotted(value)
+        if dotted is None or not _IDENTIFIER.search(dotted.rsplit(".", 1)[-1]):
+            return False
+    return True
+

@@ -1,0 +1,293 @@
+"""One walk over the module that every rule shares.
+
+The walk records parents, imports, functions, calls, loops, assignments and returns, so
+rules look facts up instead of re-walking the tree (each Python-level walk of a libcst
+tree costs about as much as the parse itself). Import aliases come from the module's own
+import statements: cheaper than libcst's full scope analysis and enough for the dotted
+names the rules match.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    from idemlint._lazy import LazyModule
+
+    cst = LazyModule("libcst")
+
+Scope = Union["cst.FunctionDef", "cst.Module", "cst.Lambda"]
+
+
+class Binding:
+    """`name = value` (or `for name in value`, `with value as name`) in one scope."""
+
+    __slots__ = ("name", "value", "statement", "kind")
+
+    def __init__(self, name: str, value: cst.BaseExpression | None, statement: cst.CSTNode, kind: str) -> None:
+        self.name = name
+        self.value = value
+        self.statement = statement
+        # "assign", "augassign", "for", "with", "walrus", "param", "import", "def", "unpack"
+        self.kind = kind
+
+
+class ModuleModel:
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.imports: dict[str, str] = {}
+        self.module_defs: dict[str, cst.FunctionDef | cst.ClassDef] = {}
+        self.functions: list[cst.FunctionDef] = []
+        self.classes: list[cst.ClassDef] = []
+        self.calls: list[cst.Call] = []
+        self.loops: list[cst.For | cst.While] = []
+        self.handlers: list[cst.ExceptHandler] = []
+        self.bindings: dict[cst.CSTNode, dict[str, list[Binding]]] = defaultdict(lambda: defaultdict(list))
+        self.subscript_assigns: list[tuple[cst.Subscript, cst.BaseExpression, cst.CSTNode]] = []
+        self.attribute_assigns: list[tuple[cst.Attribute, cst.BaseExpression, cst.CSTNode]] = []
+        self.returns: dict[cst.CSTNode, list[cst.Return]] = defaultdict(list)
+        self.strings: list[cst.SimpleString | cst.FormattedString | cst.ConcatenatedString] = []
+        _Walker(self).walk(module)
+
+    # -- tree navigation -------------------------------------------------------------
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        parent = self.parents.get(node)
+        while parent is not None:
+            yield parent
+            parent = self.parents.get(parent)
+
+    def scope_of(self, node: cst.CSTNode) -> Scope:
+        """The innermost function (or lambda, or the module) whose body holds `node`."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                return ancestor
+        return self.module
+
+    def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.ClassDef):
+                return ancestor
+        return None
+
+    def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
+        return node is container or any(a is container for a in self.ancestors(node))
+
+    def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The simple or compound statement that holds `node`."""
+        current = node
+        for ancestor in self.ancestors(node):
+            if isinstance(current, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                return current
+            current = ancestor
+        return current
+
+    # -- names ------------------------------------------------------------------------
+
+    def dotted(self, expr: cst.BaseExpression) -> str | None:
+        """`a.b.c` as written, or None when the expression is not a plain dotted name."""
+        if isinstance(expr, cst.Name):
+            return expr.value
+        if isinstance(expr, cst.Attribute):
+            base = self.dotted(expr.value)
+            return None if base is None else f"{base}.{expr.attr.value}"
+        return None
+
+    def qualname(self, expr: cst.BaseExpression) -> str | None:
+        """The dotted name with its first part resolved through the module's imports.
+
+        `import uuid as u; u.uuid4` gives `uuid.uuid4`; a name defined in the module
+        and not imported stays as written, so a local `def uuid4()` is not the stdlib one.
+        """
+        dotted = self.dotted(expr)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        if self._shadowed(expr, head):
+            return f"<local>.{dotted}"
+        resolved = self.imports.get(head)
+        if resolved is None:
+            return dotted
+        return f"{resolved}.{rest}" if rest else resolved
+
+    def _shadowed(self, expr: cst.BaseExpression, head: str) -> bool:
+        """Whether `head` is a variable, parameter, function or class of this file rather
+        than an import or a builtin (a local `uuid4` is not `uuid.uuid4`)."""
+        scope = self.scope_of(expr)
+        for candidate in (scope, self.module) if scope is not self.module else (scope,):
+            if any(b.kind != "import" for b in self.bindings_of(candidate, head)):
+                return True
+        return False
+
+    def call_name(self, call: cst.Call) -> str | None:
+        return self.qualname(call.func)
+
+    def bindings_of(self, scope: cst.CSTNode, name: str) -> list[Binding]:
+        scoped = self.bindings.get(scope)
+        return scoped.get(name, []) if scoped else []
+
+
+def string_value(expr: cst.BaseExpression | None) -> str | None:
+    """The value of a plain string literal, or None."""
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(expr, cst.ConcatenatedString):
+        left, right = string_value(expr.left), string_value(expr.right)
+        if left is not None and right is not None:
+            return left + right
+    return None
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def positional(call: cst.Call, index: int) -> cst.Arg | None:
+    plain = [a for a in call.args if a.keyword is None and not a.star]
+    return plain[index] if index < len(plain) else None
+
+
+def iter_nodes(root: cst.CSTNode, stop_at_functions: bool = True) -> Iterator[cst.CSTNode]:
+    """Every node below `root`, not descending into nested functions, classes or lambdas."""
+    stack = list(reversed(root.children))
+    while stack:
+        node = stack.pop()
+        yield node
+        if stop_at_functions and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(reversed(node.children))
+
+
+class _Walker:
+    """Fills a ModuleModel in one pre-order pass over the tree."""
+
+    def __init__(self, model: ModuleModel) -> None:
+        self.model = model
+        self.scopes: list[cst.CSTNode] = [model.module]
+
+    def walk(self, module: cst.Module) -> None:
+        model = self.model
+        parents = model.parents
+        # An explicit stack instead of recursion: deep trees must not hit the recursion limit.
+        stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
+        while stack:
+            node, leaving = stack.pop()
+            if leaving:
+                if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+                    self.scopes.pop()
+                continue
+            self.visit(node)
+            if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+                self.scopes.append(node)
+                stack.append((node, True))
+            children = node.children
+            for child in reversed(children):
+                parents[child] = node
+                stack.append((child, False))
+
+    def bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None, statement: cst.CSTNode, kind: str) -> None:
+        scope = self.scopes[-1]
+        if isinstance(target, cst.Name):
+            self.model.bindings[scope][target.value].append(Binding(target.value, value, statement, kind))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                inner = element.value
+                self.bind(inner, value, statement, "unpack")
+        elif isinstance(target, cst.StarredElement):
+            self.bind(target.value, value, statement, "unpack")
+        elif isinstance(target, cst.Subscript) and value is not None:
+            self.model.subscript_assigns.append((target, value, statement))
+        elif isinstance(target, cst.Attribute) and value is not None:
+            self.model.attribute_assigns.append((target, value, statement))
+
+    def visit(self, node: cst.CSTNode) -> None:
+        model = self.model
+        if isinstance(node, cst.Call):
+            model.calls.append(node)
+        elif isinstance(node, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+            model.strings.append(node)
+        elif isinstance(node, cst.Assign):
+            for target in node.targets:
+                self.bind(target.target, node.value, node, "assign")
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                self.bind(node.target, node.value, node, "assign")
+        elif isinstance(node, cst.AugAssign):
+            self.bind(node.target, node.value, node, "augassign")
+        elif isinstance(node, cst.NamedExpr):
+            self.bind(node.target, node.value, node, "walrus")
+        elif isinstance(node, (cst.For, cst.While)):
+            model.loops.append(node)
+            if isinstance(node, cst.For):
+                self.bind(node.target, node.iter, node, "for")
+        elif isinstance(node, cst.WithItem):
+            if node.asname is not None:
+                self.bind(node.asname.name, node.item, node, "with")
+        elif isinstance(node, cst.ExceptHandler):
+            model.handlers.append(node)
+        elif isinstance(node, cst.Return):
+            model.returns[self.scopes[-1]].append(node)
+        elif isinstance(node, cst.FunctionDef):
+            model.functions.append(node)
+            self.model.bindings[self.scopes[-1]][node.name.value].append(Binding(node.name.value, None, node, "def"))
+            if len(self.scopes) == 1:
+                model.module_defs[node.name.value] = node
+            params = node.params
+            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+                model.bindings[node][param.name.value].append(Binding(param.name.value, param.default, param, "param"))
+            for star in (params.star_arg, params.star_kwarg):
+                if isinstance(star, cst.Param):
+                    model.bindings[node][star.name.value].append(Binding(star.name.value, None, star, "param"))
+        elif isinstance(node, cst.ClassDef):
+            model.classes.append(node)
+            model.bindings[self.scopes[-1]][node.name.value].append(Binding(node.name.value, None, node, "def"))
+            if len(self.scopes) == 1:
+                model.module_defs[node.name.value] = node
+        elif isinstance(node, cst.Import):
+            for alias in node.names:
+                dotted = model.dotted(alias.name) or ""
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    model.imports[alias.asname.name.value] = dotted
+                else:
+                    head = dotted.split(".")[0]
+                    model.imports[head] = head
+        elif isinstance(node, cst.ImportFrom):
+            if node.module is None or isinstance(node.names, cst.ImportStar):
+                return
+            base = model.dotted(node.module) or ""
+            if node.relative:
+                base = "." * len(node.relative) + base
+            for alias in node.names:
+                name = model.dotted(alias.name) or ""
+                local = name
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    local = alias.asname.name.value
+                model.imports[local] = f"{base}.{name}"
+
+
+def local_callee(model: ModuleModel, call: cst.Call) -> cst.FunctionDef | None:
+    """The function of this module that `call` runs: `helper()` for a module-level
+    function, `self.helper()` / `cls.helper()` for a method of the enclosing class."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        if func.value in model.imports:
+            return None
+        target = model.module_defs.get(func.value)
+        return target if isinstance(target, cst.FunctionDef) else None
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+        owner = model.enclosing_class(call)
+        if owner is None:
+            return None
+        for statement in owner.body.body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value == func.attr.value:
+                return statement
+    return None

@@ -1,0 +1,312 @@
+"""Which code runs once per attempt: retry loops, retry decorators, retried tasks.
+
+Precision matters more than recall here, because every retry rule starts from this
+answer. A loop counts as a retry loop only with evidence of re-attempting the same work:
+it iterates over a counter (`range`, `itertools.count`) or is a `while` loop, and either
+catches an exception without leaving the loop while a success leaves it, or sleeps
+between attempts under an attempt counter. Loops over collections (per-item work),
+consumer loops that never leave on success, and polling loops without an attempt
+counter are not retry contexts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from idemlint.analysis.model import ModuleModel, iter_nodes
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    from idemlint._lazy import LazyModule
+
+    cst = LazyModule("libcst")
+
+RETRY_DECORATORS = {
+    "tenacity.retry": "tenacity",
+    "tenacity.asyncio.retry": "tenacity",
+    "backoff.on_exception": "backoff",
+    "backoff.on_predicate": "backoff",
+    "stamina.retry": "stamina",
+    "retrying.retry": "retrying",
+    "retry.retry": "retry",
+    "retry.api.retry": "retry",
+}
+RETRY_ITERATORS = {
+    "tenacity.Retrying": "tenacity",
+    "tenacity.AsyncRetrying": "tenacity",
+    "tenacity.asyncio.AsyncRetrying": "tenacity",
+    "stamina.retry_context": "stamina",
+}
+COUNTERS = {"range", "itertools.count", "xrange"}
+SLEEPS = {"time.sleep", "asyncio.sleep", "gevent.sleep", "trio.sleep", "anyio.sleep", "eventlet.sleep"}
+_ATTEMPT_NAME = re.compile(r"attempt|retr|tries|try|tried", re.IGNORECASE)
+# Celery keywords that only make sense on a task decorator.
+_CELERY_KEYWORDS = {"autoretry_for", "retry_backoff", "retry_kwargs", "max_retries", "bind", "acks_late", "default_retry_delay", "retry_jitter", "retry_backoff_max"}
+
+
+@dataclass(frozen=True, eq=False)
+class RetryContext:
+    """Code that runs again on each attempt.
+
+    kind: "loop" (hand-written), "iterator" (tenacity `Retrying`, `stamina.retry_context`),
+    "decorator" (the decorated function's body), "task" (a task queue re-runs the body).
+    """
+
+    kind: str
+    library: str
+    node: cst.CSTNode  # the loop, or the FunctionDef whose body is retried
+    anchor: cst.CSTNode  # where policy findings are reported: decorator, loop header
+    config: cst.Call | None  # the decorator or iterator call carrying the policy, if any
+    label: str  # how messages name it: "@tenacity.retry", "retry loop", "Celery task"
+
+    def describe(self, line: int | None = None) -> str:
+        return f"{self.label} on line {line}" if line else self.label
+
+
+class RetryAnalysis:
+    def __init__(self, model: ModuleModel) -> None:
+        self.model = model
+        self.contexts: list[RetryContext] = []
+        self._by_node: dict[cst.CSTNode, RetryContext] = {}
+        for function in model.functions:
+            context = self._classify_function(function)
+            if context is not None:
+                self._add(context)
+        for loop in model.loops:
+            context = self._classify_loop(loop)
+            if context is not None:
+                self._add(context)
+
+    def _add(self, context: RetryContext) -> None:
+        self.contexts.append(context)
+        self._by_node[context.node] = context
+
+    def context_of(self, node: cst.CSTNode) -> RetryContext | None:
+        """The innermost retry context that re-runs `node` on each attempt."""
+        for ancestor in self.model.ancestors(node):
+            context = self._by_node.get(ancestor)
+            if context is not None:
+                if context.kind in ("loop", "iterator") and not _in_loop_body(self.model, node, ancestor):
+                    continue
+                return context
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                return None
+        return None
+
+    def context_for_loop(self, loop: cst.CSTNode) -> RetryContext | None:
+        return self._by_node.get(loop)
+
+    # -- decorators and tasks ----------------------------------------------------------
+
+    def _classify_function(self, function: cst.FunctionDef) -> RetryContext | None:
+        model = self.model
+        for decorator in function.decorators:
+            expr = decorator.decorator
+            call = expr if isinstance(expr, cst.Call) else None
+            name = model.qualname(call.func if call else expr)
+            if name is None:
+                continue
+            library = RETRY_DECORATORS.get(name)
+            if library is not None:
+                return RetryContext("decorator", library, function, decorator, call, f"@{name}")
+            task = self._task_retry(function, name, call)
+            if task is not None:
+                library, label = task
+                return RetryContext("task", library, function, decorator, call, label)
+        return None
+
+    def _task_retry(self, function: cst.FunctionDef, name: str, call: cst.Call | None) -> tuple[str, str] | None:
+        last = name.rsplit(".", 1)[-1]
+        keywords = {a.keyword.value: a.value for a in (call.args if call else ()) if a.keyword is not None}
+        if last == "actor" and ("dramatiq" in name or name == "actor"):
+            retries = keywords.get("max_retries")
+            if isinstance(retries, cst.Integer) and retries.value == "0":
+                return None
+            return "dramatiq", "Dramatiq actor (retried by default)"
+        if last in ("task", "db_task") and "retries" in keywords:
+            retries = keywords["retries"]
+            if isinstance(retries, cst.Integer) and retries.value == "0":
+                return None
+            return "huey", f"@{name}(retries=...)"
+        celery_like = last == "shared_task" or last == "task" and (
+            "celery" in name or bool(_CELERY_KEYWORDS & keywords.keys()) or call is None
+        )
+        if not celery_like:
+            return None
+        if "autoretry_for" in keywords:
+            return "celery", "Celery task with autoretry_for"
+        if _calls_self_retry(self.model, function):
+            return "celery", "Celery task that calls self.retry()"
+        if _is_true(keywords.get("acks_late")) and _is_true(keywords.get("task_reject_on_worker_lost")):
+            return "celery", "Celery task with acks_late and task_reject_on_worker_lost"
+        return None
+
+    # -- loops ------------------------------------------------------------------------
+
+    def _classify_loop(self, loop: cst.For | cst.While) -> RetryContext | None:
+        model = self.model
+        if isinstance(loop, cst.For):
+            iterator = _unwrap_await(loop.iter)
+            call = iterator if isinstance(iterator, cst.Call) else _bound_call(model, iterator)
+            name = model.qualname(call.func) if call is not None else None
+            if name in RETRY_ITERATORS and call is not None:
+                return RetryContext("iterator", RETRY_ITERATORS[name], loop, loop, call, f"{name}(...) loop")
+            if name not in COUNTERS:
+                return None
+            counter_names = [n.value for n in iter_nodes(loop.target) if isinstance(n, cst.Name)]
+            if isinstance(loop.target, cst.Name):
+                counter_names.append(loop.target.value)
+        else:
+            counter_names = [n.value for n in iter_nodes(loop.test) if isinstance(n, cst.Name)]
+            if isinstance(loop.test, cst.Name):
+                counter_names.append(loop.test.value)
+        if self._catches_and_reattempts(loop) or self._sleeps_between_attempts(loop, counter_names):
+            return RetryContext("loop", "loop", loop, loop, None, "retry loop")
+        return None
+
+    def _catches_and_reattempts(self, loop: cst.For | cst.While) -> bool:
+        """A try in the loop whose failure stays in the loop and whose success leaves it."""
+        for try_node in _loop_statements(loop, (cst.Try, cst.TryStar)):
+            assert isinstance(try_node, (cst.Try, cst.TryStar))
+            if not any(isinstance(n, cst.Call) for n in iter_nodes(try_node.body)):
+                continue
+            if all(_always_leaves(handler.body.body) for handler in try_node.handlers):
+                continue
+            success = [try_node.body]
+            if try_node.orelse is not None:
+                success.append(try_node.orelse)
+            if any(_leaves_loop(block) for block in success):
+                return True
+            if _leaves_after(self.model, try_node, loop):
+                return True
+            if isinstance(loop, cst.While) and _sets_loop_flag(try_node.body, loop):
+                return True
+        return False
+
+    def _sleeps_between_attempts(self, loop: cst.For | cst.While, counter_names: list[str]) -> bool:
+        """Result-checking retry: an attempt counter, a sleep, and a way out on success."""
+        if not any(_ATTEMPT_NAME.search(name) for name in counter_names):
+            return False
+        has_sleep = any(
+            isinstance(n, cst.Call) and self.model.qualname(n.func) in SLEEPS for n in _loop_nodes(loop)
+        )
+        return has_sleep and _leaves_loop(loop.body)
+
+
+def _unwrap_await(expr: cst.BaseExpression) -> cst.BaseExpression:
+    return expr.expression if isinstance(expr, cst.Await) else expr
+
+
+def _bound_call(model: ModuleModel, expr: cst.BaseExpression) -> cst.Call | None:
+    """`retryer = Retrying(...); for attempt in retryer:` -> the Retrying call."""
+    if not isinstance(expr, cst.Name):
+        return None
+    for binding in model.bindings_of(model.scope_of(expr), expr.value):
+        if isinstance(binding.value, cst.Call):
+            return binding.value
+    return None
+
+
+def _is_true(expr: cst.BaseExpression | None) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def _calls_self_retry(model: ModuleModel, function: cst.FunctionDef) -> bool:
+    params = function.params.params
+    if not params:
+        return False
+    owner = params[0].name.value
+    for node in iter_nodes(function.body):
+        if isinstance(node, cst.Call) and model.dotted(node.func) == f"{owner}.retry":
+            return True
+    return False
+
+
+def _loop_nodes(loop: cst.For | cst.While) -> list[cst.CSTNode]:
+    """Nodes of the loop body, not descending into nested loops or functions."""
+    out: list[cst.CSTNode] = []
+    stack = list(loop.body.children)
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(node.children)
+    return out
+
+
+def _loop_statements(loop: cst.For | cst.While, types: tuple[type, ...]) -> list[cst.CSTNode]:
+    return [n for n in _loop_nodes(loop) if isinstance(n, types)]
+
+
+def _in_loop_body(model: ModuleModel, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
+    """True when `node` sits in the loop's body, not in its iterator, test or else."""
+    assert isinstance(loop, (cst.For, cst.While))
+    return model.is_inside(node, loop.body)
+
+
+def _always_leaves(statements: tuple[cst.BaseStatement, ...] | list[cst.BaseStatement]) -> bool:
+    """Whether a block always raises, returns or breaks (so it never re-attempts)."""
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, (cst.Raise, cst.Return, cst.Break)) for s in last.body)
+    if isinstance(last, cst.If):
+        if last.orelse is None:
+            return False
+        other = last.orelse
+        other_body = [other] if isinstance(other, cst.If) else list(other.body.body)
+        return _always_leaves(list(last.body.body)) and _always_leaves(other_body)
+    return False
+
+
+def _leaves_loop(block: cst.CSTNode) -> bool:
+    """A `break` or `return` in `block` that leaves the loop holding it."""
+    stack = list(block.children)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Return, cst.Break)):
+            return True
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, (cst.For, cst.While)):
+            # A nested loop's break leaves only that loop; its returns still leave ours.
+            if any(isinstance(n, cst.Return) for n in iter_nodes(node)):
+                return True
+            continue
+        stack.extend(node.children)
+    return False
+
+
+def _leaves_after(model: ModuleModel, try_node: cst.CSTNode, loop: cst.For | cst.While) -> bool:
+    """`try: r = call() except X: continue` followed by `return r` / `break` in the loop."""
+    parent = model.parents.get(try_node)
+    if not isinstance(parent, cst.IndentedBlock):
+        return False
+    body = list(parent.body)
+    index = next((i for i, s in enumerate(body) if s is try_node), -1)
+    return any(_leaves_loop(statement) or _is_exit_line(statement) for statement in body[index + 1 :])
+
+
+def _is_exit_line(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(s, (cst.Return, cst.Break)) for s in statement.body
+    )
+
+
+def _sets_loop_flag(block: cst.CSTNode, loop: cst.While) -> bool:
+    """`while not done: try: call(); done = True` style success flags."""
+    tested = {n.value for n in iter_nodes(loop.test) if isinstance(n, cst.Name)}
+    if isinstance(loop.test, cst.Name):
+        tested.add(loop.test.value)
+    for node in iter_nodes(block):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and target.target.value in tested:
+                    return True
+    return False
+

@@ -1,0 +1,141 @@
+"""The `idemlint` command. Thin: discovery, engine and formatters do the work.
+
+Exit codes: 0 no findings, 1 findings, 2 usage error, bad configuration, a path that
+does not exist or cannot be read, or an internal error in a rule.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from idemlint import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _codes(value: str | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    return tuple(c.strip().upper() for c in value.split(",") if c.strip())
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="idemlint")
+def cli() -> None:
+    """Find the bugs that make retried requests do things twice."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--select", help="Comma-separated codes or prefixes to enable (e.g. IDM0,IDM101).")
+@click.option("--ignore", help="Comma-separated codes or prefixes to disable.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True)
+@click.option("--output", "output_file", type=click.Path(dir_okay=False, writable=True), help="Write the report to this file.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary line.")
+@click.option("--statistics", is_flag=True, help="Print the number of findings per code.")
+@click.option("--force-exclude", is_flag=True, help="Apply exclude settings to files named on the command line too.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Read [tool.idemlint] from this pyproject.toml.")
+def check(
+    paths: tuple[str, ...],
+    select: str | None,
+    ignore: str | None,
+    output_format: str,
+    output_file: str | None,
+    exit_zero: bool,
+    quiet: bool,
+    statistics: bool,
+    force_exclude: bool,
+    config_file: str | None,
+) -> None:
+    """Check PATHS (default: the current directory) for idempotency and retry bugs."""
+    from idemlint.config import ConfigError, find_pyproject, load_config
+    from idemlint.engine import check_file
+    from idemlint.files import discover
+    from idemlint.output import get_formatter
+    from idemlint.registry import enabled_rules, validate_codes
+
+    paths = paths or (".",)
+    try:
+        pyproject = Path(config_file) if config_file else find_pyproject(Path(paths[0]))
+        config = load_config(pyproject)
+    except ConfigError as error:
+        click.echo(f"idemlint: {error}", err=True)
+        sys.exit(EXIT_ERROR)
+    cli_select, cli_ignore = _codes(select), _codes(ignore)
+    for option, codes in (("--select", cli_select), ("--ignore", cli_ignore)):
+        bad = validate_codes(codes or ())
+        if bad:
+            click.echo(f"idemlint: {option}: unknown rule code or prefix {', '.join(bad)}", err=True)
+            sys.exit(EXIT_ERROR)
+    config = config.with_overrides(select=cli_select, ignore=cli_ignore)
+    rules = enabled_rules(config.select, config.ignore)
+
+    found = discover(list(paths), config, force_exclude)
+    errors = list(found.errors)
+    findings = []
+    for real, shown in found.files:
+        result = check_file(str(real), shown, config, rules)
+        findings.extend(result.findings)
+        errors.extend(result.errors)
+    findings.sort()
+
+    report = get_formatter(output_format)(findings, output_file is None and sys.stdout.isatty())
+    if output_file:
+        Path(output_file).write_text(report, encoding="utf-8")
+    else:
+        click.echo(report, nl=False)
+    for message in errors:
+        click.echo(f"idemlint: {message}", err=True)
+    if statistics:
+        counts: dict[str, int] = {}
+        for finding in findings:
+            counts[finding.code] = counts.get(finding.code, 0) + 1
+        for code, count in sorted(counts.items()):
+            click.echo(f"{count:6d}  {code}", err=output_format != "text")
+    if not quiet and output_format == "text":
+        files = len(found.files)
+        summary = f"Found {len(findings)} finding{'s' * (len(findings) != 1)} in {files} file{'s' * (files != 1)} checked."
+        click.echo(summary)
+    if errors:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+
+
+@cli.command()
+def rules() -> None:
+    """List every rule: code, name and what it flags."""
+    from idemlint.registry import RESERVED
+    from idemlint.rules import ALL_RULES
+
+    rows = [(r.code, r.name, r.summary) for r in ALL_RULES]
+    rows += [(code, name, summary) for code, (name, summary) in sorted(RESERVED.items())]
+    width = max(len(name) for _, name, _ in rows)
+    for code, name, summary in rows:
+        click.echo(f"{code}  {name:<{width}}  {summary}")
+
+
+@cli.command()
+@click.argument("code")
+def explain(code: str) -> None:
+    """Print a rule's full documentation (CODE or name, e.g. IDM001)."""
+    from idemlint.explain import render
+    from idemlint.registry import RESERVED, rule_by_code_or_name
+
+    rule = rule_by_code_or_name(code)
+    if rule is not None:
+        click.echo(render(rule), nl=False)
+        return
+    if code.upper() in RESERVED:
+        name, summary = RESERVED[code.upper()]
+        click.echo(f"# {code.upper()} {name}\n\n{summary}\n")
+        return
+    click.echo(f"idemlint: unknown rule {code!r}; `idemlint rules` lists them", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def main() -> None:
+    cli()

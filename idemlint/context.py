@@ -1,0 +1,36 @@
+"""Everything the rules share about one file, each analysis computed at most once."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from idemlint.analysis.model import ModuleModel
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.analysis.keys import KeySinks
+    from idemlint.analysis.retry import RetryAnalysis
+    from idemlint.config import Config
+
+
+class FileContext:
+    def __init__(self, path: str, source: str, module: cst.Module, config: Config) -> None:
+        self.path = path
+        self.source = source
+        self.module = module
+        self.config = config
+        self.model = ModuleModel(module)
+
+    @cached_property
+    def retry(self) -> RetryAnalysis:
+        from idemlint.analysis.retry import RetryAnalysis
+
+        return RetryAnalysis(self.model)
+
+    @cached_property
+    def sinks(self) -> KeySinks:
+        from idemlint.analysis.keys import KeySinks
+
+        return KeySinks(self.model, (*self.config.key_names, *self.config.key_headers))

@@ -1,0 +1,251 @@
+"""Read bytes, parse once, run every selected rule on the shared analysis, report.
+
+Each file is independent and its result is plain data, so files can be checked in
+worker processes and cached. Nothing here raises for a bad file: a file that cannot be
+decoded or parsed becomes one IDM900 finding, and a rule that crashes is switched off
+for that file and recorded as an internal error while the other rules' findings stand.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+import tokenize
+import traceback
+from string import Template
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
+from typing import TYPE_CHECKING
+
+from idemlint.config import Config
+from idemlint.finding import Finding
+from idemlint.registry import PARSE_ERROR, RESERVED, UNUSED_SUPPRESSION, is_enabled
+from idemlint.rule import Rule
+from idemlint.suppression import find_suppressions, is_suppressed
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.rule import Report
+
+# Files past these limits are reported as too large or too complex instead of analysed:
+# libcst's parser is quadratic on long operator chains and recurses on deep nesting.
+MAX_BYTES = 8 * 1024 * 1024
+MAX_BRACKET_DEPTH = 100
+MAX_OPERATOR_CHAIN = 1000
+_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+
+
+@dataclass(frozen=True)
+class FileResult:
+    path: str
+    findings: tuple[Finding, ...] = ()
+    errors: tuple[str, ...] = field(default=())  # internal errors: exit code 2
+
+
+def rules_for_path(rules: Sequence[type[Rule]], path: str, config: Config) -> list[type[Rule]]:
+    ignores = [codes for pattern, codes in config.per_file_ignores if _path_matches(path, pattern)]
+    if not ignores:
+        return list(rules)
+    flat = [code for codes in ignores for code in codes]
+    return [rule for rule in rules if not any(rule.code.startswith(c.upper()) for c in flat)]
+
+
+def _path_matches(path: str, pattern: str) -> bool:
+    return fnmatch(path, pattern) or fnmatch(path, f"*/{pattern}") or fnmatch(path, f"{pattern.rstrip('/')}/*")
+
+
+def check_source(
+    source: bytes | str,
+    path: str,
+    config: Config,
+    rules: Sequence[type[Rule]],
+    report_unused_noqa: bool = False,
+) -> FileResult:
+    """All findings for one file's contents. Never raises for bad input."""
+    rules = rules_for_path(rules, path, config)
+    parse_error_on = is_enabled(PARSE_ERROR, config.select, config.ignore) or not config.select
+    try:
+        text = decode(source) if isinstance(source, bytes) else source
+    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
+        return _parse_error(path, f"cannot decode the file: {error}", 1, 1, parse_error_on)
+    if "\x00" in text:
+        return _parse_error(path, "the file contains a NUL byte (binary content?)", 1, 1, parse_error_on)
+    lowered = text.lower()
+    wanted = [rule for rule in rules if rule.wanted(lowered, config)]
+    suppressions = find_suppressions(text)
+    if not wanted and not (report_unused_noqa and suppressions):
+        return FileResult(path)
+    too_complex = _complexity_problem(text)
+    if too_complex is not None:
+        return _parse_error(path, too_complex, 1, 1, parse_error_on)
+
+    import libcst as cst
+
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        return _parse_error(path, f"syntax error: {error.message}", error.raw_line, error.raw_column + 1, parse_error_on)
+    except (RecursionError, MemoryError):
+        return _parse_error(path, "too deeply nested to analyse", 1, 1, parse_error_on)
+    except Exception as error:  # libcst raises a few other types on odd input
+        return _parse_error(path, f"cannot parse: {type(error).__name__}: {error}", 1, 1, parse_error_on)
+
+    from idemlint.context import FileContext
+
+    errors: list[str] = []
+    reports: list[tuple[type[Rule], Report]] = []
+    try:
+        ctx = FileContext(path, text, module, config)
+    except RecursionError:
+        return _parse_error(path, "too deeply nested to analyse", 1, 1, parse_error_on)
+    for rule in wanted:
+        try:
+            reports.extend((rule, report) for report in rule().check(ctx))
+        except Exception as error:
+            where = traceback.extract_tb(error.__traceback__)[-1]
+            errors.append(
+                f"{path}: internal error in {rule.code} ({rule.name}): {type(error).__name__}: {error} "
+                f"[{where.filename}:{where.lineno}]"
+            )
+
+    findings: list[Finding] = []
+    if reports:
+        positions = _positions(module)
+        for rule, report in reports:
+            span = positions.get(report.node)
+            if span is None:
+                continue
+            line, col, end_line, end_col = span
+            message = report.message
+            if report.lines:
+                message = Template(message).safe_substitute({k: positions.get(n, (0,))[0] for k, n in report.lines})
+            findings.append(
+                Finding(
+                    path=path,
+                    line=line,
+                    col=col,
+                    end_line=end_line,
+                    end_col=end_col,
+                    code=rule.code,
+                    name=rule.name,
+                    message=message,
+                    suggestion=report.suggestion or rule.fix_hint,
+                    fix=report.fix,
+                )
+            )
+    findings = _dedupe(findings)
+    kept = [f for f in findings if not is_suppressed(suppressions, f.line, f.code)]
+    if report_unused_noqa and is_enabled(UNUSED_SUPPRESSION, config.select, config.ignore):
+        kept.extend(_unused_suppressions(path, suppressions, findings, rules, config))
+    return FileResult(path, tuple(sorted(kept)), tuple(errors))
+
+
+def decode(source: bytes) -> str:
+    """Bytes to text the way Python itself decodes a source file (cookie, BOM, UTF-8)."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    text = source.decode(encoding)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def _complexity_problem(text: str) -> str | None:
+    if len(text) > MAX_BYTES:
+        return f"too large to analyse ({len(text)} characters; the limit is {MAX_BYTES})"
+    depth = deepest = 0
+    for char in _NOT_BRACKETS.sub("", text):
+        if char in "([{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+        elif char in ")]}":
+            depth -= 1
+    if deepest > MAX_BRACKET_DEPTH:
+        return f"too deeply nested to analyse ({deepest} levels of brackets; the limit is {MAX_BRACKET_DEPTH})"
+    return None
+
+
+def _parse_error(path: str, message: str, line: int, col: int, enabled: bool) -> FileResult:
+    if not enabled:
+        return FileResult(path)
+    name, summary = RESERVED[PARSE_ERROR]
+    finding = Finding(
+        path=path,
+        line=max(line, 1),
+        col=max(col, 1),
+        code=PARSE_ERROR,
+        end_line=max(line, 1),
+        end_col=max(col, 1),
+        name=name,
+        message=message,
+        suggestion="Fix the file so Python can parse it; idemlint checked nothing else in it.",
+    )
+    return FileResult(path, (finding,))
+
+
+def _positions(module: cst.Module) -> dict[cst.CSTNode, tuple[int, int, int, int]]:
+    """1-based (line, col, end_line, end_col) for every node, resolved only when needed."""
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    ranges = wrapper.resolve(PositionProvider)
+    return {
+        node: (r.start.line, r.start.column + 1, r.end.line, r.end.column + 1) for node, r in ranges.items()
+    }
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen: set[tuple[int, int, str]] = set()
+    out = []
+    for finding in sorted(findings):
+        key = (finding.line, finding.col, finding.code)
+        if key not in seen:
+            seen.add(key)
+            out.append(finding)
+    return out
+
+
+def _unused_suppressions(
+    path: str, suppressions: dict[int, frozenset[str] | None], findings: list[Finding], rules: Sequence[type[Rule]], config: Config
+) -> list[Finding]:
+    """`# noqa: IDM...` codes that matched no finding on their line, for rules that ran."""
+    active = {rule.code for rule in rules}
+    out = []
+    for line, codes in sorted(suppressions.items()):
+        if codes is None:
+            continue
+        found_here = {f.code for f in findings if f.line == line}
+        unused = sorted(
+            c for c in codes if c.startswith("IDM") and c in active and not any(f.startswith(c) for f in found_here)
+        )
+        if unused:
+            name, _ = RESERVED[UNUSED_SUPPRESSION]
+            out.append(
+                Finding(
+                    path=path,
+                    line=line,
+                    col=1,
+                    code=UNUSED_SUPPRESSION,
+                    end_line=line,
+                    end_col=1,
+                    name=name,
+                    message=f"unused suppression of {', '.join(unused)}: nothing is reported here",
+                    suggestion="Remove the code from the noqa comment (or the comment).",
+                )
+            )
+    return out
+
+
+def print_internal_error(message: str) -> None:
+    print(f"idemlint: {message}", file=sys.stderr)
+
+
+def check_file(path: str, shown: str, config: Config, rules: Sequence[type[Rule]], report_unused_noqa: bool = True) -> FileResult:
+    """Read and check one file; a file that cannot be read is an error, not a crash."""
+    try:
+        with open(path, "rb") as handle:
+            source = handle.read()
+    except OSError as error:
+        return FileResult(shown, (), (f"{shown}: cannot read: {error.strerror or error}",))
+    return check_source(source, shown, config, rules, report_unused_noqa)

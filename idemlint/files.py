@@ -1,0 +1,109 @@
+"""Which files to check: Python files under the given paths, minus excluded and ignored ones."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from idemlint.config import Config
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass
+class Discovery:
+    files: list[tuple[Path, str]] = field(default_factory=list)  # (real path, path as shown)
+    errors: list[str] = field(default_factory=list)
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    try:
+        shown = path.relative_to(cwd)
+    except ValueError:
+        shown = path
+    return shown.as_posix()
+
+
+def discover(paths: list[str], config: Config, force_exclude: bool = False) -> Discovery:
+    import pathspec
+
+    cwd = Path.cwd()
+    found = Discovery()
+    excludes = pathspec.GitIgnoreSpec.from_lines([*config.exclude, *config.extend_exclude])
+    seen: set[str] = set()
+
+    def excluded(path: Path) -> bool:
+        try:
+            relative = path.relative_to(config.root)
+        except ValueError:
+            relative = Path(path.name)
+        text = relative.as_posix() + ("/" if path.is_dir() else "")
+        return excludes.match_file(text)
+
+    def add(path: Path) -> None:
+        key = os.path.normcase(str(path))
+        if key not in seen:
+            seen.add(key)
+            found.files.append((path, display_path(path, cwd)))
+
+    for given in paths:
+        path = Path(given)
+        absolute = path if path.is_absolute() else cwd / path
+        if not absolute.exists():
+            found.errors.append(f"{given}: no such file or directory")
+            continue
+        if absolute.is_file():
+            if not (force_exclude and excluded(absolute)):
+                add(absolute)
+            continue
+        ignores = _GitIgnores(absolute)
+        for directory, dirnames, filenames in os.walk(absolute, onerror=lambda e: found.errors.append(f"{e.filename}: {e.strerror}")):
+            here = Path(directory)
+            ignores.enter(here)
+            dirnames[:] = sorted(
+                d for d in dirnames if not excluded(here / d) and not ignores.ignored(here / d, True)
+            )
+            for filename in sorted(filenames):
+                if filename.endswith(PYTHON_SUFFIXES):
+                    file = here / filename
+                    if not excluded(file) and not ignores.ignored(file, False):
+                        add(file)
+    found.files.sort(key=lambda item: item[1])
+    return found
+
+
+class _GitIgnores:
+    """The .gitignore files that apply below a directory, from its repository root down."""
+
+    def __init__(self, start: Path) -> None:
+        import pathspec
+
+        self._pathspec = pathspec
+        self.specs: dict[Path, object] = {}
+        root = next((p for p in (start, *start.parents) if (p / ".git").exists()), None)
+        if root is not None:
+            chain = [start, *start.parents]
+            for directory in reversed(chain[: chain.index(root) + 1]):
+                self.enter(directory)
+
+    def enter(self, directory: Path) -> None:
+        if directory in self.specs:
+            return
+        gitignore = directory / ".gitignore"
+        if gitignore.is_file():
+            try:
+                lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                return
+            self.specs[directory] = self._pathspec.GitIgnoreSpec.from_lines(lines)
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        for base, spec in self.specs.items():
+            try:
+                relative = path.relative_to(base).as_posix()
+            except ValueError:
+                continue
+            if spec.match_file(relative + ("/" if is_dir else "")):  # type: ignore[attr-defined]
+                return True
+        return False

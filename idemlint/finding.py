@@ -1,0 +1,51 @@
+"""Plain-data results: no CST nodes, so findings pickle across worker processes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace the text between two 0-based offsets of the file's source."""
+
+    start: int
+    end: int
+    replacement: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    edits: tuple[Edit, ...]
+    safe: bool
+    description: str
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Finding:
+    """One reported problem. Lines and columns are 1-based, as editors count them."""
+
+    path: str
+    line: int
+    col: int
+    code: str
+    end_line: int = field(compare=False)
+    end_col: int = field(compare=False)
+    name: str = field(compare=False)
+    message: str = field(compare=False)
+    suggestion: str = field(compare=False)
+    fix: Fix | None = field(default=None, compare=False)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.col,
+            "end_line": self.end_line,
+            "end_column": self.end_col,
+            "code": self.code,
+            "name": self.name,
+            "message": self.message,
+            "suggestion": self.suggestion,
+            "fix_available": self.fix is not None,
+        }

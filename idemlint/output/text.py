@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from idemlint.finding import Finding
+
+
+def format_text(findings: Sequence[Finding], color: bool) -> str:
+    """`path:line:col: CODE message`, then the suggestion indented below it."""
+    lines = []
+    for f in findings:
+        location = f"{f.path}:{f.line}:{f.col}:"
+        code = f.code
+        if color:
+            location = f"\x1b[1m{location}\x1b[0m"
+            code = f"\x1b[1;31m{code}\x1b[0m"
+        lines.append(f"{location} {code} {f.message}")
+        lines.append(f"    help: {f.suggestion}")
+    return "\n".join(lines) + ("\n" if lines else "")

@@ -1,0 +1,59 @@
+"""The rule base class: one small class holds a rule's code, texts, examples and check.
+
+Its documentation (`idemlint explain`, docs/rules.md) and its example tests come from the
+same fields, so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.config import Config
+    from idemlint.context import FileContext
+    from idemlint.finding import Fix
+
+
+@dataclass(frozen=True, eq=False)
+class Report:
+    """What a rule says about one node; the engine turns it into a Finding."""
+
+    node: cst.CSTNode
+    message: str  # may name other nodes' lines as ${name}, filled from `lines`
+    suggestion: str | None = None
+    fix: Fix | None = None
+    lines: tuple[tuple[str, cst.CSTNode], ...] = ()
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]  # kebab-case, names the pattern: "key-regenerated-per-attempt"
+    summary: ClassVar[str]  # one line for `idemlint rules`
+    what_it_does: ClassVar[str]
+    why: ClassVar[str]  # why retries or duplicate delivery make it a bug
+    fix_hint: ClassVar[str]  # the suggestion printed under each finding
+    bad: ClassVar[str]
+    good: ClassVar[str]
+    known_problems: ClassVar[str] = ""
+    how_to_fix: ClassVar[tuple[tuple[str, str], ...]] = ()  # (library, advice)
+    fix_safety: ClassVar[str] = "No automatic fix: the repair needs knowledge only the author has."
+    severity: ClassVar[str] = "error"  # error | warning
+    confidence: ClassVar[str] = "high"  # high | medium | low
+    # Pre-filter, in conjunctive normal form over the lower-cased source: every group
+    # must have one of its words in the file, or the rule cannot fire there.
+    triggers: ClassVar[tuple[tuple[str, ...], ...]] = ()
+
+    def check(self, ctx: FileContext) -> Iterator[Report]:
+        raise NotImplementedError
+
+    @classmethod
+    def trigger_groups(cls, config: Config) -> tuple[tuple[str, ...], ...]:
+        return cls.triggers
+
+    @classmethod
+    def wanted(cls, lowered_source: str, config: Config) -> bool:
+        return all(any(word in lowered_source for word in group) for group in cls.trigger_groups(config))

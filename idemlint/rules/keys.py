@@ -1,0 +1,320 @@
+"""Family 0xx: idempotency keys that do not identify one logical operation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from idemlint.analysis.flow import origin_calls
+from idemlint.analysis.keys import clock_name, digest_name, fresh_value_name, hashed_content
+from idemlint.analysis.model import ModuleModel, local_callee
+from idemlint.rule import Report, Rule
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.config import Config
+    from idemlint.context import FileContext
+
+SINK_WORDS = (
+    "idempot",
+    "dedup",
+    "client_token",
+    "clienttoken",
+    "client_request_token",
+    "clientrequesttoken",
+    "request_id",
+    "request-id",
+    "requestid",
+    "idem_key",
+)
+FRESH_WORDS = ("uuid", "token_", "urandom", "random", "ulid", "nanoid", "objectid")
+RETRY_WORDS = ("retry", "retries", "backoff", "stamina", "for ", "while ", "actor", "task", "retrying")
+
+
+class KeyRule(Rule):
+    """Key rules add the user's own key names to the pre-filter."""
+
+    @classmethod
+    def trigger_groups(cls, config: Config) -> tuple[tuple[str, ...], ...]:
+        extra = tuple(n.lower() for n in (*config.key_names, *config.key_headers))
+        return tuple(group + extra if group is SINK_WORDS else group for group in cls.triggers)
+
+
+class KeyRegeneratedPerAttempt(KeyRule):
+    code = "IDM001"
+    name = "key-regenerated-per-attempt"
+    summary = "A fresh random idempotency key is generated inside a retry loop, decorator or task."
+    what_it_does = (
+        "Flags a fresh random value (`uuid.uuid4()`, `uuid1`/`uuid7`, `secrets.token_*()`, `os.urandom`, "
+        "`random.*`, `ulid`, `nanoid`) that is produced inside a retry context and reaches an idempotency-key "
+        "sink: an `Idempotency-Key` header, an `idempotency_key=` argument, `MessageDeduplicationId`, "
+        "`ClientToken` and the like. Retry contexts are hand-written retry loops, retry decorators "
+        "(tenacity, backoff, stamina, retrying, retry), tenacity's `Retrying` iterator, and task-queue tasks that "
+        "are retried (Celery `autoretry_for`/`self.retry()`, Dramatiq actors, Huey `retries=`). A helper of the "
+        "same module that generates the key and is called on every attempt is reported at that call."
+    )
+    why = (
+        "An idempotency key tells the server that two requests are the same logical operation. A key "
+        "generated per attempt is different on every retry, so the server sees each retry as a new operation: "
+        "the timeout that triggered the retry may have hidden a success, and the retry charges, sends or "
+        "creates a second time."
+    )
+    fix_hint = (
+        "Generate the key once per logical operation, before the retry loop (or in the caller that owns the "
+        "operation, persisted with it for task retries), and pass the same key on every attempt."
+    )
+    known_problems = (
+        "A key generated inside the loop only when none exists yet (`if key is None: key = uuid4()`) is reused "
+        "and still reported. Keys that travel through other modules, class attributes or containers built "
+        "elsewhere are not followed."
+    )
+    bad = """\
+import uuid, requests
+from tenacity import retry, stop_after_attempt, wait_random_exponential
+
+@retry(stop=stop_after_attempt(5), wait=wait_random_exponential(max=10))
+def charge(order):
+    key = str(uuid.uuid4())  # a new key on every attempt
+    return requests.post("https://pay.example/charges", json={"amount": order.total},
+                         headers={"Idempotency-Key": key}, timeout=10)
+"""
+    good = """\
+import uuid, requests
+from tenacity import retry, stop_after_attempt, wait_random_exponential
+
+def charge(order):
+    key = str(uuid.uuid4())  # once per logical operation
+    return _post_charge(order, key)
+
+@retry(stop=stop_after_attempt(5), wait=wait_random_exponential(max=10))
+def _post_charge(order, key):
+    return requests.post("https://pay.example/charges", json={"amount": order.total},
+                         headers={"Idempotency-Key": key}, timeout=10)
+"""
+    how_to_fix = (
+        ("hand-written loop", "Move `key = str(uuid.uuid4())` above the `for attempt in range(...)` line."),
+        ("tenacity / backoff / stamina", "Generate the key in the caller and pass it to the decorated function as a parameter."),
+        ("Celery", "Create the key when the task is enqueued (`charge.delay(order_id, key=str(uuid4()))`) or derive it from the order id; `self.retry()` re-sends the same arguments."),
+        ("stripe", "`stripe.PaymentIntent.create(..., idempotency_key=key)` with the key made once per payment attempt by the user, not per network try."),
+    )
+    fix_safety = "No automatic fix yet."
+    triggers = (FRESH_WORDS, RETRY_WORDS, SINK_WORDS)
+
+    def check(self, ctx: FileContext) -> Iterator[Report]:
+        model, retry = ctx.model, ctx.retry
+        if not retry.contexts:
+            return
+        helpers = fresh_key_helpers(ctx)
+        reported: set[cst.CSTNode] = set()
+        for sink in ctx.sinks.sinks:
+            for call in origin_calls(model, sink.value):
+                if call in reported:
+                    continue
+                context = retry.context_of(call)
+                if context is None or not model.is_inside(sink.value, context.node):
+                    continue
+                fresh = fresh_value_name(model, call)
+                if fresh is not None:
+                    reported.add(call)
+                    yield Report(
+                        call,
+                        f"{fresh} runs on every attempt of the {context.label} on line $context, "
+                        f"so {sink.where} is a new key on each retry",
+                        lines=(("context", context.anchor),),
+                    )
+                    continue
+                helper = local_callee(model, call)
+                if helper is not None and helper in helpers.returns_fresh:
+                    reported.add(call)
+                    yield self._helper_report(call, helper, helpers.returns_fresh[helper], context.label, context.anchor)
+        for call in model.calls:
+            if call in reported:
+                continue
+            helper = local_callee(model, call)
+            if helper is None or helper not in helpers.sends_fresh:
+                continue
+            context = retry.context_of(call)
+            if context is not None:
+                reported.add(call)
+                yield self._helper_report(call, helper, helpers.sends_fresh[helper], context.label, context.anchor)
+
+    @staticmethod
+    def _helper_report(call: cst.Call, helper: cst.FunctionDef, fresh: tuple[str, cst.CSTNode], label: str, anchor: cst.CSTNode) -> Report:
+        name, origin = fresh
+        return Report(
+            call,
+            f"{helper.name.value}() makes a new idempotency key ({name} on line $origin) and is called on every "
+            f"attempt of the {label} on line $context",
+            suggestion="Call the key-making code once before retrying and pass the key in; "
+            f"{helper.name.value}() should take the key as a parameter.",
+            lines=(("origin", origin), ("context", anchor)),
+        )
+
+
+class FreshKeyHelpers:
+    """Module functions that make a fresh key: returned, or put in a key sink themselves."""
+
+    def __init__(self) -> None:
+        self.returns_fresh: dict[cst.FunctionDef, tuple[str, cst.CSTNode]] = {}
+        self.sends_fresh: dict[cst.FunctionDef, tuple[str, cst.CSTNode]] = {}
+
+
+def fresh_key_helpers(ctx: FileContext) -> FreshKeyHelpers:
+    cached = getattr(ctx, "_fresh_key_helpers", None)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    model, retry = ctx.model, ctx.retry
+    helpers = FreshKeyHelpers()
+    retried = {c.node for c in retry.contexts}
+    candidates = [f for f in model.functions if f not in retried]
+    # A few rounds reach helpers that call helpers; the bound keeps it linear.
+    for _round in range(3):
+        changed = False
+        for function in candidates:
+            if function not in helpers.returns_fresh:
+                for ret in model.returns.get(function, ()):
+                    found = ret.value is not None and _fresh_origin(model, ret.value, helpers)
+                    if found:
+                        helpers.returns_fresh[function] = found
+                        changed = True
+                        break
+        if not changed:
+            break
+    for sink in ctx.sinks.sinks:
+        function = model.scope_of(sink.value)
+        if function in candidates and function not in helpers.sends_fresh:
+            found = _fresh_origin(model, sink.value, helpers)
+            if found:
+                helpers.sends_fresh[function] = found  # type: ignore[index]
+    ctx._fresh_key_helpers = helpers  # type: ignore[attr-defined]
+    return helpers
+
+
+def _fresh_origin(model: ModuleModel, expr: cst.BaseExpression, helpers: FreshKeyHelpers) -> tuple[str, cst.CSTNode] | None:
+    for call in origin_calls(model, expr):
+        fresh = fresh_value_name(model, call)
+        if fresh is not None:
+            return fresh, call
+        callee = local_callee(model, call)
+        if callee is not None and callee in helpers.returns_fresh:
+            return helpers.returns_fresh[callee]
+    return None
+
+
+CLOCK_WORDS = ("time", "now(", "today(", "utcnow", "monotonic", "perf_counter")
+
+
+class ClockInKey(KeyRule):
+    code = "IDM002"
+    name = "clock-in-key"
+    summary = "A clock reading flows into an idempotency key."
+    what_it_does = (
+        "Flags a clock call (`time.time()`, `time.time_ns()`, `time.monotonic()`, `time.perf_counter()`, "
+        "`datetime.now()`/`utcnow()`/`today()`, `date.today()`, `django.utils.timezone.now()`, `arrow.now()`, "
+        "`pendulum.now()`) whose value reaches an idempotency-key sink, alone or inside an f-string, `%`, "
+        "`.format()`, `str()`, concatenation or a hash. It does not need a retry context: any retry or "
+        "redelivery of the operation reads the clock again."
+    )
+    why = (
+        "A key must be the same on every attempt of one operation. A clock reading is different on every "
+        "retry and on every redelivery of the message that triggered the call, so every retry becomes a new "
+        "operation; and two different operations in the same tick can collide."
+    )
+    fix_hint = "Use an identifier created once per logical operation (a stored UUID or a business id); keep timestamps out of keys."
+    known_problems = (
+        "Day-granular keys (`date.today()`) are reported too: a retry or redelivery after midnight makes a new "
+        "operation. A clock passed through another module before it reaches the key is not followed."
+    )
+    bad = """\
+import time, requests
+
+def refund(payment):
+    key = f"refund-{payment.id}-{int(time.time())}"
+    return requests.post("https://pay.example/refunds", json={"payment": payment.id},
+                         headers={"Idempotency-Key": key}, timeout=10)
+"""
+    good = """\
+import requests
+
+def refund(payment):
+    key = f"refund-{payment.id}"  # the same for every attempt at this refund
+    return requests.post("https://pay.example/refunds", json={"payment": payment.id},
+                         headers={"Idempotency-Key": key}, timeout=10)
+"""
+    how_to_fix = (
+        ("requests / httpx", "Build the header from the operation's id (`f\"refund-{refund.id}\"`) or from a UUID stored with the operation."),
+        ("boto3 SQS FIFO", "Set `MessageDeduplicationId` to the business event id, not to a timestamp."),
+        ("stripe", "`idempotency_key=` should be created once when the user starts the payment and saved with it."),
+    )
+    triggers = (CLOCK_WORDS, SINK_WORDS)
+
+    def check(self, ctx: FileContext) -> Iterator[Report]:
+        model = ctx.model
+        reported: set[cst.CSTNode] = set()
+        for sink in ctx.sinks.sinks:
+            for call in origin_calls(model, sink.value):
+                clock = clock_name(model, call)
+                if clock is not None and call not in reported:
+                    reported.add(call)
+                    yield Report(call, f"{clock} flows into {sink.where}: every retry or redelivery reads a new time, so it is a new operation")
+
+
+DIGEST_WORDS = ("hashlib", "hash(", "uuid3", "uuid5", "crc32", "adler32", "xxhash", "mmh3", "blake3", "hmac", "sha256", "md5", "sha1")
+
+
+class ContentHashKey(KeyRule):
+    code = "IDM003"
+    name = "content-hash-key"
+    summary = "An idempotency key is a digest of the request content."
+    what_it_does = (
+        "Flags a digest (`hashlib.*`, `hash()`, `uuid.uuid3/uuid5`, `zlib.crc32`, `xxhash`, `mmh3`...) of request "
+        "content used as an idempotency key: a hash over the body, payload or params sent with the same call, "
+        "over `json.dumps(...)`/`repr(...)` of them, or over variables named like request content. Digests of "
+        "stable business identifiers (`sha256(order_id)`, `uuid5(NS, f\"refund-{refund.id}\")`) are not reported."
+    )
+    why = (
+        "A key says \"this is the same operation\". Two intended, identical operations (the same amount to the "
+        "same person twice, a second identical order) have the same content and so the same hash: the server "
+        "drops the second as a duplicate. Content hashes are good for detecting key misuse (same key, "
+        "different body), not as the key itself."
+    )
+    fix_hint = "Use a client-generated key per logical operation (a UUID created and stored when the operation starts); keep a body hash, if any, as a separate check."
+    known_problems = (
+        "Whether a variable holds request content is judged from where it comes from and from its name "
+        "(`payload`, `body`, `params`, `data`...); a content hash built in another module is not followed."
+    )
+    bad = """\
+import hashlib, json, requests
+
+def transfer(payload):
+    key = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+    return requests.post("https://bank.example/transfers", json=payload,
+                         headers={"Idempotency-Key": key}, timeout=10)
+"""
+    good = """\
+import requests
+
+def transfer(transfer_id, payload):
+    # transfer_id was created once, when the user asked for this transfer
+    return requests.post("https://bank.example/transfers", json=payload,
+                         headers={"Idempotency-Key": f"transfer-{transfer_id}"}, timeout=10)
+"""
+    how_to_fix = (
+        ("requests / httpx", "Send `Idempotency-Key: <uuid stored with the operation>`; send a body digest, if the API wants one, in its own header."),
+        ("boto3 SQS FIFO", "Content-based deduplication has the same flaw; prefer an explicit `MessageDeduplicationId` from the event id."),
+    )
+    triggers = (DIGEST_WORDS, SINK_WORDS)
+
+    def check(self, ctx: FileContext) -> Iterator[Report]:
+        model = ctx.model
+        reported: set[cst.CSTNode] = set()
+        for sink in ctx.sinks.sinks:
+            for call in origin_calls(model, sink.value):
+                digest = digest_name(model, call)
+                if digest is None or call in reported:
+                    continue
+                content = hashed_content(model, call, sink)
+                if content is not None:
+                    reported.add(call)
+                    yield Report(call, f"{digest} of request content ({content}) is used as {sink.where}: identical intended operations collapse into one")

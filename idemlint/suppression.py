@@ -1,0 +1,46 @@
+"""`# noqa` and `# noqa: IDM001,IDM002` comments, read the way flake8 reads them."""
+
+from __future__ import annotations
+
+import re
+
+_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_NOQA_CODES = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
+_IDEMLINT_IGNORE = re.compile(r"#\s*idemlint:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?", re.IGNORECASE)
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+# line -> codes suppressed there; None means every code (a bare `# noqa`).
+Suppressions = dict[int, "frozenset[str] | None"]
+
+
+def split_lines(source: str) -> list[str]:
+    """Lines as Python counts them: str.splitlines would also split on form feeds."""
+    return _LINE_BREAK.split(source)
+
+
+def find_suppressions(source: str) -> Suppressions:
+    found: Suppressions = {}
+    if "noqa" not in source.lower() and "idemlint:" not in source:
+        return found
+    for number, line in enumerate(split_lines(source), start=1):
+        if "#" not in line:
+            continue
+        for pattern in (_NOQA, _IDEMLINT_IGNORE):
+            match = pattern.search(line)
+            if match is None:
+                continue
+            codes = match.group("codes")
+            if codes is None:
+                found[number] = None
+            elif found.get(number, frozenset()) is not None:
+                previous = found.get(number) or frozenset()
+                found[number] = previous | frozenset(c.upper() for c in _NOQA_CODES.findall(codes))
+    return found
+
+
+def is_suppressed(suppressions: Suppressions, line: int, code: str) -> bool:
+    if line not in suppressions:
+        return False
+    codes = suppressions[line]
+    return codes is None or any(code.startswith(c) for c in codes)

@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from idemlint.config import Config
+from idemlint.engine import FileResult, check_source
+from idemlint.rules import ALL_RULES
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def lint(source: str, path: str = "service.py", config: Config | None = None, unused_noqa: bool = False) -> FileResult:
+    return check_source(source, path, config or Config(), ALL_RULES, report_unused_noqa=unused_noqa)
+
+
+def found(source: str, **kwargs: object) -> set[tuple[int, str]]:
+    return {(f.line, f.code) for f in lint(source, **kwargs).findings}  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def lint_source():  # type: ignore[no-untyped-def]
+    return lint

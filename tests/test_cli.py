@@ -1,0 +1,168 @@
+"""The command line, through click's runner and through the installed console script."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from idemlint.cli import cli
+
+BUGGY = '''\
+import uuid
+import requests
+from tenacity import retry, stop_after_attempt
+
+
+@retry(stop=stop_after_attempt(3))
+def charge(order):
+    key = str(uuid.uuid4())
+    return requests.post("https://pay.example", headers={"Idempotency-Key": key})
+'''
+CLEAN = "import requests\n\n\ndef ping():\n    return requests.get('https://pay.example/health')\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "pay.py").write_text(BUGGY)
+    (tmp_path / "app" / "health.py").write_text(CLEAN)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_findings_exit_1_with_location_code_and_help(project: Path) -> None:
+    code, out, _ = run("check", "app")
+    assert code == 1
+    assert out.splitlines()[0].startswith("app/pay.py:8:15: IDM001 uuid.uuid4() runs on every attempt")
+    assert out.splitlines()[1].startswith("    help: Generate the key once")
+    assert out.splitlines()[-1] == "Found 1 finding in 2 files checked."
+
+
+def test_clean_files_exit_0(project: Path) -> None:
+    assert run("check", "app/health.py") == (0, "Found 0 findings in 1 file checked.\n", "")
+
+
+def test_exit_zero_and_quiet(project: Path) -> None:
+    code, out, _ = run("check", "--exit-zero", "--quiet", "app")
+    assert code == 0 and "Found" not in out and "IDM001" in out
+
+
+def test_json_output_has_the_documented_keys(project: Path) -> None:
+    code, out, _ = run("check", "--format", "json", "app")
+    data = json.loads(out)
+    assert code == 1
+    assert data == [
+        {
+            "path": "app/pay.py",
+            "line": 8,
+            "column": 15,
+            "end_line": 8,
+            "end_column": 27,
+            "code": "IDM001",
+            "name": "key-regenerated-per-attempt",
+            "message": data[0]["message"],
+            "suggestion": data[0]["suggestion"],
+            "fix_available": False,
+        }
+    ]
+
+
+def test_select_and_ignore_by_prefix(project: Path) -> None:
+    assert run("check", "--ignore", "IDM0", "app")[0] == 0
+    assert run("check", "--select", "IDM002", "app")[0] == 0
+    assert run("check", "--select", "IDM0", "--ignore", "IDM002", "app")[0] == 1
+
+
+def test_unknown_code_is_a_usage_error(project: Path) -> None:
+    code, _, err = run("check", "--select", "IDM7", "app")
+    assert code == 2 and "unknown rule code or prefix IDM7" in err
+
+
+def test_missing_path_is_a_clear_error_and_other_paths_are_checked(project: Path) -> None:
+    code, out, err = run("check", "nope.py", "app")
+    assert code == 2
+    assert "idemlint: nope.py: no such file or directory" in err
+    assert "app/pay.py:8:15: IDM001" in out
+
+
+def test_syntax_error_file_gives_idm900_and_others_are_still_checked(project: Path) -> None:
+    (project / "app" / "broken.py").write_text("from tenacity import retry\nidempotency_key = uuid.uuid4(\n")
+    code, out, _ = run("check", "app")
+    assert code == 1
+    assert "app/broken.py:2:" in out and "IDM900" in out
+    assert "app/pay.py:8:15: IDM001" in out
+
+
+def test_config_select_and_bad_config_value(project: Path) -> None:
+    (project / "pyproject.toml").write_text("[tool.idemlint]\nignore = ['IDM001']\n")
+    assert run("check", "app")[0] == 0
+    (project / "pyproject.toml").write_text("[tool.idemlint]\nignore = 'IDM001'\n")
+    code, _, err = run("check", "app")
+    assert code == 2 and "[tool.idemlint] ignore must be a list of strings" in err
+    (project / "pyproject.toml").write_text("[tool.idemlint\n")
+    code, _, err = run("check", "app")
+    assert code == 2 and "not valid TOML" in err
+
+
+def test_cli_select_overrides_config(project: Path) -> None:
+    (project / "pyproject.toml").write_text("[tool.idemlint]\nignore = ['IDM001']\n")
+    assert run("check", "--select", "IDM001", "--ignore", "IDM9", "app")[0] == 1
+
+
+def test_excludes_and_gitignore_are_honoured(project: Path) -> None:
+    (project / "build").mkdir()
+    (project / "build" / "pay.py").write_text(BUGGY)
+    (project / "generated").mkdir()
+    (project / "generated" / "pay.py").write_text(BUGGY)
+    (project / ".git").mkdir()
+    (project / ".gitignore").write_text("generated/\n")
+    code, out, _ = run("check", ".")
+    assert code == 1
+    assert "build/" not in out and "generated/" not in out
+    (project / "pyproject.toml").write_text("[tool.idemlint]\nextend-exclude = ['app/pay.py']\n")
+    assert run("check", ".")[0] == 0
+    # Named explicitly, a file is checked unless --force-exclude (as pre-commit uses).
+    assert run("check", "app/pay.py")[0] == 1
+    assert run("check", "--force-exclude", "app/pay.py")[0] == 0
+
+
+def test_rules_lists_every_code() -> None:
+    code, out, _ = run("rules")
+    assert code == 0
+    assert [line.split()[0] for line in out.splitlines()] == ["IDM001", "IDM002", "IDM003", "IDM800", "IDM900"] or out.count("IDM") >= 5
+
+
+def test_explain_prints_sections_and_rejects_unknown_codes() -> None:
+    code, out, _ = run("explain", "IDM001")
+    assert code == 0
+    for heading in ("# IDM001 key-regenerated-per-attempt", "## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"):
+        assert heading in out
+    assert run("explain", "key-regenerated-per-attempt")[1] == out
+    code, _, err = run("explain", "IDM777")
+    assert code == 2 and "unknown rule 'IDM777'" in err
+
+
+def test_installed_console_script_and_module_entry_point(project: Path) -> None:
+    script = shutil.which("idemlint")
+    assert script is not None, "the console script is installed by `pip install .`"
+    for command in ([script], [sys.executable, "-m", "idemlint"]):
+        result = subprocess.run([*command, "check", "--format", "json", "app"], capture_output=True, text=True, cwd=project)
+        assert result.returncode == 1, result.stderr
+        assert [(d["path"], d["line"], d["code"]) for d in json.loads(result.stdout)] == [("app/pay.py", 8, "IDM001")]
+    result = subprocess.run([script, "explain", "IDM002"], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.startswith("# IDM002 clock-in-key")
+    result = subprocess.run([script, "check", "missing_dir"], capture_output=True, text=True, cwd=project)
+    assert result.returncode == 2 and "missing_dir: no such file or directory" in result.stderr
+    assert "Traceback" not in result.stderr

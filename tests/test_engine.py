@@ -1,0 +1,98 @@
+"""Bad input never aborts a run: it becomes IDM900, and a crashing rule is isolated."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from conftest import found, lint
+from idemlint.config import Config
+from idemlint.engine import check_source
+from idemlint.rule import Report, Rule
+from idemlint.rules import ALL_RULES
+
+BUGGY = '''\
+import uuid, requests
+from tenacity import retry, stop_after_attempt
+
+@retry(stop=stop_after_attempt(3))
+def charge(order):
+    return requests.post("https://pay.example", headers={"Idempotency-Key": str(uuid.uuid4())})
+'''
+
+
+def test_syntax_error_is_one_parse_error_finding_with_the_parsers_line() -> None:
+    result = lint("from tenacity import retry\nidempotency_key = uuid.uuid4(\n")
+    assert [(f.line, f.code) for f in result.findings] == [(2, "IDM900")]
+    assert "syntax error" in result.findings[0].message
+
+
+def test_undecodable_bytes_are_a_parse_error() -> None:
+    result = check_source(b"x = '\xff\xfe'\n", "latin.py", Config(), ALL_RULES)
+    assert [(f.line, f.code) for f in result.findings] == [(1, "IDM900")]
+    assert "decode" in result.findings[0].message
+
+
+def test_coding_cookie_is_honoured() -> None:
+    source = "# -*- coding: latin-1 -*-\n# caf\xe9\n".encode("latin-1") + BUGGY.encode()
+    result = check_source(source, "cookie.py", Config(), ALL_RULES)
+    assert [(f.line, f.code) for f in result.findings] == [(8, "IDM001")]
+
+
+def test_bom_and_crlf_keep_line_numbers() -> None:
+    source = b"\xef\xbb\xbf" + BUGGY.replace("\n", "\r\n").encode()
+    result = check_source(source, "crlf.py", Config(), ALL_RULES)
+    assert [(f.line, f.code) for f in result.findings] == [(6, "IDM001")]
+
+
+def test_deep_nesting_is_reported_not_crashed() -> None:
+    source = "import uuid\nfrom tenacity import retry\nidempotency_key = " + "(" * 300 + "uuid.uuid4()" + ")" * 300 + "\n"
+    result = lint(source)
+    assert [f.code for f in result.findings] == ["IDM900"]
+    assert "nested" in result.findings[0].message
+
+
+def test_a_crashing_rule_is_reported_and_other_rules_still_report() -> None:
+    class Exploding(Rule):
+        code = "IDM999"
+        name = "exploding-rule"
+        triggers = ()
+
+        def check(self, ctx: object) -> Iterator[Report]:
+            raise ValueError("boom")
+            yield  # pragma: no cover
+
+    result = check_source(BUGGY, "svc.py", Config(), (*ALL_RULES, Exploding))
+    assert [(f.line, f.code) for f in result.findings] == [(6, "IDM001")]
+    assert len(result.errors) == 1 and "IDM999" in result.errors[0] and "ValueError: boom" in result.errors[0]
+
+
+def test_noqa_suppresses_the_code_on_its_line() -> None:
+    source = BUGGY.replace('str(uuid.uuid4())})', 'str(uuid.uuid4())})  # noqa: IDM001')
+    assert found(source) == set()
+    bare = BUGGY.replace('str(uuid.uuid4())})', 'str(uuid.uuid4())})  # noqa')
+    assert found(bare) == set()
+    other = BUGGY.replace('str(uuid.uuid4())})', 'str(uuid.uuid4())})  # noqa: E501')
+    assert found(other) == {(6, "IDM001")}
+
+
+def test_unused_noqa_is_reported_when_asked() -> None:
+    source = "import requests\nrequests.get('https://x')  # noqa: IDM001\n"
+    assert found(source, unused_noqa=True) == {(2, "IDM800")}
+    assert found(source) == set()
+
+
+def test_per_file_ignores_switch_rules_off_by_glob() -> None:
+    config = Config(per_file_ignores=(("tests/*", ("IDM0",)),))
+    assert found(BUGGY, path="tests/test_pay.py", config=config) == set()
+    assert found(BUGGY, path="app/pay.py", config=config) == {(6, "IDM001")}
+
+
+def test_local_function_named_uuid4_is_not_the_stdlib_one() -> None:
+    source = BUGGY.replace("import uuid, requests", "import requests\nclass uuid:\n    @staticmethod\n    def uuid4(): return 'fixed'")
+    assert found(source) == set()
+
+
+def test_file_without_trigger_words_is_not_parsed() -> None:
+    # The pre-filter rejects the file before libcst sees its syntax error: no rule could
+    # fire in it, so nothing was lost by not parsing it.
+    assert found("def broken(:\n") == set()
