@@ -10,7 +10,9 @@ from idemlint.analysis.model import ModuleModel
 if TYPE_CHECKING:
     import libcst as cst
 
+    from idemlint.analysis.effects import EffectAnalysis
     from idemlint.analysis.keys import KeySinks
+    from idemlint.analysis.policy import PolicyAnalysis
     from idemlint.analysis.retry import RetryAnalysis
     from idemlint.config import Config
 
@@ -34,3 +36,15 @@ class FileContext:
         from idemlint.analysis.keys import KeySinks
 
         return KeySinks(self.model, (*self.config.key_names, *self.config.key_headers))
+
+    @cached_property
+    def policies(self) -> PolicyAnalysis:
+        from idemlint.analysis.policy import PolicyAnalysis
+
+        return PolicyAnalysis(self.model, self.retry)
+
+    @cached_property
+    def effects(self) -> EffectAnalysis:
+        from idemlint.analysis.effects import EffectAnalysis
+
+        return EffectAnalysis(self.model, self.sinks, self.config)

@@ -16,10 +16,10 @@ from idemlint.cli import cli
 BUGGY = '''\
 import uuid
 import requests
-from tenacity import retry, stop_after_attempt
+from tenacity import retry, retry_if_exception_type as on, stop_after_attempt, wait_random_exponential
 
 
-@retry(stop=stop_after_attempt(3))
+@retry(retry=on(ConnectionError), stop=stop_after_attempt(3), wait=wait_random_exponential())
 def charge(order):
     key = str(uuid.uuid4())
     return requests.post("https://pay.example", headers={"Idempotency-Key": key})

@@ -12,9 +12,9 @@ from idemlint.rules import ALL_RULES
 
 BUGGY = '''\
 import uuid, requests
-from tenacity import retry, stop_after_attempt
+from tenacity import retry, retry_if_exception_type as on, stop_after_attempt, wait_random_exponential
 
-@retry(stop=stop_after_attempt(3))
+@retry(retry=on(ConnectionError), stop=stop_after_attempt(3), wait=wait_random_exponential())
 def charge(order):
     return requests.post("https://pay.example", headers={"Idempotency-Key": str(uuid.uuid4())})
 '''

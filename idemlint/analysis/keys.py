@@ -46,7 +46,6 @@ KEY_NAMES = frozenset(
         "client_request_token",
         "ClientRequestToken",
         "X-Request-Id",
-        "Request-Id",
     )
 )
 # `request_id` is a key only when it is sent to another system; as a log field it is not.
@@ -155,7 +154,7 @@ class KeySinks:
         for call in model.calls:
             callee = model.dotted(call.func) or "a call"
             for arg in call.args:
-                if arg.keyword is not None and self.is_key_name(arg.keyword.value, sent=True):
+                if arg.keyword is not None and self.is_key_name(arg.keyword.value, sent=_sends(callee)):
                     yield Sink(arg.value, f"the {arg.keyword.value}= argument of {callee}()", call)
         for node in model.strings:
             key = string_value(node)  # type: ignore[arg-type]
@@ -163,7 +162,7 @@ class KeySinks:
             if key is None or not isinstance(parent, cst.DictElement) or parent.key is not node:
                 continue
             target = self._receiving_call(parent)
-            if self.is_key_name(key, sent=target is not None):
+            if self.is_key_name(key, sent=target is not None and _sends(model.dotted(target.func) or "")):
                 where = f"the {key!r} key" + (f" sent by {model.dotted(target.func) or 'a call'}()" if target else "")
                 yield Sink(parent.value, where, target)
         for subscript, value, _statement in model.subscript_assigns:
@@ -208,6 +207,18 @@ class KeySinks:
         return None
 
 
+# Calls that send their keyword arguments to another system (as opposed to loggers,
+# which take `request_id=` too).
+_SENDING_CALLS = re.compile(
+    r"(^|\.)(post|put|patch|request|send|send_message|send_message_batch|publish|publish_batch|create|capture|"
+    r"charge|refund|transfer|enqueue|delay|apply_async|invoke|call|execute|put_item|put_record|put_events)$"
+)
+
+
+def _sends(callee: str) -> bool:
+    return bool(_SENDING_CALLS.search(callee))
+
+
 def _looks_like_request_data(model: ModuleModel, container: cst.BaseExpression) -> bool:
     name = (model.dotted(container) or "").lower()
     return any(word in name for word in ("header", "payload", "body", "params", "data", "request", "json", "kwargs", "options", "message"))
@@ -236,7 +247,7 @@ def hashed_content(model: ModuleModel, digest: cst.Call, sink: Sink) -> str | No
             if method in SERIALISER_METHODS and method != "items" and name not in SERIALISERS:
                 return f".{method}()"
         for leaf in value_leaves(model, arg.value):
-            if leaf in body:
+            if leaf in body and not _IDENTIFIER.search(leaf.rsplit(".", 1)[-1]):
                 return f"the request body {leaf}"
             if leaf.rsplit(".", 1)[-1].lower() in CONTENT_NAMES:
                 return leaf
@@ -254,10 +265,14 @@ def value_leaves(model: ModuleModel, expr: cst.BaseExpression) -> list[str]:
         parent = model.parents.get(node)
         if isinstance(parent, cst.Call) and parent.func is node:
             continue
+        if isinstance(parent, cst.Subscript) and parent.value is node and _picks_identifier(parent):
+            continue  # payload["order_id"]: an id picked out of the content
         if isinstance(parent, cst.Attribute) and parent.value is node:
             grand = model.parents.get(parent)
             if not (isinstance(grand, cst.Call) and grand.func is parent):
                 continue
+            if parent.attr.value == "get" and grand.args and _is_identifier_literal(grand.args[0].value):
+                continue  # payload.get("order_id")
         if isinstance(parent, (cst.Arg,)) and parent.keyword is node:
             continue
         dotted = model.dotted(node)
@@ -265,6 +280,16 @@ def value_leaves(model: ModuleModel, expr: cst.BaseExpression) -> list[str]:
             continue
         leaves.append(dotted)
     return leaves
+
+
+def _is_identifier_literal(expr: cst.BaseExpression) -> bool:
+    text = string_value(expr)
+    return text is not None and bool(_IDENTIFIER.search(text))
+
+
+def _picks_identifier(subscript: cst.Subscript) -> bool:
+    index = subscript.slice[0].slice if len(subscript.slice) == 1 else None
+    return isinstance(index, cst.Index) and _is_identifier_literal(index.value)
 
 
 def _identifiers_only(model: ModuleModel, expr: cst.BaseExpression | None) -> bool:

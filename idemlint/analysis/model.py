@@ -26,12 +26,15 @@ Scope = Union["cst.FunctionDef", "cst.Module", "cst.Lambda"]
 class Binding:
     """`name = value` (or `for name in value`, `with value as name`) in one scope."""
 
-    __slots__ = ("name", "value", "statement", "kind")
+    __slots__ = ("name", "value", "statement", "kind", "annotation")
 
-    def __init__(self, name: str, value: cst.BaseExpression | None, statement: cst.CSTNode, kind: str) -> None:
+    def __init__(
+        self, name: str, value: cst.BaseExpression | None, statement: cst.CSTNode, kind: str, annotation: cst.BaseExpression | None = None
+    ) -> None:
         self.name = name
         self.value = value
         self.statement = statement
+        self.annotation = annotation
         # "assign", "augassign", "for", "with", "walrus", "param", "import", "def", "unpack"
         self.kind = kind
 
@@ -199,9 +202,13 @@ class _Walker:
         if isinstance(target, cst.Name):
             self.model.bindings[scope][target.value].append(Binding(target.value, value, statement, kind))
         elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                inner = element.value
-                self.bind(inner, value, statement, "unpack")
+            values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
+            pairwise = values is not None and len(values) == len(target.elements) and not any(
+                isinstance(e, cst.StarredElement) for e in (*target.elements, *values)
+            )
+            for index, element in enumerate(target.elements):
+                # `a, b = x(), y()` binds each name to its own value; otherwise to the whole.
+                self.bind(element.value, values[index].value if pairwise else value, statement, "unpack")  # type: ignore[index]
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, value, statement, "unpack")
         elif isinstance(target, cst.Subscript) and value is not None:
@@ -243,7 +250,8 @@ class _Walker:
                 model.module_defs[node.name.value] = node
             params = node.params
             for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-                model.bindings[node][param.name.value].append(Binding(param.name.value, param.default, param, "param"))
+                annotation = param.annotation.annotation if param.annotation is not None else None
+                model.bindings[node][param.name.value].append(Binding(param.name.value, param.default, param, "param", annotation))
             for star in (params.star_arg, params.star_kwarg):
                 if isinstance(star, cst.Param):
                     model.bindings[node][star.name.value].append(Binding(star.name.value, None, star, "param"))

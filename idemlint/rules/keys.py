@@ -71,9 +71,10 @@ class KeyRegeneratedPerAttempt(KeyRule):
     )
     bad = """\
 import uuid, requests
-from tenacity import retry, stop_after_attempt, wait_random_exponential
+from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
-@retry(stop=stop_after_attempt(5), wait=wait_random_exponential(max=10))
+@retry(retry=retry_if_exception_type(requests.ConnectionError),
+       stop=stop_after_attempt(5), wait=wait_random_exponential(max=10))
 def charge(order):
     key = str(uuid.uuid4())  # a new key on every attempt
     return requests.post("https://pay.example/charges", json={"amount": order.total},
@@ -81,13 +82,14 @@ def charge(order):
 """
     good = """\
 import uuid, requests
-from tenacity import retry, stop_after_attempt, wait_random_exponential
+from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
 def charge(order):
     key = str(uuid.uuid4())  # once per logical operation
     return _post_charge(order, key)
 
-@retry(stop=stop_after_attempt(5), wait=wait_random_exponential(max=10))
+@retry(retry=retry_if_exception_type(requests.ConnectionError),
+       stop=stop_after_attempt(5), wait=wait_random_exponential(max=10))
 def _post_charge(order, key):
     return requests.post("https://pay.example/charges", json={"amount": order.total},
                          headers={"Idempotency-Key": key}, timeout=10)

@@ -1,0 +1,279 @@
+"""Calls that change something in another system: HTTP writes and payment/messaging SDKs.
+
+Shared by IDM301 (retried without a key), IDM302 (timeout handled as failure) and the
+audit. Recognition is by library and shape; a receiver whose type we cannot see counts as
+an HTTP client only when its name says so (`session`, `client`, `http`), never for any
+object that happens to have a `.post` method.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from idemlint.analysis.keys import KeySinks
+from idemlint.analysis.model import ModuleModel, string_value
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.config import Config
+else:
+    from idemlint._lazy import LazyModule
+
+    cst = LazyModule("libcst")
+
+HTTP_MODULES = ("requests", "httpx", "requests.api", "httpx._api")
+HTTP_METHODS = {"post", "patch", "put", "delete"}
+NON_IDEMPOTENT_METHODS = {"POST", "PATCH"}
+CLIENT_FACTORIES = {
+    "requests.Session": "requests",
+    "requests.session": "requests",
+    "requests.sessions.Session": "requests",
+    "httpx.Client": "httpx",
+    "httpx.AsyncClient": "httpx",
+    "aiohttp.ClientSession": "aiohttp",
+    "urllib3.PoolManager": "urllib3",
+    "urllib3.HTTPConnectionPool": "urllib3",
+    "urllib3.HTTPSConnectionPool": "urllib3",
+    "urllib3.connection_from_url": "urllib3",
+}
+_CLIENT_NAME = re.compile(r"(^|_)(session|sess|client|http|https|api|httpx|requests|http_client|api_client|rest)$", re.IGNORECASE)
+SDK_VERBS = {
+    "create",
+    "capture",
+    "confirm",
+    "charge",
+    "refund",
+    "transfer",
+    "payout",
+    "pay",
+    "send",
+    "sale",
+    "submit_for_settlement",
+    "credit",
+    "authorise",
+    "authorize",
+    "payments",
+    "refunds",
+    "create_payment",
+    "create_refund",
+    "create_payout",
+    "create_transfer",
+    "create_charge",
+    "create_order",
+    "create_invoice",
+    "refund_payment",
+    "complete_payment",
+}
+_SDK_PACKAGES = {"twilio": "twilio", "sendgrid": "sendgrid", "stripe": "stripe", "braintree": "braintree", "Adyen": "adyen", "adyen": "adyen", "square": "square", "squareup": "square", "paypalrestsdk": "paypal", "mollie": "mollie", "razorpay": "razorpay"}
+SDK_CLIENTS = {
+    "stripe.StripeClient": "stripe",
+    "braintree.BraintreeGateway": "braintree",
+    "Adyen.Adyen": "adyen",
+    "square.client.Client": "square",
+    "square.Square": "square",
+    "razorpay.Client": "razorpay",
+    "twilio.rest.Client": "twilio",
+    "sendgrid.SendGridAPIClient": "sendgrid",
+    "mollie.api.client.Client": "mollie",
+}
+_FIFO_MESSAGING = {"send_message", "send_message_batch", "publish", "publish_batch"}
+
+
+@dataclass(frozen=True, eq=False)
+class SideEffect:
+    call: cst.Call
+    library: str  # requests, httpx, aiohttp, urllib3, stripe, boto3, ..., custom
+    operation: str  # "requests.post", "stripe.Refund.create", "session.post"
+    method: str | None  # the HTTP method, for HTTP calls
+    keyed: bool | None  # True: sends a key; False: certainly none; None: cannot tell
+    retry_safe: bool  # idempotent by nature (PUT, DELETE, declared idempotent)
+    target: str | None  # URL literal or expression text, when there is one
+
+
+class EffectAnalysis:
+    def __init__(self, model: ModuleModel, sinks: KeySinks, config: Config) -> None:
+        self.model = model
+        self.sinks = sinks
+        self.config = config
+        self._keyed_calls = {sink.call for sink in sinks.sinks if sink.call is not None}
+        self.effects: list[SideEffect] = []
+        self.by_call: dict[cst.Call, SideEffect] = {}
+        for call in model.calls:
+            effect = self._classify(call)
+            if effect is not None:
+                self.effects.append(effect)
+                self.by_call[call] = effect
+
+    def _classify(self, call: cst.Call) -> SideEffect | None:
+        model = self.model
+        dotted = model.dotted(call.func)
+        name = model.call_name(call)
+        if dotted is None or name is None:
+            return None
+        if self._matches(name, dotted, self.config.idempotent_calls):
+            return None
+        if self._matches(name, dotted, self.config.side_effect_calls):
+            return self._effect(call, "custom", dotted, None, False)
+        head, _, last = name.rpartition(".")
+        if head in HTTP_MODULES and last in HTTP_METHODS | {"request"}:
+            method = last.upper() if last != "request" else _literal_method(call)
+            if method is None:
+                return None
+            return self._effect(call, head.split(".")[0], name, method, method not in NON_IDEMPOTENT_METHODS)
+        if isinstance(call.func, cst.Attribute) and last in HTTP_METHODS | {"request", "urlopen"}:
+            library = self._client_library(call.func.value)
+            if library is not None:
+                method = last.upper() if last in HTTP_METHODS else _literal_method(call)
+                if method is None:
+                    return None
+                return self._effect(call, library, dotted, method, method not in NON_IDEMPOTENT_METHODS)
+        if last in SDK_VERBS:
+            library = _SDK_PACKAGES.get(name.split(".")[0]) or self._sdk_client(call.func)
+            if library is not None:
+                return self._effect(call, library, name, None, False)
+        if last in _FIFO_MESSAGING and _is_fifo(call):
+            return self._effect(call, "boto3", dotted, None, False)
+        return None
+
+    def _effect(self, call: cst.Call, library: str, operation: str, method: str | None, retry_safe: bool) -> SideEffect:
+        return SideEffect(call, library, operation, method, self._keyed(call), retry_safe, _target(self.model, call))
+
+    def _matches(self, name: str, dotted: str, patterns: tuple[str, ...]) -> bool:
+        """`billing.client.Client.charge` matches that name, or any `<x>.client.charge(...)`."""
+        for pattern in patterns:
+            if pattern in (name, dotted):
+                return True
+            tail = pattern.lower().split(".")[-2:]
+            if len(tail) == 2 and dotted.lower().split(".")[-2:] == tail:
+                return True
+        return False
+
+    def _sdk_client(self, func: cst.BaseExpression) -> str | None:
+        """`client.payment_intents.create` where `client = stripe.StripeClient(...)`."""
+        root = func
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return None
+        for binding in self.model.bindings_of(self.model.scope_of(root), root.value) + self.model.bindings_of(self.model.module, root.value):
+            if isinstance(binding.value, cst.Call):
+                library = SDK_CLIENTS.get(self.model.call_name(binding.value) or "")
+                if library:
+                    return library
+        return None
+
+    def _client_library(self, receiver: cst.BaseExpression) -> str | None:
+        model = self.model
+        if isinstance(receiver, cst.Call):
+            return CLIENT_FACTORIES.get(model.call_name(receiver) or "")
+        dotted = model.dotted(receiver)
+        if dotted is None:
+            return None
+        if isinstance(receiver, cst.Name):
+            scope = model.scope_of(receiver)
+            for binding in model.bindings_of(scope, receiver.value) or model.bindings_of(model.module, receiver.value):
+                if binding.annotation is not None:  # def notify(session: aiohttp.ClientSession)
+                    library = CLIENT_FACTORIES.get(model.qualname(binding.annotation) or "")
+                    if library:
+                        return library
+                value = binding.value
+                if isinstance(value, cst.Await):
+                    value = value.expression
+                if isinstance(value, cst.Call):
+                    library = CLIENT_FACTORIES.get(model.call_name(value) or "")
+                    if library:
+                        return library
+        if (model.qualname(receiver) or "").startswith(("unittest", "mock", "pytest")):
+            return None
+        if _CLIENT_NAME.search(dotted.rsplit(".", 1)[-1]):
+            return "http"
+        return None
+
+    def _keyed(self, call: cst.Call) -> bool | None:
+        if call in self._keyed_calls:
+            return True
+        unknown = False
+        for arg in call.args:
+            if arg.keyword is not None and self.sinks.is_key_name(arg.keyword.value, sent=True):
+                return True
+            if arg.star == "**":
+                unknown = True
+            if arg.keyword is not None and arg.keyword.value in ("headers", "options", "request_options", "extra_headers"):
+                verdict = self._container_has_key(arg.value)
+                if verdict is None:
+                    unknown = True
+                elif verdict:
+                    return True
+            elif arg.keyword is not None and arg.keyword.value in ("json", "data", "body", "params", "content"):
+                # A key in the body (Square-style APIs); a body built elsewhere is assumed keyless.
+                if self._container_has_key(arg.value):
+                    return True
+        return None if unknown else False
+
+    def _container_has_key(self, expr: cst.BaseExpression) -> bool | None:
+        """Whether a headers dict (literal, or a variable filled in this function) holds a key."""
+        model = self.model
+        if isinstance(expr, cst.Dict):
+            return any(
+                isinstance(e, cst.DictElement) and (key := string_value(e.key)) is not None and self.sinks.is_key_name(key, sent=True)
+                for e in expr.elements
+            ) or (None if any(isinstance(e, cst.StarredDictElement) for e in expr.elements) else False)
+        if isinstance(expr, cst.Call) and model.call_name(expr) == "dict":
+            if any(a.keyword is not None and self.sinks.is_key_name(a.keyword.value, sent=True) for a in expr.args):
+                return True
+            return None if any(a.star for a in expr.args) else False
+        if isinstance(expr, cst.Name):
+            bindings = model.bindings_of(model.scope_of(expr), expr.value)
+            if not bindings or any(b.kind == "param" for b in bindings):
+                return None
+            for subscript, _value, _statement in model.subscript_assigns:
+                if model.dotted(subscript.value) == expr.value and model.scope_of(subscript) is model.scope_of(expr):
+                    index = subscript.slice[0].slice
+                    key = string_value(index.value) if isinstance(index, cst.Index) else None
+                    if key is not None and self.sinks.is_key_name(key, sent=True):
+                        return True
+            verdicts = [self._container_has_key(b.value) if b.value is not None else None for b in bindings]
+            if any(v is True for v in verdicts):
+                return True
+            if any(v is None for v in verdicts):
+                return None
+            for call in model.calls:
+                if isinstance(call.func, cst.Attribute) and call.func.attr.value == "update" and model.dotted(call.func.value) == expr.value:
+                    return None if not call.args else self._container_has_key(call.args[0].value)
+            return False
+        return None
+
+
+def _literal_method(call: cst.Call) -> str | None:
+    first = call.args[0].value if call.args and call.args[0].keyword is None else None
+    method_arg = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "method"), first)
+    value = string_value(method_arg) if method_arg is not None else None
+    return value.upper() if value else None
+
+
+def _is_fifo(call: cst.Call) -> bool:
+    for arg in call.args:
+        if arg.keyword is None:
+            continue
+        if arg.keyword.value == "MessageGroupId":
+            return True
+        if arg.keyword.value in ("QueueUrl", "TopicArn"):
+            value = string_value(arg.value)
+            if value and value.endswith(".fifo"):
+                return True
+    return False
+
+
+def _target(model: ModuleModel, call: cst.Call) -> str | None:
+    url = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in ("url", "QueueUrl", "TopicArn")), None)
+    if url is None:
+        plain = [a.value for a in call.args if a.keyword is None]
+        if plain and string_value(plain[0]) and string_value(plain[0]).upper() in ("POST", "PATCH", "PUT", "DELETE"):  # type: ignore[union-attr]
+            plain = plain[1:]
+        url = plain[0] if plain else None
+    if url is None:
+        return None
+    return string_value(url) or model.module.code_for_node(url)

@@ -1,0 +1,417 @@
+"""What a retry policy retries on, how it waits, and what bounds it.
+
+One `Policy` per retry context (and per urllib3 `Retry(...)` object), read from the
+library's own arguments: tenacity, backoff, stamina, retrying, retry, Celery, urllib3,
+or from the shape of a hand-written loop. Each field is a verdict plus the node to report
+at, or None when the policy is fine or cannot be known: unknown never becomes a finding.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from idemlint.analysis.flow import origin_calls, origin_nodes
+from idemlint.analysis.model import ModuleModel, iter_nodes, keyword, positional, string_value
+from idemlint.analysis.retry import SLEEPS, RetryAnalysis, RetryContext, _always_leaves, _loop_nodes
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    from idemlint._lazy import LazyModule
+
+    cst = LazyModule("libcst")
+
+CATCH_ALL = {"Exception", "BaseException", "builtins.Exception", "builtins.BaseException"}
+NON_RETRYABLE_STATUSES = {400, 401, 403, 404, 405, 410, 422}
+RANDOM_WAITS = {
+    "tenacity.wait_random",
+    "tenacity.wait_random_exponential",
+    "tenacity.wait_exponential_jitter",
+    "tenacity.wait_full_jitter",
+    "tenacity.wait.wait_random",
+    "tenacity.wait.wait_random_exponential",
+    "tenacity.wait.wait_exponential_jitter",
+}
+FIXED_WAITS = {"tenacity.wait_fixed", "tenacity.wait_exponential", "tenacity.wait_incrementing", "tenacity.wait_chain", "tenacity.wait_none", "tenacity.wait_combine"}
+UNBOUNDED_STOPS = {"tenacity.stop_never"}
+URLLIB3_RETRY = {
+    "urllib3.Retry",
+    "urllib3.util.Retry",
+    "urllib3.util.retry.Retry",
+    "requests.adapters.Retry",
+    "requests.packages.urllib3.util.retry.Retry",
+    "requests.packages.urllib3.Retry",
+}
+_MATH = {"min", "max", "pow", "len", "int", "float", "round", "abs", "math.pow", "math.exp", "math.floor", "math.ceil", "range"}
+_RANDOMISH = re.compile(r"random|jitter|uniform|randint|randrange|token|urandom|choice|gauss", re.IGNORECASE)
+_SERVER_DELAY = re.compile(r"retry.?after|reset|ratelimit", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    node: cst.CSTNode
+    message: str
+
+
+@dataclass
+class Policy:
+    context: RetryContext | None  # None for a urllib3 Retry object
+    anchor: cst.CSTNode
+    catches_all: list[Verdict]
+    non_retryable_statuses: list[Verdict]
+    no_jitter: list[Verdict]
+    unbounded: list[Verdict]
+
+
+class PolicyAnalysis:
+    def __init__(self, model: ModuleModel, retry: RetryAnalysis) -> None:
+        self.model = model
+        self.policies: list[Policy] = []
+        for context in retry.contexts:
+            policy = self._policy(context)
+            if policy is not None:
+                self.policies.append(policy)
+        for call in model.calls:
+            if model.call_name(call) in URLLIB3_RETRY:
+                self.policies.append(self._urllib3(call))
+
+    def _policy(self, context: RetryContext) -> Policy | None:
+        policy = Policy(context, context.anchor, [], [], [], [])
+        if context.kind == "loop":
+            self._loop(context, policy)
+        elif context.library == "tenacity":
+            self._tenacity(context, policy)
+        elif context.library == "backoff":
+            self._backoff(context, policy)
+        elif context.library == "stamina":
+            self._stamina(context, policy)
+        elif context.library == "retrying":
+            self._retrying(context, policy)
+        elif context.library == "retry":
+            self._retry_package(context, policy)
+        elif context.library == "celery":
+            self._celery(context, policy)
+        return policy
+
+    # -- libraries ----------------------------------------------------------------------
+
+    def _tenacity(self, context: RetryContext, policy: Policy) -> None:
+        call = context.config
+        label = context.label
+        retry_arg = keyword(call, "retry") if call else None
+        if retry_arg is None:
+            policy.catches_all.append(Verdict(context.anchor, f"{label} has no retry= condition, so it retries every exception"))
+        else:
+            caught = self._tenacity_catches_all(retry_arg.value)
+            if caught is not None:
+                policy.catches_all.append(Verdict(context.anchor, f"{label} retries {caught}"))
+            statuses = self._statuses_in(retry_arg.value)
+            if statuses:
+                policy.non_retryable_statuses.append(Verdict(context.anchor, f"{label} retries on HTTP {_codes(statuses)}, which a retry cannot fix"))
+        stop_arg = keyword(call, "stop") if call else None
+        if stop_arg is None:
+            policy.unbounded.append(Verdict(context.anchor, f"{label} has no stop=, so it retries forever"))
+        elif any(self.model.qualname(n) in UNBOUNDED_STOPS for n in _expr_nodes(stop_arg.value) if isinstance(n, (cst.Name, cst.Attribute))):
+            policy.unbounded.append(Verdict(stop_arg, f"{label} uses stop_never"))
+        wait_arg = keyword(call, "wait") if call else None
+        if wait_arg is None:
+            policy.no_jitter.append(Verdict(context.anchor, f"{label} has no wait=, so every client retries at once, immediately"))
+        elif not self._tenacity_jitters(wait_arg.value):
+            policy.no_jitter.append(Verdict(wait_arg, f"{label} waits with no random component"))
+
+    def _tenacity_catches_all(self, expr: cst.BaseExpression) -> str | None:
+        """`retry_if_exception_type(Exception)`, or a `|` / `retry_any` with such a part."""
+        if isinstance(expr, cst.BinaryOperation):
+            if isinstance(expr.operator, cst.BitOr):
+                return self._tenacity_catches_all(expr.left) or self._tenacity_catches_all(expr.right)
+            return None  # `&` narrows
+        if not isinstance(expr, cst.Call):
+            return None
+        name = self.model.call_name(expr) or ""
+        if name.endswith("retry_any"):
+            return next((found for a in expr.args if (found := self._tenacity_catches_all(a.value))), None)
+        if name.endswith(("retry_if_exception_type", "retry_if_not_exception_type")):
+            if not expr.args and name.endswith("retry_if_exception_type"):
+                return "every exception (retry_if_exception_type() defaults to Exception)"
+            if name.endswith("retry_if_exception_type") and any(self._is_catch_all(a.value) for a in expr.args):
+                return "every exception (Exception)"
+        return None
+
+    def _tenacity_jitters(self, expr: cst.BaseExpression) -> bool:
+        for node in _expr_nodes(expr):
+            if isinstance(node, cst.Call):
+                name = self.model.call_name(node) or ""
+                if name in RANDOM_WAITS or _RANDOMISH.search(name.rsplit(".", 1)[-1]):
+                    return True
+                if name not in FIXED_WAITS and not name.startswith("tenacity."):
+                    return True  # a custom wait function: cannot know, assume it jitters
+            elif isinstance(node, (cst.Name, cst.Attribute)):
+                parent = self.model.parents.get(node)
+                if isinstance(parent, cst.Arg) and parent.value is node and node is expr:
+                    return True  # a wait strategy kept in a variable: unknown
+        return False
+
+    def _backoff(self, context: RetryContext, policy: Policy) -> None:
+        call = context.config
+        if call is None:
+            return
+        label = context.label
+        name = self.model.call_name(call) or ""
+        if name.endswith("on_exception"):
+            exceptions = keyword(call, "exception") or positional(call, 1)
+            if exceptions is not None and self._is_catch_all(exceptions.value) and keyword(call, "giveup") is None:
+                policy.catches_all.append(Verdict(exceptions, f"{label} retries every exception"))
+        else:
+            predicate = keyword(call, "predicate") or positional(call, 1)
+            statuses = self._statuses_in(predicate.value) if predicate is not None else set()
+            if statuses:
+                policy.non_retryable_statuses.append(Verdict(context.anchor, f"{label} retries on HTTP {_codes(statuses)}, which a retry cannot fix"))
+        jitter = keyword(call, "jitter")
+        if jitter is not None and isinstance(jitter.value, cst.Name) and jitter.value.value == "None":
+            policy.no_jitter.append(Verdict(jitter, f"{label} turns jitter off (jitter=None)"))
+        if keyword(call, "max_tries") is None and keyword(call, "max_time") is None:
+            policy.unbounded.append(Verdict(context.anchor, f"{label} has neither max_tries nor max_time, so it retries forever"))
+
+    def _stamina(self, context: RetryContext, policy: Policy) -> None:
+        call = context.config
+        if call is None:
+            return
+        label = context.label
+        on = keyword(call, "on")
+        if on is not None and self._is_catch_all(on.value):
+            policy.catches_all.append(Verdict(on, f"{label} retries every exception (on=Exception)"))
+        attempts, timeout = keyword(call, "attempts"), keyword(call, "timeout")
+        if attempts is not None and timeout is not None and _is_none(attempts.value) and _is_none(timeout.value):
+            policy.unbounded.append(Verdict(context.anchor, f"{label} sets attempts=None and timeout=None"))
+        jitter = keyword(call, "wait_jitter")
+        if jitter is not None and _is_zero(jitter.value):
+            policy.no_jitter.append(Verdict(jitter, f"{label} turns jitter off (wait_jitter=0)"))
+
+    def _retrying(self, context: RetryContext, policy: Policy) -> None:
+        call = context.config
+        label = context.label
+        keywords = {a.keyword.value for a in (call.args if call else ()) if a.keyword is not None}
+        if not keywords & {"retry_on_exception", "retry_on_result"}:
+            policy.catches_all.append(Verdict(context.anchor, f"{label} has no retry_on_exception, so it retries every exception"))
+        if not keywords & {"stop_max_attempt_number", "stop_max_delay", "stop_func", "stop"}:
+            policy.unbounded.append(Verdict(context.anchor, f"{label} has no stop_max_attempt_number or stop_max_delay, so it retries forever"))
+        if not keywords & {"wait_random_min", "wait_random_max", "wait_jitter_max", "wait_func", "wait"}:
+            policy.no_jitter.append(Verdict(context.anchor, f"{label} waits with no random component"))
+
+    def _retry_package(self, context: RetryContext, policy: Policy) -> None:
+        call = context.config
+        label = context.label
+        exceptions = (keyword(call, "exceptions") or positional(call, 0)) if call else None
+        if exceptions is None or self._is_catch_all(exceptions.value):
+            policy.catches_all.append(Verdict(exceptions or context.anchor, f"{label} retries every exception"))
+        tries = (keyword(call, "tries") or positional(call, 1)) if call else None
+        if tries is None or isinstance(tries.value, cst.UnaryOperation):
+            policy.unbounded.append(Verdict(tries or context.anchor, f"{label} has no tries= bound (the default -1 retries forever)"))
+        jitter = keyword(call, "jitter") if call else None
+        if jitter is None or _is_zero(jitter.value):
+            policy.no_jitter.append(Verdict(jitter or context.anchor, f"{label} waits with no jitter"))
+
+    def _celery(self, context: RetryContext, policy: Policy) -> None:
+        call = context.config
+        model = self.model
+        keywords = {a.keyword.value: a for a in (call.args if call else ()) if a.keyword is not None}
+        autoretry = keywords.get("autoretry_for")
+        if autoretry is not None and self._is_catch_all(autoretry.value):
+            policy.catches_all.append(Verdict(autoretry, "the Celery task retries every exception (autoretry_for=(Exception,))"))
+        max_retries = keywords.get("max_retries")
+        if max_retries is not None and _is_none(max_retries.value):
+            policy.unbounded.append(Verdict(max_retries, "the Celery task retries forever (max_retries=None)"))
+        jitter = keywords.get("retry_jitter")
+        if "retry_backoff" in keywords and jitter is not None and _is_false(jitter.value):
+            policy.no_jitter.append(Verdict(jitter, "the Celery task turns jitter off (retry_jitter=False)"))
+        delay = keywords.get("default_retry_delay")
+        if delay is not None and "retry_backoff" not in keywords:
+            policy.no_jitter.append(Verdict(delay, "the Celery task retries after a fixed default_retry_delay with no backoff or jitter"))
+        assert isinstance(context.node, cst.FunctionDef)
+        for node in iter_nodes(context.node.body):
+            if isinstance(node, cst.Call) and (model.dotted(node.func) or "").endswith(".retry"):
+                countdown = keyword(node, "countdown")
+                if countdown is not None and not self._has_random(countdown.value):
+                    policy.no_jitter.append(Verdict(countdown, "self.retry() waits a countdown with no random component"))
+                retries = keyword(node, "max_retries")
+                if retries is not None and _is_none(retries.value):
+                    policy.unbounded.append(Verdict(retries, "self.retry(max_retries=None) retries forever"))
+        for handler in self._retrying_handlers(context):
+            policy.catches_all.append(handler)
+
+    def _retrying_handlers(self, context: RetryContext) -> Iterator[Verdict]:
+        """`except Exception as exc: raise self.retry(exc=exc)` in a Celery task."""
+        model = self.model
+        assert isinstance(context.node, cst.FunctionDef)
+        for node in iter_nodes(context.node.body):
+            if isinstance(node, cst.ExceptHandler) and self._handler_catches_all(node):
+                if any(isinstance(n, cst.Call) and (model.dotted(n.func) or "").endswith(".retry") for n in iter_nodes(node.body)):
+                    yield Verdict(node, "the Celery task retries every exception (except Exception -> self.retry)")
+
+    def _urllib3(self, call: cst.Call) -> Policy:
+        policy = Policy(None, call, [], [], [], [])
+        forcelist = keyword(call, "status_forcelist")
+        if forcelist is not None:
+            statuses = self._status_literals(forcelist.value)
+            bad = statuses & NON_RETRYABLE_STATUSES
+            if bad:
+                policy.non_retryable_statuses.append(Verdict(call, f"Retry(status_forcelist=...) retries HTTP {_codes(bad)}, which a retry cannot fix"))
+        methods = keyword(call, "allowed_methods") or keyword(call, "method_whitelist")
+        if methods is not None:
+            texts = {string_value(n) for n in _expr_nodes(methods.value)} - {None}
+            unsafe = sorted(m for m in texts if m and m.upper() in ("POST", "PATCH"))
+            if unsafe or _is_none(methods.value) or _is_false(methods.value):
+                what = ", ".join(unsafe) if unsafe else "every method"
+                policy.non_retryable_statuses.append(Verdict(call, f"Retry(allowed_methods=...) retries {what}: a non-idempotent request retried without a key can act twice"))
+        factor = keyword(call, "backoff_factor")
+        if factor is not None and not _is_zero(factor.value) and keyword(call, "backoff_jitter") is None:
+            policy.no_jitter.append(Verdict(call, "Retry(backoff_factor=...) has no backoff_jitter, so clients retry in waves"))
+        total = keyword(call, "total") or positional(call, 0)
+        if total is not None and _is_none(total.value) and not any(keyword(call, k) for k in ("connect", "read", "status", "other")):
+            policy.unbounded.append(Verdict(call, "Retry(total=None) sets no bound on retries"))
+        return policy
+
+    # -- hand-written loops -----------------------------------------------------------------
+
+    def _loop(self, context: RetryContext, policy: Policy) -> None:
+        loop = context.node
+        assert isinstance(loop, (cst.For, cst.While))
+        nodes = _loop_nodes(loop)
+        for node in nodes:
+            if isinstance(node, cst.ExceptHandler) and self._handler_catches_all(node) and not _always_leaves(list(node.body.body)) and not _filters_exception(node):
+                caught = "every exception" if node.type is None else f"every exception ({self.model.dotted(node.type) or 'Exception'})"
+                policy.catches_all.append(Verdict(node, f"the retry loop on line $context retries {caught}, including errors a retry cannot fix"))
+            elif isinstance(node, cst.If):
+                statuses = self._statuses_in(node.test)
+                if statuses and not _always_leaves(list(node.body.body)) and _is_status_test(self.model, node.test):
+                    policy.non_retryable_statuses.append(Verdict(node, f"the retry loop on line $context retries on HTTP {_codes(statuses)}, which a retry cannot fix"))
+            elif isinstance(node, cst.Call) and self.model.call_name(node) in SLEEPS and node.args:
+                if self._deterministic_delay(node.args[0].value):
+                    policy.no_jitter.append(Verdict(node, "the retry loop on line $context sleeps a fixed or computed delay with no random component"))
+        if isinstance(loop, cst.While) and not self._loop_bounded(loop, nodes):
+            policy.unbounded.append(Verdict(loop, "the retry loop has no attempt limit and no deadline"))
+        if isinstance(loop, cst.For) and (self.model.call_name(loop.iter) if isinstance(loop.iter, cst.Call) else None) in ("itertools.count", "count"):
+            if not self._loop_bounded(loop, nodes):
+                policy.unbounded.append(Verdict(loop, "the retry loop counts attempts with itertools.count() and never stops"))
+
+    def _loop_bounded(self, loop: cst.For | cst.While, nodes: list[cst.CSTNode]) -> bool:
+        """A counter or clock comparison in the loop test, or an `if` on one that leaves."""
+        if isinstance(loop, cst.While) and not _is_constant_true(loop.test) and _has_comparison(loop.test):
+            return True
+        for node in nodes:
+            if isinstance(node, cst.If) and _has_comparison(node.test) and _always_leaves(list(node.body.body)):
+                return True
+        return False
+
+    def _deterministic_delay(self, expr: cst.BaseExpression) -> bool:
+        """A delay built only from literals, names and arithmetic: nothing random, nothing
+        the server said (Retry-After), no helper whose result we cannot see."""
+        for node in origin_nodes(self.model, expr):
+            if isinstance(node, cst.Call):
+                name = self.model.call_name(node) or ""
+                if name not in _MATH:
+                    return False
+            if isinstance(node, cst.SimpleString) and _SERVER_DELAY.search(node.value):
+                return False  # Retry-After: the server said how long
+            if isinstance(node, cst.Name) and _RANDOMISH.search(node.value) and not self._bound_to_literal(node):
+                return False  # a `jitter` parameter or global we cannot see
+            if isinstance(node, cst.Name) and _SERVER_DELAY.search(node.value):
+                return False
+        return True
+
+    def _bound_to_literal(self, name: cst.Name) -> bool:
+        model = self.model
+        bindings = model.bindings_of(model.scope_of(name), name.value) or model.bindings_of(model.module, name.value)
+        return bool(bindings) and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in bindings)
+
+    def _has_random(self, expr: cst.BaseExpression) -> bool:
+        for node in origin_nodes(self.model, expr):
+            if isinstance(node, cst.Call) and (self.model.call_name(node) or "") not in _MATH:
+                return True  # random.*, a helper, anything we cannot see
+            if isinstance(node, cst.Name) and _RANDOMISH.search(node.value):
+                return True
+        return False
+
+    # -- exceptions and statuses --------------------------------------------------------------
+
+    def _is_catch_all(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            return any(self._is_catch_all(e.value) for e in expr.elements)
+        return (self.model.qualname(expr) or "") in CATCH_ALL
+
+    def _handler_catches_all(self, handler: cst.ExceptHandler) -> bool:
+        return handler.type is None or self._is_catch_all(handler.type)
+
+    def _statuses_in(self, expr: cst.BaseExpression) -> set[int]:
+        """Non-retryable status codes named in an expression (`in (400, 404)`, `== 422`)."""
+        found = set()
+        for node in (expr, *iter_nodes(expr, stop_at_functions=False)):  # into lambda predicates
+            if isinstance(node, cst.Integer):
+                try:
+                    value = int(node.value)
+                except ValueError:
+                    continue
+                if value in NON_RETRYABLE_STATUSES:
+                    found.add(value)
+        return found
+
+    def _status_literals(self, expr: cst.BaseExpression) -> set[int]:
+        out = set()
+        for node in origin_nodes(self.model, expr):
+            if isinstance(node, cst.Integer):
+                try:
+                    out.add(int(node.value))
+                except ValueError:
+                    pass
+        return out
+
+
+def _is_status_test(model: ModuleModel, test: cst.BaseExpression) -> bool:
+    return any(
+        isinstance(n, (cst.Name, cst.Attribute)) and re.search(r"status", model.dotted(n) or "", re.IGNORECASE)
+        for n in iter_nodes(test)
+    ) or isinstance(test, (cst.Name, cst.Attribute)) and "status" in (model.dotted(test) or "")
+
+
+def _filters_exception(handler: cst.ExceptHandler) -> bool:
+    """`except Exception as e: if not retryable(e): raise` inspects what it caught."""
+    if handler.name is None or not isinstance(handler.name.name, cst.Name):
+        return False
+    caught = handler.name.name.value
+    for node in iter_nodes(handler.body):
+        if isinstance(node, cst.If) and any(isinstance(n, cst.Name) and n.value == caught for n in _expr_nodes(node.test)):
+            if _always_leaves(list(node.body.body)):
+                return True
+    return False
+
+
+def _expr_nodes(expr: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    yield expr
+    yield from iter_nodes(expr)
+
+
+def _has_comparison(test: cst.BaseExpression) -> bool:
+    return any(isinstance(n, cst.Comparison) for n in _expr_nodes(test))
+
+
+def _is_constant_true(test: cst.BaseExpression) -> bool:
+    return isinstance(test, cst.Name) and test.value == "True" or isinstance(test, cst.Integer) and test.value != "0"
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def _is_false(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def _is_zero(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.Integer, cst.Float)) and float(expr.value.replace("_", "")) == 0
+
+
+def _codes(statuses: set[int]) -> str:
+    return ", ".join(str(s) for s in sorted(statuses))

@@ -1,0 +1,211 @@
+"""Family 2xx: retry policies that retry the unretryable, in lockstep, or forever."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from idemlint.analysis.policy import Policy, Verdict
+from idemlint.rule import Report, Rule
+
+if TYPE_CHECKING:
+    from idemlint.context import FileContext
+
+RETRY_WORDS = ("retry", "retries", "backoff", "stamina", "autoretry", "attempt", "tries", "while ")
+
+
+class PolicyRule(Rule):
+    """A rule that reports one kind of verdict from every retry policy in the file."""
+
+    def verdicts(self, policy: Policy) -> list[Verdict]:
+        raise NotImplementedError
+
+    def check(self, ctx: FileContext) -> Iterator[Report]:
+        for policy in ctx.policies.policies:
+            for verdict in self.verdicts(policy):
+                lines = (("context", policy.anchor),) if "$context" in verdict.message else ()
+                yield Report(verdict.node, verdict.message, lines=lines)
+
+
+class RetryNonRetryable(PolicyRule):
+    code = "IDM201"
+    name = "retry-non-retryable"
+    summary = "A retry policy retries every exception, or HTTP statuses that a retry cannot fix."
+    what_it_does = (
+        "Flags retry policies that retry errors a retry cannot fix: a hand-written retry loop whose `except:` / "
+        "`except Exception` handler goes round again; tenacity `@retry` with no `retry=` condition or with "
+        "`retry_if_exception_type(Exception)`; `backoff.on_exception(..., Exception)` without `giveup=`; "
+        "`stamina.retry(on=Exception)`; `retrying`/`retry` decorators with no exception filter; Celery "
+        "`autoretry_for=(Exception,)` or `except Exception: raise self.retry(...)`; and status lists that retry "
+        "HTTP 400, 401, 403, 404, 405, 410 or 422 (`status_forcelist`, `retry_if_result`, `if resp.status_code "
+        "in (...)` in a retry loop). urllib3 `Retry(allowed_methods=...)` that includes POST or PATCH is reported "
+        "too: it retries non-idempotent requests at the transport level, where no key is added."
+    )
+    why = (
+        "Retrying a bug, a rejected card, a validation error or an expired credential never succeeds; it "
+        "multiplies load, delays the real error, and re-sends side effects that may already have happened "
+        "(a timeout, the one error that hides a success, is caught by the same broad net)."
+    )
+    fix_hint = "Retry an explicit table of transient errors (connection errors, 408, 425, 429, 5xx; timeouts only where the call is idempotent or carries a key) and let everything else fail fast."
+    extra_docs = """\
+### Retry decision table
+
+| error | retry? |
+| --- | --- |
+| connection refused / reset before the request was sent | yes |
+| HTTP 408, 425, 429 (honour `Retry-After`), 500, 502, 503, 504 | yes, with backoff and jitter |
+| timeout (read timeout, `TimeoutError`) | only if the endpoint is idempotent or the request carries an idempotency key |
+| HTTP 400, 405, 410, 422 (malformed or rejected request) | never: fix the request |
+| HTTP 401, 403 (authentication, authorisation) | never: refresh credentials first, then it is a new request |
+| HTTP 404 | never (unless you are polling for something being created: that is a poll, not a retry) |
+| `Exception` / bare `except:` | never as a class: list the transient ones |
+"""
+    known_problems = (
+        "A handler that catches `Exception` but inspects it (`if not is_transient(e): raise`) is not reported. "
+        "Retry loops of the form `if resp.ok: return` that retry every other status are not reported yet."
+    )
+    bad = """\
+import requests
+from tenacity import retry, stop_after_attempt, wait_random_exponential
+
+@retry(stop=stop_after_attempt(5), wait=wait_random_exponential(max=30))
+def fetch_rates():
+    return requests.get("https://fx.example/rates", timeout=5).json()
+"""
+    good = """\
+import requests
+from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_random_exponential
+
+@retry(retry=retry_if_exception_type((requests.ConnectionError, requests.Timeout)),
+       stop=stop_after_attempt(5), wait=wait_random_exponential(max=30))
+def fetch_rates():
+    return requests.get("https://fx.example/rates", timeout=5).json()
+"""
+    how_to_fix = (
+        ("hand-written loop", "`except (requests.ConnectionError, requests.Timeout):` instead of `except Exception:`; let 4xx responses raise."),
+        ("tenacity", "`retry=retry_if_exception_type((ConnectionError, TimeoutError))`, or `retry_if_result(lambda r: r.status_code in (429, 502, 503, 504))`."),
+        ("backoff", "`@backoff.on_exception(backoff.expo, requests.ConnectionError, giveup=lambda e: e.response is not None and e.response.status_code < 500)`."),
+        ("stamina", "`@stamina.retry(on=httpx.TransportError)` or a predicate that checks the status."),
+        ("urllib3 / requests", "`Retry(status_forcelist=(429, 500, 502, 503, 504), allowed_methods=Retry.DEFAULT_ALLOWED_METHODS)`."),
+        ("Celery", "`autoretry_for=(ConnectionError, TimeoutError)` and raise the rest."),
+    )
+    triggers = (RETRY_WORDS,)
+
+    def verdicts(self, policy: Policy) -> list[Verdict]:
+        return policy.catches_all + policy.non_retryable_statuses
+
+
+class RetryWithoutJitter(PolicyRule):
+    code = "IDM202"
+    name = "retry-without-jitter"
+    summary = "The wait between retry attempts has no random component."
+    severity = "warning"
+    what_it_does = (
+        "Flags waits between attempts that have no random part: a constant or computed `time.sleep` / "
+        "`asyncio.sleep` in a retry loop (`sleep(1)`, `sleep(2 ** attempt)`), tenacity `wait_fixed` / "
+        "`wait_exponential` / `wait_incrementing` without a `wait_random*` or `wait_exponential_jitter` part (or no "
+        "`wait=` at all), `backoff` with `jitter=None`, `stamina` with `wait_jitter=0`, urllib3 `Retry(backoff_factor=...)` "
+        "without `backoff_jitter`, Celery `self.retry(countdown=...)` computed without randomness, "
+        "`default_retry_delay` with no backoff, and `retry_jitter=False`. Polling, consumer loops and per-item "
+        "pacing are not retry contexts and are not reported."
+    )
+    why = (
+        "When a dependency blips, every client fails at the same moment. Without jitter they all retry at the "
+        "same moments too, in synchronised waves that knock the recovering service over again (a retry storm)."
+    )
+    fix_hint = "Use exponential backoff with full jitter, capped (`random.uniform(0, min(cap, base * 2 ** attempt))`), and honour `Retry-After`."
+    known_problems = (
+        "A sleep whose delay comes from a helper function is assumed to jitter. A delay read from `Retry-After` "
+        "is the server's instruction and is not reported."
+    )
+    bad = """\
+import time
+import requests
+
+def fetch_statement(url):
+    for attempt in range(5):
+        try:
+            return requests.get(url, timeout=5)
+        except requests.ConnectionError:
+            time.sleep(2 ** attempt)
+    raise RuntimeError("statement unavailable")
+"""
+    good = """\
+import random
+import time
+import requests
+
+def fetch_statement(url):
+    for attempt in range(5):
+        try:
+            return requests.get(url, timeout=5)
+        except requests.ConnectionError:
+            time.sleep(random.uniform(0, min(30, 2 ** attempt)))
+    raise RuntimeError("statement unavailable")
+"""
+    how_to_fix = (
+        ("hand-written loop", "`time.sleep(random.uniform(0, min(cap, base * 2 ** attempt)))`."),
+        ("tenacity", "`wait=wait_random_exponential(multiplier=1, max=60)`, or `wait_exponential(...) + wait_random(0, 2)`."),
+        ("backoff", "Leave `jitter` at its default (`full_jitter`)."),
+        ("urllib3", "`Retry(backoff_factor=0.5, backoff_jitter=1.0)` (urllib3 >= 2)."),
+        ("Celery", "`retry_backoff=True` (jittered by default), or `countdown=random.uniform(0, 2 ** self.request.retries)`."),
+    )
+    triggers = (RETRY_WORDS,)
+
+    def verdicts(self, policy: Policy) -> list[Verdict]:
+        return policy.no_jitter
+
+
+class UnboundedRetry(PolicyRule):
+    code = "IDM203"
+    name = "unbounded-retry"
+    summary = "A retry policy has no attempt limit and no deadline."
+    what_it_does = (
+        "Flags retry contexts with no attempt limit and no deadline: a `while True:` (or flag-driven `while`) "
+        "retry loop with no counter or clock check that ends it, `itertools.count()` attempts, tenacity `@retry` "
+        "without `stop=` (or with `stop_never`), backoff without `max_tries`/`max_time`, `retrying` without a "
+        "stop, the `retry` package's default `tries=-1`, stamina with `attempts=None, timeout=None`, Celery "
+        "`max_retries=None`, and urllib3 `Retry(total=None)` with no other counts."
+    )
+    why = (
+        "An unbounded retry turns a permanent failure into an endless loop: the caller never hears about it, "
+        "queues back up, and every attempt may repeat a side effect. A bound (attempts and total time) turns "
+        "it into a visible failure that a human or a reconciliation job can act on."
+    )
+    fix_hint = "Bound both the number of attempts and the total time, then surface the failure (raise, dead-letter, alert)."
+    bad = """\
+import time
+import random
+import requests
+
+def publish(event):
+    while True:
+        try:
+            return requests.put(f"https://bus.example/events/{event.id}", json=event.body, timeout=5)
+        except requests.ConnectionError:
+            time.sleep(random.uniform(0, 5))
+"""
+    good = """\
+import time
+import random
+import requests
+
+def publish(event):
+    for attempt in range(8):
+        try:
+            return requests.put(f"https://bus.example/events/{event.id}", json=event.body, timeout=5)
+        except requests.ConnectionError:
+            time.sleep(random.uniform(0, min(60, 2 ** attempt)))
+    raise RuntimeError(f"event {event.id} not published after 8 attempts")
+"""
+    how_to_fix = (
+        ("hand-written loop", "`for attempt in range(n):` with a `raise` after the loop, or a `time.monotonic()` deadline."),
+        ("tenacity", "`stop=stop_after_attempt(5) | stop_after_delay(60)`."),
+        ("backoff", "`max_tries=5` and/or `max_time=60`."),
+        ("Celery", "`max_retries=5` (the default is 3); dead-letter the task afterwards."),
+    )
+    fix_safety = "No automatic fix: only the author knows the right bound. The suggestion names the parameter to add."
+    triggers = (RETRY_WORDS,)
+
+    def verdicts(self, policy: Policy) -> list[Verdict]:
+        return policy.unbounded
