@@ -10,6 +10,7 @@ from idemlint.analysis.model import ModuleModel
 if TYPE_CHECKING:
     import libcst as cst
 
+    from idemlint.analysis.db import DbAnalysis
     from idemlint.analysis.effects import EffectAnalysis
     from idemlint.analysis.keys import KeySinks
     from idemlint.analysis.policy import PolicyAnalysis
@@ -48,3 +49,9 @@ class FileContext:
         from idemlint.analysis.effects import EffectAnalysis
 
         return EffectAnalysis(self.model, self.sinks, self.config)
+
+    @cached_property
+    def db(self) -> DbAnalysis:
+        from idemlint.analysis.db import DbAnalysis
+
+        return DbAnalysis(self.model, self.config)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from idemlint.rule import Rule
+from idemlint.rules.data_model import IgnoredUpdateCount, NonMonotonicTransition, ReadDecideWrite
 from idemlint.rules.external import TimeoutAsFailure, UnkeyedRetriedSideEffect
 from idemlint.rules.keys import ClockInKey, ContentHashKey, KeyRegeneratedPerAttempt
 from idemlint.rules.retry_policy import RetryNonRetryable, RetryWithoutJitter, UnboundedRetry
@@ -11,6 +12,9 @@ ALL_RULES: tuple[type[Rule], ...] = (
     KeyRegeneratedPerAttempt,
     ClockInKey,
     ContentHashKey,
+    ReadDecideWrite,
+    IgnoredUpdateCount,
+    NonMonotonicTransition,
     RetryNonRetryable,
     RetryWithoutJitter,
     UnboundedRetry,

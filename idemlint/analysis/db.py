@@ -1,0 +1,608 @@
+"""Database reads and writes in one function, across DB-API, Django and SQLAlchemy.
+
+A *write* is an UPDATE (SQL text, `QuerySet.update()`, SQLAlchemy `update()` or
+`Query.update()`) or an attribute assignment on a loaded instance that a later
+`save()`/`commit()`/`flush()` persists. For each write we record what it sets, what its
+WHERE/filter constrains, and whether its row count is read. A *read* is a SELECT, an ORM
+`get`/`first`/`[0]`/`exists()`, or `session.get`, with whether it locks the row.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from idemlint.analysis.flow import origin_nodes
+from idemlint.analysis.model import ModuleModel, iter_nodes, keyword, string_value
+from idemlint.analysis.sql import Predicate, classify, sql_text
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.config import Config
+else:
+    from idemlint._lazy import LazyModule
+
+    cst = LazyModule("libcst")
+
+EXECUTE_METHODS = {"execute", "executemany", "exec_driver_sql", "executescript"}
+ASYNCPG_FETCH = {"fetch", "fetchrow", "fetchval"}
+CURSOR_FETCH = {"fetchone", "fetchall", "fetchmany", "scalar", "scalar_one", "scalar_one_or_none", "first", "one", "one_or_none", "mappings", "scalars", "all"}
+DJANGO_READ_TERMINALS = {"get", "first", "last", "earliest", "latest", "exists", "count", "values_list", "values", "aget", "afirst", "alast", "aexists"}
+DJANGO_CHAIN = {"filter", "exclude", "all", "select_related", "prefetch_related", "only", "defer", "order_by", "select_for_update", "using", "annotate", "values", "values_list", "distinct"}
+SA_READ_TERMINALS = {"first", "one", "one_or_none", "scalar", "scalar_one", "scalar_one_or_none", "get", "all"}
+STATE_COLUMNS = {"status", "state", "stage", "phase", "step"}
+VERSION_COLUMNS = re.compile(r"^(version|revision|rev|seq|sequence|lock_version|etag|generation|updated_at|modified_at|row_version)$")
+IDENTITY = re.compile(r"^(id|pk|uuid|guid|key|slug)$|_(id|pk|uuid|guid|ref|key|token|number|code|sku)$|^(tenant|owner|customer|user|account|merchant|org|organization|shop|store|site|channel)$")
+_CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]+$")
+_LOCK_WORDS = ("select_for_update", "with_for_update")
+
+
+@dataclass
+class DbRead:
+    call: cst.Call  # the call whose result carries the data (fetchone(), .get(), first())
+    table: str | None  # lower-cased table or model name
+    locked: bool
+    columns: tuple[str, ...] = ()  # columns known to be read (SELECT list, filter kwargs)
+    instance: str | None = None  # the variable holding a loaded ORM instance
+
+
+@dataclass
+class DbWrite:
+    node: cst.CSTNode  # report here: the execute/update call, or the attribute assignment
+    statement: cst.CSTNode  # the statement holding it (IDM102/103 report its first line)
+    kind: str  # sql, django, sqlalchemy, attribute
+    table: str | None
+    sets: dict[str, tuple[str, str]] = field(default_factory=dict)  # column -> (value kind, text)
+    where: tuple[Predicate, ...] = ()
+    count_read: bool = True
+    instance: str | None = None  # attribute writes: the instance variable
+    call: cst.Call | None = None
+
+
+class DbAnalysis:
+    def __init__(self, model: ModuleModel, config: Config) -> None:
+        self.model = model
+        self.state_columns = STATE_COLUMNS | {c.lower() for c in config.state_columns}
+        self.reads: list[DbRead] = []
+        self.writes: list[DbWrite] = []
+        self._selected: dict[tuple[cst.CSTNode, str], DbRead] = {}  # (scope, cursor) -> SELECT
+        for call in model.calls:
+            self._classify_call(call)
+        self._attribute_writes()
+
+    # -- classification --------------------------------------------------------------------
+
+    def _classify_call(self, call: cst.Call) -> None:
+        model = self.model
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            if model.call_name(call) == "django.shortcuts.get_object_or_404" and call.args:
+                self.reads.append(DbRead(call, _model_name(model, call.args[0].value), False, (), _assigned_name(model, call)))
+            return
+        method = func.attr.value
+        if method in EXECUTE_METHODS | ASYNCPG_FETCH and call.args:
+            self._sql_call(call, method)
+        elif method == "update" and _is_queryset(model, func.value):
+            self._django_update(call)
+        elif method in ("update", "values", "where") and self._sqlalchemy_update(call):
+            pass
+        elif method in DJANGO_READ_TERMINALS and _is_queryset(model, func.value, allow_manager=True):
+            self._django_read(call)
+        elif method in DJANGO_CHAIN and isinstance(model.parents.get(call), cst.Subscript) and _is_queryset(model, call):
+            self._django_read(call)  # Order.objects.filter(...)[0]
+        elif method in SA_READ_TERMINALS | {"get"} and self._sqlalchemy_read(call):
+            pass
+        elif method in CURSOR_FETCH and isinstance(func.value, (cst.Name, cst.Attribute)):
+            key = (model.scope_of(call), model.dotted(func.value) or "")
+            selected = self._selected.get(key)
+            if selected is not None:
+                self.reads.append(DbRead(call, selected.table, selected.locked, selected.columns))
+
+    def _django_read(self, call: cst.Call) -> None:
+        chain = _chain(call)
+        model = self.model
+        self.reads.append(DbRead(call, _chain_model(model, chain), _locks(chain), _filter_columns(model, chain), _assigned_name(model, call)))
+
+    def _sql_call(self, call: cst.Call, method: str) -> None:
+        model = self.model
+        text = sql_text(model, call.args[0].value)
+        if text is None:
+            return
+        statement = classify(text)
+        if statement is None:
+            return
+        receiver = model.dotted(call.func.value) or ""  # type: ignore[attr-defined]
+        if statement.kind == "select":
+            read = DbRead(call, statement.table, statement.locks, statement.columns)
+            self._selected[(model.scope_of(call), receiver)] = read
+            parent = model.parents.get(call)
+            if method in ASYNCPG_FETCH or isinstance(parent, cst.Attribute) or isinstance(parent, cst.Await):
+                self.reads.append(read)  # asyncpg fetch*, or conn.execute(...).fetchone()
+        elif statement.kind == "update":
+            count_read = statement.returning or self._result_used(call) or self._rowcount_read_after(call, receiver)
+            self.writes.append(
+                DbWrite(call, model.statement_of(call), "sql", statement.table, {c: (k, t) for c, k, t in statement.sets}, statement.where, count_read, call=call)
+            )
+
+    def _django_update(self, call: cst.Call) -> None:
+        model = self.model
+        chain = _chain(call.func.value)  # type: ignore[attr-defined]
+        sets = {}
+        for arg in call.args:
+            if arg.keyword is not None:
+                sets[arg.keyword.value.lower()] = _python_value_kind(model, arg.value)
+        where = tuple(_django_predicates(model, chain))
+        self.writes.append(DbWrite(call, model.statement_of(call), "django", _chain_model(model, chain), sets, where, self._result_used(call), call=call))
+
+    def _sqlalchemy_update(self, call: cst.Call) -> bool:
+        """`update(Order).where(...).values(...)` (executed) or `query(Order).filter(...).update({...})`."""
+        model = self.model
+        chain = _chain(call)
+        names = [model.call_name(c) or "" for c in chain]
+        root = chain[-1] if chain else None
+        method = call.func.attr.value  # type: ignore[attr-defined]
+        root_name = (model.call_name(root) or "") if root is not None else ""
+        if root is not None and root_name.startswith("sqlalchemy") and root_name.endswith(".update"):
+            parent = model.parents.get(call)
+            if isinstance(parent, cst.Attribute):
+                return True  # not the end of the chain: the outermost call is classified
+            table = _model_name(model, root.args[0].value) if root.args else None
+            sets: dict[str, tuple[str, str]] = {}
+            where: list[Predicate] = []
+            for link in chain:
+                attr = link.func.attr.value if isinstance(link.func, cst.Attribute) else ""
+                if attr == "values":
+                    sets.update(_values_sets(model, link))
+                elif attr in ("where", "filter"):
+                    where.extend(_sa_predicates(model, link))
+            executed = self._executor_of(call)
+            node = executed or call
+            count_read = self._result_used(executed) if executed is not None else False
+            self.writes.append(DbWrite(node, model.statement_of(node), "sqlalchemy", table, sets, tuple(where), count_read, call=node))
+            return True
+        if method == "update" and any(n.endswith(".query") or n == "query" or n.endswith("query") for n in names):
+            query = next(c for c in reversed(chain) if (model.call_name(c) or "").endswith("query"))
+            table = _model_name(model, query.args[0].value) if query.args else None
+            where = []
+            for link in chain:
+                attr = link.func.attr.value if isinstance(link.func, cst.Attribute) else ""
+                if attr == "filter":
+                    where.extend(_sa_predicates(model, link))
+                elif attr == "filter_by":
+                    where.extend(_kwarg_predicates(model, link))
+            sets = _values_sets(model, call)
+            self.writes.append(DbWrite(call, model.statement_of(call), "sqlalchemy", table, sets, tuple(where), self._result_used(call), call=call))
+            return True
+        return False
+
+    def _sqlalchemy_read(self, call: cst.Call) -> bool:
+        model = self.model
+        func = call.func
+        assert isinstance(func, cst.Attribute)
+        method = func.attr.value
+        receiver = model.dotted(func.value) or ""
+        if method == "get" and re.search(r"(^|[._])(session|db|s)$", receiver) and call.args:
+            locked = keyword(call, "with_for_update") is not None
+            self.reads.append(DbRead(call, _model_name(model, call.args[0].value), locked, (), _assigned_name(model, call)))
+            return True
+        chain = _chain(call)
+        for link in list(chain):
+            # session.execute(select(...)) / session.scalars(select(...)): follow the statement
+            if isinstance(link.func, cst.Attribute) and link.func.attr.value in ("execute", "scalars", "scalar") and link.args:
+                inner = _chain(link.args[0].value)
+                if inner and (model.call_name(inner[-1]) or "").endswith("select"):
+                    chain.extend(inner)
+        for link in chain:
+            name = model.call_name(link) or ""
+            if name.endswith(("query", "select")) and link.args and (method in SA_READ_TERMINALS or method == "scalars"):
+                locked = any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "with_for_update" for c in chain)
+                columns = tuple(p.column for c in chain if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("where", "filter") for p in _sa_predicates(model, c))
+                self.reads.append(DbRead(call, _model_name(model, link.args[0].value), locked, columns, _assigned_name(model, call)))
+                return True
+        return False
+
+    def _attribute_writes(self) -> None:
+        """`order.status = "paid"` followed by `order.save()` or `session.commit()`."""
+        model = self.model
+        loaded = {(model.scope_of(r.call), r.instance): r for r in self.reads if r.instance}
+        for target, value, statement in model.attribute_assigns:
+            if not isinstance(target.value, cst.Name):
+                continue
+            instance = target.value.value
+            scope = model.scope_of(target)
+            read = loaded.get((scope, instance))
+            if not _persisted_after(model, scope, instance, statement):
+                continue
+            self.writes.append(
+                DbWrite(
+                    statement,
+                    statement,
+                    "attribute",
+                    read.table if read else None,
+                    {target.attr.value.lower(): _python_value_kind(model, value)},
+                    (),
+                    True,
+                    instance,
+                )
+            )
+
+    # -- row counts ------------------------------------------------------------------------------
+
+    def _result_used(self, call: cst.Call | None) -> bool:
+        """Whether the value of `call` is used: not a bare expression statement, and if
+        assigned, the variable is read somewhere else in the function."""
+        if call is None:
+            return False
+        model = self.model
+        node: cst.CSTNode = call
+        parent = model.parents.get(node)
+        while isinstance(parent, cst.Await):
+            node, parent = parent, model.parents.get(parent)
+        if isinstance(parent, cst.Expr):
+            return False
+        if isinstance(parent, (cst.Assign, cst.AnnAssign)):
+            targets = [t.target for t in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
+            names = {t.value for t in targets if isinstance(t, cst.Name)}
+            if not names:
+                return True
+            scope = model.scope_of(call)
+            return any(
+                isinstance(n, cst.Name) and n.value in names and n not in targets and model.scope_of(n) is scope and _is_read(model, n)
+                for n in iter_nodes(scope)
+            )
+        return True
+
+    def _rowcount_read_after(self, call: cst.Call, receiver: str) -> bool:
+        model = self.model
+        scope = model.scope_of(call)
+        position = _order(model, scope)
+        start = position.get(call, 0)
+        for node in iter_nodes(scope):
+            if isinstance(node, cst.Attribute) and node.attr.value in ("rowcount", "statusmessage") and model.dotted(node.value) == receiver:
+                if position.get(node, 0) > start:
+                    return True
+        return False
+
+    def _executor_of(self, statement_call: cst.Call) -> cst.Call | None:
+        """The `session.execute(stmt)` that runs an update statement, directly or via a name."""
+        model = self.model
+        parent = model.parents.get(statement_call)
+        if isinstance(parent, cst.Arg):
+            outer = model.parents.get(parent)
+            if isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute) and outer.func.attr.value in EXECUTE_METHODS:
+                return outer
+        statement = model.statement_of(statement_call)
+        if isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name):
+            name = statement.targets[0].target.value
+            scope = model.scope_of(statement_call)
+            for call in model.calls:
+                if model.scope_of(call) is scope and isinstance(call.func, cst.Attribute) and call.func.attr.value in EXECUTE_METHODS:
+                    if call.args and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == name:
+                        return call
+        return None
+
+    # -- helpers for rules --------------------------------------------------------------------------
+
+    def is_state_column(self, column: str) -> bool:
+        return column in self.state_columns
+
+    def is_condition(self, predicate: Predicate) -> bool:
+        """A predicate that constrains more than the row's identity."""
+        column = predicate.column.split(".")[-1]
+        if IDENTITY.search(column) and not self.is_state_column(column):
+            return False
+        if self.is_state_column(column) or VERSION_COLUMNS.match(column):
+            return True
+        return predicate.value in ("literal", "bool", "null") or predicate.op in ("lt", "gt", "in", "is", "ne", "other")
+
+
+# -- module-level helpers --------------------------------------------------------------------------
+
+
+def _chain(expr: cst.BaseExpression) -> list[cst.Call]:
+    """The calls of a method chain, outermost first: `a.filter(x).update(y)` -> [update, filter]."""
+    calls = []
+    node: cst.BaseExpression = expr
+    while True:
+        if isinstance(node, cst.Call):
+            calls.append(node)
+            node = node.func
+        elif isinstance(node, cst.Attribute):
+            node = node.value
+        elif isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Await):
+            node = node.expression
+        else:
+            return calls
+
+
+def _chain_root(expr: cst.BaseExpression) -> cst.BaseExpression:
+    node = expr
+    while isinstance(node, (cst.Call, cst.Attribute, cst.Subscript)):
+        node = node.func if isinstance(node, cst.Call) else node.value
+    return node
+
+
+def _is_queryset(model: ModuleModel, expr: cst.BaseExpression, allow_manager: bool = False) -> bool:
+    """`Model.objects...` or `Model.objects.filter(...)...`, directly or through a variable."""
+    dotted_parts = []
+    node = expr
+    while isinstance(node, (cst.Call, cst.Attribute, cst.Subscript)):
+        if isinstance(node, cst.Attribute):
+            dotted_parts.append(node.attr.value)
+        node = node.func if isinstance(node, cst.Call) else node.value
+    if "objects" in dotted_parts or "_default_manager" in dotted_parts or "_base_manager" in dotted_parts:
+        methods = [p for p in dotted_parts if p not in ("objects", "_default_manager", "_base_manager")]
+        return all(m in DJANGO_CHAIN or m in DJANGO_READ_TERMINALS for m in methods) or allow_manager
+    if isinstance(node, cst.Name) and isinstance(expr, cst.Name):
+        for binding in model.bindings_of(model.scope_of(expr), expr.value):
+            if binding.value is not None and binding.value is not expr and _is_queryset(model, binding.value):
+                return True
+    return False
+
+
+def _chain_model(model: ModuleModel, chain: list[cst.Call]) -> str | None:
+    root = _chain_root(chain[-1]) if chain else None
+    if isinstance(root, cst.Name):
+        if root.value[:1].isupper():
+            return root.value.lower()
+        for binding in model.bindings_of(model.scope_of(root), root.value):
+            if binding.value is not None and binding.value is not root:
+                inner = _chain(binding.value)
+                if inner:
+                    return _chain_model(model, inner)
+                found = _chain_root(binding.value)
+                if isinstance(found, cst.Name) and found.value[:1].isupper():
+                    return found.value.lower()
+    if chain:
+        attr = chain[-1].func
+        while isinstance(attr, cst.Attribute):
+            if isinstance(attr.value, cst.Name) and attr.value.value[:1].isupper():
+                return attr.value.value.lower()
+            attr = attr.value
+    return None
+
+
+def _model_name(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
+    """`Order` -> order, `models.Order` -> order, `Order.status` (a column) -> order."""
+    dotted = model.dotted(expr)
+    if dotted is None:
+        return None
+    parts = dotted.split(".")
+    classes = [p for p in parts if p[:1].isupper()]
+    return (classes[-1] if classes else parts[-1]).lower()
+
+
+def _locks(chain: list[cst.Call]) -> bool:
+    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in _LOCK_WORDS for c in chain)
+
+
+def _assigned_name(model: ModuleModel, call: cst.Call) -> str | None:
+    node: cst.CSTNode = call
+    parent = model.parents.get(node)
+    while isinstance(parent, (cst.Await, cst.Subscript, cst.SubscriptElement, cst.Index)):
+        node, parent = parent, model.parents.get(parent)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        return parent.targets[0].target.value
+    if isinstance(parent, cst.AnnAssign) and isinstance(parent.target, cst.Name):
+        return parent.target.value
+    if isinstance(parent, cst.NamedExpr) and isinstance(parent.target, cst.Name):
+        return parent.target.value
+    return None
+
+
+def _filter_columns(model: ModuleModel, chain: list[cst.Call]) -> tuple[str, ...]:
+    return tuple(p.column for p in _django_predicates(model, chain))
+
+
+def _django_predicates(model: ModuleModel, chain: list[cst.Call]) -> list[Predicate]:
+    found = []
+    for link in chain:
+        attr = link.func.attr.value if isinstance(link.func, cst.Attribute) else ""
+        if attr in ("filter", "exclude", "get"):
+            found.extend(_kwarg_predicates(model, link))
+    return found
+
+
+_LOOKUPS = {"exact": "eq", "iexact": "eq", "in": "in", "lt": "lt", "lte": "lt", "gt": "gt", "gte": "gt", "isnull": "is"}
+
+
+def _kwarg_predicates(model: ModuleModel, call: cst.Call) -> list[Predicate]:
+    found = []
+    for arg in call.args:
+        if arg.keyword is not None:
+            parts = arg.keyword.value.lower().split("__")
+            op = "eq"
+            if len(parts) > 1 and parts[-1] in _LOOKUPS:
+                op = _LOOKUPS[parts.pop()]
+            kind = _python_value_kind(model, arg.value)[0]
+            found.append(Predicate(parts[-1], op, "literal" if kind in ("literal", "bool", "null", "constant") else kind))
+        else:
+            for node in iter_nodes(arg.value):  # Q(status="paid") | Q(...)
+                if isinstance(node, cst.Call) and (model.call_name(node) or "").endswith("Q"):
+                    found.extend(_kwarg_predicates(model, node))
+    return found
+
+
+def _sa_predicates(model: ModuleModel, call: cst.Call) -> list[Predicate]:
+    found = []
+    for arg in call.args:
+        for node in (arg.value, *iter_nodes(arg.value)):
+            if isinstance(node, cst.Comparison):
+                column = model.dotted(node.left)
+                for target in node.comparisons:
+                    if column and "." in column:
+                        op = "eq" if isinstance(target.operator, cst.Equal) else "in" if isinstance(target.operator, cst.In) else "ne" if isinstance(target.operator, cst.NotEqual) else "lt"
+                        kind = _python_value_kind(model, target.comparator)[0]
+                        found.append(Predicate(column.rsplit(".", 1)[-1].lower(), op, "literal" if kind in ("literal", "bool", "null", "constant") else kind))
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("in_", "is_", "isnot", "is_not", "between"):
+                column = model.dotted(node.func.value)
+                if column and "." in column:
+                    found.append(Predicate(column.rsplit(".", 1)[-1].lower(), "in", "literal"))
+    return found
+
+
+def _values_sets(model: ModuleModel, call: cst.Call) -> dict[str, tuple[str, str]]:
+    sets = {}
+    for arg in call.args:
+        if arg.keyword is not None:
+            sets[arg.keyword.value.lower()] = _python_value_kind(model, arg.value)
+        elif isinstance(arg.value, cst.Dict):
+            for element in arg.value.elements:
+                if isinstance(element, cst.DictElement):
+                    key = string_value(element.key) or model.dotted(element.key)
+                    if key:
+                        sets[key.rsplit(".", 1)[-1].lower()] = _python_value_kind(model, element.value)
+    return sets
+
+
+def _python_value_kind(model: ModuleModel, expr: cst.BaseExpression) -> tuple[str, str]:
+    """literal ("paid", 3), bool, null, constant (OrderStatus.PAID), expr (F(), a variable)."""
+    text = string_value(expr)
+    if text is not None:
+        return "literal", text
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return "literal", expr.value
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return "bool", expr.value
+    if isinstance(expr, cst.Name) and expr.value == "None":
+        return "null", "None"
+    dotted = model.dotted(expr)
+    if dotted is not None and _CONSTANT.match(dotted.rsplit(".", 1)[-1]):
+        return "constant", dotted
+    return "expr", ""
+
+
+def _persisted_after(model: ModuleModel, scope: cst.CSTNode, instance: str, statement: cst.CSTNode) -> bool:
+    """An `instance.save(...)` or a session/db `commit()`/`flush()` after the assignment."""
+    position = _order(model, scope)
+    start = position.get(statement, 0)
+    for node in iter_nodes(scope):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and position.get(node, 0) > start:
+            method = node.func.attr.value
+            owner = model.dotted(node.func.value) or ""
+            if method in ("save", "asave") and owner == instance:
+                return True
+            if method in ("commit", "flush") and re.search(r"(^|[._])(session|db|s)$", owner):
+                return True
+    return False
+
+
+def _is_read(model: ModuleModel, name: cst.Name) -> bool:
+    parent = model.parents.get(name)
+    if isinstance(parent, cst.AssignTarget) and parent.target is name:
+        return False
+    if isinstance(parent, cst.Attribute) and parent.attr is name:
+        return False
+    return not (isinstance(parent, cst.Arg) and parent.keyword is name)
+
+
+def _order(model: ModuleModel, scope: cst.CSTNode) -> dict[cst.CSTNode, int]:
+    """Source order of every node in a scope (pre-order), for "after" questions."""
+    cache = model.__dict__.setdefault("_order_cache", {})
+    found = cache.get(scope)
+    if found is None:
+        found = {node: index for index, node in enumerate(iter_nodes(scope))}
+        cache[scope] = found
+    return found  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class Race:
+    read: DbRead
+    test: cst.BaseExpression
+    columns: tuple[str, ...]  # the columns the decision looked at
+
+
+def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
+    """Writes (by id of DbWrite) decided in Python by an unlocked read of the same record,
+    with no re-check in the write itself: IDM101's findings, also used to keep IDM103 quiet."""
+    cached = model.__dict__.get("_races")
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    found: dict[int, Race] = {}
+    for write in db.writes:
+        for read, test in decisions(model, db, write):
+            columns = _decided_columns(model, test, read)
+            if not read.locked and not _rechecks(db, write, columns):
+                found[id(write)] = Race(read, test, columns)
+                break
+    model.__dict__["_races"] = found
+    return found
+
+
+def decisions(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Iterator[tuple[DbRead, cst.BaseExpression]]:
+    """(read, test) pairs where a test on a read of the same record decides the write."""
+    scope = model.scope_of(write.node)
+    scope_reads = [r for r in db.reads if model.scope_of(r.call) is scope and _same_record(r, write)]
+    if not scope_reads:
+        return
+    for test in deciding_tests(model, write.node):
+        origins = set(origin_nodes(model, test))
+        for read in scope_reads:
+            if read.call in origins:
+                yield read, test
+
+
+def deciding_tests(model: ModuleModel, node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """Tests that decide whether `node` runs: enclosing `if`s, and earlier `if`s in the
+    same or an enclosing block whose body leaves (`if order.paid: return`)."""
+    tests: list[cst.BaseExpression] = []
+    child = node
+    for ancestor in model.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            break
+        if isinstance(ancestor, cst.If) and child is not ancestor.test:
+            tests.append(ancestor.test)
+        if isinstance(ancestor, (cst.IndentedBlock, cst.Module)):
+            for previous in ancestor.body:
+                if previous is child:
+                    break
+                if isinstance(previous, cst.If) and _exits(list(previous.body.body)):
+                    tests.append(previous.test)
+        child = ancestor
+    return tests
+
+
+def _exits(statements: list[cst.BaseStatement]) -> bool:
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for s in last.body)
+    if isinstance(last, cst.If) and last.orelse is not None:
+        other = last.orelse
+        other_body = [other] if isinstance(other, cst.If) else list(other.body.body)
+        return _exits(list(last.body.body)) and _exits(other_body)
+    return False
+
+
+def _same_record(read: DbRead, write: DbWrite) -> bool:
+    if write.kind == "attribute":
+        return write.instance is not None and write.instance == read.instance
+    return read.table is not None and write.table is not None and _singular(read.table) == _singular(write.table)
+
+
+def _singular(table: str) -> str:
+    return table[:-1] if table.endswith("s") else table
+
+
+def _decided_columns(model: ModuleModel, test: cst.BaseExpression, read: DbRead) -> tuple[str, ...]:
+    columns = []
+    for node in (test, *iter_nodes(test)):
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == read.instance:
+            columns.append(node.attr.value.lower())
+    return tuple(columns) or read.columns
+
+
+def _rechecks(db: DbAnalysis, write: DbWrite, columns: tuple[str, ...]) -> bool:
+    conditions = [p for p in write.where if db.is_condition(p)]
+    if not conditions:
+        return False
+    if not columns or "*" in columns:
+        return True
+    return any(p.column in columns for p in conditions) or any(VERSION_COLUMNS.match(p.column) for p in conditions)

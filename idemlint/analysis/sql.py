@@ -1,0 +1,185 @@
+"""SQL text in Python code: recover it from the expression, classify it with sqlglot.
+
+The text is rebuilt from string literals, f-strings, `%`/`.format`, concatenation,
+`text(...)` and variables assigned in the same function; holes become `__hole__` and
+driver placeholders (`%s`, `%(name)s`, `$1`) become ones sqlglot reads. sqlglot is
+imported only when a file has SQL to classify, and SQL it cannot parse is "unknown":
+never a guess, never a crash.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from idemlint.analysis.model import ModuleModel, string_value
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    from idemlint._lazy import LazyModule
+
+    cst = LazyModule("libcst")
+
+_SQL_START = re.compile(r"^\s*(update|select|insert|delete|with)\b", re.IGNORECASE)
+_PYFORMAT = re.compile(r"%\((\w+)\)s")
+_FORMAT_HOLE = re.compile(r"\{[^{}]*\}")
+
+
+@dataclass(frozen=True)
+class Predicate:
+    column: str
+    op: str  # eq, in, lt, gt, is, other
+    value: str  # literal, param, column, expr
+
+
+@dataclass(frozen=True)
+class SqlStatement:
+    kind: str  # update, select, insert, delete, other
+    table: str | None
+    sets: tuple[tuple[str, str, str], ...] = ()  # (column, value kind, literal text)
+    where: tuple[Predicate, ...] = ()
+    locks: bool = False
+    returning: bool = False
+    columns: tuple[str, ...] = field(default=())
+
+
+def sql_text(model: ModuleModel, expr: cst.BaseExpression | None, depth: int = 0) -> str | None:
+    """The SQL an expression evaluates to, with holes, or None when it is not SQL text."""
+    if expr is None or depth > 6:
+        return None
+    text = _text(model, expr, depth)
+    if text is None or not _SQL_START.match(text):
+        return None
+    return text
+
+
+def _text(model: ModuleModel, expr: cst.BaseExpression, depth: int) -> str | None:
+    value = string_value(expr)
+    if value is not None:
+        return value
+    if isinstance(expr, cst.FormattedString):
+        parts = []
+        for part in expr.parts:
+            parts.append(part.value if isinstance(part, cst.FormattedStringText) else "__hole__")
+        return "".join(parts)
+    if isinstance(expr, cst.ConcatenatedString):
+        left, right = _text(model, expr.left, depth + 1), _text(model, expr.right, depth + 1)  # type: ignore[arg-type]
+        return None if left is None or right is None else left + right
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, cst.Modulo):
+            return _text(model, expr.left, depth + 1)
+        if isinstance(expr.operator, cst.Add):
+            left, right = _text(model, expr.left, depth + 1), _text(model, expr.right, depth + 1)
+            if left is None and right is None:
+                return None
+            return (left or "__hole__") + (right or " __hole__ ")
+    if isinstance(expr, cst.Call):
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "format":
+            base = _text(model, expr.func.value, depth + 1)
+            return _FORMAT_HOLE.sub("__hole__", base) if base is not None else None
+        name = model.call_name(expr) or ""
+        if name.endswith("text") and expr.args:  # sqlalchemy.text("...")
+            return _text(model, expr.args[0].value, depth + 1)
+    if isinstance(expr, cst.Name):
+        scope = model.scope_of(expr)
+        bindings = model.bindings_of(scope, expr.value) or model.bindings_of(model.module, expr.value)
+        for binding in bindings:
+            if binding.kind in ("assign", "augassign") and binding.value is not None:
+                found = _text(model, binding.value, depth + 1)
+                if found is not None:
+                    return found
+    return None
+
+
+def classify(text: str) -> SqlStatement | None:
+    return _classify(_normalise(text))
+
+
+def _normalise(text: str) -> str:
+    text = _PYFORMAT.sub(r":\1", text)
+    return text.replace("%s", "?").replace("%%", "%")
+
+
+@lru_cache(maxsize=2048)
+def _classify(text: str) -> SqlStatement | None:
+    try:
+        import sqlglot
+        from sqlglot import exp
+    except ImportError:  # pragma: no cover - sqlglot is a dependency
+        return None
+    try:
+        tree = sqlglot.parse_one(text, read="postgres")
+    except Exception:
+        try:
+            tree = sqlglot.parse_one(text)
+        except Exception:
+            return None
+    if isinstance(tree, exp.Update):
+        table = tree.this.name if isinstance(tree.this, exp.Table) else None
+        sets = []
+        for assignment in tree.expressions:
+            if isinstance(assignment, exp.EQ) and isinstance(assignment.this, exp.Column):
+                sets.append((assignment.this.name.lower(), *_value_kind(assignment.expression)))
+        return SqlStatement("update", _table(table), tuple(sets), _predicates(tree.args.get("where")), False, bool(tree.args.get("returning")))
+    if isinstance(tree, exp.Select):
+        tables = [t.name for t in tree.find_all(exp.Table)]
+        columns = tuple(c.alias_or_name.lower() for c in tree.expressions)
+        return SqlStatement("select", _table(tables[0]) if tables else None, (), _predicates(tree.args.get("where")), bool(tree.args.get("locks")), False, columns)
+    if isinstance(tree, exp.Insert):
+        table = tree.find(exp.Table)
+        return SqlStatement("insert", _table(table.name if table else None))
+    if isinstance(tree, exp.Delete):
+        table = tree.find(exp.Table)
+        return SqlStatement("delete", _table(table.name if table else None), (), _predicates(tree.args.get("where")))
+    return SqlStatement("other", None)
+
+
+def _table(name: str | None) -> str | None:
+    if not name or name == "__hole__":
+        return None
+    return name.lower()
+
+
+def _value_kind(node: object) -> tuple[str, str]:
+    from sqlglot import exp
+
+    if isinstance(node, exp.Boolean):
+        return "bool", node.sql()
+    if isinstance(node, exp.Literal):
+        return "literal", str(node.this)
+    if isinstance(node, (exp.Placeholder, exp.Parameter)):
+        return "param", ""
+    if isinstance(node, exp.Column):
+        return ("param", "") if node.name == "__hole__" else ("column", node.name)
+    if isinstance(node, exp.Null):
+        return "null", "NULL"
+    return "expr", node.sql() if isinstance(node, exp.Expression) else ""
+
+
+_OPS = {"EQ": "eq", "In": "in", "Is": "is", "LT": "lt", "LTE": "lt", "GT": "gt", "GTE": "gt", "NEQ": "ne"}
+
+
+def _predicates(where: object) -> tuple[Predicate, ...]:
+    from sqlglot import exp
+
+    if not isinstance(where, exp.Expression):
+        return ()
+    found = []
+    for column in where.find_all(exp.Column):
+        parent = column.parent
+        if column.name == "__hole__" or parent is None:
+            continue
+        op = _OPS.get(type(parent).__name__, "other")
+        other = parent.args.get("expression") if parent.args.get("this") is column else parent.args.get("this")
+        if op == "in":
+            kinds = {_value_kind(v)[0] for v in parent.expressions}
+            value = "literal" if kinds and kinds <= {"literal", "bool", "null"} else "param"
+        elif other is not None:
+            value = _value_kind(other)[0]
+        else:
+            value = "expr"
+        found.append(Predicate(column.name.lower(), op, value))
+    return tuple(found)

@@ -1,0 +1,239 @@
+"""Family 1xx: writes that let a duplicate or late delivery act twice or move state back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from idemlint.analysis.db import VERSION_COLUMNS, DbWrite, decisions, races
+from idemlint.rule import Report, Rule
+
+if TYPE_CHECKING:
+    from idemlint.config import Config
+    from idemlint.context import FileContext
+
+WRITE_WORDS = ("update", ".save(", "commit(", "flush(")
+READ_WORDS = ("select", ".get(", ".first(", "fetch", ".exists(", "[0]", "get_object_or_404", ".one(", "scalar")
+_DESCRIBE = {"sql": "UPDATE", "django": "QuerySet.update()", "sqlalchemy": "update()", "attribute": "assignment"}
+
+
+def _what(write: DbWrite) -> str:
+    if write.kind == "attribute":
+        column = next(iter(write.sets), "?")
+        return f"{write.instance}.{column} = ... (saved later)"
+    table = f" of {write.table}" if write.table else ""
+    return f"the {_DESCRIBE[write.kind]}{table}"
+
+
+class ReadDecideWrite(Rule):
+    code = "IDM101"
+    name = "read-decide-write"
+    summary = "A value read without a lock decides, in Python, whether the same record is written."
+    what_it_does = (
+        "Flags a write (an UPDATE, `QuerySet.update()`, SQLAlchemy `update()`, or an attribute assignment that a "
+        "later `save()`/`commit()` persists) that an `if` on a value read from the same table or instance decides, "
+        "when the read takes no row lock (`SELECT ... FOR UPDATE`, `select_for_update()`, `with_for_update()`) "
+        "and the write does not re-check the decision in its own WHERE/filter (`WHERE status = 'created'`, "
+        "`.filter(status=...)`, a version compare)."
+    )
+    why = (
+        "Two deliveries of the same message (a retry, a redelivered webhook, two workers) both read the old "
+        "value, both pass the check, and both write and run the side effects that follow: the order is paid "
+        "twice, the wallet debited twice. `transaction.atomic()` alone does not prevent it: at READ COMMITTED "
+        "both transactions see the old row."
+    )
+    fix_hint = (
+        "Put the condition in the write (`UPDATE ... SET status='paid' WHERE id=%s AND status='created'`, "
+        "`.filter(pk=pk, status='created').update(...)`) and branch on its row count; or lock the row for the read."
+    )
+    known_problems = (
+        "Reads and writes are matched by table or model name within one function; a read in one function that "
+        "decides a write in another is not followed. Model names are compared loosely with table names "
+        "(`Order` and `orders`)."
+    )
+    bad = """\
+from shop.models import Order
+
+def on_payment_succeeded(event):
+    order = Order.objects.get(pk=event["order_id"])
+    if order.status != "pending":
+        return
+    order.status = "paid"
+    order.save(update_fields=["status"])
+"""
+    good = """\
+from shop.models import Order
+
+def on_payment_succeeded(event):
+    updated = Order.objects.filter(pk=event["order_id"], status="pending").update(status="paid")
+    if not updated:
+        return  # duplicate delivery: already paid
+"""
+    how_to_fix = (
+        ("DB-API", "`cur.execute(\"UPDATE orders SET status='paid' WHERE id=%s AND status='pending'\", (oid,))` then `if cur.rowcount == 0: return`."),
+        ("Django", "`Order.objects.filter(pk=pk, status='pending').update(status='paid')` and branch on the count; or `select_for_update()` inside `transaction.atomic()`."),
+        ("SQLAlchemy", "`session.execute(update(Order).where(Order.id == oid, Order.status == 'pending').values(status='paid')).rowcount`; or `with_for_update()` on the read."),
+    )
+    triggers = (WRITE_WORDS, READ_WORDS)
+
+    def check(self, ctx: FileContext) -> Iterator[Report]:
+        model, db = ctx.model, ctx.db
+        found = races(model, db)
+        seen: set[tuple[str | None, int]] = set()
+        for write in db.writes:
+            race = found.get(id(write))
+            if race is None:
+                continue
+            if write.kind == "attribute":
+                key = (write.instance, id(race.test))
+                if key in seen:
+                    continue  # one finding per decided instance, on its first (state) assignment
+                seen.add(key)
+                write = _preferred_assignment(ctx, write, race.test)
+            columns = ", ".join(race.columns) or "the row"
+            yield Report(
+                write.node,
+                f"{_what(write)} is decided by {columns} read on line $read without a lock, and the write does not re-check it",
+                lines=(("read", race.read.call),),
+            )
+
+
+def _preferred_assignment(ctx: FileContext, first: DbWrite, test: object) -> DbWrite:
+    """Among the assignments to one instance decided by one test, report the state one."""
+    found = races(ctx.model, ctx.db)
+    candidates = [w for w in ctx.db.writes if w.kind == "attribute" and w.instance == first.instance and (race := found.get(id(w))) is not None and race.test is test]
+    for write in candidates:
+        if any(ctx.db.is_state_column(c) for c in write.sets):
+            return write
+    return first
+
+
+class IgnoredUpdateCount(Rule):
+    code = "IDM102"
+    name = "ignored-update-count"
+    summary = "A conditional UPDATE runs and its affected-row count is never read."
+    what_it_does = (
+        "Flags a conditional UPDATE (its WHERE or `.filter(...)` constrains more than the row's identity: a state, "
+        "flag, version or timestamp column, or a literal) whose affected-row count is never read afterwards in "
+        "the function: `cursor.rowcount`, `result.rowcount`, the return value of `QuerySet.update()` or "
+        "`Query.update()`, asyncpg's status string, or rows from `RETURNING`. With `all-updates-need-count = true` "
+        "every UPDATE is checked."
+    )
+    why = (
+        "Zero rows is how a conditional write says \"this was a duplicate\" (or \"someone else got there first\"). "
+        "Ignoring it means the code after the UPDATE (the email, the ledger entry, the next API call) runs for "
+        "the duplicate too."
+    )
+    fix_hint = "Read the count and branch: `if cur.rowcount == 0: return  # duplicate` (Django: `if not qs.update(...)`; asyncpg: `status == 'UPDATE 0'`)."
+    known_problems = (
+        "Whether a predicate is identity or condition is judged by column name (`id`, `*_id`, `tenant`, `customer` "
+        "are identity) and by comparison with a literal. A count read in another function is not seen."
+    )
+    bad = """\
+def mark_paid(conn, order_id):
+    cur = conn.cursor()
+    cur.execute("UPDATE orders SET status = 'paid' WHERE id = %s AND status = 'pending'", (order_id,))
+    conn.commit()
+"""
+    good = """\
+def mark_paid(conn, order_id):
+    cur = conn.cursor()
+    cur.execute("UPDATE orders SET status = 'paid' WHERE id = %s AND status = 'pending'", (order_id,))
+    if cur.rowcount == 0:
+        return False  # duplicate delivery: already paid
+    conn.commit()
+    return True
+"""
+    how_to_fix = (
+        ("DB-API / psycopg / sqlite3", "`if cur.rowcount == 0: return`."),
+        ("asyncpg", "`status = await conn.execute(...)`; `if status == 'UPDATE 0': return`."),
+        ("Django", "`if not Order.objects.filter(pk=pk, status='pending').update(status='paid'): return`."),
+        ("SQLAlchemy", "`if session.execute(stmt).rowcount == 0: return`."),
+    )
+    fix_safety = (
+        "No automatic fix. A generated `if cur.rowcount == 0: pass` skeleton would keep behaviour and change "
+        "nothing; what a duplicate should do (return early, skip the side effect, report a conflict) is the "
+        "author's decision, and a placeholder would only hide the finding."
+    )
+    triggers = (("update",),)
+
+    def check(self, ctx: FileContext) -> Iterator[Report]:
+        db = ctx.db
+        every = ctx.config.all_updates_need_count
+        for write in db.writes:
+            if write.kind == "attribute" or write.count_read:
+                continue
+            conditions = [p for p in write.where if db.is_condition(p)]
+            if conditions or every:
+                what = ", ".join(sorted({p.column for p in conditions})) or "its WHERE"
+                yield Report(write.statement, f"{_what(write)} is conditional on {what} but its affected-row count is never read")
+
+
+class NonMonotonicTransition(Rule):
+    code = "IDM103"
+    name = "non-monotonic-transition"
+    summary = "A state column is set to a literal with no precondition on its current value."
+    what_it_does = (
+        "Flags a write that sets a state-like column (`status`, `state`, `stage`, `phase`, `step`, or configured "
+        "`state-columns`) to a literal or an enum constant with no precondition on its current value in the same "
+        "statement: `UPDATE orders SET status='paid' WHERE id=%s`, `Order.objects.filter(pk=pk).update(status='paid')`, "
+        "`update(Order).where(Order.id == oid).values(status='paid')`, or `order.status = 'paid'; order.save()` on an "
+        "instance loaded in the function without a locked, checked read. Not reported where IDM101 reports the "
+        "same write. Flags (`shipped = true`), version compares and insert-only tables are monotonic already."
+    )
+    why = (
+        "Messages arrive late, twice, and out of order. A transition with no precondition lets a late "
+        "`payment_succeeded` move a refunded order back to paid, or a duplicate `shipped` event undo a `delivered`."
+    )
+    fix_hint = "Constrain the current state to the allowed predecessors in the write itself (`WHERE id=%s AND status IN ('created', 'pending')`) and read the row count."
+    known_problems = (
+        "Attribute assignments are checked only on instances loaded in the same function (an instance passed "
+        "in as a parameter may be fresh). State values held in variables are not judged."
+    )
+    bad = """\
+def ship(conn, order_id):
+    cur = conn.cursor()
+    cur.execute("UPDATE orders SET status = 'shipped' WHERE id = %s", (order_id,))
+    conn.commit()
+"""
+    good = """\
+def ship(conn, order_id):
+    cur = conn.cursor()
+    cur.execute("UPDATE orders SET status = 'shipped' WHERE id = %s AND status = 'packed'", (order_id,))
+    if cur.rowcount == 0:
+        return  # duplicate or out of order: the order is not packed
+    conn.commit()
+"""
+    how_to_fix = (
+        ("DB-API", "`... WHERE id = %s AND status IN ('packed')` and check `cur.rowcount`."),
+        ("Django", "`Order.objects.filter(pk=pk, status__in=['packed']).update(status='shipped')`."),
+        ("SQLAlchemy", "`update(Order).where(Order.id == oid, Order.status.in_(['packed'])).values(status='shipped')`."),
+    )
+    triggers = (("status", "state", "stage", "phase", "step"), WRITE_WORDS)
+
+    @classmethod
+    def trigger_groups(cls, config: Config) -> tuple[tuple[str, ...], ...]:
+        extra = tuple(c.lower() for c in config.state_columns)
+        return ((*cls.triggers[0], *extra), cls.triggers[1])
+
+    def check(self, ctx: FileContext) -> Iterator[Report]:
+        model, db = ctx.model, ctx.db
+        racy = races(model, db)
+        reads = {(model.scope_of(r.call), r.instance): r for r in db.reads if r.instance}
+        for write in db.writes:
+            if id(write) in racy:
+                continue
+            for column, (kind, text) in write.sets.items():
+                if not db.is_state_column(column) or kind not in ("literal", "constant"):
+                    continue
+                if write.kind == "attribute":
+                    read = reads.get((model.scope_of(write.node), write.instance))
+                    if read is None or read.locked and column in read.columns:
+                        continue  # not loaded here (may be new), or claimed by a locked filtered read
+                elif any(p.column == column or VERSION_COLUMNS.match(p.column) for p in write.where):
+                    continue
+                if any(read.locked for read, _test in decisions(model, db, write)):
+                    continue  # checked under a row lock
+                yield Report(write.statement, f"{_what(write)} sets {column} to {text!r} with no precondition on its current value")
+                break
+
