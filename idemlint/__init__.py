@@ -7,5 +7,6 @@ every commit, so nothing here pulls in libcst.
 from __future__ import annotations
 
 __version__ = "0.1.0"
+DOCS_URL = "https://github.com/idemlint/idemlint/blob/main/docs/rules.md"
 
-__all__ = ["__version__"]
+__all__ = ["DOCS_URL", "__version__"]

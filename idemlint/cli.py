@@ -39,6 +39,9 @@ def cli() -> None:
 @click.option("--statistics", is_flag=True, help="Print the number of findings per code.")
 @click.option("--force-exclude", is_flag=True, help="Apply exclude settings to files named on the command line too.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Read [tool.idemlint] from this pyproject.toml.")
+@click.option("--min-confidence", type=click.Choice(["low", "medium", "high"]), default="low", show_default=True, help="Hide findings of rules less sure than this.")
+@click.option("--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings in this file and exit 0.")
+@click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False), help="Report only findings not recorded in this baseline file.")
 def check(
     paths: tuple[str, ...],
     select: str | None,
@@ -50,6 +53,9 @@ def check(
     statistics: bool,
     force_exclude: bool,
     config_file: str | None,
+    min_confidence: str,
+    write_baseline: str | None,
+    baseline_file: str | None,
 ) -> None:
     """Check PATHS (default: the current directory) for idempotency and retry bugs."""
     from idemlint.config import ConfigError, find_pyproject, load_config
@@ -82,6 +88,23 @@ def check(
         findings.extend(result.findings)
         errors.extend(result.errors)
     findings.sort()
+    rank = {"low": 0, "medium": 1, "high": 2}
+    findings = [f for f in findings if rank.get(f.confidence, 2) >= rank[min_confidence]]
+    if write_baseline:
+        from idemlint.baseline import write_baseline as save
+
+        save(Path(write_baseline), findings)
+        click.echo(f"idemlint: wrote {len(findings)} findings to {write_baseline}", err=True)
+        sys.exit(EXIT_ERROR if errors else EXIT_CLEAN)
+    stale = 0
+    if baseline_file:
+        from idemlint.baseline import BaselineError, apply_baseline, load_baseline
+
+        try:
+            findings, stale = apply_baseline(findings, load_baseline(Path(baseline_file)))
+        except BaselineError as error:
+            click.echo(f"idemlint: {error}", err=True)
+            sys.exit(EXIT_ERROR)
 
     report = get_formatter(output_format)(findings, output_file is None and sys.stdout.isatty())
     if output_file:
@@ -96,6 +119,8 @@ def check(
             counts[finding.code] = counts.get(finding.code, 0) + 1
         for code, count in sorted(counts.items()):
             click.echo(f"{count:6d}  {code}", err=output_format != "text")
+        if baseline_file:
+            click.echo(f"{stale:6d}  stale baseline entries (fixed or moved findings; rewrite the baseline)", err=output_format != "text")
     if not quiet and output_format == "text":
         files = len(found.files)
         summary = f"Found {len(findings)} finding{'s' * (len(findings) != 1)} in {files} file{'s' * (files != 1)} checked."

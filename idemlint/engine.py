@@ -8,6 +8,7 @@ for that file and recorded as an internal error while the other rules' findings 
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
 import sys
@@ -23,10 +24,12 @@ from idemlint.config import Config
 from idemlint.finding import Finding
 from idemlint.registry import PARSE_ERROR, RESERVED, UNUSED_SUPPRESSION, is_enabled
 from idemlint.rule import Rule
-from idemlint.suppression import find_suppressions, is_suppressed
+from idemlint.suppression import find_suppressions, is_suppressed, split_lines
 
 if TYPE_CHECKING:
     import libcst as cst
+
+    from idemlint.context import FileContext
 
     from idemlint.rule import Report
 
@@ -114,6 +117,7 @@ def check_source(
     findings: list[Finding] = []
     if reports:
         positions = _positions(module)
+        lines = split_lines(text)
         for rule, report in reports:
             span = positions.get(report.node)
             if span is None:
@@ -134,6 +138,9 @@ def check_source(
                     message=message,
                     suggestion=report.suggestion or rule.fix_hint,
                     fix=report.fix,
+                    severity=rule.severity,
+                    confidence=rule.confidence,
+                    fingerprint=fingerprint(rule.code, path, lines[line - 1] if line <= len(lines) else "", _function_name(ctx, report.node)),
                 )
             )
     findings = _dedupe(findings)
@@ -141,6 +148,18 @@ def check_source(
     if report_unused_noqa and is_enabled(UNUSED_SUPPRESSION, config.select, config.ignore):
         kept.extend(_unused_suppressions(path, suppressions, findings, rules, config))
     return FileResult(path, tuple(sorted(kept)), tuple(errors))
+
+
+def fingerprint(code: str, path: str, line_text: str, function: str) -> str:
+    normalised = " ".join(line_text.split())
+    return hashlib.sha256(f"{code}\0{path}\0{function}\0{normalised}".encode()).hexdigest()[:20]
+
+
+def _function_name(ctx: FileContext, node: cst.CSTNode) -> str:
+    import libcst as cst
+
+    names = [a.name.value for a in ctx.model.ancestors(node) if isinstance(a, (cst.FunctionDef, cst.ClassDef))]
+    return ".".join(reversed(names))
 
 
 def decode(source: bytes) -> str:

@@ -35,6 +35,11 @@ class Finding:
     message: str = field(compare=False)
     suggestion: str = field(compare=False)
     fix: Fix | None = field(default=None, compare=False)
+    severity: str = field(default="error", compare=False)
+    confidence: str = field(default="high", compare=False)
+    # Stable across unrelated edits: code, path, the finding's normalised source line and
+    # enclosing function, not the line number (baselines and SARIF fingerprints use it).
+    fingerprint: str = field(default="", compare=False)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -47,5 +52,8 @@ class Finding:
             "name": self.name,
             "message": self.message,
             "suggestion": self.suggestion,
+            "severity": self.severity,
+            "confidence": self.confidence,
+            "fingerprint": self.fingerprint,
             "fix_available": self.fix is not None,
         }

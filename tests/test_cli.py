@@ -63,6 +63,7 @@ def test_json_output_has_the_documented_keys(project: Path) -> None:
     code, out, _ = run("check", "--format", "json", "app")
     data = json.loads(out)
     assert code == 1
+    assert len(data[0]["fingerprint"]) == 20
     assert data == [
         {
             "path": "app/pay.py",
@@ -74,6 +75,9 @@ def test_json_output_has_the_documented_keys(project: Path) -> None:
             "name": "key-regenerated-per-attempt",
             "message": data[0]["message"],
             "suggestion": data[0]["suggestion"],
+            "severity": "error",
+            "confidence": "high",
+            "fingerprint": data[0]["fingerprint"],
             "fix_available": False,
         }
     ]

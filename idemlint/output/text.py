@@ -16,4 +16,6 @@ def format_text(findings: Sequence[Finding], color: bool) -> str:
             code = f"\x1b[1;31m{code}\x1b[0m"
         lines.append(f"{location} {code} {f.message}")
         lines.append(f"    help: {f.suggestion}")
+        if f.code not in ("IDM800", "IDM900"):
+            lines.append(f"    ({f.severity}, {f.confidence} confidence; `idemlint explain {f.code}`)")
     return "\n".join(lines) + ("\n" if lines else "")

@@ -27,6 +27,7 @@ def _what(write: DbWrite) -> str:
 
 class ReadDecideWrite(Rule):
     code = "IDM101"
+    confidence = "medium"
     name = "read-decide-write"
     summary = "A value read without a lock decides, in Python, whether the same record is written."
     what_it_does = (
@@ -110,6 +111,7 @@ def _preferred_assignment(ctx: FileContext, first: DbWrite, test: object) -> DbW
 
 class IgnoredUpdateCount(Rule):
     code = "IDM102"
+    confidence = "medium"
     name = "ignored-update-count"
     summary = "A conditional UPDATE runs and its affected-row count is never read."
     what_it_does = (
@@ -171,6 +173,7 @@ def mark_paid(conn, order_id):
 
 class NonMonotonicTransition(Rule):
     code = "IDM103"
+    confidence = "medium"
     name = "non-monotonic-transition"
     summary = "A state column is set to a literal with no precondition on its current value."
     what_it_does = (

@@ -29,6 +29,7 @@ def unkeyed_effect(effect: SideEffect | None) -> bool:
 
 class UnkeyedRetriedSideEffect(Rule):
     code = "IDM301"
+    confidence = "medium"
     name = "unkeyed-retried-side-effect"
     summary = "A non-idempotent external call is retried without an idempotency key."
     what_it_does = (
@@ -156,6 +157,7 @@ _UNKNOWN_STATE = re.compile(r"unknown|pending|uncertain|indetermin|reconcil|in_?
 
 class TimeoutAsFailure(Rule):
     code = "IDM302"
+    confidence = "medium"
     name = "timeout-as-failure"
     summary = "A timeout from a side-effecting call is handled as a definite failure."
     what_it_does = (

@@ -267,6 +267,7 @@ DIGEST_WORDS = ("hashlib", "hash(", "uuid3", "uuid5", "crc32", "adler32", "xxhas
 
 class ContentHashKey(KeyRule):
     code = "IDM003"
+    confidence = "medium"
     name = "content-hash-key"
     summary = "An idempotency key is a digest of the request content."
     what_it_does = (

@@ -97,6 +97,7 @@ def fetch_rates():
 
 class RetryWithoutJitter(PolicyRule):
     code = "IDM202"
+    confidence = "medium"
     name = "retry-without-jitter"
     summary = "The wait between retry attempts has no random component."
     severity = "warning"

@@ -1,0 +1,47 @@
+"""Adopting idemlint on an existing codebase: record today's findings, report only new ones.
+
+Entries match on (path, code, fingerprint), where the fingerprint hashes the finding's
+normalised source line and enclosing function, so a baseline survives code moving up or
+down the file. Counts matter: two identical findings need two entries.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from idemlint.finding import Finding
+
+VERSION = 1
+
+
+class BaselineError(Exception):
+    pass
+
+
+def write_baseline(path: Path, findings: Sequence[Finding]) -> None:
+    entries = [{"path": f.path, "code": f.code, "fingerprint": f.fingerprint, "message": f.message} for f in findings]
+    path.write_text(json.dumps({"version": VERSION, "findings": entries}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def load_baseline(path: Path) -> Counter[tuple[str, str, str]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Counter((e["path"], e["code"], e["fingerprint"]) for e in data["findings"])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise BaselineError(f"{path}: not a readable idemlint baseline ({error})") from error
+
+
+def apply_baseline(findings: Sequence[Finding], baseline: Counter[tuple[str, str, str]]) -> tuple[list[Finding], int]:
+    """The findings not in the baseline, and how many baseline entries matched nothing (stale)."""
+    remaining = Counter(baseline)
+    new = []
+    for finding in findings:
+        key = (finding.path, finding.code, finding.fingerprint)
+        if remaining[key] > 0:
+            remaining[key] -= 1
+        else:
+            new.append(finding)
+    return new, sum(remaining.values())

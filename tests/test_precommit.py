@@ -1,0 +1,66 @@
+"""The real pre-commit, running this repository's hook with `try-repo` on a scratch repository."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import lint
+
+ROOT = Path(__file__).resolve().parent.parent
+BUGGY = '''\
+import uuid
+
+import requests
+
+
+def charge(order):
+    for attempt in range(3):
+        try:
+            return requests.post("https://pay.example", headers={"Idempotency-Key": str(uuid.uuid4())}, timeout=5)
+        except requests.ConnectionError:
+            pass
+'''
+CLEAN = "import requests\n\n\ndef ping():\n    return requests.get('https://pay.example/health', timeout=5)\n"
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    repo = tmp_path_factory.mktemp("scratch")
+    git(repo, "init", "-q")
+    git(repo, "config", "user.email", "ci@example.invalid")
+    git(repo, "config", "user.name", "ci")
+    (repo / "buggy.py").write_text(BUGGY)
+    (repo / "clean.py").write_text(CLEAN)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "init")
+    return repo
+
+
+def try_repo(scratch: Path, *files: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PRE_COMMIT_HOME": str(scratch.parent / "pre-commit-home")}
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "idemlint", "--files", *files],
+        cwd=scratch, capture_output=True, text=True, env=env, timeout=900,
+    )
+
+
+def test_hook_fails_on_a_buggy_file_and_names_the_finding(scratch: Path) -> None:
+    result = try_repo(scratch, "buggy.py")
+    assert result.returncode == 1, result.stdout + result.stderr
+    (finding,) = lint(BUGGY).findings
+    assert f"buggy.py:{finding.line}:{finding.col}: IDM001 {finding.message}" in result.stdout
+
+
+def test_hook_passes_on_a_clean_file(scratch: Path) -> None:
+    result = try_repo(scratch, "clean.py")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Passed" in result.stdout
