@@ -14,10 +14,10 @@ import re
 import sys
 import tokenize
 import traceback
-from string import Template
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
+from string import Template
 from typing import TYPE_CHECKING
 
 from idemlint.config import Config
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from idemlint.context import FileContext
-
     from idemlint.rule import Report
 
 # Files past these limits are reported as too large or too complex instead of analysed:

@@ -170,3 +170,31 @@ def test_installed_console_script_and_module_entry_point(project: Path) -> None:
     result = subprocess.run([script, "check", "missing_dir"], capture_output=True, text=True, cwd=project)
     assert result.returncode == 2 and "missing_dir: no such file or directory" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_help_rules_and_explain_do_not_import_libcst() -> None:
+    # pre-commit pays start-up on every commit: libcst (0.2-0.3 s) loads only to analyse a file.
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from idemlint.cli import cli\n"
+        "for args in (['--help'], ['rules'], ['explain', 'IDM101'], ['check', '--help']):\n"
+        "    assert CliRunner().invoke(cli, args).exit_code == 0, args\n"
+        "assert 'libcst' not in sys.modules, 'libcst was imported'\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_file_rejected_by_the_pre_filter_does_not_import_libcst(tmp_path: Path) -> None:
+    (tmp_path / "plain.py").write_text("def add(a, b):\n    return a + b\n")
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from idemlint.cli import cli\n"
+        f"result = CliRunner().invoke(cli, ['check', {str(tmp_path / 'plain.py')!r}])\n"
+        "assert result.exit_code == 0, result.output\n"
+        "assert 'libcst' not in sys.modules\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

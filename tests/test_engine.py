@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from conftest import found, lint
+
 from idemlint.config import Config
 from idemlint.engine import check_source
 from idemlint.rule import Report, Rule

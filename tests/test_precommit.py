@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import lint
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
-
 from conftest import lint
-from pathlib import Path
 
 from idemlint.docs import expected_files
 from idemlint.rule import Rule

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, iter_nodes, keyword, string_value
 from idemlint.analysis.sql import Predicate, classify, sql_text
@@ -23,9 +24,7 @@ if TYPE_CHECKING:
 
     from idemlint.config import Config
 else:
-    from idemlint._lazy import LazyModule
-
-    cst = LazyModule("libcst")
+    cst = LazyModule("libcst", globals(), "cst")
 
 EXECUTE_METHODS = {"execute", "executemany", "exec_driver_sql", "executescript"}
 ASYNCPG_FETCH = {"fetch", "fetchrow", "fetchval"}
@@ -38,6 +37,7 @@ VERSION_COLUMNS = re.compile(r"^(version|revision|rev|seq|sequence|lock_version|
 IDENTITY = re.compile(r"^(id|pk|uuid|guid|key|slug)$|_(id|pk|uuid|guid|ref|key|token|number|code|sku)$|^(tenant|owner|customer|user|account|merchant|org|organization|shop|store|site|channel)$")
 _CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]+$")
 _LOCK_WORDS = ("select_for_update", "with_for_update")
+_SESSION = re.compile(r"(^|[._])(session|db|s)$")
 
 
 @dataclass
@@ -184,7 +184,7 @@ class DbAnalysis:
         assert isinstance(func, cst.Attribute)
         method = func.attr.value
         receiver = model.dotted(func.value) or ""
-        if method == "get" and re.search(r"(^|[._])(session|db|s)$", receiver) and call.args:
+        if method == "get" and _SESSION.search(receiver) and call.args:
             locked = keyword(call, "with_for_update") is not None
             self.reads.append(DbRead(call, _model_name(model, call.args[0].value), locked, (), _assigned_name(model, call)))
             return True
@@ -249,10 +249,8 @@ class DbAnalysis:
             if not names:
                 return True
             scope = model.scope_of(call)
-            return any(
-                isinstance(n, cst.Name) and n.value in names and n not in targets and model.scope_of(n) is scope and _is_read(model, n)
-                for n in iter_nodes(scope)
-            )
+            index = _names_in(model, scope)
+            return any(n not in targets and _is_read(model, n) for name in names for n in index.get(name, ()))
         return True
 
     def _rowcount_read_after(self, call: cst.Call, receiver: str) -> bool:
@@ -260,10 +258,12 @@ class DbAnalysis:
         scope = model.scope_of(call)
         position = _order(model, scope)
         start = position.get(call, 0)
-        for node in iter_nodes(scope):
-            if isinstance(node, cst.Attribute) and node.attr.value in ("rowcount", "statusmessage") and model.dotted(node.value) == receiver:
-                if position.get(node, 0) > start:
-                    return True
+        for name in ("rowcount", "statusmessage"):
+            for node in _names_in(model, scope).get(name, ()):
+                parent = model.parents.get(node)
+                if isinstance(parent, cst.Attribute) and parent.attr is node and model.dotted(parent.value) == receiver:
+                    if position.get(node, 0) > start:
+                        return True
         return False
 
     def _executor_of(self, statement_call: cst.Call) -> cst.Call | None:
@@ -327,8 +327,10 @@ def _chain_root(expr: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
-def _is_queryset(model: ModuleModel, expr: cst.BaseExpression, allow_manager: bool = False) -> bool:
+def _is_queryset(model: ModuleModel, expr: cst.BaseExpression, allow_manager: bool = False, depth: int = 0) -> bool:
     """`Model.objects...` or `Model.objects.filter(...)...`, directly or through a variable."""
+    if depth > 4:  # `qs = qs.filter(...)` refers to itself
+        return False
     dotted_parts = []
     node = expr
     while isinstance(node, (cst.Call, cst.Attribute, cst.Subscript)):
@@ -340,13 +342,15 @@ def _is_queryset(model: ModuleModel, expr: cst.BaseExpression, allow_manager: bo
         return all(m in DJANGO_CHAIN or m in DJANGO_READ_TERMINALS for m in methods) or allow_manager
     if isinstance(node, cst.Name) and isinstance(expr, cst.Name):
         for binding in model.bindings_of(model.scope_of(expr), expr.value):
-            if binding.value is not None and binding.value is not expr and _is_queryset(model, binding.value):
+            if binding.value is not None and binding.value is not expr and _is_queryset(model, binding.value, False, depth + 1):
                 return True
     return False
 
 
-def _chain_model(model: ModuleModel, chain: list[cst.Call]) -> str | None:
+def _chain_model(model: ModuleModel, chain: list[cst.Call], depth: int = 0) -> str | None:
     root = _chain_root(chain[-1]) if chain else None
+    if depth > 4:
+        return None
     if isinstance(root, cst.Name):
         if root.value[:1].isupper():
             return root.value.lower()
@@ -354,7 +358,7 @@ def _chain_model(model: ModuleModel, chain: list[cst.Call]) -> str | None:
             if binding.value is not None and binding.value is not root:
                 inner = _chain(binding.value)
                 if inner:
-                    return _chain_model(model, inner)
+                    return _chain_model(model, inner, depth + 1)
                 found = _chain_root(binding.value)
                 if isinstance(found, cst.Name) and found.value[:1].isupper():
                     return found.value.lower()
@@ -481,15 +485,40 @@ def _persisted_after(model: ModuleModel, scope: cst.CSTNode, instance: str, stat
     """An `instance.save(...)` or a session/db `commit()`/`flush()` after the assignment."""
     position = _order(model, scope)
     start = position.get(statement, 0)
-    for node in iter_nodes(scope):
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and position.get(node, 0) > start:
-            method = node.func.attr.value
-            owner = model.dotted(node.func.value) or ""
-            if method in ("save", "asave") and owner == instance:
-                return True
-            if method in ("commit", "flush") and re.search(r"(^|[._])(session|db|s)$", owner):
-                return True
+    for index, owner, method in _persist_calls(model, scope):
+        if index > start and (method in ("save", "asave") and owner == instance or method in ("commit", "flush")):
+            return True
     return False
+
+
+def _names_in(model: ModuleModel, scope: cst.CSTNode) -> dict[str, list[cst.Name]]:
+    """Every Name node of a scope (attribute names included), by identifier, computed once."""
+    cache = model.__dict__.setdefault("_names_in", {})
+    found = cache.get(scope)
+    if found is None:
+        found = {}
+        for node in iter_nodes(scope):
+            if type(node) is cst.Name:
+                found.setdefault(node.value, []).append(node)
+        cache[scope] = found
+    return found  # type: ignore[no-any-return]
+
+
+def _persist_calls(model: ModuleModel, scope: cst.CSTNode) -> list[tuple[int, str, str]]:
+    """(position, receiver, method) of every save/commit/flush call in a scope, computed once."""
+    cache = model.__dict__.setdefault("_persist_calls", {})
+    found = cache.get(scope)
+    if found is None:
+        position = _order(model, scope)
+        found = []
+        for node in iter_nodes(scope):
+            if type(node) is cst.Call and type(node.func) is cst.Attribute:
+                method = node.func.attr.value
+                owner = model.dotted(node.func.value) or ""
+                if method in ("save", "asave") or method in ("commit", "flush") and _SESSION.search(owner):
+                    found.append((position[node], owner, method))
+        cache[scope] = found
+    return found  # type: ignore[no-any-return]
 
 
 def _is_read(model: ModuleModel, name: cst.Name) -> bool:

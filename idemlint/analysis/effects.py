@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from idemlint._lazy import LazyModule
 from idemlint.analysis.keys import KeySinks
 from idemlint.analysis.model import ModuleModel, string_value
 
@@ -20,9 +21,7 @@ if TYPE_CHECKING:
 
     from idemlint.config import Config
 else:
-    from idemlint._lazy import LazyModule
-
-    cst = LazyModule("libcst")
+    cst = LazyModule("libcst", globals(), "cst")
 
 HTTP_MODULES = ("requests", "httpx", "requests.api", "httpx._api")
 HTTP_METHODS = {"post", "patch", "put", "delete"}

@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from idemlint._lazy import LazyModule
 from idemlint.analysis.model import Binding, ModuleModel, iter_nodes
 
 if TYPE_CHECKING:
     import libcst as cst
 else:
-    from idemlint._lazy import LazyModule
-
-    cst = LazyModule("libcst")
+    cst = LazyModule("libcst", globals(), "cst")
 
 # Deep chains of assignments are rare; the bound keeps pathological files linear.
 _MAX_VISITED = 400

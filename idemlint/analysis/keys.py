@@ -13,15 +13,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_calls, origin_nodes
 from idemlint.analysis.model import ModuleModel, string_value
 
 if TYPE_CHECKING:
     import libcst as cst
 else:
-    from idemlint._lazy import LazyModule
-
-    cst = LazyModule("libcst")
+    cst = LazyModule("libcst", globals(), "cst")
 
 
 def normalise(name: str) -> str:

@@ -13,16 +13,27 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from idemlint.analysis.flow import origin_calls, origin_nodes
-from idemlint.analysis.model import ModuleModel, iter_nodes, keyword, positional, string_value
-from idemlint.analysis.retry import SLEEPS, RetryAnalysis, RetryContext, _always_leaves, _loop_nodes
+from idemlint._lazy import LazyModule
+from idemlint.analysis.flow import origin_nodes
+from idemlint.analysis.model import (
+    ModuleModel,
+    iter_nodes,
+    keyword,
+    positional,
+    string_value,
+)
+from idemlint.analysis.retry import (
+    SLEEPS,
+    RetryAnalysis,
+    RetryContext,
+    _always_leaves,
+    _loop_nodes,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
 else:
-    from idemlint._lazy import LazyModule
-
-    cst = LazyModule("libcst")
+    cst = LazyModule("libcst", globals(), "cst")
 
 CATCH_ALL = {"Exception", "BaseException", "builtins.Exception", "builtins.BaseException"}
 NON_RETRYABLE_STATUSES = {400, 401, 403, 404, 405, 410, 422}

@@ -15,14 +15,13 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from idemlint.analysis.model import ModuleModel, iter_nodes
+from idemlint._lazy import LazyModule
+from idemlint.analysis.model import ModuleModel, children_of, iter_nodes
 
 if TYPE_CHECKING:
     import libcst as cst
 else:
-    from idemlint._lazy import LazyModule
-
-    cst = LazyModule("libcst")
+    cst = LazyModule("libcst", globals(), "cst")
 
 RETRY_DECORATORS = {
     "tenacity.retry": "tenacity",
@@ -228,13 +227,13 @@ def _calls_self_retry(model: ModuleModel, function: cst.FunctionDef) -> bool:
 def _loop_nodes(loop: cst.For | cst.While) -> list[cst.CSTNode]:
     """Nodes of the loop body, not descending into nested loops or functions."""
     out: list[cst.CSTNode] = []
-    stack = list(loop.body.children)
+    stack = list(children_of(loop.body))
     while stack:
         node = stack.pop()
         out.append(node)
         if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        stack.extend(node.children)
+        stack.extend(children_of(node))
     return out
 
 
@@ -266,7 +265,7 @@ def _always_leaves(statements: tuple[cst.BaseStatement, ...] | list[cst.BaseStat
 
 def _leaves_loop(block: cst.CSTNode) -> bool:
     """A `break` or `return` in `block` that leaves the loop holding it."""
-    stack = list(block.children)
+    stack = list(children_of(block))
     while stack:
         node = stack.pop()
         if isinstance(node, (cst.Return, cst.Break)):
@@ -278,7 +277,7 @@ def _leaves_loop(block: cst.CSTNode) -> bool:
             if any(isinstance(n, cst.Return) for n in iter_nodes(node)):
                 return True
             continue
-        stack.extend(node.children)
+        stack.extend(children_of(node))
     return False
 
 

@@ -14,14 +14,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, string_value
 
 if TYPE_CHECKING:
     import libcst as cst
 else:
-    from idemlint._lazy import LazyModule
-
-    cst = LazyModule("libcst")
+    cst = LazyModule("libcst", globals(), "cst")
 
 _SQL_START = re.compile(r"^\s*(update|select|insert|delete|with)\b", re.IGNORECASE)
 _PYFORMAT = re.compile(r"%\((\w+)\)s")

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 from idemlint.rule import Rule
-from idemlint.rules.data_model import IgnoredUpdateCount, NonMonotonicTransition, ReadDecideWrite
+from idemlint.rules.data_model import (
+    IgnoredUpdateCount,
+    NonMonotonicTransition,
+    ReadDecideWrite,
+)
 from idemlint.rules.external import TimeoutAsFailure, UnkeyedRetriedSideEffect
 from idemlint.rules.keys import ClockInKey, ContentHashKey, KeyRegeneratedPerAttempt
-from idemlint.rules.retry_policy import RetryNonRetryable, RetryWithoutJitter, UnboundedRetry
+from idemlint.rules.retry_policy import (
+    RetryNonRetryable,
+    RetryWithoutJitter,
+    UnboundedRetry,
+)
 
 ALL_RULES: tuple[type[Rule], ...] = (
     KeyRegeneratedPerAttempt,

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 else:
     from idemlint._lazy import LazyModule
 
-    cst = LazyModule("libcst")
+    cst = LazyModule("libcst", globals(), "cst")
 
 EFFECT_WORDS = (".post(", ".patch(", "post\"", "post'", "patch\"", "patch'", "stripe", "braintree", "adyen", "square", "send_message", "publish", ".create(", "capture", "refund", "transfer", "charge", "payout")
 RETRY_WORDS = ("retry", "retries", "backoff", "stamina", "autoretry", "attempt", "tries", "while ", "actor", "range(")

@@ -6,7 +6,12 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint.analysis.flow import origin_calls
-from idemlint.analysis.keys import clock_name, digest_name, fresh_value_name, hashed_content
+from idemlint.analysis.keys import (
+    clock_name,
+    digest_name,
+    fresh_value_name,
+    hashed_content,
+)
 from idemlint.analysis.model import ModuleModel, local_callee
 from idemlint.rule import Report, Rule
 
