@@ -23,7 +23,9 @@ class BaselineError(Exception):
 
 def write_baseline(path: Path, findings: Sequence[Finding]) -> None:
     entries = [{"path": f.path, "code": f.code, "fingerprint": f.fingerprint, "message": f.message} for f in findings]
-    path.write_text(json.dumps({"version": VERSION, "findings": entries}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps({"version": VERSION, "findings": entries}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
 
 
 def load_baseline(path: Path) -> Counter[tuple[str, str, str]]:

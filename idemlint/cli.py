@@ -32,16 +32,41 @@ def cli() -> None:
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--select", help="Comma-separated codes or prefixes to enable (e.g. IDM0,IDM101).")
 @click.option("--ignore", help="Comma-separated codes or prefixes to disable.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True)
-@click.option("--output", "output_file", type=click.Path(dir_okay=False, writable=True), help="Write the report to this file.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "sarif", "github"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--output", "output_file", type=click.Path(dir_okay=False, writable=True), help="Write the report to this file."
+)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary line.")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per code.")
 @click.option("--force-exclude", is_flag=True, help="Apply exclude settings to files named on the command line too.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Read [tool.idemlint] from this pyproject.toml.")
-@click.option("--min-confidence", type=click.Choice(["low", "medium", "high"]), default="low", show_default=True, help="Hide findings of rules less sure than this.")
-@click.option("--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings in this file and exit 0.")
-@click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False), help="Report only findings not recorded in this baseline file.")
+@click.option(
+    "--config", "config_file", type=click.Path(dir_okay=False), help="Read [tool.idemlint] from this pyproject.toml."
+)
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: the number of CPUs).")
+@click.option("--no-cache", is_flag=True, help="Do not read or write .idemlint_cache/.")
+@click.option(
+    "--min-confidence",
+    type=click.Choice(["low", "medium", "high"]),
+    default="low",
+    show_default=True,
+    help="Hide findings of rules less sure than this.",
+)
+@click.option(
+    "--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings in this file and exit 0."
+)
+@click.option(
+    "--baseline",
+    "baseline_file",
+    type=click.Path(dir_okay=False),
+    help="Report only findings not recorded in this baseline file.",
+)
 def check(
     paths: tuple[str, ...],
     select: str | None,
@@ -53,16 +78,18 @@ def check(
     statistics: bool,
     force_exclude: bool,
     config_file: str | None,
+    jobs: int | None,
+    no_cache: bool,
     min_confidence: str,
     write_baseline: str | None,
     baseline_file: str | None,
 ) -> None:
     """Check PATHS (default: the current directory) for idempotency and retry bugs."""
     from idemlint.config import ConfigError, find_pyproject, load_config
-    from idemlint.engine import check_file
     from idemlint.files import discover
     from idemlint.output import get_formatter
     from idemlint.registry import enabled_rules, validate_codes
+    from idemlint.runner import run
 
     paths = paths or (".",)
     try:
@@ -81,13 +108,10 @@ def check(
     rules = enabled_rules(config.select, config.ignore)
 
     found = discover(list(paths), config, force_exclude)
-    errors = list(found.errors)
-    findings = []
-    for real, shown in found.files:
-        result = check_file(str(real), shown, config, rules)
-        findings.extend(result.findings)
-        errors.extend(result.errors)
-    findings.sort()
+    cache_dir = None if no_cache else config.root / ".idemlint_cache"
+    outcome = run(found.files, config, rules, jobs, cache_dir)
+    errors = [*found.errors, *outcome.errors]
+    findings = outcome.findings
     rank = {"low": 0, "medium": 1, "high": 2}
     findings = [f for f in findings if rank.get(f.confidence, 2) >= rank[min_confidence]]
     if write_baseline:
@@ -120,10 +144,15 @@ def check(
         for code, count in sorted(counts.items()):
             click.echo(f"{count:6d}  {code}", err=output_format != "text")
         if baseline_file:
-            click.echo(f"{stale:6d}  stale baseline entries (fixed or moved findings; rewrite the baseline)", err=output_format != "text")
+            click.echo(
+                f"{stale:6d}  stale baseline entries (fixed or moved findings; rewrite the baseline)",
+                err=output_format != "text",
+            )
     if not quiet and output_format == "text":
         files = len(found.files)
-        summary = f"Found {len(findings)} finding{'s' * (len(findings) != 1)} in {files} file{'s' * (files != 1)} checked."
+        summary = (
+            f"Found {len(findings)} finding{'s' * (len(findings) != 1)} in {files} file{'s' * (files != 1)} checked."
+        )
         click.echo(summary)
     if errors:
         sys.exit(EXIT_ERROR)

@@ -137,5 +137,7 @@ def parse_table(table: dict[str, Any], root: Path, origin: str) -> Config:
     for _pattern, codes in config.per_file_ignores:
         bad = validate_codes(codes)
         if bad:
-            raise ConfigError(f"{origin}: [tool.idemlint] per-file-ignores: unknown rule code or prefix {', '.join(bad)}")
+            raise ConfigError(
+                f"{origin}: [tool.idemlint] per-file-ignores: unknown rule code or prefix {', '.join(bad)}"
+            )
     return config

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import io
 import re
-import sys
 import tokenize
 import traceback
 from collections.abc import Sequence
@@ -89,7 +88,9 @@ def check_source(
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        return _parse_error(path, f"syntax error: {error.message}", error.raw_line, error.raw_column + 1, parse_error_on)
+        return _parse_error(
+            path, f"syntax error: {error.message}", error.raw_line, error.raw_column + 1, parse_error_on
+        )
     except (RecursionError, MemoryError):
         return _parse_error(path, "too deeply nested to analyse", 1, 1, parse_error_on)
     except Exception as error:  # libcst raises a few other types on odd input
@@ -139,7 +140,9 @@ def check_source(
                     fix=report.fix,
                     severity=rule.severity,
                     confidence=rule.confidence,
-                    fingerprint=fingerprint(rule.code, path, lines[line - 1] if line <= len(lines) else "", _function_name(ctx, report.node)),
+                    fingerprint=fingerprint(
+                        rule.code, path, lines[line - 1] if line <= len(lines) else "", _function_name(ctx, report.node)
+                    ),
                 )
             )
     findings = _dedupe(findings)
@@ -208,9 +211,7 @@ def _positions(module: cst.Module) -> dict[cst.CSTNode, tuple[int, int, int, int
 
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     ranges = wrapper.resolve(PositionProvider)
-    return {
-        node: (r.start.line, r.start.column + 1, r.end.line, r.end.column + 1) for node, r in ranges.items()
-    }
+    return {node: (r.start.line, r.start.column + 1, r.end.line, r.end.column + 1) for node, r in ranges.items()}
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
@@ -225,7 +226,11 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
 
 
 def _unused_suppressions(
-    path: str, suppressions: dict[int, frozenset[str] | None], findings: list[Finding], rules: Sequence[type[Rule]], config: Config
+    path: str,
+    suppressions: dict[int, frozenset[str] | None],
+    findings: list[Finding],
+    rules: Sequence[type[Rule]],
+    config: Config,
 ) -> list[Finding]:
     """`# noqa: IDM...` codes that matched no finding on their line, for rules that ran."""
     active = {rule.code for rule in rules}
@@ -253,17 +258,3 @@ def _unused_suppressions(
                 )
             )
     return out
-
-
-def print_internal_error(message: str) -> None:
-    print(f"idemlint: {message}", file=sys.stderr)
-
-
-def check_file(path: str, shown: str, config: Config, rules: Sequence[type[Rule]], report_unused_noqa: bool = True) -> FileResult:
-    """Read and check one file; a file that cannot be read is an error, not a crash."""
-    try:
-        with open(path, "rb") as handle:
-            source = handle.read()
-    except OSError as error:
-        return FileResult(shown, (), (f"{shown}: cannot read: {error.strerror or error}",))
-    return check_source(source, shown, config, rules, report_unused_noqa)

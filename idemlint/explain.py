@@ -23,7 +23,20 @@ def render(rule: type[Rule]) -> str:
     ]
     if rule.known_problems:
         parts += ["", "## Known problems", "", rule.known_problems]
-    parts += ["", "## Example", "", "```python", rule.bad.rstrip(), "```", "", "## Use instead", "", "```python", rule.good.rstrip(), "```"]
+    parts += [
+        "",
+        "## Example",
+        "",
+        "```python",
+        rule.bad.rstrip(),
+        "```",
+        "",
+        "## Use instead",
+        "",
+        "```python",
+        rule.good.rstrip(),
+        "```",
+    ]
     parts += ["", "## How to fix it", "", rule.fix_hint]
     if rule.how_to_fix:
         parts.append("")
@@ -53,5 +66,7 @@ def render_rules_page(rules: tuple[type[Rule], ...]) -> str:
         + render_rules_table(rules)
     )
     for rule in rules:
-        body += "\n" + render(rule).replace(f"# {rule.code} {rule.name}", f"## {rule.code} {rule.name}", 1).replace("\n## ", "\n### ")
+        body += "\n" + render(rule).replace(f"# {rule.code} {rule.name}", f"## {rule.code} {rule.name}", 1).replace(
+            "\n## ", "\n### "
+        )
     return body

@@ -58,12 +58,12 @@ def discover(paths: list[str], config: Config, force_exclude: bool = False) -> D
                 add(absolute)
             continue
         ignores = _GitIgnores(absolute)
-        for directory, dirnames, filenames in os.walk(absolute, onerror=lambda e: found.errors.append(f"{e.filename}: {e.strerror}")):
+        for directory, dirnames, filenames in os.walk(
+            absolute, onerror=lambda e: found.errors.append(f"{e.filename}: {e.strerror}")
+        ):
             here = Path(directory)
             ignores.enter(here)
-            dirnames[:] = sorted(
-                d for d in dirnames if not excluded(here / d) and not ignores.ignored(here / d, True)
-            )
+            dirnames[:] = sorted(d for d in dirnames if not excluded(here / d) and not ignores.ignored(here / d, True))
             for filename in sorted(filenames):
                 if filename.endswith(PYTHON_SUFFIXES):
                     file = here / filename

@@ -78,7 +78,9 @@ def parse_fixture(path: Path) -> FixtureSpec:
                 raise ValueError(f"{path}:{number}: annotation names no IDM code: {rest!r}")
             for code in codes:
                 spec.expectations.append(
-                    Expectation(number, code, kind, int(col.group(1)) if col else None, message.group(1) if message else None)
+                    Expectation(
+                        number, code, kind, int(col.group(1)) if col else None, message.group(1) if message else None
+                    )
                 )
     if pending:
         raise ValueError(f"{path}: annotation at the end of the file applies to no line")

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from idemlint.cli import cli
 
-BUGGY = '''\
+BUGGY = """\
 import uuid
 import requests
 from tenacity import retry, retry_if_exception_type as on, stop_after_attempt, wait_random_exponential
@@ -23,7 +23,7 @@ from tenacity import retry, retry_if_exception_type as on, stop_after_attempt, w
 def charge(order):
     key = str(uuid.uuid4())
     return requests.post("https://pay.example", headers={"Idempotency-Key": key})
-'''
+"""
 CLEAN = "import requests\n\n\ndef ping():\n    return requests.get('https://pay.example/health')\n"
 
 
@@ -145,13 +145,26 @@ def test_excludes_and_gitignore_are_honoured(project: Path) -> None:
 def test_rules_lists_every_code() -> None:
     code, out, _ = run("rules")
     assert code == 0
-    assert [line.split()[0] for line in out.splitlines()] == ["IDM001", "IDM002", "IDM003", "IDM800", "IDM900"] or out.count("IDM") >= 5
+    assert [line.split()[0] for line in out.splitlines()] == [
+        "IDM001",
+        "IDM002",
+        "IDM003",
+        "IDM800",
+        "IDM900",
+    ] or out.count("IDM") >= 5
 
 
 def test_explain_prints_sections_and_rejects_unknown_codes() -> None:
     code, out, _ = run("explain", "IDM001")
     assert code == 0
-    for heading in ("# IDM001 key-regenerated-per-attempt", "## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"):
+    for heading in (
+        "# IDM001 key-regenerated-per-attempt",
+        "## What it does",
+        "## Why is this bad?",
+        "## Example",
+        "## Use instead",
+        "## Fix safety",
+    ):
         assert heading in out
     assert run("explain", "key-regenerated-per-attempt")[1] == out
     code, _, err = run("explain", "IDM777")
@@ -162,7 +175,9 @@ def test_installed_console_script_and_module_entry_point(project: Path) -> None:
     script = shutil.which("idemlint")
     assert script is not None, "the console script is installed by `pip install .`"
     for command in ([script], [sys.executable, "-m", "idemlint"]):
-        result = subprocess.run([*command, "check", "--format", "json", "app"], capture_output=True, text=True, cwd=project)
+        result = subprocess.run(
+            [*command, "check", "--format", "json", "app"], capture_output=True, text=True, cwd=project
+        )
         assert result.returncode == 1, result.stderr
         assert [(d["path"], d["line"], d["code"]) for d in json.loads(result.stdout)] == [("app/pay.py", 8, "IDM001")]
     result = subprocess.run([script, "explain", "IDM002"], capture_output=True, text=True)

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from conftest import found, lint
-
 from idemlint.config import Config
 from idemlint.engine import check_source
 from idemlint.rule import Report, Rule
 from idemlint.rules import ALL_RULES
 
-BUGGY = '''\
+from conftest import found, lint
+
+BUGGY = """\
 import uuid, requests
 from tenacity import retry, retry_if_exception_type as on, stop_after_attempt, wait_random_exponential
 
 @retry(retry=on(ConnectionError), stop=stop_after_attempt(3), wait=wait_random_exponential())
 def charge(order):
     return requests.post("https://pay.example", headers={"Idempotency-Key": str(uuid.uuid4())})
-'''
+"""
 
 
 def test_syntax_error_is_one_parse_error_finding_with_the_parsers_line() -> None:
@@ -46,7 +46,9 @@ def test_bom_and_crlf_keep_line_numbers() -> None:
 
 
 def test_deep_nesting_is_reported_not_crashed() -> None:
-    source = "import uuid\nfrom tenacity import retry\nidempotency_key = " + "(" * 300 + "uuid.uuid4()" + ")" * 300 + "\n"
+    source = (
+        "import uuid\nfrom tenacity import retry\nidempotency_key = " + "(" * 300 + "uuid.uuid4()" + ")" * 300 + "\n"
+    )
     result = lint(source)
     assert [f.code for f in result.findings] == ["IDM900"]
     assert "nested" in result.findings[0].message
@@ -68,11 +70,11 @@ def test_a_crashing_rule_is_reported_and_other_rules_still_report() -> None:
 
 
 def test_noqa_suppresses_the_code_on_its_line() -> None:
-    source = BUGGY.replace('str(uuid.uuid4())})', 'str(uuid.uuid4())})  # noqa: IDM001')
+    source = BUGGY.replace("str(uuid.uuid4())})", "str(uuid.uuid4())})  # noqa: IDM001")
     assert found(source) == set()
-    bare = BUGGY.replace('str(uuid.uuid4())})', 'str(uuid.uuid4())})  # noqa')
+    bare = BUGGY.replace("str(uuid.uuid4())})", "str(uuid.uuid4())})  # noqa")
     assert found(bare) == set()
-    other = BUGGY.replace('str(uuid.uuid4())})', 'str(uuid.uuid4())})  # noqa: E501')
+    other = BUGGY.replace("str(uuid.uuid4())})", "str(uuid.uuid4())})  # noqa: E501")
     assert found(other) == {(6, "IDM001")}
 
 
@@ -89,7 +91,9 @@ def test_per_file_ignores_switch_rules_off_by_glob() -> None:
 
 
 def test_local_function_named_uuid4_is_not_the_stdlib_one() -> None:
-    source = BUGGY.replace("import uuid, requests", "import requests\nclass uuid:\n    @staticmethod\n    def uuid4(): return 'fixed'")
+    source = BUGGY.replace(
+        "import uuid, requests", "import requests\nclass uuid:\n    @staticmethod\n    def uuid4(): return 'fixed'"
+    )
     assert found(source) == set()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from conftest import FIXTURES, lint
 from expectations import parse_fixture
 
@@ -22,9 +23,7 @@ def test_fixture_findings_match_annotations(path: Path) -> None:
     missing = sorted(spec.expected_now - actual)
     unexpected = sorted(actual - spec.expected_now)
     details = {(f.line, f.code): f.message for f in result.findings}
-    assert not missing and not unexpected, (
-        f"missing: {missing}\nunexpected: {[(k, details[k]) for k in unexpected]}"
-    )
+    assert not missing and not unexpected, f"missing: {missing}\nunexpected: {[(k, details[k]) for k in unexpected]}"
     by_key = {(f.line, f.code): f for f in result.findings}
     for expectation in spec.expectations:
         finding = by_key.get((expectation.line, expectation.code))

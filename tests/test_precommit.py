@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import lint
 
 ROOT = Path(__file__).resolve().parent.parent
-BUGGY = '''\
+BUGGY = """\
 import uuid
 
 import requests
@@ -23,7 +24,7 @@ def charge(order):
             return requests.post("https://pay.example", headers={"Idempotency-Key": str(uuid.uuid4())}, timeout=5)
         except requests.ConnectionError:
             pass
-'''
+"""
 CLEAN = "import requests\n\n\ndef ping():\n    return requests.get('https://pay.example/health', timeout=5)\n"
 
 
@@ -48,7 +49,11 @@ def try_repo(scratch: Path, *files: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PRE_COMMIT_HOME": str(scratch.parent / "pre-commit-home")}
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "idemlint", "--files", *files],
-        cwd=scratch, capture_output=True, text=True, env=env, timeout=900,
+        cwd=scratch,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
     )
 
 

@@ -6,11 +6,12 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import lint
 
 from idemlint.docs import expected_files
 from idemlint.rule import Rule
 from idemlint.rules import ALL_RULES
+
+from conftest import lint
 
 FIELDS = ("code", "name", "summary", "what_it_does", "why", "fix_hint", "bad", "good", "fix_safety")
 

@@ -28,13 +28,59 @@ else:
 
 EXECUTE_METHODS = {"execute", "executemany", "exec_driver_sql", "executescript"}
 ASYNCPG_FETCH = {"fetch", "fetchrow", "fetchval"}
-CURSOR_FETCH = {"fetchone", "fetchall", "fetchmany", "scalar", "scalar_one", "scalar_one_or_none", "first", "one", "one_or_none", "mappings", "scalars", "all"}
-DJANGO_READ_TERMINALS = {"get", "first", "last", "earliest", "latest", "exists", "count", "values_list", "values", "aget", "afirst", "alast", "aexists"}
-DJANGO_CHAIN = {"filter", "exclude", "all", "select_related", "prefetch_related", "only", "defer", "order_by", "select_for_update", "using", "annotate", "values", "values_list", "distinct"}
+CURSOR_FETCH = {
+    "fetchone",
+    "fetchall",
+    "fetchmany",
+    "scalar",
+    "scalar_one",
+    "scalar_one_or_none",
+    "first",
+    "one",
+    "one_or_none",
+    "mappings",
+    "scalars",
+    "all",
+}
+DJANGO_READ_TERMINALS = {
+    "get",
+    "first",
+    "last",
+    "earliest",
+    "latest",
+    "exists",
+    "count",
+    "values_list",
+    "values",
+    "aget",
+    "afirst",
+    "alast",
+    "aexists",
+}
+DJANGO_CHAIN = {
+    "filter",
+    "exclude",
+    "all",
+    "select_related",
+    "prefetch_related",
+    "only",
+    "defer",
+    "order_by",
+    "select_for_update",
+    "using",
+    "annotate",
+    "values",
+    "values_list",
+    "distinct",
+}
 SA_READ_TERMINALS = {"first", "one", "one_or_none", "scalar", "scalar_one", "scalar_one_or_none", "get", "all"}
 STATE_COLUMNS = {"status", "state", "stage", "phase", "step"}
-VERSION_COLUMNS = re.compile(r"^(version|revision|rev|seq|sequence|lock_version|etag|generation|updated_at|modified_at|row_version)$")
-IDENTITY = re.compile(r"^(id|pk|uuid|guid|key|slug)$|_(id|pk|uuid|guid|ref|key|token|number|code|sku)$|^(tenant|owner|customer|user|account|merchant|org|organization|shop|store|site|channel)$")
+VERSION_COLUMNS = re.compile(
+    r"^(version|revision|rev|seq|sequence|lock_version|etag|generation|updated_at|modified_at|row_version)$"
+)
+IDENTITY = re.compile(
+    r"^(id|pk|uuid|guid|key|slug)$|_(id|pk|uuid|guid|ref|key|token|number|code|sku)$|^(tenant|owner|customer|user|account|merchant|org|organization|shop|store|site|channel)$"
+)
 _CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]+$")
 _LOCK_WORDS = ("select_for_update", "with_for_update")
 _SESSION = re.compile(r"(^|[._])(session|db|s)$")
@@ -80,7 +126,9 @@ class DbAnalysis:
         func = call.func
         if not isinstance(func, cst.Attribute):
             if model.call_name(call) == "django.shortcuts.get_object_or_404" and call.args:
-                self.reads.append(DbRead(call, _model_name(model, call.args[0].value), False, (), _assigned_name(model, call)))
+                self.reads.append(
+                    DbRead(call, _model_name(model, call.args[0].value), False, (), _assigned_name(model, call))
+                )
             return
         method = func.attr.value
         if method in EXECUTE_METHODS | ASYNCPG_FETCH and call.args:
@@ -91,7 +139,9 @@ class DbAnalysis:
             pass
         elif method in DJANGO_READ_TERMINALS and _is_queryset(model, func.value, allow_manager=True):
             self._django_read(call)
-        elif method in DJANGO_CHAIN and isinstance(model.parents.get(call), cst.Subscript) and _is_queryset(model, call):
+        elif (
+            method in DJANGO_CHAIN and isinstance(model.parents.get(call), cst.Subscript) and _is_queryset(model, call)
+        ):
             self._django_read(call)  # Order.objects.filter(...)[0]
         elif method in SA_READ_TERMINALS | {"get"} and self._sqlalchemy_read(call):
             pass
@@ -104,7 +154,15 @@ class DbAnalysis:
     def _django_read(self, call: cst.Call) -> None:
         chain = _chain(call)
         model = self.model
-        self.reads.append(DbRead(call, _chain_model(model, chain), _locks(chain), _filter_columns(model, chain), _assigned_name(model, call)))
+        self.reads.append(
+            DbRead(
+                call,
+                _chain_model(model, chain),
+                _locks(chain),
+                _filter_columns(model, chain),
+                _assigned_name(model, call),
+            )
+        )
 
     def _sql_call(self, call: cst.Call, method: str) -> None:
         model = self.model
@@ -124,7 +182,16 @@ class DbAnalysis:
         elif statement.kind == "update":
             count_read = statement.returning or self._result_used(call) or self._rowcount_read_after(call, receiver)
             self.writes.append(
-                DbWrite(call, model.statement_of(call), "sql", statement.table, {c: (k, t) for c, k, t in statement.sets}, statement.where, count_read, call=call)
+                DbWrite(
+                    call,
+                    model.statement_of(call),
+                    "sql",
+                    statement.table,
+                    {c: (k, t) for c, k, t in statement.sets},
+                    statement.where,
+                    count_read,
+                    call=call,
+                )
             )
 
     def _django_update(self, call: cst.Call) -> None:
@@ -135,7 +202,18 @@ class DbAnalysis:
             if arg.keyword is not None:
                 sets[arg.keyword.value.lower()] = _python_value_kind(model, arg.value)
         where = tuple(_django_predicates(model, chain))
-        self.writes.append(DbWrite(call, model.statement_of(call), "django", _chain_model(model, chain), sets, where, self._result_used(call), call=call))
+        self.writes.append(
+            DbWrite(
+                call,
+                model.statement_of(call),
+                "django",
+                _chain_model(model, chain),
+                sets,
+                where,
+                self._result_used(call),
+                call=call,
+            )
+        )
 
     def _sqlalchemy_update(self, call: cst.Call) -> bool:
         """`update(Order).where(...).values(...)` (executed) or `query(Order).filter(...).update({...})`."""
@@ -161,7 +239,9 @@ class DbAnalysis:
             executed = self._executor_of(call)
             node = executed or call
             count_read = self._result_used(executed) if executed is not None else False
-            self.writes.append(DbWrite(node, model.statement_of(node), "sqlalchemy", table, sets, tuple(where), count_read, call=node))
+            self.writes.append(
+                DbWrite(node, model.statement_of(node), "sqlalchemy", table, sets, tuple(where), count_read, call=node)
+            )
             return True
         if method == "update" and any(n.endswith(".query") or n == "query" or n.endswith("query") for n in names):
             query = next(c for c in reversed(chain) if (model.call_name(c) or "").endswith("query"))
@@ -174,7 +254,18 @@ class DbAnalysis:
                 elif attr == "filter_by":
                     where.extend(_kwarg_predicates(model, link))
             sets = _values_sets(model, call)
-            self.writes.append(DbWrite(call, model.statement_of(call), "sqlalchemy", table, sets, tuple(where), self._result_used(call), call=call))
+            self.writes.append(
+                DbWrite(
+                    call,
+                    model.statement_of(call),
+                    "sqlalchemy",
+                    table,
+                    sets,
+                    tuple(where),
+                    self._result_used(call),
+                    call=call,
+                )
+            )
             return True
         return False
 
@@ -186,21 +277,40 @@ class DbAnalysis:
         receiver = model.dotted(func.value) or ""
         if method == "get" and _SESSION.search(receiver) and call.args:
             locked = keyword(call, "with_for_update") is not None
-            self.reads.append(DbRead(call, _model_name(model, call.args[0].value), locked, (), _assigned_name(model, call)))
+            self.reads.append(
+                DbRead(call, _model_name(model, call.args[0].value), locked, (), _assigned_name(model, call))
+            )
             return True
         chain = _chain(call)
         for link in list(chain):
             # session.execute(select(...)) / session.scalars(select(...)): follow the statement
-            if isinstance(link.func, cst.Attribute) and link.func.attr.value in ("execute", "scalars", "scalar") and link.args:
+            if (
+                isinstance(link.func, cst.Attribute)
+                and link.func.attr.value in ("execute", "scalars", "scalar")
+                and link.args
+            ):
                 inner = _chain(link.args[0].value)
                 if inner and (model.call_name(inner[-1]) or "").endswith("select"):
                     chain.extend(inner)
         for link in chain:
             name = model.call_name(link) or ""
-            if name.endswith(("query", "select")) and link.args and (method in SA_READ_TERMINALS or method == "scalars"):
-                locked = any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "with_for_update" for c in chain)
-                columns = tuple(p.column for c in chain if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("where", "filter") for p in _sa_predicates(model, c))
-                self.reads.append(DbRead(call, _model_name(model, link.args[0].value), locked, columns, _assigned_name(model, call)))
+            if (
+                name.endswith(("query", "select"))
+                and link.args
+                and (method in SA_READ_TERMINALS or method == "scalars")
+            ):
+                locked = any(
+                    isinstance(c.func, cst.Attribute) and c.func.attr.value == "with_for_update" for c in chain
+                )
+                columns = tuple(
+                    p.column
+                    for c in chain
+                    if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("where", "filter")
+                    for p in _sa_predicates(model, c)
+                )
+                self.reads.append(
+                    DbRead(call, _model_name(model, link.args[0].value), locked, columns, _assigned_name(model, call))
+                )
                 return True
         return False
 
@@ -272,14 +382,26 @@ class DbAnalysis:
         parent = model.parents.get(statement_call)
         if isinstance(parent, cst.Arg):
             outer = model.parents.get(parent)
-            if isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute) and outer.func.attr.value in EXECUTE_METHODS:
+            if (
+                isinstance(outer, cst.Call)
+                and isinstance(outer.func, cst.Attribute)
+                and outer.func.attr.value in EXECUTE_METHODS
+            ):
                 return outer
         statement = model.statement_of(statement_call)
-        if isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name):
+        if (
+            isinstance(statement, cst.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0].target, cst.Name)
+        ):
             name = statement.targets[0].target.value
             scope = model.scope_of(statement_call)
             for call in model.calls:
-                if model.scope_of(call) is scope and isinstance(call.func, cst.Attribute) and call.func.attr.value in EXECUTE_METHODS:
+                if (
+                    model.scope_of(call) is scope
+                    and isinstance(call.func, cst.Attribute)
+                    and call.func.attr.value in EXECUTE_METHODS
+                ):
                     if call.args and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == name:
                         return call
         return None
@@ -342,7 +464,11 @@ def _is_queryset(model: ModuleModel, expr: cst.BaseExpression, allow_manager: bo
         return all(m in DJANGO_CHAIN or m in DJANGO_READ_TERMINALS for m in methods) or allow_manager
     if isinstance(node, cst.Name) and isinstance(expr, cst.Name):
         for binding in model.bindings_of(model.scope_of(expr), expr.value):
-            if binding.value is not None and binding.value is not expr and _is_queryset(model, binding.value, False, depth + 1):
+            if (
+                binding.value is not None
+                and binding.value is not expr
+                and _is_queryset(model, binding.value, False, depth + 1)
+            ):
                 return True
     return False
 
@@ -424,7 +550,9 @@ def _kwarg_predicates(model: ModuleModel, call: cst.Call) -> list[Predicate]:
             if len(parts) > 1 and parts[-1] in _LOOKUPS:
                 op = _LOOKUPS[parts.pop()]
             kind = _python_value_kind(model, arg.value)[0]
-            found.append(Predicate(parts[-1], op, "literal" if kind in ("literal", "bool", "null", "constant") else kind))
+            found.append(
+                Predicate(parts[-1], op, "literal" if kind in ("literal", "bool", "null", "constant") else kind)
+            )
         else:
             for node in iter_nodes(arg.value):  # Q(status="paid") | Q(...)
                 if isinstance(node, cst.Call) and (model.call_name(node) or "").endswith("Q"):
@@ -440,10 +568,28 @@ def _sa_predicates(model: ModuleModel, call: cst.Call) -> list[Predicate]:
                 column = model.dotted(node.left)
                 for target in node.comparisons:
                     if column and "." in column:
-                        op = "eq" if isinstance(target.operator, cst.Equal) else "in" if isinstance(target.operator, cst.In) else "ne" if isinstance(target.operator, cst.NotEqual) else "lt"
+                        op = (
+                            "eq"
+                            if isinstance(target.operator, cst.Equal)
+                            else "in"
+                            if isinstance(target.operator, cst.In)
+                            else "ne"
+                            if isinstance(target.operator, cst.NotEqual)
+                            else "lt"
+                        )
                         kind = _python_value_kind(model, target.comparator)[0]
-                        found.append(Predicate(column.rsplit(".", 1)[-1].lower(), op, "literal" if kind in ("literal", "bool", "null", "constant") else kind))
-            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("in_", "is_", "isnot", "is_not", "between"):
+                        found.append(
+                            Predicate(
+                                column.rsplit(".", 1)[-1].lower(),
+                                op,
+                                "literal" if kind in ("literal", "bool", "null", "constant") else kind,
+                            )
+                        )
+            elif (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value in ("in_", "is_", "isnot", "is_not", "between")
+            ):
                 column = model.dotted(node.func.value)
                 if column and "." in column:
                     found.append(Predicate(column.rsplit(".", 1)[-1].lower(), "in", "literal"))

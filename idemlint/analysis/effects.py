@@ -38,7 +38,9 @@ CLIENT_FACTORIES = {
     "urllib3.HTTPSConnectionPool": "urllib3",
     "urllib3.connection_from_url": "urllib3",
 }
-_CLIENT_NAME = re.compile(r"(^|_)(session|sess|client|http|https|api|httpx|requests|http_client|api_client|rest)$", re.IGNORECASE)
+_CLIENT_NAME = re.compile(
+    r"(^|_)(session|sess|client|http|https|api|httpx|requests|http_client|api_client|rest)$", re.IGNORECASE
+)
 SDK_VERBS = {
     "create",
     "capture",
@@ -66,7 +68,19 @@ SDK_VERBS = {
     "refund_payment",
     "complete_payment",
 }
-_SDK_PACKAGES = {"twilio": "twilio", "sendgrid": "sendgrid", "stripe": "stripe", "braintree": "braintree", "Adyen": "adyen", "adyen": "adyen", "square": "square", "squareup": "square", "paypalrestsdk": "paypal", "mollie": "mollie", "razorpay": "razorpay"}
+_SDK_PACKAGES = {
+    "twilio": "twilio",
+    "sendgrid": "sendgrid",
+    "stripe": "stripe",
+    "braintree": "braintree",
+    "Adyen": "adyen",
+    "adyen": "adyen",
+    "square": "square",
+    "squareup": "square",
+    "paypalrestsdk": "paypal",
+    "mollie": "mollie",
+    "razorpay": "razorpay",
+}
 SDK_CLIENTS = {
     "stripe.StripeClient": "stripe",
     "braintree.BraintreeGateway": "braintree",
@@ -157,7 +171,9 @@ class EffectAnalysis:
             root = root.value
         if not isinstance(root, cst.Name):
             return None
-        for binding in self.model.bindings_of(self.model.scope_of(root), root.value) + self.model.bindings_of(self.model.module, root.value):
+        for binding in self.model.bindings_of(self.model.scope_of(root), root.value) + self.model.bindings_of(
+            self.model.module, root.value
+        ):
             if isinstance(binding.value, cst.Call):
                 library = SDK_CLIENTS.get(self.model.call_name(binding.value) or "")
                 if library:
@@ -200,7 +216,12 @@ class EffectAnalysis:
                 return True
             if arg.star == "**":
                 unknown = True
-            if arg.keyword is not None and arg.keyword.value in ("headers", "options", "request_options", "extra_headers"):
+            if arg.keyword is not None and arg.keyword.value in (
+                "headers",
+                "options",
+                "request_options",
+                "extra_headers",
+            ):
                 verdict = self._container_has_key(arg.value)
                 if verdict is None:
                     unknown = True
@@ -217,7 +238,9 @@ class EffectAnalysis:
         model = self.model
         if isinstance(expr, cst.Dict):
             return any(
-                isinstance(e, cst.DictElement) and (key := string_value(e.key)) is not None and self.sinks.is_key_name(key, sent=True)
+                isinstance(e, cst.DictElement)
+                and (key := string_value(e.key)) is not None
+                and self.sinks.is_key_name(key, sent=True)
                 for e in expr.elements
             ) or (None if any(isinstance(e, cst.StarredDictElement) for e in expr.elements) else False)
         if isinstance(expr, cst.Call) and model.call_name(expr) == "dict":
@@ -240,7 +263,11 @@ class EffectAnalysis:
             if any(v is None for v in verdicts):
                 return None
             for call in model.calls:
-                if isinstance(call.func, cst.Attribute) and call.func.attr.value == "update" and model.dotted(call.func.value) == expr.value:
+                if (
+                    isinstance(call.func, cst.Attribute)
+                    and call.func.attr.value == "update"
+                    and model.dotted(call.func.value) == expr.value
+                ):
                     return None if not call.args else self._container_has_key(call.args[0].value)
             return False
         return None
@@ -267,7 +294,10 @@ def _is_fifo(call: cst.Call) -> bool:
 
 
 def _target(model: ModuleModel, call: cst.Call) -> str | None:
-    url = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in ("url", "QueueUrl", "TopicArn")), None)
+    url = next(
+        (a.value for a in call.args if a.keyword is not None and a.keyword.value in ("url", "QueueUrl", "TopicArn")),
+        None,
+    )
     if url is None:
         plain = [a.value for a in call.args if a.keyword is None]
         if plain and string_value(plain[0]) and string_value(plain[0]).upper() in ("POST", "PATCH", "PUT", "DELETE"):  # type: ignore[union-attr]

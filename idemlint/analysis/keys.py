@@ -95,10 +95,74 @@ CLOCK_CALLS = {
 }
 DIGEST_PREFIXES = ("hashlib.", "xxhash.", "mmh3.", "blake3.")
 # Serialisers whose output is "the whole request": hashing it makes a content hash.
-SERIALISERS = {"json.dumps", "orjson.dumps", "ujson.dumps", "simplejson.dumps", "rapidjson.dumps", "repr", "pickle.dumps", "urllib.parse.urlencode", "urlencode", "msgpack.packb", "yaml.dump", "yaml.safe_dump"}
-SERIALISER_METHODS = {"model_dump_json", "json", "dict", "to_dict", "model_dump", "SerializeToString", "to_json", "dumps", "items"}
-CONTENT_NAMES = {"payload", "body", "data", "params", "request_data", "json", "json_body", "json_data", "content", "message", "msg", "kwargs", "form", "form_data", "request_body", "event", "req", "request", "fields", "query", "args", "attrs", "values", "contents", "blob", "raw", "raw_body", "post_data", "request_json", "document", "record"}
-DIGEST_CALLS = {"hash", "uuid.uuid3", "uuid.uuid5", "zlib.crc32", "zlib.adler32", "binascii.crc32", "hmac.new", "hmac.digest"}
+SERIALISERS = {
+    "json.dumps",
+    "orjson.dumps",
+    "ujson.dumps",
+    "simplejson.dumps",
+    "rapidjson.dumps",
+    "repr",
+    "pickle.dumps",
+    "urllib.parse.urlencode",
+    "urlencode",
+    "msgpack.packb",
+    "yaml.dump",
+    "yaml.safe_dump",
+}
+SERIALISER_METHODS = {
+    "model_dump_json",
+    "json",
+    "dict",
+    "to_dict",
+    "model_dump",
+    "SerializeToString",
+    "to_json",
+    "dumps",
+    "items",
+}
+CONTENT_NAMES = {
+    "payload",
+    "body",
+    "data",
+    "params",
+    "request_data",
+    "json",
+    "json_body",
+    "json_data",
+    "content",
+    "message",
+    "msg",
+    "kwargs",
+    "form",
+    "form_data",
+    "request_body",
+    "event",
+    "req",
+    "request",
+    "fields",
+    "query",
+    "args",
+    "attrs",
+    "values",
+    "contents",
+    "blob",
+    "raw",
+    "raw_body",
+    "post_data",
+    "request_json",
+    "document",
+    "record",
+}
+DIGEST_CALLS = {
+    "hash",
+    "uuid.uuid3",
+    "uuid.uuid5",
+    "zlib.crc32",
+    "zlib.adler32",
+    "binascii.crc32",
+    "hmac.new",
+    "hmac.digest",
+}
 
 
 def fresh_value_name(model: ModuleModel, call: cst.Call) -> str | None:
@@ -220,8 +284,10 @@ def _sends(callee: str) -> bool:
 
 def _looks_like_request_data(model: ModuleModel, container: cst.BaseExpression) -> bool:
     name = (model.dotted(container) or "").lower()
-    return any(word in name for word in ("header", "payload", "body", "params", "data", "request", "json", "kwargs", "options", "message"))
-
+    return any(
+        word in name
+        for word in ("header", "payload", "body", "params", "data", "request", "json", "kwargs", "options", "message")
+    )
 
 
 _BODY_KEYWORDS = ("json", "data", "body", "params", "content", "payload", "MessageBody", "Message", "Body")
@@ -306,4 +372,3 @@ def _identifiers_only(model: ModuleModel, expr: cst.BaseExpression | None) -> bo
         if dotted is None or not _IDENTIFIER.search(dotted.rsplit(".", 1)[-1]):
             return False
     return True
-

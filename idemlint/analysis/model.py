@@ -30,7 +30,12 @@ class Binding:
     __slots__ = ("name", "value", "statement", "kind", "annotation")
 
     def __init__(
-        self, name: str, value: cst.BaseExpression | None, statement: cst.CSTNode, kind: str, annotation: cst.BaseExpression | None = None
+        self,
+        name: str,
+        value: cst.BaseExpression | None,
+        statement: cst.CSTNode,
+        kind: str,
+        annotation: cst.BaseExpression | None = None,
     ) -> None:
         self.name = name
         self.value = value
@@ -258,14 +263,18 @@ class _Walker:
                 parents[child] = node
                 stack.append((child, False))
 
-    def bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None, statement: cst.CSTNode, kind: str) -> None:
+    def bind(
+        self, target: cst.BaseExpression, value: cst.BaseExpression | None, statement: cst.CSTNode, kind: str
+    ) -> None:
         scope = self.scopes[-1]
         if isinstance(target, cst.Name):
             self.model.bindings[scope][target.value].append(Binding(target.value, value, statement, kind))
         elif isinstance(target, (cst.Tuple, cst.List)):
             values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
-            pairwise = values is not None and len(values) == len(target.elements) and not any(
-                isinstance(e, cst.StarredElement) for e in (*target.elements, *values)
+            pairwise = (
+                values is not None
+                and len(values) == len(target.elements)
+                and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *values))
             )
             for index, element in enumerate(target.elements):
                 # `a, b = x(), y()` binds each name to its own value; otherwise to the whole.
@@ -336,7 +345,9 @@ class _Walker:
         params = node.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             annotation = param.annotation.annotation if param.annotation is not None else None
-            model.bindings[node][param.name.value].append(Binding(param.name.value, param.default, param, "param", annotation))
+            model.bindings[node][param.name.value].append(
+                Binding(param.name.value, param.default, param, "param", annotation)
+            )
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 model.bindings[node][star.name.value].append(Binding(star.name.value, None, star, "param"))

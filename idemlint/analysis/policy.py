@@ -46,7 +46,14 @@ RANDOM_WAITS = {
     "tenacity.wait.wait_random_exponential",
     "tenacity.wait.wait_exponential_jitter",
 }
-FIXED_WAITS = {"tenacity.wait_fixed", "tenacity.wait_exponential", "tenacity.wait_incrementing", "tenacity.wait_chain", "tenacity.wait_none", "tenacity.wait_combine"}
+FIXED_WAITS = {
+    "tenacity.wait_fixed",
+    "tenacity.wait_exponential",
+    "tenacity.wait_incrementing",
+    "tenacity.wait_chain",
+    "tenacity.wait_none",
+    "tenacity.wait_combine",
+}
 UNBOUNDED_STOPS = {"tenacity.stop_never"}
 URLLIB3_RETRY = {
     "urllib3.Retry",
@@ -56,7 +63,21 @@ URLLIB3_RETRY = {
     "requests.packages.urllib3.util.retry.Retry",
     "requests.packages.urllib3.Retry",
 }
-_MATH = {"min", "max", "pow", "len", "int", "float", "round", "abs", "math.pow", "math.exp", "math.floor", "math.ceil", "range"}
+_MATH = {
+    "min",
+    "max",
+    "pow",
+    "len",
+    "int",
+    "float",
+    "round",
+    "abs",
+    "math.pow",
+    "math.exp",
+    "math.floor",
+    "math.ceil",
+    "range",
+}
 _RANDOMISH = re.compile(r"random|jitter|uniform|randint|randrange|token|urandom|choice|gauss", re.IGNORECASE)
 _SERVER_DELAY = re.compile(r"retry.?after|reset|ratelimit", re.IGNORECASE)
 
@@ -114,22 +135,32 @@ class PolicyAnalysis:
         label = context.label
         retry_arg = keyword(call, "retry") if call else None
         if retry_arg is None:
-            policy.catches_all.append(Verdict(context.anchor, f"{label} has no retry= condition, so it retries every exception"))
+            policy.catches_all.append(
+                Verdict(context.anchor, f"{label} has no retry= condition, so it retries every exception")
+            )
         else:
             caught = self._tenacity_catches_all(retry_arg.value)
             if caught is not None:
                 policy.catches_all.append(Verdict(context.anchor, f"{label} retries {caught}"))
             statuses = self._statuses_in(retry_arg.value)
             if statuses:
-                policy.non_retryable_statuses.append(Verdict(context.anchor, f"{label} retries on HTTP {_codes(statuses)}, which a retry cannot fix"))
+                policy.non_retryable_statuses.append(
+                    Verdict(context.anchor, f"{label} retries on HTTP {_codes(statuses)}, which a retry cannot fix")
+                )
         stop_arg = keyword(call, "stop") if call else None
         if stop_arg is None:
             policy.unbounded.append(Verdict(context.anchor, f"{label} has no stop=, so it retries forever"))
-        elif any(self.model.qualname(n) in UNBOUNDED_STOPS for n in _expr_nodes(stop_arg.value) if isinstance(n, (cst.Name, cst.Attribute))):
+        elif any(
+            self.model.qualname(n) in UNBOUNDED_STOPS
+            for n in _expr_nodes(stop_arg.value)
+            if isinstance(n, (cst.Name, cst.Attribute))
+        ):
             policy.unbounded.append(Verdict(stop_arg, f"{label} uses stop_never"))
         wait_arg = keyword(call, "wait") if call else None
         if wait_arg is None:
-            policy.no_jitter.append(Verdict(context.anchor, f"{label} has no wait=, so every client retries at once, immediately"))
+            policy.no_jitter.append(
+                Verdict(context.anchor, f"{label} has no wait=, so every client retries at once, immediately")
+            )
         elif not self._tenacity_jitters(wait_arg.value):
             policy.no_jitter.append(Verdict(wait_arg, f"{label} waits with no random component"))
 
@@ -179,12 +210,16 @@ class PolicyAnalysis:
             predicate = keyword(call, "predicate") or positional(call, 1)
             statuses = self._statuses_in(predicate.value) if predicate is not None else set()
             if statuses:
-                policy.non_retryable_statuses.append(Verdict(context.anchor, f"{label} retries on HTTP {_codes(statuses)}, which a retry cannot fix"))
+                policy.non_retryable_statuses.append(
+                    Verdict(context.anchor, f"{label} retries on HTTP {_codes(statuses)}, which a retry cannot fix")
+                )
         jitter = keyword(call, "jitter")
         if jitter is not None and isinstance(jitter.value, cst.Name) and jitter.value.value == "None":
             policy.no_jitter.append(Verdict(jitter, f"{label} turns jitter off (jitter=None)"))
         if keyword(call, "max_tries") is None and keyword(call, "max_time") is None:
-            policy.unbounded.append(Verdict(context.anchor, f"{label} has neither max_tries nor max_time, so it retries forever"))
+            policy.unbounded.append(
+                Verdict(context.anchor, f"{label} has neither max_tries nor max_time, so it retries forever")
+            )
 
     def _stamina(self, context: RetryContext, policy: Policy) -> None:
         call = context.config
@@ -206,9 +241,15 @@ class PolicyAnalysis:
         label = context.label
         keywords = {a.keyword.value for a in (call.args if call else ()) if a.keyword is not None}
         if not keywords & {"retry_on_exception", "retry_on_result"}:
-            policy.catches_all.append(Verdict(context.anchor, f"{label} has no retry_on_exception, so it retries every exception"))
+            policy.catches_all.append(
+                Verdict(context.anchor, f"{label} has no retry_on_exception, so it retries every exception")
+            )
         if not keywords & {"stop_max_attempt_number", "stop_max_delay", "stop_func", "stop"}:
-            policy.unbounded.append(Verdict(context.anchor, f"{label} has no stop_max_attempt_number or stop_max_delay, so it retries forever"))
+            policy.unbounded.append(
+                Verdict(
+                    context.anchor, f"{label} has no stop_max_attempt_number or stop_max_delay, so it retries forever"
+                )
+            )
         if not keywords & {"wait_random_min", "wait_random_max", "wait_jitter_max", "wait_func", "wait"}:
             policy.no_jitter.append(Verdict(context.anchor, f"{label} waits with no random component"))
 
@@ -220,7 +261,9 @@ class PolicyAnalysis:
             policy.catches_all.append(Verdict(exceptions or context.anchor, f"{label} retries every exception"))
         tries = (keyword(call, "tries") or positional(call, 1)) if call else None
         if tries is None or isinstance(tries.value, cst.UnaryOperation):
-            policy.unbounded.append(Verdict(tries or context.anchor, f"{label} has no tries= bound (the default -1 retries forever)"))
+            policy.unbounded.append(
+                Verdict(tries or context.anchor, f"{label} has no tries= bound (the default -1 retries forever)")
+            )
         jitter = keyword(call, "jitter") if call else None
         if jitter is None or _is_zero(jitter.value):
             policy.no_jitter.append(Verdict(jitter or context.anchor, f"{label} waits with no jitter"))
@@ -231,7 +274,9 @@ class PolicyAnalysis:
         keywords = {a.keyword.value: a for a in (call.args if call else ()) if a.keyword is not None}
         autoretry = keywords.get("autoretry_for")
         if autoretry is not None and self._is_catch_all(autoretry.value):
-            policy.catches_all.append(Verdict(autoretry, "the Celery task retries every exception (autoretry_for=(Exception,))"))
+            policy.catches_all.append(
+                Verdict(autoretry, "the Celery task retries every exception (autoretry_for=(Exception,))")
+            )
         max_retries = keywords.get("max_retries")
         if max_retries is not None and _is_none(max_retries.value):
             policy.unbounded.append(Verdict(max_retries, "the Celery task retries forever (max_retries=None)"))
@@ -240,13 +285,17 @@ class PolicyAnalysis:
             policy.no_jitter.append(Verdict(jitter, "the Celery task turns jitter off (retry_jitter=False)"))
         delay = keywords.get("default_retry_delay")
         if delay is not None and "retry_backoff" not in keywords:
-            policy.no_jitter.append(Verdict(delay, "the Celery task retries after a fixed default_retry_delay with no backoff or jitter"))
+            policy.no_jitter.append(
+                Verdict(delay, "the Celery task retries after a fixed default_retry_delay with no backoff or jitter")
+            )
         assert isinstance(context.node, cst.FunctionDef)
         for node in iter_nodes(context.node.body):
             if isinstance(node, cst.Call) and (model.dotted(node.func) or "").endswith(".retry"):
                 countdown = keyword(node, "countdown")
                 if countdown is not None and not self._has_random(countdown.value):
-                    policy.no_jitter.append(Verdict(countdown, "self.retry() waits a countdown with no random component"))
+                    policy.no_jitter.append(
+                        Verdict(countdown, "self.retry() waits a countdown with no random component")
+                    )
                 retries = keyword(node, "max_retries")
                 if retries is not None and _is_none(retries.value):
                     policy.unbounded.append(Verdict(retries, "self.retry(max_retries=None) retries forever"))
@@ -259,7 +308,10 @@ class PolicyAnalysis:
         assert isinstance(context.node, cst.FunctionDef)
         for node in iter_nodes(context.node.body):
             if isinstance(node, cst.ExceptHandler) and self._handler_catches_all(node):
-                if any(isinstance(n, cst.Call) and (model.dotted(n.func) or "").endswith(".retry") for n in iter_nodes(node.body)):
+                if any(
+                    isinstance(n, cst.Call) and (model.dotted(n.func) or "").endswith(".retry")
+                    for n in iter_nodes(node.body)
+                ):
                     yield Verdict(node, "the Celery task retries every exception (except Exception -> self.retry)")
 
     def _urllib3(self, call: cst.Call) -> Policy:
@@ -269,19 +321,32 @@ class PolicyAnalysis:
             statuses = self._status_literals(forcelist.value)
             bad = statuses & NON_RETRYABLE_STATUSES
             if bad:
-                policy.non_retryable_statuses.append(Verdict(call, f"Retry(status_forcelist=...) retries HTTP {_codes(bad)}, which a retry cannot fix"))
+                policy.non_retryable_statuses.append(
+                    Verdict(call, f"Retry(status_forcelist=...) retries HTTP {_codes(bad)}, which a retry cannot fix")
+                )
         methods = keyword(call, "allowed_methods") or keyword(call, "method_whitelist")
         if methods is not None:
             texts = {string_value(n) for n in _expr_nodes(methods.value)} - {None}
             unsafe = sorted(m for m in texts if m and m.upper() in ("POST", "PATCH"))
             if unsafe or _is_none(methods.value) or _is_false(methods.value):
                 what = ", ".join(unsafe) if unsafe else "every method"
-                policy.non_retryable_statuses.append(Verdict(call, f"Retry(allowed_methods=...) retries {what}: a non-idempotent request retried without a key can act twice"))
+                policy.non_retryable_statuses.append(
+                    Verdict(
+                        call,
+                        f"Retry(allowed_methods=...) retries {what}: a non-idempotent request retried without a key can act twice",
+                    )
+                )
         factor = keyword(call, "backoff_factor")
         if factor is not None and not _is_zero(factor.value) and keyword(call, "backoff_jitter") is None:
-            policy.no_jitter.append(Verdict(call, "Retry(backoff_factor=...) has no backoff_jitter, so clients retry in waves"))
+            policy.no_jitter.append(
+                Verdict(call, "Retry(backoff_factor=...) has no backoff_jitter, so clients retry in waves")
+            )
         total = keyword(call, "total") or positional(call, 0)
-        if total is not None and _is_none(total.value) and not any(keyword(call, k) for k in ("connect", "read", "status", "other")):
+        if (
+            total is not None
+            and _is_none(total.value)
+            and not any(keyword(call, k) for k in ("connect", "read", "status", "other"))
+        ):
             policy.unbounded.append(Verdict(call, "Retry(total=None) sets no bound on retries"))
         return policy
 
@@ -292,21 +357,48 @@ class PolicyAnalysis:
         assert isinstance(loop, (cst.For, cst.While))
         nodes = _loop_nodes(loop)
         for node in nodes:
-            if isinstance(node, cst.ExceptHandler) and self._handler_catches_all(node) and not _always_leaves(list(node.body.body)) and not _filters_exception(node):
-                caught = "every exception" if node.type is None else f"every exception ({self.model.dotted(node.type) or 'Exception'})"
-                policy.catches_all.append(Verdict(node, f"the retry loop on line $context retries {caught}, including errors a retry cannot fix"))
+            if (
+                isinstance(node, cst.ExceptHandler)
+                and self._handler_catches_all(node)
+                and not _always_leaves(list(node.body.body))
+                and not _filters_exception(node)
+            ):
+                caught = (
+                    "every exception"
+                    if node.type is None
+                    else f"every exception ({self.model.dotted(node.type) or 'Exception'})"
+                )
+                policy.catches_all.append(
+                    Verdict(
+                        node, f"the retry loop on line $context retries {caught}, including errors a retry cannot fix"
+                    )
+                )
             elif isinstance(node, cst.If):
                 statuses = self._statuses_in(node.test)
                 if statuses and not _always_leaves(list(node.body.body)) and _is_status_test(self.model, node.test):
-                    policy.non_retryable_statuses.append(Verdict(node, f"the retry loop on line $context retries on HTTP {_codes(statuses)}, which a retry cannot fix"))
+                    policy.non_retryable_statuses.append(
+                        Verdict(
+                            node,
+                            f"the retry loop on line $context retries on HTTP {_codes(statuses)}, which a retry cannot fix",
+                        )
+                    )
             elif isinstance(node, cst.Call) and self.model.call_name(node) in SLEEPS and node.args:
                 if self._deterministic_delay(node.args[0].value):
-                    policy.no_jitter.append(Verdict(node, "the retry loop on line $context sleeps a fixed or computed delay with no random component"))
+                    policy.no_jitter.append(
+                        Verdict(
+                            node,
+                            "the retry loop on line $context sleeps a fixed or computed delay with no random component",
+                        )
+                    )
         if isinstance(loop, cst.While) and not self._loop_bounded(loop, nodes):
             policy.unbounded.append(Verdict(loop, "the retry loop has no attempt limit and no deadline"))
-        if isinstance(loop, cst.For) and (self.model.call_name(loop.iter) if isinstance(loop.iter, cst.Call) else None) in ("itertools.count", "count"):
+        if isinstance(loop, cst.For) and (
+            self.model.call_name(loop.iter) if isinstance(loop.iter, cst.Call) else None
+        ) in ("itertools.count", "count"):
             if not self._loop_bounded(loop, nodes):
-                policy.unbounded.append(Verdict(loop, "the retry loop counts attempts with itertools.count() and never stops"))
+                policy.unbounded.append(
+                    Verdict(loop, "the retry loop counts attempts with itertools.count() and never stops")
+                )
 
     def _loop_bounded(self, loop: cst.For | cst.While, nodes: list[cst.CSTNode]) -> bool:
         """A counter or clock comparison in the loop test, or an `if` on one that leaves."""
@@ -381,10 +473,14 @@ class PolicyAnalysis:
 
 
 def _is_status_test(model: ModuleModel, test: cst.BaseExpression) -> bool:
-    return any(
-        isinstance(n, (cst.Name, cst.Attribute)) and re.search(r"status", model.dotted(n) or "", re.IGNORECASE)
-        for n in iter_nodes(test)
-    ) or isinstance(test, (cst.Name, cst.Attribute)) and "status" in (model.dotted(test) or "")
+    return (
+        any(
+            isinstance(n, (cst.Name, cst.Attribute)) and re.search(r"status", model.dotted(n) or "", re.IGNORECASE)
+            for n in iter_nodes(test)
+        )
+        or isinstance(test, (cst.Name, cst.Attribute))
+        and "status" in (model.dotted(test) or "")
+    )
 
 
 def _filters_exception(handler: cst.ExceptHandler) -> bool:
@@ -393,7 +489,9 @@ def _filters_exception(handler: cst.ExceptHandler) -> bool:
         return False
     caught = handler.name.name.value
     for node in iter_nodes(handler.body):
-        if isinstance(node, cst.If) and any(isinstance(n, cst.Name) and n.value == caught for n in _expr_nodes(node.test)):
+        if isinstance(node, cst.If) and any(
+            isinstance(n, cst.Name) and n.value == caught for n in _expr_nodes(node.test)
+        ):
             if _always_leaves(list(node.body.body)):
                 return True
     return False

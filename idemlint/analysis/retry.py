@@ -43,7 +43,17 @@ COUNTERS = {"range", "itertools.count", "xrange"}
 SLEEPS = {"time.sleep", "asyncio.sleep", "gevent.sleep", "trio.sleep", "anyio.sleep", "eventlet.sleep"}
 _ATTEMPT_NAME = re.compile(r"attempt|retr|tries|try|tried", re.IGNORECASE)
 # Celery keywords that only make sense on a task decorator.
-_CELERY_KEYWORDS = {"autoretry_for", "retry_backoff", "retry_kwargs", "max_retries", "bind", "acks_late", "default_retry_delay", "retry_jitter", "retry_backoff_max"}
+_CELERY_KEYWORDS = {
+    "autoretry_for",
+    "retry_backoff",
+    "retry_kwargs",
+    "max_retries",
+    "bind",
+    "acks_late",
+    "default_retry_delay",
+    "retry_jitter",
+    "retry_backoff_max",
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,8 +140,10 @@ class RetryAnalysis:
             if isinstance(retries, cst.Integer) and retries.value == "0":
                 return None
             return "huey", f"@{name}(retries=...)"
-        celery_like = last == "shared_task" or last == "task" and (
-            "celery" in name or bool(_CELERY_KEYWORDS & keywords.keys()) or call is None
+        celery_like = (
+            last == "shared_task"
+            or last == "task"
+            and ("celery" in name or bool(_CELERY_KEYWORDS & keywords.keys()) or call is None)
         )
         if not celery_like:
             return None
@@ -189,9 +201,7 @@ class RetryAnalysis:
         """Result-checking retry: an attempt counter, a sleep, and a way out on success."""
         if not any(_ATTEMPT_NAME.search(name) for name in counter_names):
             return False
-        has_sleep = any(
-            isinstance(n, cst.Call) and self.model.qualname(n.func) in SLEEPS for n in _loop_nodes(loop)
-        )
+        has_sleep = any(isinstance(n, cst.Call) and self.model.qualname(n.func) in SLEEPS for n in _loop_nodes(loop))
         return has_sleep and _leaves_loop(loop.body)
 
 
@@ -308,4 +318,3 @@ def _sets_loop_flag(block: cst.CSTNode, loop: cst.While) -> bool:
                 if isinstance(target.target, cst.Name) and target.target.value in tested:
                     return True
     return False
-

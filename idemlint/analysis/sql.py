@@ -122,11 +122,26 @@ def _classify(text: str) -> SqlStatement | None:
         for assignment in tree.expressions:
             if isinstance(assignment, exp.EQ) and isinstance(assignment.this, exp.Column):
                 sets.append((assignment.this.name.lower(), *_value_kind(assignment.expression)))
-        return SqlStatement("update", _table(table), tuple(sets), _predicates(tree.args.get("where")), False, bool(tree.args.get("returning")))
+        return SqlStatement(
+            "update",
+            _table(table),
+            tuple(sets),
+            _predicates(tree.args.get("where")),
+            False,
+            bool(tree.args.get("returning")),
+        )
     if isinstance(tree, exp.Select):
         tables = [t.name for t in tree.find_all(exp.Table)]
         columns = tuple(c.alias_or_name.lower() for c in tree.expressions)
-        return SqlStatement("select", _table(tables[0]) if tables else None, (), _predicates(tree.args.get("where")), bool(tree.args.get("locks")), False, columns)
+        return SqlStatement(
+            "select",
+            _table(tables[0]) if tables else None,
+            (),
+            _predicates(tree.args.get("where")),
+            bool(tree.args.get("locks")),
+            False,
+            columns,
+        )
     if isinstance(tree, exp.Insert):
         table = tree.find(exp.Table)
         return SqlStatement("insert", _table(table.name if table else None))

@@ -86,7 +86,9 @@ def format_sarif(findings: Sequence[Finding], color: bool) -> str:
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {"driver": {"name": "idemlint", "version": __version__, "informationUri": DOCS_URL, "rules": rules}},
+                "tool": {
+                    "driver": {"name": "idemlint", "version": __version__, "informationUri": DOCS_URL, "rules": rules}
+                },
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
                 "results": results,
             }

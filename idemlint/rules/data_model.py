@@ -71,9 +71,18 @@ def on_payment_succeeded(event):
         return  # duplicate delivery: already paid
 """
     how_to_fix = (
-        ("DB-API", "`cur.execute(\"UPDATE orders SET status='paid' WHERE id=%s AND status='pending'\", (oid,))` then `if cur.rowcount == 0: return`."),
-        ("Django", "`Order.objects.filter(pk=pk, status='pending').update(status='paid')` and branch on the count; or `select_for_update()` inside `transaction.atomic()`."),
-        ("SQLAlchemy", "`session.execute(update(Order).where(Order.id == oid, Order.status == 'pending').values(status='paid')).rowcount`; or `with_for_update()` on the read."),
+        (
+            "DB-API",
+            "`cur.execute(\"UPDATE orders SET status='paid' WHERE id=%s AND status='pending'\", (oid,))` then `if cur.rowcount == 0: return`.",
+        ),
+        (
+            "Django",
+            "`Order.objects.filter(pk=pk, status='pending').update(status='paid')` and branch on the count; or `select_for_update()` inside `transaction.atomic()`.",
+        ),
+        (
+            "SQLAlchemy",
+            "`session.execute(update(Order).where(Order.id == oid, Order.status == 'pending').values(status='paid')).rowcount`; or `with_for_update()` on the read.",
+        ),
     )
     triggers = (WRITE_WORDS, READ_WORDS)
 
@@ -102,7 +111,14 @@ def on_payment_succeeded(event):
 def _preferred_assignment(ctx: FileContext, first: DbWrite, test: object) -> DbWrite:
     """Among the assignments to one instance decided by one test, report the state one."""
     found = races(ctx.model, ctx.db)
-    candidates = [w for w in ctx.db.writes if w.kind == "attribute" and w.instance == first.instance and (race := found.get(id(w))) is not None and race.test is test]
+    candidates = [
+        w
+        for w in ctx.db.writes
+        if w.kind == "attribute"
+        and w.instance == first.instance
+        and (race := found.get(id(w))) is not None
+        and race.test is test
+    ]
     for write in candidates:
         if any(ctx.db.is_state_column(c) for c in write.sets):
             return write
@@ -122,7 +138,7 @@ class IgnoredUpdateCount(Rule):
         "every UPDATE is checked."
     )
     why = (
-        "Zero rows is how a conditional write says \"this was a duplicate\" (or \"someone else got there first\"). "
+        'Zero rows is how a conditional write says "this was a duplicate" (or "someone else got there first"). '
         "Ignoring it means the code after the UPDATE (the email, the ledger entry, the next API call) runs for "
         "the duplicate too."
     )
@@ -168,7 +184,9 @@ def mark_paid(conn, order_id):
             conditions = [p for p in write.where if db.is_condition(p)]
             if conditions or every:
                 what = ", ".join(sorted({p.column for p in conditions})) or "its WHERE"
-                yield Report(write.statement, f"{_what(write)} is conditional on {what} but its affected-row count is never read")
+                yield Report(
+                    write.statement, f"{_what(write)} is conditional on {what} but its affected-row count is never read"
+                )
 
 
 class NonMonotonicTransition(Rule):
@@ -210,7 +228,10 @@ def ship(conn, order_id):
     how_to_fix = (
         ("DB-API", "`... WHERE id = %s AND status IN ('packed')` and check `cur.rowcount`."),
         ("Django", "`Order.objects.filter(pk=pk, status__in=['packed']).update(status='shipped')`."),
-        ("SQLAlchemy", "`update(Order).where(Order.id == oid, Order.status.in_(['packed'])).values(status='shipped')`."),
+        (
+            "SQLAlchemy",
+            "`update(Order).where(Order.id == oid, Order.status.in_(['packed'])).values(status='shipped')`.",
+        ),
     )
     triggers = (("status", "state", "stage", "phase", "step"), WRITE_WORDS)
 
@@ -237,6 +258,8 @@ def ship(conn, order_id):
                     continue
                 if any(read.locked for read, _test in decisions(model, db, write)):
                     continue  # checked under a row lock
-                yield Report(write.statement, f"{_what(write)} sets {column} to {text!r} with no precondition on its current value")
+                yield Report(
+                    write.statement,
+                    f"{_what(write)} sets {column} to {text!r} with no precondition on its current value",
+                )
                 break
-

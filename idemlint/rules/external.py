@@ -19,7 +19,26 @@ else:
 
     cst = LazyModule("libcst", globals(), "cst")
 
-EFFECT_WORDS = (".post(", ".patch(", "post\"", "post'", "patch\"", "patch'", "stripe", "braintree", "adyen", "square", "send_message", "publish", ".create(", "capture", "refund", "transfer", "charge", "payout")
+EFFECT_WORDS = (
+    ".post(",
+    ".patch(",
+    'post"',
+    "post'",
+    'patch"',
+    "patch'",
+    "stripe",
+    "braintree",
+    "adyen",
+    "square",
+    "send_message",
+    "publish",
+    ".create(",
+    "capture",
+    "refund",
+    "transfer",
+    "charge",
+    "payout",
+)
 RETRY_WORDS = ("retry", "retries", "backoff", "stamina", "autoretry", "attempt", "tries", "while ", "actor", "range(")
 
 
@@ -71,8 +90,11 @@ def pay_invoice(invoice, key):
                          headers={"Idempotency-Key": key}, timeout=10)
 """
     how_to_fix = (
-        ("requests / httpx / aiohttp", "`headers={\"Idempotency-Key\": key}` with `key` made once, before the retry."),
-        ("stripe", "`stripe.Refund.create(..., idempotency_key=key)`; stripe's own `max_network_retries` adds keys for you, your retry loop does not."),
+        ("requests / httpx / aiohttp", '`headers={"Idempotency-Key": key}` with `key` made once, before the retry.'),
+        (
+            "stripe",
+            "`stripe.Refund.create(..., idempotency_key=key)`; stripe's own `max_network_retries` adds keys for you, your retry loop does not.",
+        ),
         ("boto3 SQS/SNS FIFO", "`MessageDeduplicationId=event.id`."),
     )
     triggers = (EFFECT_WORDS, RETRY_WORDS)
@@ -85,7 +107,11 @@ def pay_invoice(invoice, key):
         for effect in effects.effects:
             if unkeyed_effect(effect):
                 scope = model.scope_of(effect.call)
-                if isinstance(scope, cst.FunctionDef) and retry.context_of(effect.call) is None and scope not in helpers:
+                if (
+                    isinstance(scope, cst.FunctionDef)
+                    and retry.context_of(effect.call) is None
+                    and scope not in helpers
+                ):
                     helpers[scope] = effect
         for effect in effects.effects:
             if not unkeyed_effect(effect):
@@ -152,7 +178,9 @@ _FAILURE_ACTION = re.compile(
     re.IGNORECASE,
 )
 _FAILURE_ERROR = re.compile(r"fail|declin|reject", re.IGNORECASE)
-_UNKNOWN_STATE = re.compile(r"unknown|pending|uncertain|indetermin|reconcil|in_?progress|processing|timeout|timed_?out", re.IGNORECASE)
+_UNKNOWN_STATE = re.compile(
+    r"unknown|pending|uncertain|indetermin|reconcil|in_?progress|processing|timeout|timed_?out", re.IGNORECASE
+)
 
 
 class TimeoutAsFailure(Rule):
@@ -167,7 +195,7 @@ class TimeoutAsFailure(Rule):
         "`APIConnectionError`/`StripeError`), or `Exception` / a bare `except:`, around a side-effecting call, when the "
         "handler records a definite "
         "failure: sets a failed/declined/cancelled state, refunds, releases stock, cancels, or raises a "
-        "\"payment failed\" error."
+        '"payment failed" error.'
     )
     why = (
         "A timeout carries no information about whether the server acted. Treating it as a failure means the "
@@ -202,10 +230,27 @@ def capture(order):
         order.save()
 """
     how_to_fix = (
-        ("any", "Set an explicit *unknown* state and let a reconciliation job query the provider (`GET /payments/{id}`)."),
-        ("stripe", "On `APIConnectionError`, retry with the same `idempotency_key`, or look the object up by its metadata."),
+        (
+            "any",
+            "Set an explicit *unknown* state and let a reconciliation job query the provider (`GET /payments/{id}`).",
+        ),
+        (
+            "stripe",
+            "On `APIConnectionError`, retry with the same `idempotency_key`, or look the object up by its metadata.",
+        ),
     )
-    triggers = (("timeout", "requestexception", "transporterror", "httperror", "stripeerror", "apiconnectionerror", "clienterror"), EFFECT_WORDS)
+    triggers = (
+        (
+            "timeout",
+            "requestexception",
+            "transporterror",
+            "httperror",
+            "stripeerror",
+            "apiconnectionerror",
+            "clienterror",
+        ),
+        EFFECT_WORDS,
+    )
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         model, effects = ctx.model, ctx.effects
@@ -260,7 +305,12 @@ def capture(order):
             value = None
             if isinstance(node, cst.Assign) and any(_is_state(model.dotted(t.target)) for t in node.targets):
                 value = string_value(node.value)
-            elif isinstance(node, cst.Arg) and node.keyword is not None and _is_state(node.keyword.value) and not _is_lookup(model, node):
+            elif (
+                isinstance(node, cst.Arg)
+                and node.keyword is not None
+                and _is_state(node.keyword.value)
+                and not _is_lookup(model, node)
+            ):
                 value = string_value(node.value)
             elif isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
                 match = _SQL_STATE.search(string_value(node) or "")
@@ -273,7 +323,11 @@ def capture(order):
             if isinstance(node, cst.Call):
                 dotted = model.dotted(node.func) or ""
                 last = dotted.rsplit(".", 1)[-1]
-                if _FAILURE_ACTION.search(last) and not _UNKNOWN_STATE.search(last) and not last.startswith(("log", "debug", "info", "warn", "exception")):
+                if (
+                    _FAILURE_ACTION.search(last)
+                    and not _UNKNOWN_STATE.search(last)
+                    and not last.startswith(("log", "debug", "info", "warn", "exception"))
+                ):
                     return f"calls {dotted}()"
             elif isinstance(node, cst.Raise) and isinstance(node.exc, cst.Call):
                 raised = model.dotted(node.exc.func) or ""
@@ -288,8 +342,14 @@ _SQL_STATE = re.compile(r"\bSET\b.*?\b(status|state)\s*=\s*'(\w+)'", re.IGNORECA
 def _is_lookup(model: ModuleModel, arg: cst.Arg) -> bool:
     """`filter(status="pending")` names the state looked for, not the one recorded."""
     call = model.parents.get(arg)
-    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("filter", "exclude", "get", "where", "filter_by", "select_for_update")
+    return (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Attribute)
+        and call.func.attr.value in ("filter", "exclude", "get", "where", "filter_by", "select_for_update")
+    )
 
 
 def _is_state(name: str | None) -> bool:
-    return name is not None and bool(re.search(r"(^|[._])(status|state|payment_status|order_status|result|outcome)$", name))
+    return name is not None and bool(
+        re.search(r"(^|[._])(status|state|payment_status|order_status|result|outcome)$", name)
+    )

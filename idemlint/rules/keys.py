@@ -101,9 +101,18 @@ def _post_charge(order, key):
 """
     how_to_fix = (
         ("hand-written loop", "Move `key = str(uuid.uuid4())` above the `for attempt in range(...)` line."),
-        ("tenacity / backoff / stamina", "Generate the key in the caller and pass it to the decorated function as a parameter."),
-        ("Celery", "Create the key when the task is enqueued (`charge.delay(order_id, key=str(uuid4()))`) or derive it from the order id; `self.retry()` re-sends the same arguments."),
-        ("stripe", "`stripe.PaymentIntent.create(..., idempotency_key=key)` with the key made once per payment attempt by the user, not per network try."),
+        (
+            "tenacity / backoff / stamina",
+            "Generate the key in the caller and pass it to the decorated function as a parameter.",
+        ),
+        (
+            "Celery",
+            "Create the key when the task is enqueued (`charge.delay(order_id, key=str(uuid4()))`) or derive it from the order id; `self.retry()` re-sends the same arguments.",
+        ),
+        (
+            "stripe",
+            "`stripe.PaymentIntent.create(..., idempotency_key=key)` with the key made once per payment attempt by the user, not per network try.",
+        ),
     )
     fix_safety = "No automatic fix yet."
     triggers = (FRESH_WORDS, RETRY_WORDS, SINK_WORDS)
@@ -134,7 +143,9 @@ def _post_charge(order, key):
                 helper = local_callee(model, call)
                 if helper is not None and helper in helpers.returns_fresh:
                     reported.add(call)
-                    yield self._helper_report(call, helper, helpers.returns_fresh[helper], context.label, context.anchor)
+                    yield self._helper_report(
+                        call, helper, helpers.returns_fresh[helper], context.label, context.anchor
+                    )
         for call in model.calls:
             if call in reported:
                 continue
@@ -147,7 +158,9 @@ def _post_charge(order, key):
                 yield self._helper_report(call, helper, helpers.sends_fresh[helper], context.label, context.anchor)
 
     @staticmethod
-    def _helper_report(call: cst.Call, helper: cst.FunctionDef, fresh: tuple[str, cst.CSTNode], label: str, anchor: cst.CSTNode) -> Report:
+    def _helper_report(
+        call: cst.Call, helper: cst.FunctionDef, fresh: tuple[str, cst.CSTNode], label: str, anchor: cst.CSTNode
+    ) -> Report:
         name, origin = fresh
         return Report(
             call,
@@ -198,7 +211,9 @@ def fresh_key_helpers(ctx: FileContext) -> FreshKeyHelpers:
     return helpers
 
 
-def _fresh_origin(model: ModuleModel, expr: cst.BaseExpression, helpers: FreshKeyHelpers) -> tuple[str, cst.CSTNode] | None:
+def _fresh_origin(
+    model: ModuleModel, expr: cst.BaseExpression, helpers: FreshKeyHelpers
+) -> tuple[str, cst.CSTNode] | None:
     for call in origin_calls(model, expr):
         fresh = fresh_value_name(model, call)
         if fresh is not None:
@@ -250,7 +265,10 @@ def refund(payment):
                          headers={"Idempotency-Key": key}, timeout=10)
 """
     how_to_fix = (
-        ("requests / httpx", "Build the header from the operation's id (`f\"refund-{refund.id}\"`) or from a UUID stored with the operation."),
+        (
+            "requests / httpx",
+            'Build the header from the operation\'s id (`f"refund-{refund.id}"`) or from a UUID stored with the operation.',
+        ),
         ("boto3 SQS FIFO", "Set `MessageDeduplicationId` to the business event id, not to a timestamp."),
         ("stripe", "`idempotency_key=` should be created once when the user starts the payment and saved with it."),
     )
@@ -264,10 +282,27 @@ def refund(payment):
                 clock = clock_name(model, call)
                 if clock is not None and call not in reported:
                     reported.add(call)
-                    yield Report(call, f"{clock} flows into {sink.where}: every retry or redelivery reads a new time, so it is a new operation")
+                    yield Report(
+                        call,
+                        f"{clock} flows into {sink.where}: every retry or redelivery reads a new time, so it is a new operation",
+                    )
 
 
-DIGEST_WORDS = ("hashlib", "hash(", "uuid3", "uuid5", "crc32", "adler32", "xxhash", "mmh3", "blake3", "hmac", "sha256", "md5", "sha1")
+DIGEST_WORDS = (
+    "hashlib",
+    "hash(",
+    "uuid3",
+    "uuid5",
+    "crc32",
+    "adler32",
+    "xxhash",
+    "mmh3",
+    "blake3",
+    "hmac",
+    "sha256",
+    "md5",
+    "sha1",
+)
 
 
 class ContentHashKey(KeyRule):
@@ -279,10 +314,10 @@ class ContentHashKey(KeyRule):
         "Flags a digest (`hashlib.*`, `hash()`, `uuid.uuid3/uuid5`, `zlib.crc32`, `xxhash`, `mmh3`...) of request "
         "content used as an idempotency key: a hash over the body, payload or params sent with the same call, "
         "over `json.dumps(...)`/`repr(...)` of them, or over variables named like request content. Digests of "
-        "stable business identifiers (`sha256(order_id)`, `uuid5(NS, f\"refund-{refund.id}\")`) are not reported."
+        'stable business identifiers (`sha256(order_id)`, `uuid5(NS, f"refund-{refund.id}")`) are not reported.'
     )
     why = (
-        "A key says \"this is the same operation\". Two intended, identical operations (the same amount to the "
+        'A key says "this is the same operation". Two intended, identical operations (the same amount to the '
         "same person twice, a second identical order) have the same content and so the same hash: the server "
         "drops the second as a duplicate. Content hashes are good for detecting key misuse (same key, "
         "different body), not as the key itself."
@@ -309,8 +344,14 @@ def transfer(transfer_id, payload):
                          headers={"Idempotency-Key": f"transfer-{transfer_id}"}, timeout=10)
 """
     how_to_fix = (
-        ("requests / httpx", "Send `Idempotency-Key: <uuid stored with the operation>`; send a body digest, if the API wants one, in its own header."),
-        ("boto3 SQS FIFO", "Content-based deduplication has the same flaw; prefer an explicit `MessageDeduplicationId` from the event id."),
+        (
+            "requests / httpx",
+            "Send `Idempotency-Key: <uuid stored with the operation>`; send a body digest, if the API wants one, in its own header.",
+        ),
+        (
+            "boto3 SQS FIFO",
+            "Content-based deduplication has the same flaw; prefer an explicit `MessageDeduplicationId` from the event id.",
+        ),
     )
     triggers = (DIGEST_WORDS, SINK_WORDS)
 
@@ -325,4 +366,7 @@ def transfer(transfer_id, payload):
                 content = hashed_content(model, call, sink)
                 if content is not None:
                     reported.add(call)
-                    yield Report(call, f"{digest} of request content ({content}) is used as {sink.where}: identical intended operations collapse into one")
+                    yield Report(
+                        call,
+                        f"{digest} of request content ({content}) is used as {sink.where}: identical intended operations collapse into one",
+                    )

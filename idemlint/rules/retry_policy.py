@@ -82,11 +82,23 @@ def fetch_rates():
     return requests.get("https://fx.example/rates", timeout=5).json()
 """
     how_to_fix = (
-        ("hand-written loop", "`except (requests.ConnectionError, requests.Timeout):` instead of `except Exception:`; let 4xx responses raise."),
-        ("tenacity", "`retry=retry_if_exception_type((ConnectionError, TimeoutError))`, or `retry_if_result(lambda r: r.status_code in (429, 502, 503, 504))`."),
-        ("backoff", "`@backoff.on_exception(backoff.expo, requests.ConnectionError, giveup=lambda e: e.response is not None and e.response.status_code < 500)`."),
+        (
+            "hand-written loop",
+            "`except (requests.ConnectionError, requests.Timeout):` instead of `except Exception:`; let 4xx responses raise.",
+        ),
+        (
+            "tenacity",
+            "`retry=retry_if_exception_type((ConnectionError, TimeoutError))`, or `retry_if_result(lambda r: r.status_code in (429, 502, 503, 504))`.",
+        ),
+        (
+            "backoff",
+            "`@backoff.on_exception(backoff.expo, requests.ConnectionError, giveup=lambda e: e.response is not None and e.response.status_code < 500)`.",
+        ),
         ("stamina", "`@stamina.retry(on=httpx.TransportError)` or a predicate that checks the status."),
-        ("urllib3 / requests", "`Retry(status_forcelist=(429, 500, 502, 503, 504), allowed_methods=Retry.DEFAULT_ALLOWED_METHODS)`."),
+        (
+            "urllib3 / requests",
+            "`Retry(status_forcelist=(429, 500, 502, 503, 504), allowed_methods=Retry.DEFAULT_ALLOWED_METHODS)`.",
+        ),
         ("Celery", "`autoretry_for=(ConnectionError, TimeoutError)` and raise the rest."),
     )
     triggers = (RETRY_WORDS,)
@@ -146,10 +158,16 @@ def fetch_statement(url):
 """
     how_to_fix = (
         ("hand-written loop", "`time.sleep(random.uniform(0, min(cap, base * 2 ** attempt)))`."),
-        ("tenacity", "`wait=wait_random_exponential(multiplier=1, max=60)`, or `wait_exponential(...) + wait_random(0, 2)`."),
+        (
+            "tenacity",
+            "`wait=wait_random_exponential(multiplier=1, max=60)`, or `wait_exponential(...) + wait_random(0, 2)`.",
+        ),
         ("backoff", "Leave `jitter` at its default (`full_jitter`)."),
         ("urllib3", "`Retry(backoff_factor=0.5, backoff_jitter=1.0)` (urllib3 >= 2)."),
-        ("Celery", "`retry_backoff=True` (jittered by default), or `countdown=random.uniform(0, 2 ** self.request.retries)`."),
+        (
+            "Celery",
+            "`retry_backoff=True` (jittered by default), or `countdown=random.uniform(0, 2 ** self.request.retries)`.",
+        ),
     )
     triggers = (RETRY_WORDS,)
 
@@ -173,7 +191,9 @@ class UnboundedRetry(PolicyRule):
         "queues back up, and every attempt may repeat a side effect. A bound (attempts and total time) turns "
         "it into a visible failure that a human or a reconciliation job can act on."
     )
-    fix_hint = "Bound both the number of attempts and the total time, then surface the failure (raise, dead-letter, alert)."
+    fix_hint = (
+        "Bound both the number of attempts and the total time, then surface the failure (raise, dead-letter, alert)."
+    )
     bad = """\
 import time
 import random
@@ -200,7 +220,10 @@ def publish(event):
     raise RuntimeError(f"event {event.id} not published after 8 attempts")
 """
     how_to_fix = (
-        ("hand-written loop", "`for attempt in range(n):` with a `raise` after the loop, or a `time.monotonic()` deadline."),
+        (
+            "hand-written loop",
+            "`for attempt in range(n):` with a `raise` after the loop, or a `time.monotonic()` deadline.",
+        ),
         ("tenacity", "`stop=stop_after_attempt(5) | stop_after_delay(60)`."),
         ("backoff", "`max_tries=5` and/or `max_time=60`."),
         ("Celery", "`max_retries=5` (the default is 3); dead-letter the task afterwards."),
