@@ -47,6 +47,10 @@ class Config:
     side_effect_calls: tuple[str, ...] = ()
     idempotent_calls: tuple[str, ...] = ()
     all_updates_need_count: bool = False
+    # Test code and migrations are checked only on request: a race in a fixture or a
+    # one-shot backfill has no duplicate delivery to fear, and reports there are noise.
+    check_tests: bool = False
+    check_migrations: bool = False
     root: Path = field(default_factory=Path.cwd, compare=False)
 
     def with_overrides(self, **changes: Any) -> Config:
@@ -68,6 +72,13 @@ _LIST_KEYS = {
     "state-columns": "state_columns",
     "side-effect-calls": "side_effect_calls",
     "idempotent-calls": "idempotent_calls",
+}
+
+
+_BOOL_KEYS = {
+    "all-updates-need-count": "all_updates_need_count",
+    "check-tests": "check_tests",
+    "check-migrations": "check_migrations",
 }
 
 
@@ -120,12 +131,12 @@ def parse_table(table: dict[str, Any], root: Path, origin: str) -> Config:
             ):
                 raise ConfigError(f'{where} must map glob patterns to lists of codes, e.g. {{"tests/*" = ["IDM1"]}}')
             values["per_file_ignores"] = tuple((pattern, tuple(codes)) for pattern, codes in value.items())
-        elif key == "all-updates-need-count":
+        elif key in _BOOL_KEYS:
             if not isinstance(value, bool):
                 raise ConfigError(f"{where} must be true or false, got {value!r}")
-            values["all_updates_need_count"] = value
+            values[_BOOL_KEYS[key]] = value
         else:
-            known = ", ".join(sorted([*_LIST_KEYS, "per-file-ignores", "all-updates-need-count"]))
+            known = ", ".join(sorted([*_LIST_KEYS, *_BOOL_KEYS, "per-file-ignores"]))
             raise ConfigError(f"{where}: unknown option (known: {known})")
     config = Config(**values)
     from idemlint.registry import validate_codes

@@ -36,7 +36,9 @@ if TYPE_CHECKING:
 MAX_BYTES = 8 * 1024 * 1024
 MAX_BRACKET_DEPTH = 100
 MAX_OPERATOR_CHAIN = 1000
-_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+_STRINGS = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
+_COMMENTS = re.compile(r"#[^\n]*")
+_STRUCTURE = re.compile(r"[()\[\]{}\n]|[-+*/%|&^@]|\band\b|\bor\b")
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,23 @@ class FileResult:
     errors: tuple[str, ...] = field(default=())  # internal errors: exit code 2
 
 
+_TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_tests?|conftest)\.py$")
+_MIGRATION_FILE = re.compile(r"(^|/)(migrations|alembic/versions)/")
+
+
+def is_test_file(path: str) -> bool:
+    return bool(_TEST_FILE.search(path.replace("\\", "/")))
+
+
+def is_migration_file(path: str) -> bool:
+    return bool(_MIGRATION_FILE.search(path.replace("\\", "/")))
+
+
 def rules_for_path(rules: Sequence[type[Rule]], path: str, config: Config) -> list[type[Rule]]:
+    if not config.check_tests and is_test_file(path):
+        return []
+    if not config.check_migrations and is_migration_file(path):
+        rules = [rule for rule in rules if not rule.code.startswith("IDM1")]
     ignores = [codes for pattern, codes in config.per_file_ignores if _path_matches(path, pattern)]
     if not ignores:
         return list(rules)
@@ -172,18 +190,30 @@ def decode(source: bytes) -> str:
 
 
 def _complexity_problem(text: str) -> str | None:
+    """Files that would take libcst minutes to parse or overflow its recursion: very large
+    files, deep bracket nesting, long operator chains (`a + b + ...`, quadratic to parse).
+    Strings and comments are blanked first so their brackets and dashes do not count."""
     if len(text) > MAX_BYTES:
         return f"too large to analyse ({len(text)} characters; the limit is {MAX_BYTES})"
-    depth = deepest = 0
-    for char in _NOT_BRACKETS.sub("", text):
-        if char in "([{":
+    code = _COMMENTS.sub("", _STRINGS.sub('""', text))
+    depth = deepest = chain = longest = 0
+    for match in _STRUCTURE.finditer(code):
+        token = match.group()
+        if token in "([{":
             depth += 1
-            if depth > deepest:
-                deepest = depth
-        elif char in ")]}":
+            deepest = max(deepest, depth)
+        elif token in ")]}":
             depth -= 1
+        elif token == "\n":
+            if depth <= 0:
+                chain = 0  # a new logical line
+        else:
+            chain += 1
+            longest = max(longest, chain)
     if deepest > MAX_BRACKET_DEPTH:
         return f"too deeply nested to analyse ({deepest} levels of brackets; the limit is {MAX_BRACKET_DEPTH})"
+    if longest > MAX_OPERATOR_CHAIN:
+        return f"too complex to analyse (an expression with {longest} operators; the limit is {MAX_OPERATOR_CHAIN})"
     return None
 
 

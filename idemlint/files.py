@@ -25,7 +25,9 @@ def display_path(path: Path, cwd: Path) -> str:
     return shown.as_posix()
 
 
-def discover(paths: list[str], config: Config, force_exclude: bool = False) -> Discovery:
+def discover(
+    paths: list[str], config: Config, force_exclude: bool = False, respect_gitignore: bool = True
+) -> Discovery:
     import pathspec
 
     cwd = Path.cwd()
@@ -57,7 +59,7 @@ def discover(paths: list[str], config: Config, force_exclude: bool = False) -> D
             if not (force_exclude and excluded(absolute)):
                 add(absolute)
             continue
-        ignores = _GitIgnores(absolute)
+        ignores = _GitIgnores(absolute if respect_gitignore else None)
         for directory, dirnames, filenames in os.walk(
             absolute, onerror=lambda e: found.errors.append(f"{e.filename}: {e.strerror}")
         ):
@@ -76,11 +78,14 @@ def discover(paths: list[str], config: Config, force_exclude: bool = False) -> D
 class _GitIgnores:
     """The .gitignore files that apply below a directory, from its repository root down."""
 
-    def __init__(self, start: Path) -> None:
+    def __init__(self, start: Path | None) -> None:
         import pathspec
 
         self._pathspec = pathspec
         self.specs: dict[Path, object] = {}
+        self.enabled = start is not None
+        if start is None:
+            return
         root = next((p for p in (start, *start.parents) if (p / ".git").exists()), None)
         if root is not None:
             chain = [start, *start.parents]
@@ -88,7 +93,7 @@ class _GitIgnores:
                 self.enter(directory)
 
     def enter(self, directory: Path) -> None:
-        if directory in self.specs:
+        if not self.enabled or directory in self.specs:
             return
         gitignore = directory / ".gitignore"
         if gitignore.is_file():

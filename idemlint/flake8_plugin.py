@@ -34,6 +34,11 @@ class Plugin:
             ("--idemlint-idempotent-calls", "Calls (dotted names) that are idempotent by nature."),
         ):
             parser.add_option(option, default="", parse_from_config=True, comma_separated_list=True, help=help_text)
+        for flag, help_text in (
+            ("--idemlint-check-tests", "Also check test files (skipped by default)."),
+            ("--idemlint-check-migrations", "Also run the data-model rules on migrations (skipped by default)."),
+        ):
+            parser.add_option(flag, action="store_true", default=False, parse_from_config=True, help=help_text)
 
     @classmethod
     def parse_options(cls, options: Any) -> None:
@@ -45,6 +50,8 @@ class Plugin:
             state_columns=tuple(getattr(options, "idemlint_state_columns", ()) or ()),
             side_effect_calls=tuple(getattr(options, "idemlint_side_effect_calls", ()) or ()),
             idempotent_calls=tuple(getattr(options, "idemlint_idempotent_calls", ()) or ()),
+            check_tests=bool(getattr(options, "idemlint_check_tests", False)),
+            check_migrations=bool(getattr(options, "idemlint_check_migrations", False)),
         )
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:

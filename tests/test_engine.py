@@ -85,8 +85,8 @@ def test_unused_noqa_is_reported_when_asked() -> None:
 
 
 def test_per_file_ignores_switch_rules_off_by_glob() -> None:
-    config = Config(per_file_ignores=(("tests/*", ("IDM0",)),))
-    assert found(BUGGY, path="tests/test_pay.py", config=config) == set()
+    config = Config(per_file_ignores=(("legacy/*", ("IDM0",)),))
+    assert found(BUGGY, path="legacy/pay.py", config=config) == set()
     assert found(BUGGY, path="app/pay.py", config=config) == {(6, "IDM001")}
 
 
@@ -101,3 +101,14 @@ def test_file_without_trigger_words_is_not_parsed() -> None:
     # The pre-filter rejects the file before libcst sees its syntax error: no rule could
     # fire in it, so nothing was lost by not parsing it.
     assert found("def broken(:\n") == set()
+
+
+def test_test_files_and_migrations_are_skipped_by_default() -> None:
+    assert found(BUGGY, path="tests/test_pay.py") == set()
+    assert found(BUGGY, path="app/conftest.py") == set()
+    assert found(BUGGY, path="tests/test_pay.py", config=Config(check_tests=True)) == {(6, "IDM001")}
+    migration = "def forwards(apps, schema_editor):\n    Order = apps.get_model('shop', 'Order')\n    Order.objects.filter(pk=1).update(status='paid')\n"
+    assert found(migration, path="shop/migrations/0002_backfill.py") == set()
+    assert found(migration, path="shop/migrations/0002_backfill.py", config=Config(check_migrations=True)) == {
+        (3, "IDM103")
+    }

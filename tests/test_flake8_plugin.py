@@ -22,7 +22,17 @@ def flake8(
     *args: str, stdin: str | None = None, fmt: str = "%(row)d:%(col)d:%(code)s"
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "flake8", "--isolated", "--select=IDM", f"--format={fmt}", *args],
+        # The fixtures live under tests/, which idemlint skips unless asked to check tests.
+        [
+            sys.executable,
+            "-m",
+            "flake8",
+            "--isolated",
+            "--select=IDM",
+            "--idemlint-check-tests",
+            f"--format={fmt}",
+            *args,
+        ],
         capture_output=True,
         text=True,
         input=stdin,
@@ -95,6 +105,16 @@ def test_extend_select_is_needed_when_select_names_other_codes(tmp_path: Path) -
     kept = subprocess.run([*base, "--select=E,F,W", "--extend-select=IDM", str(path)], capture_output=True, text=True)
     assert "IDM001" not in dropped.stdout
     assert "IDM001" in kept.stdout
+
+
+def test_test_files_are_skipped_unless_asked(tmp_path: Path) -> None:
+    path = tmp_path / "test_payments.py"
+    path.write_text((FIXTURES / "keys" / "IDM001_first_form.py").read_text(encoding="utf-8"))
+    base = [sys.executable, "-m", "flake8", "--isolated", "--select=IDM", "--format=%(code)s"]
+    assert subprocess.run([*base, str(path)], capture_output=True, text=True).stdout == ""
+    assert (
+        "IDM001" in subprocess.run([*base, "--idemlint-check-tests", str(path)], capture_output=True, text=True).stdout
+    )
 
 
 def test_plugin_options_reach_the_engine(tmp_path: Path) -> None:

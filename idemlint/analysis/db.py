@@ -412,13 +412,28 @@ class DbAnalysis:
         return column in self.state_columns
 
     def is_condition(self, predicate: Predicate) -> bool:
-        """A predicate that constrains more than the row's identity."""
+        """A predicate that constrains more than the row's identity: a state, version,
+        flag, null-check or range on a column of this row."""
         column = predicate.column.split(".")[-1]
-        if IDENTITY.search(column) and not self.is_state_column(column):
+        if "__" in column or IDENTITY.search(column) and not self.is_state_column(column):
             return False
         if self.is_state_column(column) or VERSION_COLUMNS.match(column):
             return True
-        return predicate.value in ("literal", "bool", "null") or predicate.op in ("lt", "gt", "in", "is", "ne", "other")
+        return predicate.value in ("bool", "null") or predicate.op in ("is", "lt", "gt")
+
+    def is_identity(self, predicate: Predicate) -> bool:
+        """`id = %s`, `pk=pk`, `code=code`: the write targets the rows the caller names,
+        not a set chosen by literals (a bulk backfill)."""
+        column = predicate.column.split(".")[-1]
+        if "__" in column or predicate.op not in ("eq", "in") or self.is_state_column(column):
+            return False
+        return (
+            bool(IDENTITY.search(column)) or predicate.value in ("param", "expr") and not VERSION_COLUMNS.match(column)
+        )
+
+    def is_guarded_write(self, write: DbWrite) -> bool:
+        """A duplicate guard: particular rows, plus a condition on their state."""
+        return any(self.is_identity(p) for p in write.where) and any(self.is_condition(p) for p in write.where)
 
 
 # -- module-level helpers --------------------------------------------------------------------------
@@ -539,6 +554,12 @@ def _django_predicates(model: ModuleModel, chain: list[cst.Call]) -> list[Predic
 
 
 _LOOKUPS = {"exact": "eq", "iexact": "eq", "in": "in", "lt": "lt", "lte": "lt", "gt": "gt", "gte": "gt", "isnull": "is"}
+# Every other Django lookup and transform: the column is before it, and it is not equality.
+_OTHER_LOOKUPS = set(
+    "contains icontains startswith istartswith endswith iendswith range date year iso_year month day week "
+    "week_day iso_week_day quarter time hour minute second regex iregex overlap contained_by has_key has_keys "
+    "has_any_keys len search trigram_similar unaccent lower upper".split()
+)
 
 
 def _kwarg_predicates(model: ModuleModel, call: cst.Call) -> list[Predicate]:
@@ -547,17 +568,22 @@ def _kwarg_predicates(model: ModuleModel, call: cst.Call) -> list[Predicate]:
         if arg.keyword is not None:
             parts = arg.keyword.value.lower().split("__")
             op = "eq"
-            if len(parts) > 1 and parts[-1] in _LOOKUPS:
-                op = _LOOKUPS[parts.pop()]
+            while len(parts) > 1 and parts[-1] in _LOOKUPS.keys() | _OTHER_LOOKUPS:
+                lookup = parts.pop()
+                op = _LOOKUPS.get(lookup, "other") if op == "eq" else op
             kind = _python_value_kind(model, arg.value)[0]
-            found.append(
-                Predicate(parts[-1], op, "literal" if kind in ("literal", "bool", "null", "constant") else kind)
-            )
+            value = _predicate_value(kind)
+            # `order__status=...` constrains a related row, not this one: kept as `order__status`.
+            found.append(Predicate("__".join(parts), op, value))
         else:
             for node in iter_nodes(arg.value):  # Q(status="paid") | Q(...)
                 if isinstance(node, cst.Call) and (model.call_name(node) or "").endswith("Q"):
                     found.extend(_kwarg_predicates(model, node))
     return found
+
+
+def _predicate_value(kind: str) -> str:
+    return kind if kind in ("bool", "null") else "literal" if kind in ("literal", "constant") else kind
 
 
 def _sa_predicates(model: ModuleModel, call: cst.Call) -> list[Predicate]:
@@ -582,7 +608,7 @@ def _sa_predicates(model: ModuleModel, call: cst.Call) -> list[Predicate]:
                             Predicate(
                                 column.rsplit(".", 1)[-1].lower(),
                                 op,
-                                "literal" if kind in ("literal", "bool", "null", "constant") else kind,
+                                _predicate_value(kind),
                             )
                         )
             elif (
@@ -703,9 +729,12 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
     for write in db.writes:
         for read, test in decisions(model, db, write):
             columns = _decided_columns(model, test, read)
-            if not read.locked and not _rechecks(db, write, columns):
-                found[id(write)] = Race(read, test, columns)
-                break
+            if not _decides_state(columns) or _locked(model, db, read) or _rechecks(db, write, columns):
+                continue
+            if write.kind == "attribute" and not _latest_binding_is(model, write, read):
+                continue  # the variable was rebound (a created object) between the read and the write
+            found[id(write)] = Race(read, test, columns)
+            break
     model.__dict__["_races"] = found
     return found
 
@@ -767,11 +796,85 @@ def _singular(table: str) -> str:
 
 
 def _decided_columns(model: ModuleModel, test: cst.BaseExpression, read: DbRead) -> tuple[str, ...]:
-    columns = []
+    """The columns a test looks at: `order.status`, a name unpacked from the row
+    (`status, total = cur.fetchone()`), `row["status"]`, or the filter of an `exists()`.
+    An existence check (`if order is None`) looks at no column."""
+    columns: list[str] = []
+    read_names = {
+        b.name
+        for names in model.bindings.get(model.scope_of(read.call), {}).values()
+        for b in names
+        if b.value is not None and (b.value is read.call or model.is_inside(read.call, b.value))
+    }
     for node in (test, *iter_nodes(test)):
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == read.instance:
+        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == read.instance:
             columns.append(node.attr.value.lower())
-    return tuple(columns) or read.columns
+        elif type(node) is cst.Name and node.value in read_names:
+            parent = model.parents.get(node)
+            if type(parent) is cst.Subscript:
+                index = parent.slice[0].slice if parent.slice else None
+                key = string_value(index.value) if isinstance(index, cst.Index) else None
+                columns.extend([key.lower()] if key else read.columns)
+            elif type(parent) is cst.Attribute and parent.value is node:
+                continue
+            elif node.value != read.instance or _compared_to_value(model, node):
+                # `status, total = cur.fetchone()`: the name, and the SELECT's columns it came from
+                columns.extend([node.value.lower(), *read.columns])
+        elif node is read.call or type(node) is cst.Call and model.is_inside(read.call, node):
+            columns.extend(read.columns)  # `if Order.objects.filter(..., status="paid").exists():`
+    return tuple(dict.fromkeys(columns))
+
+
+def _compared_to_value(model: ModuleModel, name: cst.Name) -> bool:
+    """`status != "created"` looks at a value; `order is None` and `not order` only at existence."""
+    parent = model.parents.get(name)
+    if type(parent) is not cst.Comparison:
+        return False
+    others = [parent.left, *(c.comparator for c in parent.comparisons)]
+    return any(o is not name and not (type(o) is cst.Name and o.value == "None") for o in others)
+
+
+def _decides_state(columns: tuple[str, ...]) -> bool:
+    """A decision on something that changes (a status, a balance, a flag), not on who
+    owns the row or whether it exists."""
+    return any(not IDENTITY.search(c) for c in columns)
+
+
+def _locked(model: ModuleModel, db: DbAnalysis, read: DbRead) -> bool:
+    """The read locks, or the function takes a row lock on the same table elsewhere
+    (`select_for_update().filter(pk__in=ids)` before re-reading)."""
+    if read.locked:
+        return True
+    scope = model.scope_of(read.call)
+    return read.table is not None and any(
+        r.locked and r.table == read.table and model.scope_of(r.call) is scope for r in db.reads
+    )
+
+
+def loaded_read(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> DbRead | None:
+    """For `order.status = ...`: the read that loaded `order`, if that is what the name
+    holds at this point (not a row created or re-assigned in between)."""
+    scope = model.scope_of(write.node)
+    for read in db.reads:
+        if (
+            read.instance == write.instance
+            and model.scope_of(read.call) is scope
+            and _latest_binding_is(model, write, read)
+        ):
+            return read
+    return None
+
+
+def _latest_binding_is(model: ModuleModel, write: DbWrite, read: DbRead) -> bool:
+    scope = model.scope_of(write.node)
+    position = _order(model, scope)
+    at = position.get(write.node, 0)
+    latest = None
+    for binding in model.bindings_of(scope, write.instance or ""):
+        where = position.get(binding.statement, -1)
+        if where < at and (latest is None or where > position.get(latest.statement, -1)):
+            latest = binding
+    return latest is not None and latest.value is not None and model.is_inside(read.call, latest.value)
 
 
 def _rechecks(db: DbAnalysis, write: DbWrite, columns: tuple[str, ...]) -> bool:

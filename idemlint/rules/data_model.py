@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from idemlint.analysis.db import VERSION_COLUMNS, DbWrite, decisions, races
+from idemlint.analysis.db import VERSION_COLUMNS, DbWrite, decisions, loaded_read, races
 from idemlint.rule import Report, Rule
 
 if TYPE_CHECKING:
@@ -182,7 +182,7 @@ def mark_paid(conn, order_id):
             if write.kind == "attribute" or write.count_read:
                 continue
             conditions = [p for p in write.where if db.is_condition(p)]
-            if conditions or every:
+            if db.is_guarded_write(write) or every:
                 what = ", ".join(sorted({p.column for p in conditions})) or "its WHERE"
                 yield Report(
                     write.statement, f"{_what(write)} is conditional on {what} but its affected-row count is never read"
@@ -243,7 +243,6 @@ def ship(conn, order_id):
     def check(self, ctx: FileContext) -> Iterator[Report]:
         model, db = ctx.model, ctx.db
         racy = races(model, db)
-        reads = {(model.scope_of(r.call), r.instance): r for r in db.reads if r.instance}
         for write in db.writes:
             if id(write) in racy:
                 continue
@@ -251,7 +250,7 @@ def ship(conn, order_id):
                 if not db.is_state_column(column) or kind not in ("literal", "constant"):
                     continue
                 if write.kind == "attribute":
-                    read = reads.get((model.scope_of(write.node), write.instance))
+                    read = loaded_read(model, db, write)
                     if read is None or read.locked and column in read.columns:
                         continue  # not loaded here (may be new), or claimed by a locked filtered read
                 elif any(p.column == column or VERSION_COLUMNS.match(p.column) for p in write.where):

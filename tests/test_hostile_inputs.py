@@ -1,0 +1,179 @@
+"""Odd and hostile input: each case has one exact, documented outcome, and nothing crashes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from idemlint.cli import cli
+from idemlint.config import Config
+from idemlint.engine import check_source
+from idemlint.rules import ALL_RULES
+
+from conftest import found, lint
+
+BUGGY = """\
+import uuid
+import requests
+
+
+def charge(order):
+    for attempt in range(3):
+        try:
+            return requests.post("https://psp.example", headers={"Idempotency-Key": str(uuid.uuid4())}, timeout=5)
+        except requests.ConnectionError:
+            pass
+"""
+BUG = {(8, "IDM001")}
+# Words that get a file past the pre-filter, so the parser really sees it.
+TRIGGER = "# retry idempotency_key uuid\n"
+
+
+def codes(source: str | bytes) -> list[tuple[int, str]]:
+    result = check_source(source, "odd.py", Config(), ALL_RULES)
+    assert result.errors == ()
+    return sorted((f.line, f.code) for f in result.findings)
+
+
+def test_empty_file_and_comment_only_file_are_clean() -> None:
+    assert codes("") == []
+    assert codes(TRIGGER + "# nothing but comments\n") == []
+
+
+def test_cr_only_line_endings_keep_line_numbers() -> None:
+    assert codes(BUGGY.replace("\n", "\r")) == [(8, "IDM001")]
+
+
+def test_tabs_and_form_feeds() -> None:
+    assert codes(BUGGY.replace("    ", "\t")) == [(8, "IDM001")]
+    assert codes(BUGGY.replace("def charge", "\x0cdef charge")) == [(8, "IDM001")]
+
+
+def test_non_utf8_without_cookie_is_a_parse_error() -> None:
+    result = check_source(TRIGGER.encode() + b"name = '\xe9t\xe9'\n", "latin.py", Config(), ALL_RULES)
+    assert [(f.line, f.code) for f in result.findings] == [(1, "IDM900")]
+    assert "cannot decode" in result.findings[0].message
+
+
+def test_unknown_coding_cookie_is_a_parse_error() -> None:
+    result = check_source(b"# -*- coding: klingon -*-\n" + TRIGGER.encode(), "x.py", Config(), ALL_RULES)
+    assert [f.code for f in result.findings] == ["IDM900"]
+
+
+def test_nul_byte_and_binary_content_are_parse_errors() -> None:
+    assert codes(BUGGY + "\x00\n") == [(1, "IDM900")]
+    binary = bytes(range(256)) * 40
+    assert [f.code for f in check_source(binary, "blob.py", Config(), ALL_RULES).findings] == ["IDM900"]
+
+
+def test_very_large_file_is_reported_not_analysed() -> None:
+    big = TRIGGER + ("x = 'padding padding padding padding padding padding padding padding'\n" * 150_000)
+    assert len(big) > 10_000_000
+    result = check_source(big, "generated.py", Config(), ALL_RULES)
+    assert [(f.line, f.code) for f in result.findings] == [(1, "IDM900")]
+    assert "too large" in result.findings[0].message
+
+
+def test_very_long_line_is_fine() -> None:
+    assert codes(BUGGY + "BLOB = '" + "a" * 200_000 + "'\n") == [(8, "IDM001")]
+
+
+@pytest.mark.parametrize("depth", [200, 300])
+def test_deep_nesting_is_reported_not_crashed(depth: int) -> None:
+    result = check_source(TRIGGER + "x = " + "(" * depth + "1" + ")" * depth + "\n", "deep.py", Config(), ALL_RULES)
+    assert [(f.line, f.code) for f in result.findings] == [(1, "IDM900")]
+    assert f"{depth} levels" in result.findings[0].message
+
+
+def test_twenty_thousand_term_chain_is_reported_quickly() -> None:
+    result = check_source(TRIGGER + "x = " + " + ".join(["a"] * 20_000) + "\n", "chain.py", Config(), ALL_RULES)
+    assert [(f.line, f.code) for f in result.findings] == [(1, "IDM900")]
+    assert "19999 operators" in result.findings[0].message
+
+
+def test_brackets_and_dashes_in_strings_do_not_count_as_complexity() -> None:
+    assert codes(BUGGY + 'BANNER = """' + "-" * 5000 + "(" * 500 + '"""\n') == [(8, "IDM001")]
+
+
+def test_python_312_syntax_parses() -> None:
+    source = (
+        BUGGY
+        + 'type Alias = list[int]\n\n\ndef first[T](xs: list[T]) -> T:\n    return xs[0]\n\n\nMSG = f"{\'a\' + f"{Alias}"}"\n'
+    )
+    assert codes(source) == [(8, "IDM001")]
+
+
+def test_python_2_syntax_is_a_parse_error_with_its_line() -> None:
+    assert codes(TRIGGER + "import requests\nprint 'retrying'\n") == [(3, "IDM900")]
+
+
+def test_source_is_never_executed(tmp_path: Path) -> None:
+    marker = tmp_path / "executed"
+    source = f"import uuid\nopen({str(marker)!r}, 'w').write('ran')\nidempotency_key = uuid.uuid4()  # retry\n"
+    (tmp_path / "side_effect.py").write_text(source)
+    CliRunner().invoke(cli, ["check", "--no-cache", str(tmp_path)])
+    assert not marker.exists()
+
+
+def test_directory_symlink_loop_terminates(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "pay.py").write_text(BUGGY)
+    os.symlink(tmp_path, tmp_path / "pkg" / "loop")
+    result = subprocess.run(
+        [sys.executable, "-m", "idemlint", "check", "--no-cache", "-q", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert result.stdout.count(": IDM001 ") == 1
+
+
+def test_path_that_vanishes_during_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.py").write_text(BUGGY)
+    (tmp_path / "b.py").write_text(BUGGY)
+    import idemlint.files as files
+
+    real_discover = files.discover
+
+    def discover_then_delete(*args, **kwargs):  # type: ignore[no-untyped-def]
+        result = real_discover(*args, **kwargs)
+        (tmp_path / "a.py").unlink()
+        return result
+
+    monkeypatch.setattr(files, "discover", discover_then_delete)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "."])
+    assert result.exit_code == 2
+    assert "a.py: cannot read" in result.stderr
+    assert "b.py:8:" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ("[tool.idemlint]\nselect = [\n", "not valid TOML"),
+        ("[tool.idemlint]\nper-file-ignores = ['IDM001']\n", "per-file-ignores must map glob patterns"),
+        ("[tool.idemlint]\nall-updates-need-count = 'yes'\n", "all-updates-need-count must be true or false"),
+        ("[tool.idemlint]\nselct = ['IDM001']\n", "unknown option"),
+        ("[tool.idemlint]\nignore = ['IDM7']\n", "unknown rule code or prefix IDM7"),
+    ],
+)
+def test_bad_configuration_names_the_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, toml: str, message: str
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(toml)
+    (tmp_path / "pay.py").write_text(BUGGY)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "."])
+    assert result.exit_code == 2
+    assert message in result.stderr and "pyproject.toml" in result.stderr
+
+
+def test_lint_helper_agrees_with_codes() -> None:
+    assert found(BUGGY) == BUG and lint("").findings == ()
