@@ -68,9 +68,10 @@ SDK_VERBS = {
     "refund_payment",
     "complete_payment",
 }
+# Not sendgrid: it takes no idempotency key, and on real code (saleor) every retried send
+# was retried only on errors raised before the request left (measured: 0 of 16 right).
 _SDK_PACKAGES = {
     "twilio": "twilio",
-    "sendgrid": "sendgrid",
     "stripe": "stripe",
     "braintree": "braintree",
     "Adyen": "adyen",
@@ -89,7 +90,6 @@ SDK_CLIENTS = {
     "square.Square": "square",
     "razorpay.Client": "razorpay",
     "twilio.rest.Client": "twilio",
-    "sendgrid.SendGridAPIClient": "sendgrid",
     "mollie.api.client.Client": "mollie",
 }
 _FIFO_MESSAGING = {"send_message", "send_message_batch", "publish", "publish_batch"}

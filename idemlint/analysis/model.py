@@ -142,15 +142,24 @@ class ModuleModel:
 
 
 def string_value(expr: cst.BaseExpression | None) -> str | None:
-    """The value of a plain string literal, or None."""
-    if isinstance(expr, cst.SimpleString):
-        value = expr.evaluated_value
-        return value if isinstance(value, str) else None
-    if isinstance(expr, cst.ConcatenatedString):
-        left, right = string_value(expr.left), string_value(expr.right)
-        if left is not None and right is not None:
-            return left + right
-    return None
+    """The value of a plain string literal (implicitly concatenated parts too), or None."""
+    parts: list[str] = []
+    pending = [expr]
+    while pending:  # iterative: generated files concatenate thousands of literals
+        node = pending.pop()
+        if isinstance(node, cst.ConcatenatedString):
+            pending.extend((node.right, node.left))
+        elif isinstance(node, cst.SimpleString):
+            try:
+                value = node.evaluated_value
+            except (RecursionError, ValueError, SyntaxError, MemoryError):
+                return None
+            if not isinstance(value, str):
+                return None
+            parts.append(value)
+        else:
+            return None
+    return "".join(parts)
 
 
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:

@@ -79,6 +79,7 @@ _MATH = {
     "range",
 }
 _RANDOMISH = re.compile(r"random|jitter|uniform|randint|randrange|token|urandom|choice|gauss", re.IGNORECASE)
+_ATTEMPTS = re.compile(r"retries|attempt|tries", re.IGNORECASE)
 _SERVER_DELAY = re.compile(r"retry.?after|reset|ratelimit", re.IGNORECASE)
 
 
@@ -111,6 +112,9 @@ class PolicyAnalysis:
                 self.policies.append(self._urllib3(call))
 
     def _policy(self, context: RetryContext) -> Policy | None:
+        call = context.config
+        if call is not None and (any(a.star == "**" for a in call.args) or self._single_attempt(call)):
+            return None  # settings we cannot see, or a "retry" that never retries
         policy = Policy(context, context.anchor, [], [], [], [])
         if context.kind == "loop":
             self._loop(context, policy)
@@ -127,6 +131,24 @@ class PolicyAnalysis:
         elif context.library == "celery":
             self._celery(context, policy)
         return policy
+
+    def _single_attempt(self, call: cst.Call) -> bool:
+        """`stop=stop_after_attempt(1)`, `max_tries=1`, `attempts=1`: one try, no retry."""
+        for arg in call.args:
+            value = arg.value
+            if arg.keyword is not None and arg.keyword.value in (
+                "max_tries",
+                "attempts",
+                "tries",
+                "stop_max_attempt_number",
+            ):
+                if isinstance(value, cst.Integer) and value.value == "1":
+                    return True
+            if arg.keyword is not None and arg.keyword.value == "stop" and isinstance(value, cst.Call):
+                name = self.model.call_name(value) or ""
+                if name.endswith("stop_after_attempt") and value.args and isinstance(value.args[0].value, cst.Integer):
+                    return value.args[0].value.value == "1"
+        return False
 
     # -- libraries ----------------------------------------------------------------------
 
@@ -291,6 +313,8 @@ class PolicyAnalysis:
         assert isinstance(context.node, cst.FunctionDef)
         for node in iter_nodes(context.node.body):
             if isinstance(node, cst.Call) and (model.dotted(node.func) or "").endswith(".retry"):
+                if not any(isinstance(a, cst.ExceptHandler) for a in model.ancestors(node)):
+                    continue  # `if not ready: raise self.retry(countdown=5)` polls; it does not retry a failure
                 countdown = keyword(node, "countdown")
                 if countdown is not None and not self._has_random(countdown.value):
                     policy.no_jitter.append(
@@ -405,7 +429,7 @@ class PolicyAnalysis:
         if isinstance(loop, cst.While) and not _is_constant_true(loop.test) and _has_comparison(loop.test):
             return True
         for node in nodes:
-            if isinstance(node, cst.If) and _has_comparison(node.test) and _always_leaves(list(node.body.body)):
+            if isinstance(node, cst.If) and _has_comparison(node.test) and _either_branch_leaves(node):
                 return True
         return False
 
@@ -423,7 +447,20 @@ class PolicyAnalysis:
                 return False  # a `jitter` parameter or global we cannot see
             if isinstance(node, cst.Name) and _SERVER_DELAY.search(node.value):
                 return False
+            if isinstance(node, cst.Name) and self._is_parameter(node):
+                return False  # the caller decides the delay: it may well be jittered
         return True
+
+    def _is_parameter(self, name: cst.Name) -> bool:
+        parent = self.model.parents.get(name)
+        if isinstance(parent, cst.Attribute) and parent.attr is name:
+            return False
+        outer: cst.CSTNode = name
+        while isinstance(self.model.parents.get(outer), cst.Attribute):
+            outer = self.model.parents[outer]
+        if outer is not name and _ATTEMPTS.search((self.model.dotted(outer) or "").rsplit(".", 1)[-1]):
+            return False  # `self.request.retries`: an attempt counter, not a configured delay
+        return any(b.kind == "param" for b in self.model.bindings_of(self.model.scope_of(name), name.value))
 
     def _bound_to_literal(self, name: cst.Name) -> bool:
         model = self.model
@@ -431,12 +468,8 @@ class PolicyAnalysis:
         return bool(bindings) and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in bindings)
 
     def _has_random(self, expr: cst.BaseExpression) -> bool:
-        for node in origin_nodes(self.model, expr):
-            if isinstance(node, cst.Call) and (self.model.call_name(node) or "") not in _MATH:
-                return True  # random.*, a helper, anything we cannot see
-            if isinstance(node, cst.Name) and _RANDOMISH.search(node.value):
-                return True
-        return False
+        """Whether a countdown may be random: a call, a parameter, a jitter-named value."""
+        return not self._deterministic_delay(expr)
 
     # -- exceptions and statuses --------------------------------------------------------------
 
@@ -492,9 +525,19 @@ def _filters_exception(handler: cst.ExceptHandler) -> bool:
         if isinstance(node, cst.If) and any(
             isinstance(n, cst.Name) and n.value == caught for n in _expr_nodes(node.test)
         ):
-            if _always_leaves(list(node.body.body)):
+            if _either_branch_leaves(node):
                 return True
     return False
+
+
+def _either_branch_leaves(node: cst.If) -> bool:
+    """`if attempts < limit: sleep() else: raise` bounds the loop as well as `if ...: raise`."""
+    if _always_leaves(list(node.body.body)):
+        return True
+    other = node.orelse
+    if other is None:
+        return False
+    return _always_leaves([other] if isinstance(other, cst.If) else list(other.body.body))
 
 
 def _expr_nodes(expr: cst.CSTNode) -> Iterator[cst.CSTNode]:

@@ -186,10 +186,12 @@ class RetryAnalysis:
                 continue
             if all(_always_leaves(handler.body.body) for handler in try_node.handlers):
                 continue
+            # Success must leave for sure; a conditional exit is a per-item or polling loop
+            # (result-checking retries are recognised by their counter and sleep instead).
             success = [try_node.body]
             if try_node.orelse is not None:
                 success.append(try_node.orelse)
-            if any(_leaves_loop(block) for block in success):
+            if any(ends_by_leaving(list(block.body)) for block in success):
                 return True
             if _leaves_after(self.model, try_node, loop):
                 return True
@@ -298,13 +300,26 @@ def _leaves_after(model: ModuleModel, try_node: cst.CSTNode, loop: cst.For | cst
         return False
     body = list(parent.body)
     index = next((i for i, s in enumerate(body) if s is try_node), -1)
-    return any(_leaves_loop(statement) or _is_exit_line(statement) for statement in body[index + 1 :])
+    return ends_by_leaving(body[index + 1 :])
 
 
-def _is_exit_line(statement: cst.CSTNode) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and any(
-        isinstance(s, (cst.Return, cst.Break)) for s in statement.body
-    )
+def ends_by_leaving(statements: list[cst.BaseStatement]) -> bool:
+    """Whether a block's last statement leaves the loop (return or break) on every path."""
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, (cst.Return, cst.Break)) for s in last.body)
+    if isinstance(last, cst.With):
+        return ends_by_leaving(list(last.body.body))  # tenacity: `with attempt: ...; return x`
+    if isinstance(last, cst.If) and last.orelse is not None:
+        other = last.orelse
+        other_body = [other] if isinstance(other, cst.If) else list(other.body.body)
+        return ends_by_leaving(list(last.body.body)) and ends_by_leaving(other_body)
+    if isinstance(last, (cst.Try, cst.TryStar)):
+        blocks = [last.body, *([last.orelse] if last.orelse is not None else [])]
+        return any(ends_by_leaving(list(b.body)) for b in blocks)
+    return False
 
 
 def _sets_loop_flag(block: cst.CSTNode, loop: cst.While) -> bool:
