@@ -49,6 +49,11 @@ def cli() -> None:
 @click.option(
     "--config", "config_file", type=click.Path(dir_okay=False), help="Read [tool.idemlint] from this pyproject.toml."
 )
+@click.option("--fix", "apply_fixes", is_flag=True, help="Apply safe fixes in place.")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply fixes that may change behaviour.")
+@click.option(
+    "--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; write nothing (exit 1 if any)."
+)
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: the number of CPUs).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write .idemlint_cache/.")
 @click.option(
@@ -78,6 +83,9 @@ def check(
     statistics: bool,
     force_exclude: bool,
     config_file: str | None,
+    apply_fixes: bool,
+    unsafe_fixes: bool,
+    show_diff: bool,
     jobs: int | None,
     no_cache: bool,
     min_confidence: str,
@@ -112,6 +120,10 @@ def check(
     outcome = run(found.files, config, rules, jobs, cache_dir)
     errors = [*found.errors, *outcome.errors]
     findings = outcome.findings
+    diffs: list[str] = []
+    if apply_fixes or show_diff:
+        findings, diffs, fix_errors = _fix(found.files, findings, config, rules, unsafe_fixes, write=not show_diff)
+        errors.extend(fix_errors)
     rank = {"low": 0, "medium": 1, "high": 2}
     findings = [f for f in findings if rank.get(f.confidence, 2) >= rank[min_confidence]]
     if write_baseline:
@@ -130,6 +142,11 @@ def check(
             click.echo(f"idemlint: {error}", err=True)
             sys.exit(EXIT_ERROR)
 
+    if show_diff:
+        click.echo("".join(diffs), nl=False)
+        for message in errors:
+            click.echo(f"idemlint: {message}", err=True)
+        sys.exit(EXIT_ERROR if errors else EXIT_FINDINGS if diffs else EXIT_CLEAN)
     report = get_formatter(output_format)(findings, output_file is None and sys.stdout.isatty())
     if output_file:
         Path(output_file).write_text(report, encoding="utf-8")
@@ -157,6 +174,47 @@ def check(
     if errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+
+
+def _fix(files, findings, config, rules, unsafe, write):  # type: ignore[no-untyped-def]
+    """Fix every file that has a selected fix; return the remaining findings and diffs."""
+    import difflib
+
+    from idemlint.engine import decode
+    from idemlint.fixes import encode_like, fix_source, wanted
+
+    real_paths = {shown: real for real, shown in files}
+    fixable = sorted({f.path for f in findings if wanted(f, unsafe)})
+    remaining = [f for f in findings if f.path not in fixable]
+    diffs, errors, fixed_files, fixed_count = [], [], 0, 0
+    for shown in fixable:
+        path = real_paths[shown]
+        raw = path.read_bytes()
+        text = decode(raw)
+        outcome = fix_source(text, shown, config, rules, unsafe)
+        remaining.extend(outcome.findings)
+        if outcome.error:
+            errors.append(outcome.error)
+        if outcome.text == text:
+            continue
+        fixed_files += 1
+        fixed_count += outcome.applied
+        if write:
+            path.write_bytes(encode_like(raw, outcome.text))
+        else:
+            diffs.append(
+                "".join(
+                    difflib.unified_diff(
+                        text.splitlines(True), outcome.text.splitlines(True), f"a/{shown}", f"b/{shown}"
+                    )
+                )
+            )
+    if write and fixed_count:
+        click.echo(
+            f"idemlint: fixed {fixed_count} finding{'s' * (fixed_count != 1)} in {fixed_files} file{'s' * (fixed_files != 1)}",
+            err=True,
+        )
+    return sorted(remaining), diffs, errors
 
 
 @cli.command()

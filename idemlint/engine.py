@@ -20,7 +20,7 @@ from string import Template
 from typing import TYPE_CHECKING
 
 from idemlint.config import Config
-from idemlint.finding import Finding
+from idemlint.finding import Edit, Finding, Fix
 from idemlint.registry import PARSE_ERROR, RESERVED, UNUSED_SUPPRESSION, is_enabled
 from idemlint.rule import Rule
 from idemlint.suppression import find_suppressions, is_suppressed, split_lines
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from idemlint.context import FileContext
-    from idemlint.rule import Report
+    from idemlint.rule import FixPlan, Report
 
 # Files past these limits are reported as too large or too complex instead of analysed:
 # libcst's parser is quadratic on long operator chains and recurses on deep nesting.
@@ -155,7 +155,7 @@ def check_source(
                     name=rule.name,
                     message=message,
                     suggestion=report.suggestion or rule.fix_hint,
-                    fix=report.fix,
+                    fix=_resolve_fix(report.fix, positions, text, lines) if report.fix else None,
                     severity=rule.severity,
                     confidence=rule.confidence,
                     fingerprint=fingerprint(
@@ -233,6 +233,48 @@ def _parse_error(path: str, message: str, line: int, col: int, enabled: bool) ->
         suggestion="Fix the file so Python can parse it; idemlint checked nothing else in it.",
     )
     return FileResult(path, (finding,))
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    for match in re.finditer(r"\r\n|\r|\n", text):
+        starts.append(match.end())
+    return starts
+
+
+def _resolve_fix(
+    plan: FixPlan, positions: dict[cst.CSTNode, tuple[int, int, int, int]], text: str, lines: list[str]
+) -> Fix | None:
+    """Node-placed edits to character offsets in the source; None if a node has no position."""
+    starts = _line_starts(text)
+    edits = []
+    for edit in plan.edits:
+        span = positions.get(edit.node)
+        if span is None:
+            return None
+        line, col, end_line, end_col = span
+        start = starts[line - 1] + col - 1
+        end = starts[end_line - 1] + end_col - 1
+        indent = re.match(r"[ \t]*", lines[line - 1]).group()  # type: ignore[union-attr]
+        if edit.kind == "replace":
+            if edit.until is not None:
+                until = positions.get(edit.until)
+                if until is None:
+                    return None
+                end = starts[until[0] - 1] + until[1] - 1
+            edits.append(Edit(start, end, edit.text))
+        elif edit.kind == "delete_line":
+            edits.append(Edit(starts[line - 1], starts[end_line] if end_line < len(starts) else len(text), ""))
+        elif edit.kind == "insert_before":
+            edits.append(Edit(starts[line - 1], starts[line - 1], _indent(edit.text, indent)))
+        elif edit.kind == "insert_after":
+            at = starts[end_line] if end_line < len(starts) else len(text)
+            edits.append(Edit(at, at, _indent(edit.text, indent)))
+    return Fix(tuple(edits), plan.safe, plan.description)
+
+
+def _indent(code: str, indent: str) -> str:
+    return "".join(indent + line if line.strip() else line for line in code.splitlines(keepends=True))
 
 
 def _positions(module: cst.Module) -> dict[cst.CSTNode, tuple[int, int, int, int]]:

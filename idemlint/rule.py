@@ -15,7 +15,27 @@ if TYPE_CHECKING:
 
     from idemlint.config import Config
     from idemlint.context import FileContext
-    from idemlint.finding import Fix
+
+
+@dataclass(frozen=True, eq=False)
+class NodeEdit:
+    """One text change, placed by a node: the engine turns it into offsets.
+
+    replace: the node's text becomes `text`; delete_line: the lines the node spans go;
+    insert_before: `text` (unindented code) goes above the node's first line, indented
+    like it; insert_after: likewise below its last line."""
+
+    kind: str
+    node: cst.CSTNode
+    text: str = ""
+    until: cst.CSTNode | None = None  # replace: up to the start of this node instead of the node's end
+
+
+@dataclass(frozen=True, eq=False)
+class FixPlan:
+    edits: tuple[NodeEdit, ...]
+    safe: bool
+    description: str
 
 
 @dataclass(frozen=True, eq=False)
@@ -25,7 +45,7 @@ class Report:
     node: cst.CSTNode
     message: str  # may name other nodes' lines as ${name}, filled from `lines`
     suggestion: str | None = None
-    fix: Fix | None = None
+    fix: FixPlan | None = None
     lines: tuple[tuple[str, cst.CSTNode], ...] = ()
 
 

@@ -213,3 +213,49 @@ def test_a_file_rejected_by_the_pre_filter_does_not_import_libcst(tmp_path: Path
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+LOOP_BUG = """\
+import random
+import time
+import uuid
+
+import requests
+
+
+def charge(order):
+    for attempt in range(3):
+        key = str(uuid.uuid4())
+        try:
+            return requests.post("https://pay.example", headers={"Idempotency-Key": key}, timeout=5)
+        except requests.ConnectionError:
+            time.sleep(random.uniform(0, 2**attempt))
+"""
+
+
+def test_diff_prints_the_fix_and_writes_nothing(project: Path) -> None:
+    (project / "app" / "loop.py").write_text(LOOP_BUG)
+    code, out, _ = run("check", "--diff", "--no-cache", "app/loop.py")
+    assert code == 1
+    assert out.startswith("--- a/app/loop.py\n+++ b/app/loop.py\n")
+    assert "+    key = str(uuid.uuid4())\n" in out and "-        key = str(uuid.uuid4())\n" in out
+    assert (project / "app" / "loop.py").read_text() == LOOP_BUG
+
+
+def test_fix_writes_keeps_crlf_and_settles(project: Path) -> None:
+    (project / "app" / "loop.py").write_bytes(LOOP_BUG.replace("\n", "\r\n").encode())
+    code, out, err = run("check", "--fix", "--no-cache", "app/loop.py")
+    assert (code, out.splitlines()[-1]) == (0, "Found 0 findings in 1 file checked.")
+    assert "fixed 1 finding in 1 file" in err
+    fixed = (project / "app" / "loop.py").read_bytes()
+    assert b"\r\n    key = str(uuid.uuid4())\r\n    for attempt" in fixed and b"\n" not in fixed.replace(b"\r\n", b"")
+    assert run("check", "--diff", "--no-cache", "app/loop.py")[0] == 0
+
+
+def test_unsafe_fixes_need_the_flag(project: Path) -> None:
+    source = LOOP_BUG.replace("time.sleep(random.uniform(0, 2**attempt))", "time.sleep(1)")
+    (project / "app" / "loop.py").write_text(source)
+    run("check", "--fix", "--no-cache", "app/loop.py")
+    assert "time.sleep(1)" in (project / "app" / "loop.py").read_text()
+    run("check", "--fix", "--unsafe-fixes", "--no-cache", "app/loop.py")
+    assert "time.sleep(random.uniform(0, 1))" in (project / "app" / "loop.py").read_text()

@@ -32,8 +32,11 @@ from idemlint.analysis.retry import (
 
 if TYPE_CHECKING:
     import libcst as cst
+
+    from idemlint.rule import FixPlan, NodeEdit
 else:
     cst = LazyModule("libcst", globals(), "cst")
+    from idemlint.rule import FixPlan, NodeEdit
 
 CATCH_ALL = {"Exception", "BaseException", "builtins.Exception", "builtins.BaseException"}
 NON_RETRYABLE_STATUSES = {400, 401, 403, 404, 405, 410, 422}
@@ -87,6 +90,7 @@ _SERVER_DELAY = re.compile(r"retry.?after|reset|ratelimit", re.IGNORECASE)
 class Verdict:
     node: cst.CSTNode
     message: str
+    fix: FixPlan | None = None
 
 
 @dataclass
@@ -184,7 +188,9 @@ class PolicyAnalysis:
                 Verdict(context.anchor, f"{label} has no wait=, so every client retries at once, immediately")
             )
         elif not self._tenacity_jitters(wait_arg.value):
-            policy.no_jitter.append(Verdict(wait_arg, f"{label} waits with no random component"))
+            policy.no_jitter.append(
+                Verdict(wait_arg, f"{label} waits with no random component", self._jitter_tenacity_wait(wait_arg.value))
+            )
 
     def _tenacity_catches_all(self, expr: cst.BaseExpression) -> str | None:
         """`retry_if_exception_type(Exception)`, or a `|` / `retry_any` with such a part."""
@@ -237,7 +243,10 @@ class PolicyAnalysis:
                 )
         jitter = keyword(call, "jitter")
         if jitter is not None and isinstance(jitter.value, cst.Name) and jitter.value.value == "None":
-            policy.no_jitter.append(Verdict(jitter, f"{label} turns jitter off (jitter=None)"))
+            following = call.args[call.args.index(jitter) + 1 :]
+            drop = NodeEdit("replace", jitter, "", until=following[0] if following else None)
+            fix = FixPlan((drop,), safe=False, description="drop jitter=None (backoff then uses full jitter)")
+            policy.no_jitter.append(Verdict(jitter, f"{label} turns jitter off (jitter=None)", fix))
         if keyword(call, "max_tries") is None and keyword(call, "max_time") is None:
             policy.unbounded.append(
                 Verdict(context.anchor, f"{label} has neither max_tries nor max_time, so it retries forever")
@@ -412,6 +421,7 @@ class PolicyAnalysis:
                         Verdict(
                             node,
                             "the retry loop on line $context sleeps a fixed or computed delay with no random component",
+                            self._jitter_sleep(node.args[0].value),
                         )
                     )
         if isinstance(loop, cst.While) and not self._loop_bounded(loop, nodes):
@@ -470,6 +480,78 @@ class PolicyAnalysis:
     def _has_random(self, expr: cst.BaseExpression) -> bool:
         """Whether a countdown may be random: a call, a parameter, a jitter-named value."""
         return not self._deterministic_delay(expr)
+
+    # -- fixes ---------------------------------------------------------------------------------
+
+    def _jitter_sleep(self, delay: cst.BaseExpression) -> FixPlan | None:
+        """`sleep(d)` -> `sleep(random.uniform(0, d))`: full jitter over the same cap."""
+        random_import = self._ensure_import("random", None)
+        if random_import is False:
+            return None
+        code = self.model.module.code_for_node(delay)
+        edits = [NodeEdit("replace", delay, f"random.uniform(0, {code})")]
+        if random_import is not None:
+            edits.append(random_import)
+        return FixPlan(tuple(edits), safe=False, description="sleep a random time up to the same delay (full jitter)")
+
+    def _jitter_tenacity_wait(self, wait: cst.BaseExpression) -> FixPlan | None:
+        """`wait_fixed(n)` gains `+ wait_random(0, n)`; `wait_exponential(...)` becomes
+        `wait_random_exponential(...)` with the same bounds."""
+        if not isinstance(wait, cst.Call):
+            return None
+        name = self.model.call_name(wait) or ""
+        module = self.model.module
+        if name.endswith("wait_fixed") and wait.args:
+            new, extra = "wait_random", f" + {{name}}(0, {module.code_for_node(wait.args[0].value)})"
+        elif name.endswith("wait_exponential"):
+            new, extra = "wait_random_exponential", ""
+        else:
+            return None
+        dotted = self.model.dotted(wait.func) or ""
+        if "." in dotted:  # tenacity.wait_fixed(...): the module is imported
+            spelled, import_edit = f"{dotted.rsplit('.', 1)[0]}.{new}", None
+        else:
+            import_edit = self._ensure_import("tenacity", new)
+            if import_edit is False:
+                return None
+            spelled = new
+        if extra:
+            edits = [NodeEdit("replace", wait, module.code_for_node(wait) + extra.format(name=spelled))]
+        else:
+            edits = [NodeEdit("replace", wait.func, spelled)]
+        if import_edit is not None:
+            edits.append(import_edit)
+        return FixPlan(tuple(edits), safe=False, description=f"add jitter with {new}")
+
+    def _ensure_import(self, module_name: str, name: str | None) -> NodeEdit | None | bool:
+        """The edit that makes `random` (or `from tenacity import name`) available: None
+        when it already is, False when a local name is in the way."""
+        model = self.model
+        local = name or module_name
+        wanted = f"{module_name}.{name}" if name else module_name
+        if model.imports.get(local) == wanted:
+            return None
+        if local in model.imports or model.bindings_of(model.module, local):
+            return False
+        statements = [
+            line
+            for line in model.module.body
+            if isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], (cst.Import, cst.ImportFrom))
+        ]
+        if name:
+            for line in statements:
+                statement = line.body[0]
+                if (
+                    isinstance(statement, cst.ImportFrom)
+                    and model.dotted(statement.module) == module_name
+                    and not isinstance(statement.names, cst.ImportStar)
+                ):  # type: ignore[arg-type]
+                    last = statement.names[-1]
+                    return NodeEdit("replace", last.name, f"{model.module.code_for_node(last.name)}, {name}")
+        if not statements:
+            return False
+        code = f"from {module_name} import {name}\n" if name else f"import {module_name}\n"
+        return NodeEdit("insert_after", statements[-1], code)
 
     # -- exceptions and statuses --------------------------------------------------------------
 

@@ -18,8 +18,10 @@ from idemlint.rule import Report, Rule
 if TYPE_CHECKING:
     import libcst as cst
 
+    from idemlint.analysis.retry import RetryContext
     from idemlint.config import Config
     from idemlint.context import FileContext
+    from idemlint.rule import FixPlan
 
 SINK_WORDS = (
     "idempot",
@@ -114,7 +116,13 @@ def _post_charge(order, key):
             "`stripe.PaymentIntent.create(..., idempotency_key=key)` with the key made once per payment attempt by the user, not per network try.",
         ),
     )
-    fix_safety = "No automatic fix yet."
+    fix_safety = (
+        "Safe fix for hand-written retry loops and tenacity/stamina retry iterators: the key's generation moves "
+        "to just before the loop (a key made inline gets an `idempotency_key` variable), only when nothing it is "
+        "made from is bound inside the loop, so every attempt sends the same value and nothing else changes. No "
+        "fix for retry decorators and retried tasks: the key has to come from the caller, which only the author "
+        "can change."
+    )
     triggers = (FRESH_WORDS, RETRY_WORDS, SINK_WORDS)
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
@@ -137,6 +145,8 @@ def _post_charge(order, key):
                         call,
                         f"{fresh} runs on every attempt of the {context.label} on line $context, "
                         f"so {sink.where} is a new key on each retry",
+                        suggestion=None if context.kind in ("loop", "iterator") else _DECORATOR_HINT,
+                        fix=hoist_out_of_loop(ctx, call, sink.value, context),
                         lines=(("context", context.anchor),),
                     )
                     continue
@@ -170,6 +180,70 @@ def _post_charge(order, key):
             f"{helper.name.value}() should take the key as a parameter.",
             lines=(("origin", origin), ("context", anchor)),
         )
+
+
+_DECORATOR_HINT = (
+    "The whole function is retried, so the key must come from outside it: generate it in the caller that owns "
+    "the operation (or when the task is enqueued) and pass it in as a parameter."
+)
+
+
+def hoist_out_of_loop(
+    ctx: FileContext, call: cst.Call, sink_value: cst.BaseExpression, context: RetryContext
+) -> FixPlan | None:
+    """Move the key's generation to just before the retry loop, when that is provably the
+    same computation: a loop (not a decorator or task), and nothing the key is made from
+    is bound inside the loop. `key = str(uuid4())` moves as it is; a key made inline in
+    the call gets its own `idempotency_key` variable."""
+    import libcst as cst
+
+    from idemlint.analysis.model import iter_nodes
+    from idemlint.rule import FixPlan, NodeEdit
+
+    if context.kind not in ("loop", "iterator"):
+        return None
+    model, loop = ctx.model, context.node
+    bound_in_loop = {
+        name
+        for name, bindings in model.bindings.get(model.scope_of(loop), {}).items()
+        for b in bindings
+        if model.is_inside(b.statement, loop)
+    }
+
+    def uses_loop_names(expr: cst.CSTNode) -> bool:
+        return any(type(n) is cst.Name and n.value in bound_in_loop for n in (expr, *iter_nodes(expr)))
+
+    statement = model.statement_of(call)
+    line = model.parents.get(statement)
+    if (
+        isinstance(statement, cst.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0].target, cst.Name)
+        and isinstance(line, cst.SimpleStatementLine)
+        and len(line.body) == 1
+        and model.is_inside(call, statement.value)
+    ):
+        name = statement.targets[0].target.value
+        others = [b for b in model.bindings_of(model.scope_of(loop), name) if b.statement is not statement]
+        if uses_loop_names(statement.value) or any(model.is_inside(b.statement, loop) for b in others):
+            return None
+        code = ctx.module.code_for_node(line.with_changes(leading_lines=()))
+        return FixPlan(
+            (NodeEdit("delete_line", line), NodeEdit("insert_before", loop, code)),
+            safe=True,
+            description=f"generate {name} once, before the retry loop",
+        )
+    if model.is_inside(call, sink_value) and not uses_loop_names(sink_value):
+        name = "idempotency_key"
+        if model.bindings_of(model.scope_of(loop), name):
+            return None
+        code = f"{name} = {ctx.module.code_for_node(sink_value)}\n"
+        return FixPlan(
+            (NodeEdit("replace", sink_value, name), NodeEdit("insert_before", loop, code)),
+            safe=True,
+            description=f"generate {name} once, before the retry loop",
+        )
+    return None
 
 
 class FreshKeyHelpers:

@@ -24,7 +24,7 @@ class PolicyRule(Rule):
         for policy in ctx.policies.policies:
             for verdict in self.verdicts(policy):
                 lines = (("context", policy.anchor),) if "$context" in verdict.message else ()
-                yield Report(verdict.node, verdict.message, lines=lines)
+                yield Report(verdict.node, verdict.message, fix=verdict.fix, lines=lines)
 
 
 class RetryNonRetryable(PolicyRule):
@@ -168,6 +168,12 @@ def fetch_statement(url):
             "Celery",
             "`retry_backoff=True` (jittered by default), or `countdown=random.uniform(0, 2 ** self.request.retries)`.",
         ),
+    )
+    fix_safety = (
+        "Unsafe fixes (they change timing): a constant `time.sleep(d)` in a retry loop becomes "
+        "`time.sleep(random.uniform(0, d))` (adding `import random`), tenacity `wait_fixed(n)` gains "
+        "`+ wait_random(0, n)`, `wait_exponential(...)` becomes `wait_random_exponential(...)` with the same bounds, "
+        "and backoff's `jitter=None` is dropped. Applied with `--fix --unsafe-fixes`."
     )
     triggers = (RETRY_WORDS,)
 
