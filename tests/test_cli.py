@@ -46,7 +46,9 @@ def test_findings_exit_1_with_location_code_and_help(project: Path) -> None:
     code, out, _ = run("check", "app")
     assert code == 1
     assert out.splitlines()[0].startswith("app/pay.py:8:15: IDM001 uuid.uuid4() runs on every attempt")
-    assert out.splitlines()[1].startswith("    help: The whole function is retried, so the key must come from outside it")
+    assert out.splitlines()[1].startswith(
+        "    help: The whole function is retried, so the key must come from outside it"
+    )
     assert out.splitlines()[-1] == "Found 1 finding in 2 files checked."
 
 

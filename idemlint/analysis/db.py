@@ -425,8 +425,8 @@ class DbAnalysis:
         """`id = %s`, `pk=pk`, `code=code`: the write targets the rows the caller names,
         not a set chosen by literals (a bulk backfill)."""
         column = predicate.column.split(".")[-1]
-        if "__" in column or predicate.op not in ("eq", "in") or self.is_state_column(column):
-            return False
+        if "__" in column or predicate.op != "eq" or self.is_state_column(column):
+            return False  # `pk__in=ids` is a bulk update: its count says little about duplicates
         return (
             bool(IDENTITY.search(column)) or predicate.value in ("param", "expr") and not VERSION_COLUMNS.match(column)
         )

@@ -395,6 +395,7 @@ class PolicyAnalysis:
                 and self._handler_catches_all(node)
                 and not _always_leaves(list(node.body.body))
                 and not _filters_exception(node)
+                and not self._inside_handler(node, loop)
             ):
                 caught = (
                     "every exception"
@@ -434,12 +435,22 @@ class PolicyAnalysis:
                     Verdict(loop, "the retry loop counts attempts with itertools.count() and never stops")
                 )
 
+    def _inside_handler(self, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
+        """A try inside an `except` block (a hook guarded while handling the failure) is not
+        the catch that drives the retry."""
+        for ancestor in self.model.ancestors(node):
+            if ancestor is loop:
+                return False
+            if isinstance(ancestor, cst.ExceptHandler):
+                return True
+        return False
+
     def _loop_bounded(self, loop: cst.For | cst.While, nodes: list[cst.CSTNode]) -> bool:
         """A counter or clock comparison in the loop test, or an `if` on one that leaves."""
         if isinstance(loop, cst.While) and not _is_constant_true(loop.test) and _has_comparison(loop.test):
             return True
         for node in nodes:
-            if isinstance(node, cst.If) and _has_comparison(node.test) and _either_branch_leaves(node):
+            if isinstance(node, cst.If) and _has_comparison(node.test, self.model) and _either_branch_leaves(node):
                 return True
         return False
 
@@ -627,8 +638,11 @@ def _expr_nodes(expr: cst.CSTNode) -> Iterator[cst.CSTNode]:
     yield from iter_nodes(expr)
 
 
-def _has_comparison(test: cst.BaseExpression) -> bool:
-    return any(isinstance(n, cst.Comparison) for n in _expr_nodes(test))
+def _has_comparison(test: cst.BaseExpression, model: ModuleModel | None = None) -> bool:
+    """A comparison in the test, or in what a flag it reads was set to
+    (`exceeded = tries >= max_tries` ... `if exceeded: raise`)."""
+    nodes = origin_nodes(model, test) if model is not None else _expr_nodes(test)
+    return any(isinstance(n, cst.Comparison) for n in nodes)
 
 
 def _is_constant_true(test: cst.BaseExpression) -> bool:

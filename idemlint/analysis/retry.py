@@ -41,6 +41,22 @@ RETRY_ITERATORS = {
 }
 COUNTERS = {"range", "itertools.count", "xrange"}
 SLEEPS = {"time.sleep", "asyncio.sleep", "gevent.sleep", "trio.sleep", "anyio.sleep", "eventlet.sleep"}
+_NEXT_ITEM = {
+    "pop",
+    "popleft",
+    "heappop",
+    "get",
+    "get_nowait",
+    "next",
+    "readline",
+    "recv",
+    "receive",
+    "read",
+    "poll",
+    "dequeue",
+    "take",
+    "popitem",
+}
 _ATTEMPT_NAME = re.compile(r"attempt|retr|tries|try|tried", re.IGNORECASE)
 # Celery keywords that only make sense on a task decorator.
 _CELERY_KEYWORDS = {
@@ -186,17 +202,42 @@ class RetryAnalysis:
                 continue
             if all(_always_leaves(handler.body.body) for handler in try_node.handlers):
                 continue
+            if self._works_on_next_item(loop, try_node):
+                continue
             # Success must leave for sure; a conditional exit is a per-item or polling loop
             # (result-checking retries are recognised by their counter and sleep instead).
-            success = [try_node.body]
+            success = [try_node.body]  # IndentedBlock; an `else:` holds one too
             if try_node.orelse is not None:
-                success.append(try_node.orelse)
+                success.append(try_node.orelse.body)
             if any(ends_by_leaving(list(block.body)) for block in success):
                 return True
-            if _leaves_after(self.model, try_node, loop):
+            # `except X: sleep(); continue` then `return result`: only failures go round again.
+            # When the handler falls through to the same exit, failures leave too: no retry.
+            if any(_ends_with_continue(h.body.body) for h in try_node.handlers) and _leaves_after(
+                self.model, try_node, loop
+            ):
                 return True
             if isinstance(loop, cst.While) and _sets_loop_flag(try_node.body, loop):
                 return True
+        return False
+
+    def _works_on_next_item(self, loop: cst.For | cst.While, try_node: cst.CSTNode) -> bool:
+        """`item = heap.pop()` / `msg = queue.get()` before the try: each pass handles a new
+        item, so a failure moves on rather than re-attempting the same work."""
+        model = self.model
+        used = {n.value for n in iter_nodes(try_node) if isinstance(n, cst.Name)}
+        for name in used:
+            for binding in model.bindings_of(model.scope_of(loop), name):
+                value = binding.value
+                if isinstance(value, cst.Await):
+                    value = value.expression
+                if (
+                    isinstance(value, cst.Call)
+                    and model.is_inside(binding.statement, loop)
+                    and not model.is_inside(binding.statement, try_node)
+                    and (model.dotted(value.func) or "").rsplit(".", 1)[-1] in _NEXT_ITEM
+                ):
+                    return True
         return False
 
     def _sleeps_between_attempts(self, loop: cst.For | cst.While, counter_names: list[str]) -> bool:
@@ -303,6 +344,11 @@ def _leaves_after(model: ModuleModel, try_node: cst.CSTNode, loop: cst.For | cst
     return ends_by_leaving(body[index + 1 :])
 
 
+def _ends_with_continue(statements: tuple[cst.BaseStatement, ...] | list[cst.BaseStatement]) -> bool:
+    last = statements[-1] if statements else None
+    return isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, cst.Continue) for s in last.body)
+
+
 def ends_by_leaving(statements: list[cst.BaseStatement]) -> bool:
     """Whether a block's last statement leaves the loop (return or break) on every path."""
     if not statements:
@@ -317,7 +363,7 @@ def ends_by_leaving(statements: list[cst.BaseStatement]) -> bool:
         other_body = [other] if isinstance(other, cst.If) else list(other.body.body)
         return ends_by_leaving(list(last.body.body)) and ends_by_leaving(other_body)
     if isinstance(last, (cst.Try, cst.TryStar)):
-        blocks = [last.body, *([last.orelse] if last.orelse is not None else [])]
+        blocks = [last.body, *([last.orelse.body] if last.orelse is not None else [])]
         return any(ends_by_leaving(list(b.body)) for b in blocks)
     return False
 
