@@ -129,3 +129,24 @@ def test_plugin_options_reach_the_engine(tmp_path: Path) -> None:
     )
     assert parse(flake8(str(path)).stdout) == set()
     assert parse(flake8("--idemlint-key-headers=X-Txn-Token", str(path)).stdout) == {(8, "IDM001")}
+
+
+def test_readme_flake8_configuration_works(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    ini = next(b.split("```")[0] for b in readme.split("```ini\n")[1:] if "[flake8]" in b)
+    (tmp_path / "setup.cfg").write_text(ini)
+    (tmp_path / "svc.py").write_text(
+        "import uuid\nimport requests\n\n\ndef charge():\n"
+        "    for attempt in range(3):\n"
+        "        try:\n"
+        "            return requests.put('https://x', headers={'X-Txn-Token': str(uuid.uuid4())})\n"
+        "        except requests.ConnectionError:\n"
+        "            pass\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "flake8", "--format=%(row)d:%(code)s", "svc.py"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert "8:IDM001" in result.stdout.splitlines()

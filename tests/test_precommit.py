@@ -68,3 +68,22 @@ def test_hook_passes_on_a_clean_file(scratch: Path) -> None:
     result = try_repo(scratch, "clean.py")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Passed" in result.stdout
+
+
+def readme_block(language: str, contains: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = text.split(f"```{language}\n")[1:]
+    return next(b.split("```")[0] for b in blocks if contains in b)
+
+
+def test_readme_snippet_names_the_hooks_this_repository_defines() -> None:
+    import yaml
+
+    snippet = yaml.safe_load(readme_block("yaml", "repos:"))
+    hooks = {h["id"] for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    listed = {h["id"] for h in snippet["repos"][0]["hooks"]} | {"idemlint-fix"}
+    assert listed == hooks
+    assert all(
+        h["require_serial"] and "--force-exclude" in h["entry"]
+        for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    )

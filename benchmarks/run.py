@@ -1,0 +1,98 @@
+"""Benchmark idemlint against flake8 and ruff on the same files, in one run.
+
+    python benchmarks/run.py [PATH ...] [--rounds 3] [--jobs N]
+
+Default file set: the running Python's standard library (site-packages excluded). Every
+tool gets the same explicit list of files, interleaved round by round so that machine
+noise hits all of them alike. Prints medians, the ratios idemlint/flake8 and idemlint/ruff,
+files and lines per second, peak memory per run, and how time grows with the number of
+files (a quarter, half and all of the set). Needs flake8 and ruff: `pip install '.[bench]'`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+
+def python_files(roots: list[str]) -> list[str]:
+    files = []
+    for root in roots:
+        for directory, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d not in ("site-packages", "__pycache__", ".git"))
+            files.extend(os.path.join(directory, f) for f in sorted(filenames) if f.endswith(".py"))
+    return files
+
+
+def timed(command: list[str], cwd: str) -> tuple[float, float]:
+    """Wall time in seconds and peak resident memory in MB of one run."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _pid, _status, usage = os.wait4(process.pid, 0)
+    return time.perf_counter() - started, usage.ru_maxrss / 1024
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("paths", nargs="*")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args(argv)
+    roots = args.paths or [sysconfig.get_paths()["stdlib"]]
+    files = python_files(roots)
+    lines = sum(Path(f).read_bytes().count(b"\n") for f in files)
+    idemlint = [sys.executable, "-m", "idemlint", "check", "--exit-zero", "-q"]
+    tools = {
+        "idemlint (cold cache)": [*idemlint, "--jobs", str(args.jobs)],
+        "idemlint (warm cache)": [*idemlint, "--jobs", str(args.jobs)],
+        "idemlint --jobs 1": [*idemlint, "--jobs", "1", "--no-cache"],
+        "flake8": [sys.executable, "-m", "flake8", "--exit-zero", "-j", str(args.jobs)],
+        "ruff": [shutil.which("ruff") or "ruff", "check", "--exit-zero", "--no-cache", "-q"],
+    }
+    print(f"files: {len(files)}  lines: {lines}  jobs: {args.jobs}  rounds: {args.rounds}  roots: {', '.join(roots)}")
+    work = tempfile.mkdtemp(prefix="idemlint-bench-")
+    cache = Path(work) / ".idemlint_cache"
+    times: dict[str, list[float]] = {name: [] for name in tools}
+    memory: dict[str, float] = {name: 0.0 for name in tools}
+    for _round in range(args.rounds):
+        for name, command in tools.items():
+            if name == "idemlint (cold cache)":
+                shutil.rmtree(cache, ignore_errors=True)
+            seconds, peak = timed([*command, *files], work)
+            times[name].append(seconds)
+            memory[name] = max(memory[name], peak)
+    median = {name: statistics.median(values) for name, values in times.items()}
+    print(f"\n{'tool':<24}{'median s':>10}{'files/s':>10}{'lines/s':>11}{'peak MB':>9}")
+    for name in tools:
+        print(
+            f"{name:<24}{median[name]:>10.2f}{len(files) / median[name]:>10.0f}{lines / median[name]:>11.0f}{memory[name]:>9.0f}"
+        )
+    cold = median["idemlint (cold cache)"]
+    print(f"\nidemlint cold / flake8: {cold / median['flake8']:.2f}x")
+    print(f"idemlint cold / ruff:   {cold / median['ruff']:.2f}x")
+    print(f"idemlint warm / cold:   {median['idemlint (warm cache)'] / cold:.1%}")
+    print("\ngrowth (idemlint --no-cache, default jobs):")
+    for share in (4, 2, 1):
+        subset = files[: max(1, len(files) // share)]
+        seconds, _ = timed([*idemlint, "--no-cache", "--jobs", str(args.jobs), *subset], work)
+        print(f"  {len(subset):>6} files: {seconds:6.2f} s  ({len(subset) / seconds:.0f} files/s)")
+    single = files[len(files) // 2]
+    one = {name: timed([*tools[name], single], work)[0] for name in ("idemlint --jobs 1", "flake8")}
+    print(
+        f"\none file ({Path(single).name}), as pre-commit runs it: idemlint {one['idemlint --jobs 1']:.2f} s, "
+        f"flake8 {one['flake8']:.2f} s, ratio {one['idemlint --jobs 1'] / one['flake8']:.2f}x"
+    )
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
