@@ -218,6 +218,46 @@ def _fix(files, findings, config, rules, unsafe, write):  # type: ignore[no-unty
 
 
 @cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option(
+    "--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True
+)
+@click.option(
+    "--output", "output_file", type=click.Path(dir_okay=False, writable=True), help="Write the inventory to a file."
+)
+@click.option(
+    "--config", "config_file", type=click.Path(dir_okay=False), help="Read [tool.idemlint] from this pyproject.toml."
+)
+def audit(paths: tuple[str, ...], output_format: str, output_file: str | None, config_file: str | None) -> None:
+    """List every side-effecting external call: key sent? retried? what a timeout does."""
+    from idemlint.audit import FORMATS, audit_paths
+    from idemlint.config import ConfigError, find_pyproject, load_config
+    from idemlint.engine import is_test_file
+    from idemlint.files import discover
+
+    paths = paths or (".",)
+    try:
+        config = load_config(Path(config_file) if config_file else find_pyproject(Path(paths[0])))
+    except ConfigError as error:
+        click.echo(f"idemlint: {error}", err=True)
+        sys.exit(EXIT_ERROR)
+    found = discover(list(paths), config)
+    files = [(real, shown) for real, shown in found.files if config.check_tests or not is_test_file(shown)]
+    rows, errors = audit_paths(files, config)
+    formatter = FORMATS[output_format]
+    report = (
+        formatter(rows, output_file is None and sys.stdout.isatty()) if output_format == "text" else formatter(rows)
+    )  # type: ignore[call-arg]
+    if output_file:
+        Path(output_file).write_text(report, encoding="utf-8")
+    else:
+        click.echo(report, nl=False)
+    for message in [*found.errors, *errors]:
+        click.echo(f"idemlint: {message}", err=True)
+    sys.exit(EXIT_ERROR if found.errors or errors else EXIT_CLEAN)
+
+
+@cli.command()
 def rules() -> None:
     """List every rule: code, name and what it flags."""
     from idemlint.registry import RESERVED

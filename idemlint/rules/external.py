@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from idemlint.analysis.effects import SideEffect
-from idemlint.analysis.model import ModuleModel, iter_nodes, local_callee, string_value
+from idemlint.analysis.effects import SideEffect, records_failure, timeout_caught
+from idemlint.analysis.model import iter_nodes, local_callee
 from idemlint.rule import Report, Rule
 
 if TYPE_CHECKING:
@@ -139,50 +138,6 @@ def pay_invoice(invoice, key):
                 )
 
 
-TIMEOUT_EXCEPTIONS = {
-    "requests.Timeout",
-    "requests.ReadTimeout",
-    "requests.exceptions.Timeout",
-    "requests.exceptions.ReadTimeout",
-    "requests.RequestException",
-    "requests.exceptions.RequestException",
-    "httpx.TimeoutException",
-    "httpx.ReadTimeout",
-    "httpx.WriteTimeout",
-    "httpx.PoolTimeout",
-    "httpx.TransportError",
-    "httpx.HTTPError",
-    "httpx.RequestError",
-    "httpx.NetworkError",
-    "socket.timeout",
-    "TimeoutError",
-    "asyncio.TimeoutError",
-    "concurrent.futures.TimeoutError",
-    "aiohttp.ServerTimeoutError",
-    "aiohttp.ClientError",
-    "aiohttp.ClientConnectionError",
-    "urllib3.exceptions.ReadTimeoutError",
-    "urllib3.exceptions.TimeoutError",
-    "botocore.exceptions.ReadTimeoutError",
-    "stripe.error.APIConnectionError",
-    "stripe.error.StripeError",
-    "stripe.APIConnectionError",
-    "stripe.StripeError",
-    "stripe._error.APIConnectionError",
-    "braintree.exceptions.TimeoutError",
-    "braintree.exceptions.RequestTimeoutError",
-}
-_FAILED_STATE = re.compile(r"fail|declin|cancel|reject|error|void|abort", re.IGNORECASE)
-_FAILURE_ACTION = re.compile(
-    r"refund|release|restock|unreserve|cancel|void|rollback|revert|compensat|mark_?\w*fail|fail_|_fail|set_failed|decline|notify\w*fail|send\w*fail|failure",
-    re.IGNORECASE,
-)
-_FAILURE_ERROR = re.compile(r"fail|declin|reject", re.IGNORECASE)
-_UNKNOWN_STATE = re.compile(
-    r"unknown|pending|uncertain|indetermin|reconcil|in_?progress|processing|timeout|timed_?out", re.IGNORECASE
-)
-
-
 class TimeoutAsFailure(Rule):
     code = "IDM302"
     confidence = "medium"
@@ -258,7 +213,7 @@ def capture(order):
             return
         with_effects = {model.scope_of(e.call) for e in effects.effects}
         for handler in model.handlers:
-            caught = self._timeout_caught(ctx, handler)
+            caught = timeout_caught(ctx.model, handler)
             if caught is None:
                 continue
             try_node = model.parents.get(handler)
@@ -267,24 +222,12 @@ def capture(order):
             effect = self._effect_in(ctx, try_node.body, with_effects)
             if effect is None:
                 continue
-            failure = self._records_failure(ctx, handler)
+            failure = records_failure(ctx.model, handler)
             if failure is not None:
                 yield Report(
                     handler,
                     f"a {caught} from {effect} is handled as a definite failure ({failure}), but the request may have succeeded",
                 )
-
-    def _timeout_caught(self, ctx: FileContext, handler: cst.ExceptHandler) -> str | None:
-        if handler.type is None:
-            return "timeout (a bare except catches it)"
-        types = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
-        for expr in types:
-            name = ctx.model.qualname(expr) or ""
-            if name in TIMEOUT_EXCEPTIONS:
-                return name
-            if name in ("Exception", "BaseException"):
-                return f"timeout (caught by except {name})"
-        return None
 
     def _effect_in(self, ctx: FileContext, block: cst.CSTNode, with_effects: set[cst.CSTNode]) -> str | None:
         model, effects = ctx.model, ctx.effects
@@ -297,59 +240,3 @@ def capture(order):
                 if helper is not None and helper in with_effects:
                     return f"{helper.name.value}()"
         return None
-
-    def _records_failure(self, ctx: FileContext, handler: cst.ExceptHandler) -> str | None:
-        model = ctx.model
-        nodes = list(iter_nodes(handler.body))
-        for node in nodes:
-            value = None
-            if isinstance(node, cst.Assign) and any(_is_state(model.dotted(t.target)) for t in node.targets):
-                value = string_value(node.value)
-            elif (
-                isinstance(node, cst.Arg)
-                and node.keyword is not None
-                and _is_state(node.keyword.value)
-                and not _is_lookup(model, node)
-            ):
-                value = string_value(node.value)
-            elif isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-                match = _SQL_STATE.search(string_value(node) or "")
-                value = match.group(2) if match else None
-            if value is not None and _UNKNOWN_STATE.search(value):
-                return None
-            if value is not None and _FAILED_STATE.search(value):
-                return f"state set to {value!r}"
-        for node in nodes:
-            if isinstance(node, cst.Call):
-                dotted = model.dotted(node.func) or ""
-                last = dotted.rsplit(".", 1)[-1]
-                if (
-                    _FAILURE_ACTION.search(last)
-                    and not _UNKNOWN_STATE.search(last)
-                    and not last.startswith(("log", "debug", "info", "warn", "exception"))
-                ):
-                    return f"calls {dotted}()"
-            elif isinstance(node, cst.Raise) and isinstance(node.exc, cst.Call):
-                raised = model.dotted(node.exc.func) or ""
-                if _FAILURE_ERROR.search(raised.rsplit(".", 1)[-1]):
-                    return f"raises {raised}"
-        return None
-
-
-_SQL_STATE = re.compile(r"\bSET\b.*?\b(status|state)\s*=\s*'(\w+)'", re.IGNORECASE | re.DOTALL)
-
-
-def _is_lookup(model: ModuleModel, arg: cst.Arg) -> bool:
-    """`filter(status="pending")` names the state looked for, not the one recorded."""
-    call = model.parents.get(arg)
-    return (
-        isinstance(call, cst.Call)
-        and isinstance(call.func, cst.Attribute)
-        and call.func.attr.value in ("filter", "exclude", "get", "where", "filter_by", "select_for_update")
-    )
-
-
-def _is_state(name: str | None) -> bool:
-    return name is not None and bool(
-        re.search(r"(^|[._])(status|state|payment_status|order_status|result|outcome)$", name)
-    )

@@ -1,0 +1,216 @@
+"""`idemlint audit`: one row per side-effecting call, each column computed from the source."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from idemlint.audit import audit_source
+from idemlint.cli import cli
+from idemlint.config import Config
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).parent / "golden"
+
+SOURCE = """\
+import hashlib
+import json
+import random
+import time
+import uuid
+
+import aiohttp
+import boto3
+import braintree
+import httpx
+import requests
+import stripe
+import urllib3
+from requests.adapters import HTTPAdapter
+from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_random_exponential
+from urllib3.util.retry import Retry
+
+PSP = "https://psp.example/v1"
+stripe.max_network_retries = 2
+sqs = boto3.client("sqs")
+http = urllib3.PoolManager()
+
+
+def keyed_in_loop(order, key):
+    for attempt in range(3):
+        try:
+            return requests.post(f"{PSP}/charges", json={"id": order.id}, headers={"Idempotency-Key": key}, timeout=5)
+        except requests.ConnectionError:
+            time.sleep(random.uniform(0, 2))
+
+
+@retry(retry=retry_if_exception_type(httpx.ConnectError), stop=stop_after_attempt(3), wait=wait_random_exponential())
+def regenerated(order):
+    return httpx.post(f"{PSP}/payouts", json={"id": order.id}, headers={"Idempotency-Key": str(uuid.uuid4())})
+
+
+def clocked(order):
+    try:
+        return requests.patch(f"{PSP}/orders/{order.id}", headers={"Idempotency-Key": str(time.time())}, timeout=5)
+    except requests.Timeout:
+        order.status = "failed"
+        order.save()
+
+
+def hashed(payload):
+    key = hashlib.sha256(json.dumps(payload).encode()).hexdigest()
+    try:
+        return requests.post(f"{PSP}/transfers", json=payload, headers={"Idempotency-Key": key}, timeout=5)
+    except requests.Timeout:
+        return None
+
+
+def refund(charge_id):
+    return stripe.Refund.create(charge=charge_id)
+
+
+def fifo(event):
+    sqs.send_message(QueueUrl="https://sqs.example/q.fifo", MessageBody=event.body, MessageGroupId=event.group)
+
+
+def sale(amount, headers):
+    braintree.Transaction.sale({"amount": amount})
+    requests.post(f"{PSP}/sales", headers=headers, timeout=5)
+
+
+async def notify(session: aiohttp.ClientSession, event):
+    async with session.post("https://hooks.example/orders", json=event) as response:
+        return response.status
+
+
+def pooled(body):
+    return http.request("POST", "https://ledger.example/entries", body=body)
+
+
+def mounted():
+    session = requests.Session()
+    session.mount("https://", HTTPAdapter(max_retries=Retry(total=3, backoff_factor=0.5, backoff_jitter=0.5)))
+    return session.put("https://inventory.example/items/1", json={"qty": 1})
+
+
+def charge_card(client, order):
+    return client.charge(order.total)
+"""
+
+
+def rows() -> list[tuple[object, ...]]:
+    config = Config(side_effect_calls=("billing.Client.charge",))
+    return [
+        (r.line, r.library, r.method, r.call, r.target, r.key, r.retried, r.timeout)
+        for r in audit_source(SOURCE, "svc.py", config)
+    ]
+
+
+def test_every_library_and_column_value() -> None:
+    assert rows() == [
+        (
+            27,
+            "requests",
+            "POST",
+            "requests.post",
+            "https://psp.example/v1/charges",
+            "sent",
+            "retry loop (line 25)",
+            "not handled",
+        ),
+        (
+            34,
+            "httpx",
+            "POST",
+            "httpx.post",
+            "https://psp.example/v1/payouts",
+            "regenerated per attempt (IDM001)",
+            "@tenacity.retry (line 32)",
+            "not handled",
+        ),
+        (
+            39,
+            "requests",
+            "PATCH",
+            "requests.patch",
+            "https://psp.example/v1/orders/{order.id}",
+            "clock-derived (IDM002)",
+            "urllib3 Retry adapter (line 77), if mounted for this call",
+            "treated as failure (IDM302: state set to 'failed')",
+        ),
+        (
+            48,
+            "requests",
+            "POST",
+            "requests.post",
+            "https://psp.example/v1/transfers",
+            "content hash (IDM003)",
+            "urllib3 Retry adapter (line 77), if mounted for this call",
+            "caught; outcome not declared a failure",
+        ),
+        (
+            54,
+            "stripe",
+            "",
+            "stripe.Refund.create",
+            "?",
+            "not sent",
+            "stripe max_network_retries (stripe sends its own keys on those retries)",
+            "not handled",
+        ),
+        (58, "boto3", "", "sqs.send_message", "https://sqs.example/q.fifo", "not sent", "no", "not handled"),
+        (62, "braintree", "", "braintree.Transaction.sale", '{"amount": amount}', "not sent", "no", "not handled"),
+        (
+            63,
+            "requests",
+            "POST",
+            "requests.post",
+            "https://psp.example/v1/sales",
+            "unknown (headers built elsewhere)",
+            "urllib3 Retry adapter (line 77), if mounted for this call",
+            "not handled",
+        ),
+        (67, "aiohttp", "POST", "session.post", "https://hooks.example/orders", "not sent", "no", "not handled"),
+        (
+            72,
+            "urllib3",
+            "POST",
+            "http.request",
+            "https://ledger.example/entries",
+            "not sent",
+            "urllib3 Retry adapter (line 77), if mounted for this call",
+            "not handled",
+        ),
+        (
+            78,
+            "requests",
+            "PUT",
+            "session.put",
+            "https://inventory.example/items/1",
+            "not sent",
+            "urllib3 Retry adapter (line 77), if mounted for this call",
+            "not handled",
+        ),
+        (82, "custom", "", "client.charge", "order.total", "not sent", "no", "not handled"),
+    ]
+
+
+@pytest.mark.parametrize(("fmt", "golden"), [("json", "audit_examples.json"), ("markdown", "audit_examples.md")])
+def test_golden_report_on_the_examples(monkeypatch: pytest.MonkeyPatch, fmt: str, golden: str) -> None:
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(cli, ["audit", "--format", fmt, "examples"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (GOLDEN / golden).read_text(encoding="utf-8")
+    if fmt == "json":
+        data = json.loads(result.stdout)
+        assert [(g["library"], g["unkeyed_and_retried"]) for g in data["summary"]] == [("requests", 1), ("boto3", 1)]
+
+
+def test_text_report_lists_the_summary_then_every_site(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    out = CliRunner().invoke(cli, ["audit", "examples"]).stdout
+    assert out.splitlines()[0] == "External side effects by library and target"
+    assert out.count("  ->  ") == 8
