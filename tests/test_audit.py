@@ -156,13 +156,13 @@ def test_every_library_and_column_value() -> None:
             "stripe",
             "",
             "stripe.Refund.create",
-            "?",
+            "stripe.Refund",
             "not sent",
             "stripe max_network_retries (stripe sends its own keys on those retries)",
             "not handled",
         ),
         (58, "boto3", "", "sqs.send_message", "https://sqs.example/q.fifo", "not sent", "no", "not handled"),
-        (62, "braintree", "", "braintree.Transaction.sale", '{"amount": amount}', "not sent", "no", "not handled"),
+        (62, "braintree", "", "braintree.Transaction.sale", "braintree.Transaction", "not sent", "no", "not handled"),
         (
             63,
             "requests",
@@ -194,7 +194,7 @@ def test_every_library_and_column_value() -> None:
             "urllib3 Retry adapter (line 77), if mounted for this call",
             "not handled",
         ),
-        (82, "custom", "", "client.charge", "order.total", "not sent", "no", "not handled"),
+        (82, "custom", "", "client.charge", "client", "not sent", "no", "not handled"),
     ]
 
 

@@ -138,6 +138,8 @@ class EffectAnalysis:
             return self._effect(call, head.split(".")[0], name, method, method not in NON_IDEMPOTENT_METHODS)
         if isinstance(call.func, cst.Attribute) and last in HTTP_METHODS | {"request", "urlopen"}:
             library = self._client_library(call.func.value)
+            if library == "http" and not self._url_argument(call):
+                library = None  # a client known only by its name must be given a URL (not redis.delete(keys))
             if library is not None:
                 method = last.upper() if last in HTTP_METHODS else _literal_method(call)
                 if method is None:
@@ -152,7 +154,26 @@ class EffectAnalysis:
         return None
 
     def _effect(self, call: cst.Call, library: str, operation: str, method: str | None, retry_safe: bool) -> SideEffect:
-        return SideEffect(call, library, operation, method, self._keyed(call), retry_safe, _target(self.model, call))
+        # An SDK call's "target" is the API object it acts on (stripe.Refund), not an argument.
+        target = _target(self.model, call) if method or library == "boto3" else operation.rsplit(".", 1)[0]
+        return SideEffect(call, library, operation, method, self._keyed(call), retry_safe, target)
+
+    def _url_argument(self, call: cst.Call) -> bool:
+        """The request's first argument (or url=) looks like a URL or path."""
+        args = [a.value for a in call.args if a.keyword is None]
+        if args and string_value(args[0]) and string_value(args[0]).upper() in ("POST", "PUT", "PATCH", "DELETE"):  # type: ignore[union-attr]
+            args = args[1:]
+        url = next(
+            (a.value for a in call.args if a.keyword is not None and a.keyword.value == "url"),
+            args[0] if args else None,
+        )
+        if url is None:
+            return False
+        text = _static_text(self.model, url)
+        if text is not None:
+            return text.startswith(("http://", "https://", "/", "{")) or "/" in text
+        dotted = (self.model.dotted(url) or "").lower()
+        return any(word in dotted for word in ("url", "uri", "path", "endpoint", "href", "link"))
 
     def _matches(self, name: str, dotted: str, patterns: tuple[str, ...]) -> bool:
         """`billing.client.Client.charge` matches that name, or any `<x>.client.charge(...)`."""
@@ -274,6 +295,12 @@ class EffectAnalysis:
 
 
 def _literal_method(call: cst.Call) -> str | None:
+    """POST, PUT, PATCH or DELETE from `request("POST", url)`; None for reads and unknowns."""
+    method = _any_literal_method(call)
+    return method if method in ("POST", "PUT", "PATCH", "DELETE") else None
+
+
+def _any_literal_method(call: cst.Call) -> str | None:
     first = call.args[0].value if call.args and call.args[0].keyword is None else None
     method_arg = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "method"), first)
     value = string_value(method_arg) if method_arg is not None else None
