@@ -112,3 +112,14 @@ def test_test_files_and_migrations_are_skipped_by_default() -> None:
     assert found(migration, path="shop/migrations/0002_backfill.py", config=Config(check_migrations=True)) == {
         (3, "IDM103")
     }
+
+
+def test_pre_filter_never_hides_a_fixture_finding(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from conftest import FIXTURES
+
+    sources = {p: p.read_text(encoding="utf-8") for p in sorted(FIXTURES.rglob("*.py"))}
+    filtered = {p: found(s, path=p.name) for p, s in sources.items()}
+    monkeypatch.setattr(Rule, "wanted", classmethod(lambda cls, lowered, config: True))
+    unfiltered = {p: found(s, path=p.name) for p, s in sources.items()}
+    assert filtered == unfiltered
+    assert sum(len(v) for v in filtered.values()) > 300

@@ -7,13 +7,12 @@ from typing import TYPE_CHECKING
 
 from idemlint.analysis.db import VERSION_COLUMNS, DbWrite, decisions, loaded_read, races
 from idemlint.rule import Report, Rule
+from idemlint.triggers import DATABASE, DB_READ, DB_WRITE
 
 if TYPE_CHECKING:
     from idemlint.config import Config
     from idemlint.context import FileContext
 
-WRITE_WORDS = ("update", ".save(", "commit(", "flush(")
-READ_WORDS = ("select", ".get(", ".first(", "fetch", ".exists(", "[0]", "get_object_or_404", ".one(", "scalar")
 _DESCRIBE = {"sql": "UPDATE", "django": "QuerySet.update()", "sqlalchemy": "update()", "attribute": "assignment"}
 
 
@@ -84,7 +83,7 @@ def on_payment_succeeded(event):
             "`session.execute(update(Order).where(Order.id == oid, Order.status == 'pending').values(status='paid')).rowcount`; or `with_for_update()` on the read.",
         ),
     )
-    triggers = (WRITE_WORDS, READ_WORDS)
+    triggers = (DB_WRITE, DB_READ, DATABASE)
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         model, db = ctx.model, ctx.db
@@ -173,7 +172,7 @@ def mark_paid(conn, order_id):
         "nothing; what a duplicate should do (return early, skip the side effect, report a conflict) is the "
         "author's decision, and a placeholder would only hide the finding."
     )
-    triggers = (("update",),)
+    triggers = (("update",), DATABASE)
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         db = ctx.db
@@ -233,12 +232,12 @@ def ship(conn, order_id):
             "`update(Order).where(Order.id == oid, Order.status.in_(['packed'])).values(status='shipped')`.",
         ),
     )
-    triggers = (("status", "state", "stage", "phase", "step"), WRITE_WORDS)
+    triggers = (("status", "state", "stage", "phase", "step"), DB_WRITE, DATABASE)
 
     @classmethod
     def trigger_groups(cls, config: Config) -> tuple[tuple[str, ...], ...]:
         extra = tuple(c.lower() for c in config.state_columns)
-        return ((*cls.triggers[0], *extra), cls.triggers[1])
+        return ((*cls.triggers[0], *extra), *cls.triggers[1:])
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         model, db = ctx.model, ctx.db

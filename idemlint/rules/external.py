@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from idemlint.analysis.effects import SideEffect, records_failure, timeout_caught
 from idemlint.analysis.model import iter_nodes, local_callee
 from idemlint.rule import Report, Rule
+from idemlint.triggers import RETRY
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -38,7 +39,6 @@ EFFECT_WORDS = (
     "charge",
     "payout",
 )
-RETRY_WORDS = ("retry", "retries", "backoff", "stamina", "autoretry", "attempt", "tries", "while ", "actor", "range(")
 
 
 def unkeyed_effect(effect: SideEffect | None) -> bool:
@@ -96,7 +96,7 @@ def pay_invoice(invoice, key):
         ),
         ("boto3 SQS/SNS FIFO", "`MessageDeduplicationId=event.id`."),
     )
-    triggers = (EFFECT_WORDS, RETRY_WORDS)
+    triggers = (EFFECT_WORDS, (*RETRY, "while ", "range(", "autoretry"))
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         model, retry, effects = ctx.model, ctx.retry, ctx.effects

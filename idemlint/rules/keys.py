@@ -14,6 +14,7 @@ from idemlint.analysis.keys import (
 )
 from idemlint.analysis.model import ModuleModel, local_callee
 from idemlint.rule import Report, Rule
+from idemlint.triggers import RETRY
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -36,7 +37,6 @@ SINK_WORDS = (
     "idem_key",
 )
 FRESH_WORDS = ("uuid", "token_", "urandom", "random", "ulid", "nanoid", "objectid")
-RETRY_WORDS = ("retry", "retries", "backoff", "stamina", "for ", "while ", "actor", "task", "retrying")
 
 
 class KeyRule(Rule):
@@ -123,7 +123,7 @@ def _post_charge(order, key):
         "fix for retry decorators and retried tasks: the key has to come from the caller, which only the author "
         "can change."
     )
-    triggers = (FRESH_WORDS, RETRY_WORDS, SINK_WORDS)
+    triggers = (FRESH_WORDS, (*RETRY, "for ", "while ", "task"), SINK_WORDS)
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         model, retry = ctx.model, ctx.retry

@@ -7,11 +7,10 @@ from typing import TYPE_CHECKING
 
 from idemlint.analysis.policy import Policy, Verdict
 from idemlint.rule import Report, Rule
+from idemlint.triggers import RETRY
 
 if TYPE_CHECKING:
     from idemlint.context import FileContext
-
-RETRY_WORDS = ("retry", "retries", "backoff", "stamina", "autoretry", "attempt", "tries", "while ")
 
 
 class PolicyRule(Rule):
@@ -101,7 +100,7 @@ def fetch_rates():
         ),
         ("Celery", "`autoretry_for=(ConnectionError, TimeoutError)` and raise the rest."),
     )
-    triggers = (RETRY_WORDS,)
+    triggers = (RETRY,)
 
     def verdicts(self, policy: Policy) -> list[Verdict]:
         return policy.catches_all + policy.non_retryable_statuses
@@ -175,7 +174,7 @@ def fetch_statement(url):
         "`+ wait_random(0, n)`, `wait_exponential(...)` becomes `wait_random_exponential(...)` with the same bounds, "
         "and backoff's `jitter=None` is dropped. Applied with `--fix --unsafe-fixes`."
     )
-    triggers = (RETRY_WORDS,)
+    triggers = (RETRY,)
 
     def verdicts(self, policy: Policy) -> list[Verdict]:
         return policy.no_jitter
@@ -235,7 +234,7 @@ def publish(event):
         ("Celery", "`max_retries=5` (the default is 3); dead-letter the task afterwards."),
     )
     fix_safety = "No automatic fix: only the author knows the right bound. The suggestion names the parameter to add."
-    triggers = (RETRY_WORDS,)
+    triggers = (RETRY,)
 
     def verdicts(self, policy: Policy) -> list[Verdict]:
         return policy.unbounded
