@@ -8,12 +8,15 @@ for that file and recorded as an internal error while the other rules' findings 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import re
+import signal
+import threading
 import tokenize
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from string import Template
@@ -76,6 +79,34 @@ def _path_matches(path: str, pattern: str) -> bool:
     return fnmatch(path, pattern) or fnmatch(path, f"*/{pattern}") or fnmatch(path, f"{pattern.rstrip('/')}/*")
 
 
+# A file that takes longer than this to analyse is reported (IDM900) instead of holding up
+# the run: a guard for inputs the complexity pre-check does not foresee.
+FILE_TIME_BUDGET = 60.0
+
+
+class _OverBudget(BaseException):
+    """BaseException, so the per-rule crash guard (which catches Exception) lets it through."""
+
+
+@contextlib.contextmanager
+def _time_budget(seconds: float) -> Iterator[None]:
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable or seconds <= 0:
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise _OverBudget
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def check_source(
     source: bytes | str,
     path: str,
@@ -84,6 +115,21 @@ def check_source(
     report_unused_noqa: bool = False,
 ) -> FileResult:
     """All findings for one file's contents. Never raises for bad input."""
+    try:
+        with _time_budget(FILE_TIME_BUDGET):
+            return _check_source(source, path, config, rules, report_unused_noqa)
+    except _OverBudget:
+        enabled = is_enabled(PARSE_ERROR, config.select, config.ignore) or not config.select
+        return _parse_error(path, f"analysis took longer than {FILE_TIME_BUDGET:g} s and was stopped", 1, 1, enabled)
+
+
+def _check_source(
+    source: bytes | str,
+    path: str,
+    config: Config,
+    rules: Sequence[type[Rule]],
+    report_unused_noqa: bool = False,
+) -> FileResult:
     rules = rules_for_path(rules, path, config)
     parse_error_on = is_enabled(PARSE_ERROR, config.select, config.ignore) or not config.select
     try:

@@ -123,3 +123,25 @@ def test_pre_filter_never_hides_a_fixture_finding(monkeypatch) -> None:  # type:
     unfiltered = {p: found(s, path=p.name) for p, s in sources.items()}
     assert filtered == unfiltered
     assert sum(len(v) for v in filtered.values()) > 300
+
+
+def test_a_file_over_the_time_budget_is_reported_not_waited_for(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import time
+
+    import idemlint.engine as engine
+
+    class Slow(Rule):
+        code = "IDM998"
+        name = "slow-rule"
+        triggers = ()
+
+        def check(self, ctx: object) -> Iterator[Report]:
+            time.sleep(5)
+            yield from ()
+
+    monkeypatch.setattr(engine, "FILE_TIME_BUDGET", 0.3)
+    started = time.perf_counter()
+    result = check_source(BUGGY, "slow.py", Config(), (*ALL_RULES, Slow))
+    assert time.perf_counter() - started < 2
+    assert [(f.line, f.code) for f in result.findings] == [(1, "IDM900")]
+    assert "took longer than 0.3 s" in result.findings[0].message

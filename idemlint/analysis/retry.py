@@ -100,6 +100,9 @@ class RetryAnalysis:
             context = self._classify_function(function)
             if context is not None:
                 self._add(context)
+        for context in self._enqueued_with_retry():
+            if context.node not in self._by_node:
+                self._add(context)
         for loop in model.loops:
             context = self._classify_loop(loop)
             if context is not None:
@@ -123,6 +126,26 @@ class RetryAnalysis:
 
     def context_for_loop(self, loop: cst.CSTNode) -> RetryContext | None:
         return self._by_node.get(loop)
+
+    def _enqueued_with_retry(self) -> list[RetryContext]:
+        """RQ: `queue.enqueue(charge, order_id, retry=Retry(max=3))` re-runs `charge`."""
+        from idemlint.analysis.model import keyword
+
+        model = self.model
+        found = []
+        for call in model.calls:
+            if not isinstance(call.func, cst.Attribute) or not call.func.attr.value.startswith("enqueue"):
+                continue
+            retry = keyword(call, "retry")
+            if retry is None or not isinstance(retry.value, cst.Call):
+                continue
+            if not (model.call_name(retry.value) or "").startswith("rq."):
+                continue
+            job = call.args[0].value if call.args and call.args[0].keyword is None else None
+            target = model.module_defs.get(job.value) if isinstance(job, cst.Name) else None
+            if isinstance(target, cst.FunctionDef):
+                found.append(RetryContext("task", "rq", target, retry.value, retry.value, "RQ job enqueued with Retry"))
+        return found
 
     # -- decorators and tasks ----------------------------------------------------------
 
