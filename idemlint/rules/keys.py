@@ -121,11 +121,13 @@ def _post_charge(order, key):
         "to just before the loop (a key made inline gets an `idempotency_key` variable), only when nothing it is "
         "made from is bound inside the loop, so every attempt sends the same value and nothing else changes. No "
         "fix for retry decorators and retried tasks: the key has to come from the caller, which only the author "
-        "can change."
+        "can change. Unsafe fix for a same-module helper that makes the key on every attempt: the helper gains an "
+        "`idempotency_key=None` parameter it uses when given, and the caller makes the key once before the loop "
+        "and passes it (unsafe because the helper's signature changes)."
     )
     triggers = (FRESH_WORDS, (*RETRY, "for ", "while ", "task"), SINK_WORDS)
 
-    def check(self, ctx: FileContext) -> Iterator[Report]:
+    def _check(self, ctx: FileContext) -> Iterator[Report]:
         model, retry = ctx.model, ctx.retry
         if not retry.contexts:
             return
@@ -151,7 +153,7 @@ def _post_charge(order, key):
                     )
                     continue
                 helper = local_callee(model, call)
-                if helper is not None and helper in helpers.returns_fresh:
+                if helper is not None and helper in helpers.returns_fresh and not key_supplied(model, call, helper):
                     reported.add(call)
                     yield self._helper_report(
                         call, helper, helpers.returns_fresh[helper], context.label, context.anchor
@@ -160,7 +162,7 @@ def _post_charge(order, key):
             if call in reported:
                 continue
             helper = local_callee(model, call)
-            if helper is None or helper not in helpers.sends_fresh:
+            if helper is None or helper not in helpers.sends_fresh or key_supplied(model, call, helper):
                 continue
             context = retry.context_of(call)
             if context is not None:
@@ -180,6 +182,16 @@ def _post_charge(order, key):
             f"{helper.name.value}() should take the key as a parameter.",
             lines=(("origin", origin), ("context", anchor)),
         )
+
+    def check(self, ctx: FileContext) -> Iterator[Report]:
+        for report in self._check(ctx):
+            if report.fix is None and report.lines and report.lines[0][0] == "origin":
+                context = ctx.retry.context_of(report.node)
+                helper = local_callee(ctx.model, report.node)  # type: ignore[arg-type]
+                if context is not None and helper is not None:
+                    fix = pass_key_to_helper(ctx, report.node, helper, report.lines[0][1], context)  # type: ignore[arg-type]
+                    report = Report(report.node, report.message, report.suggestion, fix, report.lines)
+            yield report
 
 
 _DECORATOR_HINT = (
@@ -244,6 +256,73 @@ def hoist_out_of_loop(
             description=f"generate {name} once, before the retry loop",
         )
     return None
+
+
+def key_supplied(model: ModuleModel, call: cst.Call, helper: cst.FunctionDef) -> bool:
+    """`helper(..., idempotency_key=key)` where the helper makes a key only as a fallback
+    (`idempotency_key or uuid4()`): this call supplies it."""
+    import libcst as cst
+
+    from idemlint.analysis.model import iter_nodes
+
+    passed = {a.keyword.value for a in call.args if a.keyword is not None}
+    positional = [p.name.value for p in helper.params.params]
+    if positional and positional[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
+        positional = positional[1:]
+    passed |= set(positional[: len([a for a in call.args if a.keyword is None and not a.star])])
+    for node in iter_nodes(helper):
+        if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+            left = node.left
+            if isinstance(left, cst.Name) and left.value in passed:
+                return True
+    return False
+
+
+def pass_key_to_helper(
+    ctx: FileContext, call: cst.Call, helper: cst.FunctionDef, origin: cst.CSTNode, context: RetryContext
+) -> FixPlan | None:
+    """Unsafe: the helper gains `idempotency_key=None` and uses it when given; the caller
+    makes the key once, before the loop, and passes it. Only for a plain helper of this
+    module that makes the key itself, from nothing local to it."""
+    import libcst as cst
+
+    from idemlint.analysis.model import iter_nodes
+    from idemlint.rule import FixPlan, NodeEdit
+
+    model, module = ctx.model, ctx.module
+    params = helper.params
+    if context.kind not in ("loop", "iterator") or not model.is_inside(origin, helper):
+        return None
+    if (
+        params.star_arg is not cst.MaybeSentinel.DEFAULT
+        or params.kwonly_params
+        or params.star_kwarg
+        or params.posonly_params
+    ):
+        return None
+    if any(p.name.value == "idempotency_key" for p in params.params) or any(a.star for a in call.args):
+        return None
+    helper_names = set(model.bindings.get(helper, {}))
+    if any(type(n) is cst.Name and n.value in helper_names for n in (origin, *iter_nodes(origin))):
+        return None
+    if model.bindings_of(model.scope_of(call), "idempotency_key"):
+        return None
+    name = cst.Name("idempotency_key")
+    tight = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+    new_params = params.with_changes(params=[*params.params, cst.Param(name, default=cst.Name("None"), equal=tight)])
+    new_call = call.with_changes(args=[*call.args, cst.Arg(name, keyword=name, equal=tight)])
+    code = module.code_for_node(origin)  # type: ignore[arg-type]
+    guarded = f"idempotency_key or {code}"
+    return FixPlan(
+        (
+            NodeEdit("replace", params, module.code_for_node(new_params)),
+            NodeEdit("replace", origin, guarded if isinstance(model.parents.get(origin), cst.Arg) else f"({guarded})"),
+            NodeEdit("replace", call, module.code_for_node(new_call)),
+            NodeEdit("insert_before", context.node, f"idempotency_key = {code}\n"),
+        ),
+        safe=False,
+        description=f"make the key once before the loop and pass it to {helper.name.value}()",
+    )
 
 
 class FreshKeyHelpers:
