@@ -119,8 +119,12 @@ def check_source(
         with _time_budget(FILE_TIME_BUDGET):
             return _check_source(source, path, config, rules, report_unused_noqa)
     except _OverBudget:
-        enabled = is_enabled(PARSE_ERROR, config.select, config.ignore) or not config.select
-        return _parse_error(path, f"analysis took longer than {FILE_TIME_BUDGET:g} s and was stopped", 1, 1, enabled)
+        message = f"analysis took longer than {FILE_TIME_BUDGET:g} s and was stopped"
+        return _parse_error(path, message, 1, 1, _parse_errors_enabled(config))
+
+
+def _parse_errors_enabled(config: Config) -> bool:
+    return is_enabled(PARSE_ERROR, config.select, config.ignore) or not config.select
 
 
 def _check_source(
@@ -131,7 +135,7 @@ def _check_source(
     report_unused_noqa: bool = False,
 ) -> FileResult:
     rules = rules_for_path(rules, path, config)
-    parse_error_on = is_enabled(PARSE_ERROR, config.select, config.ignore) or not config.select
+    parse_error_on = _parse_errors_enabled(config)
     try:
         text = decode(source) if isinstance(source, bytes) else source
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
