@@ -148,10 +148,12 @@ class PolicyAnalysis:
             ):
                 if isinstance(value, cst.Integer) and value.value == "1":
                     return True
-            if arg.keyword is not None and arg.keyword.value == "stop" and isinstance(value, cst.Call):
-                name = self.model.call_name(value) or ""
-                if name.endswith("stop_after_attempt") and value.args and isinstance(value.args[0].value, cst.Integer):
-                    return value.args[0].value.value == "1"
+            if arg.keyword is not None and arg.keyword.value == "stop":
+                # `stop=stop_after_attempt(1)`, directly or through a constant (`stop=_NO_RETRY`)
+                stops = [n for n in origin_nodes(self.model, value) if isinstance(n, cst.Call)]
+                if len(stops) == 1 and (self.model.call_name(stops[0]) or "").endswith("stop_after_attempt"):
+                    first = stops[0].args[0].value if stops[0].args else None
+                    return isinstance(first, cst.Integer) and first.value == "1"
         return False
 
     # -- libraries ----------------------------------------------------------------------
