@@ -82,6 +82,9 @@ _MATH = {
     "range",
 }
 _RANDOMISH = re.compile(r"random|jitter|uniform|randint|randrange|token|urandom|choice|gauss", re.IGNORECASE)
+_NETWORK_ERRORS = re.compile(
+    r"Connection|Timeout|requests\.|httpx\.|urllib3\.|aiohttp\.|socket\.|HTTP|Transport|Network|ProtocolError|RemoteDisconnected|OperationalError"
+)
 _ATTEMPTS = re.compile(r"retries|attempt|tries", re.IGNORECASE)
 _SERVER_DELAY = re.compile(r"retry.?after|reset|ratelimit", re.IGNORECASE)
 
@@ -427,7 +430,7 @@ class PolicyAnalysis:
                             self._jitter_sleep(node.args[0].value),
                         )
                     )
-        if isinstance(loop, cst.While) and not self._loop_bounded(loop, nodes):
+        if isinstance(loop, cst.While) and not self._loop_bounded(loop, nodes) and self._waits_or_talks(nodes):
             policy.unbounded.append(Verdict(loop, "the retry loop has no attempt limit and no deadline"))
         if isinstance(loop, cst.For) and (
             self.model.call_name(loop.iter) if isinstance(loop.iter, cst.Call) else None
@@ -436,6 +439,20 @@ class PolicyAnalysis:
                 policy.unbounded.append(
                     Verdict(loop, "the retry loop counts attempts with itertools.count() and never stops")
                 )
+
+    def _waits_or_talks(self, nodes: list[cst.CSTNode]) -> bool:
+        """A retry loop worth bounding waits between attempts or fails on network errors.
+        `while True: try: return sock.recv() except WantRead: wait()` and "try the next
+        prime" loops spin on local conditions by design (measured: most of the unbounded
+        loops in the standard library and site-packages were of that kind)."""
+        for node in nodes:
+            if isinstance(node, cst.Call) and self.model.call_name(node) in SLEEPS:
+                return True
+            if isinstance(node, cst.ExceptHandler) and node.type is not None:
+                caught = " ".join(self.model.qualname(n) or "" for n in _expr_nodes(node.type))
+                if _NETWORK_ERRORS.search(caught):
+                    return True
+        return False
 
     def _inside_handler(self, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
         """A try inside an `except` block (a hook guarded while handling the failure) is not

@@ -225,7 +225,7 @@ class RetryAnalysis:
                 continue
             if all(_always_leaves(handler.body.body) for handler in try_node.handlers):
                 continue
-            if self._works_on_next_item(loop, try_node):
+            if self._works_on_next_item(loop, try_node) or self._tries_next_candidate(loop, try_node):
                 continue
             # Success must leave for sure; a conditional exit is a per-item or polling loop
             # (result-checking retries are recognised by their counter and sleep instead).
@@ -260,6 +260,21 @@ class RetryAnalysis:
                     and not model.is_inside(binding.statement, try_node)
                     and (model.dotted(value.func) or "").rsplit(".", 1)[-1] in _NEXT_ITEM
                 ):
+                    return True
+        return False
+
+    def _tries_next_candidate(self, loop: cst.For | cst.While, try_node: cst.CSTNode) -> bool:
+        """`for n in range(100): try: mkdir(f"{prefix}{n}")`: each pass tries a different
+        input, so a failure moves on to the next candidate. Only the counter's use in the
+        work itself counts (not in a log line)."""
+        if not isinstance(loop, cst.For):
+            return False
+        counters = {n.value for n in (loop.target, *iter_nodes(loop.target)) if isinstance(n, cst.Name)}
+        for node in iter_nodes(try_node.body):
+            if isinstance(node, cst.Name) and node.value in counters:
+                call = next((a for a in self.model.ancestors(node) if isinstance(a, cst.Call)), None)
+                callee = (self.model.dotted(call.func) or "") if call is not None else ""
+                if not re.search(r"(^|\.)(log|logger|logging|print|warn|info|debug|warning|error)\b", callee):
                     return True
         return False
 
