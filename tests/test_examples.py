@@ -1,0 +1,28 @@
+"""The README's quick start: `idemlint check examples/` reports each planted bug, and no fixed twin."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from idemlint.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_examples_report_every_planted_bug_and_exit_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--format", "json", "examples"])
+    assert result.exit_code == 1
+    assert [(d["path"], d["line"], d["code"]) for d in json.loads(result.stdout)] == [
+        ("examples/payments/gateway.py", 27, "IDM001"),
+        ("examples/payments/gateway.py", 56, "IDM002"),
+        ("examples/payments/gateway.py", 70, "IDM003"),
+        ("examples/payments/notifications.py", 21, "IDM001"),
+        ("examples/payments/orders.py", 15, "IDM101"),
+        ("examples/payments/orders.py", 30, "IDM103"),
+        ("examples/payments/orders.py", 43, "IDM102"),
+    ]
