@@ -177,3 +177,12 @@ def test_bad_configuration_names_the_problem(
 
 def test_lint_helper_agrees_with_codes() -> None:
     assert found(BUGGY) == BUG and lint("").findings == ()
+
+
+def test_long_implicit_string_concatenations_are_analysed() -> None:
+    # pydoc_data/topics.py shape: a dict of strings made of thousands of implicitly joined
+    # parts; evaluating every part of every chain made the key analysis quadratic.
+    parts = "\n".join(f"    'line {i} of the topic text\\n'" for i in range(4000))
+    source = TRIGGER + "topics = {'assert': (\n" + parts + "\n)}\n" + BUGGY
+    lines_before_bug = source.count("\n") - BUGGY.count("\n")
+    assert codes(source) == [(lines_before_bug + 8, "IDM001")]

@@ -220,9 +220,13 @@ class KeySinks:
                 if arg.keyword is not None and self.is_key_name(arg.keyword.value, sent=_sends(callee)):
                     yield Sink(arg.value, f"the {arg.keyword.value}= argument of {callee}()", call)
         for node in model.strings:
-            key = string_value(node)  # type: ignore[arg-type]
             parent = model.parents.get(node)
-            if key is None or not isinstance(parent, cst.DictElement) or parent.key is not node:
+            # Only dict keys: evaluating every string (each part of a long implicit
+            # concatenation again) is quadratic on generated files.
+            if not isinstance(parent, cst.DictElement) or parent.key is not node:
+                continue
+            key = string_value(node)  # type: ignore[arg-type]
+            if key is None:
                 continue
             target = self._receiving_call(parent)
             if self.is_key_name(key, sent=target is not None and _sends(model.dotted(target.func) or "")):
