@@ -13,14 +13,15 @@ import hashlib
 import io
 import re
 import signal
+import sys
 import threading
 import tokenize
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from string import Template
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from idemlint.config import Config
 from idemlint.finding import Edit, Finding, Fix
@@ -78,6 +79,8 @@ def rules_for_path(rules: Sequence[type[Rule]], path: str, config: Config) -> li
 def _path_matches(path: str, pattern: str) -> bool:
     return fnmatch(path, pattern) or fnmatch(path, f"*/{pattern}") or fnmatch(path, f"{pattern.rstrip('/')}/*")
 
+
+T = TypeVar("T")
 
 # A file that takes longer than this to analyse is reported (IDM900) instead of holding up
 # the run: a guard for inputs the complexity pre-check does not foresee.
@@ -156,9 +159,9 @@ def _check_source(
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        return _parse_error(
-            path, f"syntax error: {error.message}", error.raw_line, error.raw_column + 1, parse_error_on
-        )
+        # A file Python accepts hit a libcst limit (thousands of joined strings): say so.
+        what = "valid Python that libcst cannot parse" if _python_accepts(text) else "syntax error"
+        return _parse_error(path, f"{what}: {error.message}", error.raw_line, error.raw_column + 1, parse_error_on)
     except (RecursionError, MemoryError):
         return _parse_error(path, "too deeply nested to analyse", 1, 1, parse_error_on)
     except Exception as error:  # libcst raises a few other types on odd input
@@ -184,7 +187,10 @@ def _check_source(
 
     findings: list[Finding] = []
     if reports:
-        positions = _positions(module)
+        try:
+            positions = _positions(module)
+        except RecursionError:
+            return _parse_error(path, "too deeply nested to locate findings", 1, 1, parse_error_on)
         lines = split_lines(text)
         for rule, report in reports:
             span = positions.get(report.node)
@@ -237,6 +243,16 @@ def decode(source: bytes) -> str:
     encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
     text = source.decode(encoding)
     return text[1:] if text.startswith("\ufeff") else text
+
+
+def _python_accepts(text: str) -> bool:
+    import ast
+
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def _complexity_problem(text: str) -> str | None:
@@ -328,12 +344,46 @@ def _indent(code: str, indent: str) -> str:
 
 
 def _positions(module: cst.Module) -> dict[cst.CSTNode, tuple[int, int, int, int]]:
-    """1-based (line, col, end_line, end_col) for every node, resolved only when needed."""
+    """1-based (line, col, end_line, end_col) for every node, resolved only when needed.
+
+    libcst's position pass recurses once per nesting level; thousands of implicitly joined
+    strings exceed Python's limit, so such files are resolved again on a thread with a
+    large stack and a raised recursion limit."""
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    ranges = wrapper.resolve(PositionProvider)
-    return {node: (r.start.line, r.start.column + 1, r.end.line, r.end.column + 1) for node, r in ranges.items()}
+    def resolve() -> dict[cst.CSTNode, tuple[int, int, int, int]]:
+        ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return {node: (r.start.line, r.start.column + 1, r.end.line, r.end.column + 1) for node, r in ranges.items()}
+
+    try:
+        return resolve()
+    except RecursionError:
+        return _on_big_stack(resolve)
+
+
+def _on_big_stack(function: Callable[[], T]) -> T:
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 100_000))
+        try:
+            outcome["value"] = function()
+        except BaseException as error:  # handed back to the calling thread
+            outcome["error"] = error
+        finally:
+            sys.setrecursionlimit(limit)
+
+    previous = threading.stack_size(512 * 1024 * 1024)
+    try:
+        worker = threading.Thread(target=run, name="idemlint-deep-positions")
+        worker.start()
+    finally:
+        threading.stack_size(previous)
+    worker.join()
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]  # type: ignore[return-value]
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
