@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, iter_nodes, keyword, string_value
+from idemlint.analysis.retry import always_leaves
 from idemlint.analysis.sql import Predicate, classify, sql_text
 
 if TYPE_CHECKING:
@@ -766,23 +767,10 @@ def deciding_tests(model: ModuleModel, node: cst.CSTNode) -> list[cst.BaseExpres
             for previous in ancestor.body:
                 if previous is child:
                     break
-                if isinstance(previous, cst.If) and _exits(list(previous.body.body)):
+                if isinstance(previous, cst.If) and always_leaves(list(previous.body.body), or_continues=True):
                     tests.append(previous.test)
         child = ancestor
     return tests
-
-
-def _exits(statements: list[cst.BaseStatement]) -> bool:
-    if not statements:
-        return False
-    last = statements[-1]
-    if isinstance(last, cst.SimpleStatementLine):
-        return any(isinstance(s, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for s in last.body)
-    if isinstance(last, cst.If) and last.orelse is not None:
-        other = last.orelse
-        other_body = [other] if isinstance(other, cst.If) else list(other.body.body)
-        return _exits(list(last.body.body)) and _exits(other_body)
-    return False
 
 
 def _same_record(read: DbRead, write: DbWrite) -> bool:

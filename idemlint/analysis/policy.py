@@ -26,8 +26,8 @@ from idemlint.analysis.retry import (
     SLEEPS,
     RetryAnalysis,
     RetryContext,
-    _always_leaves,
     _loop_nodes,
+    always_leaves,
 )
 
 if TYPE_CHECKING:
@@ -398,7 +398,7 @@ class PolicyAnalysis:
             if (
                 isinstance(node, cst.ExceptHandler)
                 and self._handler_catches_all(node)
-                and not _always_leaves(list(node.body.body))
+                and not always_leaves(list(node.body.body))
                 and not _filters_exception(node)
                 and not self._inside_handler(node, loop)
             ):
@@ -414,7 +414,7 @@ class PolicyAnalysis:
                 )
             elif isinstance(node, cst.If):
                 statuses = self._statuses_in(node.test)
-                if statuses and not _always_leaves(list(node.body.body)) and _is_status_test(self.model, node.test):
+                if statuses and not always_leaves(list(node.body.body)) and _is_status_test(self.model, node.test):
                     policy.non_retryable_statuses.append(
                         Verdict(
                             node,
@@ -644,12 +644,12 @@ def _filters_exception(handler: cst.ExceptHandler) -> bool:
 
 def _either_branch_leaves(node: cst.If) -> bool:
     """`if attempts < limit: sleep() else: raise` bounds the loop as well as `if ...: raise`."""
-    if _always_leaves(list(node.body.body)):
+    if always_leaves(list(node.body.body)):
         return True
     other = node.orelse
     if other is None:
         return False
-    return _always_leaves([other] if isinstance(other, cst.If) else list(other.body.body))
+    return always_leaves([other] if isinstance(other, cst.If) else list(other.body.body))
 
 
 def _expr_nodes(expr: cst.CSTNode) -> Iterator[cst.CSTNode]:

@@ -223,7 +223,7 @@ class RetryAnalysis:
             assert isinstance(try_node, (cst.Try, cst.TryStar))
             if not any(isinstance(n, cst.Call) for n in iter_nodes(try_node.body)):
                 continue
-            if all(_always_leaves(handler.body.body) for handler in try_node.handlers):
+            if all(always_leaves(handler.body.body) for handler in try_node.handlers):
                 continue
             if self._works_on_next_item(loop, try_node) or self._tries_next_candidate(loop, try_node):
                 continue
@@ -338,10 +338,24 @@ def _in_loop_body(model: ModuleModel, node: cst.CSTNode, loop: cst.CSTNode) -> b
     return model.is_inside(node, loop.body)
 
 
-def _always_leaves(statements: tuple[cst.BaseStatement, ...] | list[cst.BaseStatement]) -> bool:
-    """Whether a block always raises, returns or breaks (so it never re-attempts)."""
+def always_leaves(
+    statements: tuple[cst.BaseStatement, ...] | list[cst.BaseStatement], or_continues: bool = False
+) -> bool:
+    """Whether a block always raises, returns or breaks (so it never re-attempts); with
+    `or_continues`, a `continue` counts too (a guard that skips the rest of a pass)."""
     if not statements:
         return False
+    last = statements[-1]
+    leaving = (cst.Raise, cst.Return, cst.Break, cst.Continue) if or_continues else (cst.Raise, cst.Return, cst.Break)
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, leaving) for s in last.body)
+    if isinstance(last, cst.If):
+        if last.orelse is None:
+            return False
+        other = last.orelse
+        other_body = [other] if isinstance(other, cst.If) else list(other.body.body)
+        return always_leaves(list(last.body.body), or_continues) and always_leaves(other_body, or_continues)
+    return False
     last = statements[-1]
     if isinstance(last, cst.SimpleStatementLine):
         return any(isinstance(s, (cst.Raise, cst.Return, cst.Break)) for s in last.body)
@@ -350,7 +364,7 @@ def _always_leaves(statements: tuple[cst.BaseStatement, ...] | list[cst.BaseStat
             return False
         other = last.orelse
         other_body = [other] if isinstance(other, cst.If) else list(other.body.body)
-        return _always_leaves(list(last.body.body)) and _always_leaves(other_body)
+        return always_leaves(list(last.body.body)) and always_leaves(other_body)
     return False
 
 
