@@ -118,8 +118,11 @@ def _post_charge(order, key):
     )
     fix_safety = (
         "Safe fix for hand-written retry loops and tenacity/stamina retry iterators: the key's generation moves "
-        "to just before the loop (a key made inline gets an `idempotency_key` variable), only when nothing it is "
-        "made from is bound inside the loop, so every attempt sends the same value and nothing else changes. No "
+        "to just before the loop (a key made inline gets an `idempotency_key` variable and the call that sends it "
+        "stays where it was), only when the key is made of nothing but key-making calls (`uuid4()`, `str()`, "
+        "`.hex`, `secrets.token_*`), literals and names the loop does not bind, and nothing between the key and "
+        "the loop repeats it per item (an inner loop, a comprehension). Every attempt then sends the same value and "
+        "nothing else moves; a key that is transformed by other calls is reported without a fix. No "
         "fix for retry decorators and retried tasks: the key has to come from the caller, which only the author "
         "can change. Unsafe fix for a same-module helper that makes the key on every attempt: the helper gains an "
         "`idempotency_key=None` parameter it uses when given, and the caller makes the key once before the loop "
@@ -203,41 +206,46 @@ _DECORATOR_HINT = (
 def hoist_out_of_loop(
     ctx: FileContext, call: cst.Call, sink_value: cst.BaseExpression, context: RetryContext
 ) -> FixPlan | None:
-    """Move the key's generation to just before the retry loop, when that is provably the
-    same computation: a loop (not a decorator or task), and nothing the key is made from
-    is bound inside the loop. `key = str(uuid4())` moves as it is; a key made inline in
-    the call gets its own `idempotency_key` variable."""
+    """Move the key's generation to just before the retry loop, only when that is provably
+    the same computation done once: a loop (not a decorator or task), nothing between the
+    key and the loop runs it per item (an inner loop, a comprehension, a lambda), and the
+    moved expression is made only of key-making calls (`uuid4()`, `str()`, `.hex`...) and
+    names the loop does not bind. Exactly the key expression moves, never the statement
+    that sends it: `key = str(uuid4())` moves as it is, a key made inline in the call gets
+    its own `idempotency_key` variable and the call stays where it was."""
     import libcst as cst
 
-    from idemlint.analysis.model import iter_nodes
     from idemlint.rule import FixPlan, NodeEdit
 
     if context.kind not in ("loop", "iterator"):
         return None
     model, loop = ctx.model, context.node
+    if _repeats_between(model, call, loop):
+        return None
+    scope = model.scope_of(loop)
     bound_in_loop = {
         name
-        for name, bindings in model.bindings.get(model.scope_of(loop), {}).items()
+        for name, bindings in model.bindings.get(scope, {}).items()
         for b in bindings
         if model.is_inside(b.statement, loop)
     }
-
-    def uses_loop_names(expr: cst.CSTNode) -> bool:
-        return any(type(n) is cst.Name and n.value in bound_in_loop for n in (expr, *iter_nodes(expr)))
-
     statement = model.statement_of(call)
     line = model.parents.get(statement)
     if (
         isinstance(statement, cst.Assign)
+        and not model.is_inside(sink_value, statement)
         and len(statement.targets) == 1
         and isinstance(statement.targets[0].target, cst.Name)
         and isinstance(line, cst.SimpleStatementLine)
         and len(line.body) == 1
-        and model.is_inside(call, statement.value)
+        and _runs_on_every_pass(model, line, loop)
     ):
         name = statement.targets[0].target.value
-        others = [b for b in model.bindings_of(model.scope_of(loop), name) if b.statement is not statement]
-        if uses_loop_names(statement.value) or any(model.is_inside(b.statement, loop) for b in others):
+        if (
+            not _is_key_expression(model, statement.value, bound_in_loop)
+            or len(model.bindings_of(scope, name)) != 1
+            or _read_before(loop, name, statement)
+        ):
             return None
         code = ctx.module.code_for_node(line.with_changes(leading_lines=()))
         return FixPlan(
@@ -245,9 +253,9 @@ def hoist_out_of_loop(
             safe=True,
             description=f"generate {name} once, before the retry loop",
         )
-    if model.is_inside(call, sink_value) and not uses_loop_names(sink_value):
+    if model.is_inside(call, sink_value) and _is_key_expression(model, sink_value, bound_in_loop):
         name = "idempotency_key"
-        if model.bindings_of(model.scope_of(loop), name):
+        if _mentions(scope, name):
             return None
         code = f"{name} = {ctx.module.code_for_node(sink_value)}\n"
         return FixPlan(
@@ -256,6 +264,115 @@ def hoist_out_of_loop(
             description=f"generate {name} once, before the retry loop",
         )
     return None
+
+
+# Calls that only turn a key into text: moving them with the key changes nothing but when they run.
+_KEY_FORMATTERS = frozenset({"str", "repr", "format", "hex"})
+_KEY_METHODS = frozenset({"hex", "upper", "lower", "replace", "format", "strip", "encode", "decode", "zfill"})
+_KEY_ATTRIBUTES = frozenset({"hex", "int", "urn", "bytes"})
+
+
+def _is_key_expression(model: ModuleModel, expr: cst.BaseExpression, bound_in_loop: set[str]) -> bool:
+    """Whether `expr` is made only of fresh-value calls, text formatting, literals and names
+    the loop does not bind: evaluating it once before the loop has no other effect."""
+    import libcst as cst
+
+    from idemlint.analysis.model import iter_nodes
+
+    call_funcs = set()
+    for node in (expr, *iter_nodes(expr)):
+        if isinstance(node, cst.Call):
+            name = model.call_name(node)
+            method = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+            if fresh_value_name(model, node) is None and name not in _KEY_FORMATTERS and method not in _KEY_METHODS:
+                return False
+            call_funcs.add(node.func)
+        elif isinstance(node, cst.Name):
+            if node.value in bound_in_loop:
+                return False
+        elif isinstance(node, cst.Attribute):
+            parent = model.parents.get(node)
+            inside_callee = any(model.is_inside(node, f) for f in call_funcs) or (
+                isinstance(parent, cst.Call) and parent.func is node
+            )
+            if not inside_callee and node.attr.value not in _KEY_ATTRIBUTES:
+                return False
+        elif isinstance(
+            node,
+            (
+                cst.Subscript,
+                cst.Await,
+                cst.Yield,
+                cst.NamedExpr,
+                cst.Lambda,
+                cst.ListComp,
+                cst.SetComp,
+                cst.DictComp,
+                cst.GeneratorExp,
+            ),
+        ):
+            return False
+    return True
+
+
+def _repeats_between(model: ModuleModel, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
+    """Whether something between `node` and the retry loop runs it more than once per
+    attempt (an inner loop over items, a comprehension) or at another time (a lambda, a def)."""
+    import libcst as cst
+
+    repeating = (
+        cst.For,
+        cst.While,
+        cst.ListComp,
+        cst.SetComp,
+        cst.DictComp,
+        cst.GeneratorExp,
+        cst.Lambda,
+        cst.FunctionDef,
+        cst.ClassDef,
+    )
+    for ancestor in model.ancestors(node):
+        if ancestor is loop:
+            return False
+        if isinstance(ancestor, repeating):
+            return True
+    return True
+
+
+def _runs_on_every_pass(model: ModuleModel, line: cst.CSTNode, loop: cst.CSTNode) -> bool:
+    """The statement sits in the loop's body, directly or in a `try` or `with` body, so it
+    runs unconditionally at the start of its block on every pass (not under an `if`)."""
+    import libcst as cst
+
+    for ancestor in model.ancestors(line):
+        if ancestor is loop:
+            return True
+        if isinstance(ancestor, (cst.IndentedBlock, cst.Try, cst.With)):
+            continue
+        return False
+    return False
+
+
+def _read_before(loop: cst.CSTNode, name: str, statement: cst.CSTNode) -> bool:
+    """`name` is mentioned in the loop before its assignment (in source order)."""
+    import libcst as cst
+
+    from idemlint.analysis.model import iter_nodes
+
+    for node in iter_nodes(loop):
+        if node is statement:
+            return False
+        if type(node) is cst.Name and node.value == name:
+            return True
+    return False
+
+
+def _mentions(scope: cst.CSTNode, name: str) -> bool:
+    import libcst as cst
+
+    from idemlint.analysis.model import iter_nodes
+
+    return any(type(n) is cst.Name and n.value == name for n in iter_nodes(scope, stop_at_functions=False))
 
 
 def key_supplied(model: ModuleModel, call: cst.Call, helper: cst.FunctionDef) -> bool:
