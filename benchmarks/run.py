@@ -59,7 +59,8 @@ def main(argv: list[str]) -> int:
     }
     print(f"files: {len(files)}  lines: {lines}  jobs: {args.jobs}  rounds: {args.rounds}  roots: {', '.join(roots)}")
     work = tempfile.mkdtemp(prefix="idemlint-bench-")
-    cache = Path(work) / ".idemlint_cache"
+    cache = Path(work) / "idemlint-cache"
+    os.environ["IDEMLINT_CACHE_DIR"] = str(cache)  # inherited by every timed run
     times: dict[str, list[float]] = {name: [] for name in tools}
     memory: dict[str, float] = {name: 0.0 for name in tools}
     for _round in range(args.rounds):

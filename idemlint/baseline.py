@@ -30,10 +30,23 @@ def write_baseline(path: Path, findings: Sequence[Finding]) -> None:
 
 def load_baseline(path: Path) -> Counter[tuple[str, str, str]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or "not UTF-8 text"
+        raise BaselineError(f"{path}: cannot read the baseline: {reason.lower()}") from error
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        line = getattr(error, "lineno", 1)
+        raise BaselineError(
+            f"{path}: malformed baseline: not JSON (line {line}); write one with --write-baseline"
+        ) from error
+    try:
         return Counter((e["path"], e["code"], e["fingerprint"]) for e in data["findings"])
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise BaselineError(f"{path}: not a readable idemlint baseline ({error})") from error
+    except (KeyError, TypeError) as error:
+        raise BaselineError(
+            f'{path}: malformed baseline: expected {{"findings": [{{"path", "code", "fingerprint"}}]}}'
+        ) from error
 
 
 def apply_baseline(findings: Sequence[Finding], baseline: Counter[tuple[str, str, str]]) -> tuple[list[Finding], int]:

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from idemlint import __version__
+
+if TYPE_CHECKING:
+    from idemlint.config import Config
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -39,8 +43,13 @@ def cli() -> None:
     default="text",
     show_default=True,
 )
+@click.option("--output", "output_file", type=click.Path(), help="Write the report to this file.")
 @click.option(
-    "--output", "output_file", type=click.Path(dir_okay=False, writable=True), help="Write the report to this file."
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour the text report (auto: on a terminal, unless NO_COLOR is set).",
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary line.")
@@ -55,7 +64,11 @@ def cli() -> None:
     "--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; write nothing (exit 1 if any)."
 )
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: the number of CPUs).")
-@click.option("--no-cache", is_flag=True, help="Do not read or write .idemlint_cache/.")
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Do not read or write the cache (in the user cache folder; IDEMLINT_CACHE_DIR moves it).",
+)
 @click.option(
     "--min-confidence",
     type=click.Choice(["low", "medium", "high"]),
@@ -78,6 +91,7 @@ def check(
     ignore: str | None,
     output_format: str,
     output_file: str | None,
+    color: str,
     exit_zero: bool,
     quiet: bool,
     statistics: bool,
@@ -93,42 +107,48 @@ def check(
     baseline_file: str | None,
 ) -> None:
     """Check PATHS (default: the current directory) for idempotency and retry bugs."""
-    from idemlint.config import ConfigError, find_pyproject, load_config
     from idemlint.files import discover
     from idemlint.output import get_formatter
     from idemlint.registry import enabled_rules, validate_codes
-    from idemlint.runner import run
+    from idemlint.runner import default_cache_dir, run
 
     paths = paths or (".",)
-    try:
-        pyproject = Path(config_file) if config_file else find_pyproject(Path(paths[0]))
-        config = load_config(pyproject)
-    except ConfigError as error:
-        click.echo(f"idemlint: {error}", err=True)
-        sys.exit(EXIT_ERROR)
+    config = _load_config(paths, config_file)
     cli_select, cli_ignore = _codes(select), _codes(ignore)
+    if cli_select == ():
+        _usage_error('--select "": name at least one code or prefix (or leave --select out to select all)')
+    if unsafe_fixes and not (apply_fixes or show_diff):
+        _usage_error("--unsafe-fixes only works with --fix or --diff")
+    if show_diff and (output_file or output_format != "text"):
+        _usage_error("--diff prints a unified diff to standard output; it takes no --output or --format")
     for option, codes in (("--select", cli_select), ("--ignore", cli_ignore)):
         bad = validate_codes(codes or ())
         if bad:
             click.echo(f"idemlint: {option}: unknown rule code or prefix {', '.join(bad)}", err=True)
             sys.exit(EXIT_ERROR)
-    config = config.with_overrides(select=cli_select, ignore=cli_ignore)
+    # As in ruff, the command line's --select replaces the configured selection, ignores included.
+    config = config.with_overrides(
+        select=cli_select, ignore=cli_ignore if cli_ignore is not None or cli_select is None else ()
+    )
     rules = enabled_rules(config.select, config.ignore)
 
     found = discover(list(paths), config, force_exclude)
-    cache_dir = None if no_cache else config.root / ".idemlint_cache"
-    outcome = run(found.files, config, rules, jobs, cache_dir)
+    files = found.to_check(config.check_tests)
+    skipped = len(found.files) - len(files)
+    cache_dir = None if no_cache else default_cache_dir(config.root)
+    outcome = run(files, config, rules, jobs, cache_dir, found.kinds)
     errors = [*found.errors, *outcome.errors]
     findings = outcome.findings
     diffs: list[str] = []
     if apply_fixes or show_diff:
-        findings, diffs, fix_errors = _fix(found.files, findings, config, rules, unsafe_fixes, write=not show_diff)
+        findings, diffs, fix_errors = _fix(files, findings, config, rules, unsafe_fixes, write=not show_diff)
         errors.extend(fix_errors)
     rank = {"low": 0, "medium": 1, "high": 2}
     findings = [f for f in findings if rank.get(f.confidence, 2) >= rank[min_confidence]]
     if write_baseline:
         from idemlint.baseline import write_baseline as save
 
+        _writable(write_baseline)
         save(Path(write_baseline), findings)
         click.echo(f"idemlint: wrote {len(findings)} findings to {write_baseline}", err=True)
         sys.exit(EXIT_ERROR if errors else EXIT_CLEAN)
@@ -146,12 +166,10 @@ def check(
         click.echo("".join(diffs), nl=False)
         for message in errors:
             click.echo(f"idemlint: {message}", err=True)
-        sys.exit(EXIT_ERROR if errors else EXIT_FINDINGS if diffs else EXIT_CLEAN)
-    report = get_formatter(output_format)(findings, output_file is None and sys.stdout.isatty())
-    if output_file:
-        Path(output_file).write_text(report, encoding="utf-8")
-    else:
-        click.echo(report, nl=False)
+        sys.exit(EXIT_ERROR if errors else EXIT_FINDINGS if diffs and not exit_zero else EXIT_CLEAN)
+    coloured = output_file is None and _colour(color)
+    report = get_formatter(output_format)(findings, coloured)
+    _emit(report, output_file, coloured)
     for message in errors:
         click.echo(f"idemlint: {message}", err=True)
     if statistics:
@@ -166,14 +184,68 @@ def check(
                 err=output_format != "text",
             )
     if not quiet and output_format == "text":
-        files = len(found.files)
+        checked = len(files)
         summary = (
-            f"Found {len(findings)} finding{'s' * (len(findings) != 1)} in {files} file{'s' * (files != 1)} checked."
+            f"Found {len(findings)} finding{'s' * (len(findings) != 1)} in {checked} file{'s' * (checked != 1)} checked"
         )
-        click.echo(summary)
+        if skipped:
+            summary += f"; skipped {skipped} test file{'s' * (skipped != 1)} (`check-tests = true` to include them)"
+        click.echo(summary + ".")
+        if not found.files and not found.errors:
+            click.echo("idemlint: no Python files found under the given paths", err=True)
     if errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+
+
+def _usage_error(message: str) -> NoReturn:
+    click.echo(f"idemlint: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _load_config(paths: tuple[str, ...], config_file: str | None) -> Config:
+    """The configuration in force, anchored to the project root (see idemlint.paths)."""
+    from idemlint.config import ConfigError, find_pyproject, load_config
+    from idemlint.paths import project_root
+
+    try:
+        pyproject = Path(config_file) if config_file else find_pyproject(Path(paths[0]))
+        config = load_config(pyproject)
+    except ConfigError as error:
+        _usage_error(str(error))
+    return config.with_overrides(root=project_root(paths, pyproject))
+
+
+def _writable(output: str) -> None:
+    """Create the folder an output file goes to (as ruff does), or stop with one line."""
+    try:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        _usage_error(f"{output}: cannot create its folder: {error.strerror or error}")
+    if Path(output).is_dir():
+        _usage_error(f"{output}: is a directory")
+
+
+def _emit(report: str, output_file: str | None, coloured: bool = False) -> None:
+    if not output_file:
+        click.echo(report, nl=False, color=coloured or None)
+        return
+    _writable(output_file)
+    try:
+        Path(output_file).write_text(report, encoding="utf-8")
+    except OSError as error:
+        _usage_error(f"{output_file}: cannot write: {error.strerror or error}")
+
+
+def _colour(choice: str) -> bool:
+    """--color always|never, else NO_COLOR (https://no-color.org) and whether stdout is a terminal."""
+    import os
+
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty()
 
 
 def _fix(files, findings, config, rules, unsafe, write):  # type: ignore[no-untyped-def]
@@ -222,36 +294,24 @@ def _fix(files, findings, config, rules, unsafe, write):  # type: ignore[no-unty
 @click.option(
     "--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True
 )
-@click.option(
-    "--output", "output_file", type=click.Path(dir_okay=False, writable=True), help="Write the inventory to a file."
-)
+@click.option("--output", "output_file", type=click.Path(), help="Write the inventory to a file.")
 @click.option(
     "--config", "config_file", type=click.Path(dir_okay=False), help="Read [tool.idemlint] from this pyproject.toml."
 )
 def audit(paths: tuple[str, ...], output_format: str, output_file: str | None, config_file: str | None) -> None:
     """List every side-effecting external call: key sent? retried? what a timeout does."""
     from idemlint.audit import FORMATS, audit_paths
-    from idemlint.config import ConfigError, find_pyproject, load_config
-    from idemlint.engine import is_test_file
     from idemlint.files import discover
 
     paths = paths or (".",)
-    try:
-        config = load_config(Path(config_file) if config_file else find_pyproject(Path(paths[0])))
-    except ConfigError as error:
-        click.echo(f"idemlint: {error}", err=True)
-        sys.exit(EXIT_ERROR)
-    found = discover(list(paths), config)
-    files = [(real, shown) for real, shown in found.files if config.check_tests or not is_test_file(shown)]
-    rows, errors = audit_paths(files, config)
-    formatter = FORMATS[output_format]
-    report = (
-        formatter(rows, output_file is None and sys.stdout.isatty()) if output_format == "text" else formatter(rows)
-    )  # type: ignore[call-arg]
+    config = _load_config(paths, config_file)
     if output_file:
-        Path(output_file).write_text(report, encoding="utf-8")
-    else:
-        click.echo(report, nl=False)
+        _writable(output_file)
+    found = discover(list(paths), config)
+    rows, errors = audit_paths(found.to_check(config.check_tests), config)
+    formatter = FORMATS[output_format]
+    report = formatter(rows, output_file is None and _colour("auto")) if output_format == "text" else formatter(rows)  # type: ignore[call-arg]
+    _emit(report, output_file)
     for message in [*found.errors, *errors]:
         click.echo(f"idemlint: {message}", err=True)
     sys.exit(EXIT_ERROR if found.errors or errors else EXIT_CLEAN)

@@ -84,7 +84,9 @@ _BOOL_KEYS = {
 
 def find_pyproject(start: Path) -> Path | None:
     """The nearest pyproject.toml at or above `start` that has a [tool.idemlint] table."""
-    start = start.resolve()
+    from idemlint.paths import resolved
+
+    start = resolved(start)
     directory = start if start.is_dir() else start.parent
     for candidate in (directory, *directory.parents):
         pyproject = candidate / "pyproject.toml"

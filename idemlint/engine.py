@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from idemlint.config import Config
 from idemlint.finding import Edit, Finding, Fix
+from idemlint.paths import MIGRATION, TEST, kind_of_relative
 from idemlint.registry import PARSE_ERROR, RESERVED, UNUSED_SUPPRESSION, is_enabled
 from idemlint.rule import Rule
 from idemlint.suppression import find_suppressions, is_suppressed, split_lines
@@ -52,23 +53,14 @@ class FileResult:
     errors: tuple[str, ...] = field(default=())  # internal errors: exit code 2
 
 
-_TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_tests?|conftest)\.py$")
-_MIGRATION_FILE = re.compile(r"(^|/)(migrations|alembic/versions)/")
-
-
-def is_test_file(path: str) -> bool:
-    return bool(_TEST_FILE.search(path.replace("\\", "/")))
-
-
-def is_migration_file(path: str) -> bool:
-    return bool(_MIGRATION_FILE.search(path.replace("\\", "/")))
-
-
-def rules_for_path(rules: Sequence[type[Rule]], path: str, config: Config) -> list[type[Rule]]:
-    if not config.check_tests and is_test_file(path):
+def rules_for_path(rules: Sequence[type[Rule]], path: str, config: Config, kind: str | None = None) -> list[type[Rule]]:
+    """The rules that run on `path`. `kind` (test, migration or source) is judged by
+    discovery from the path relative to the project root; without it, from `path` itself."""
+    kind = kind_of_relative(path) if kind is None else kind
+    if not config.check_tests and kind == TEST:
         return []
-    if not config.check_migrations and is_migration_file(path):
-        rules = [rule for rule in rules if not rule.code.startswith("IDM1")]
+    if not config.check_migrations and kind == MIGRATION:
+        rules = [rule for rule in rules if not rule.skips_migrations]
     ignores = [codes for pattern, codes in config.per_file_ignores if _path_matches(path, pattern)]
     if not ignores:
         return list(rules)
@@ -116,18 +108,21 @@ def check_source(
     config: Config,
     rules: Sequence[type[Rule]],
     report_unused_noqa: bool = False,
+    kind: str | None = None,
 ) -> FileResult:
     """All findings for one file's contents. Never raises for bad input."""
     try:
         with _time_budget(FILE_TIME_BUDGET):
-            return _check_source(source, path, config, rules, report_unused_noqa)
+            return _check_source(source, path, config, rules, report_unused_noqa, kind)
     except _OverBudget:
         message = f"analysis took longer than {FILE_TIME_BUDGET:g} s and was stopped"
         return _parse_error(path, message, 1, 1, _parse_errors_enabled(config))
 
 
 def _parse_errors_enabled(config: Config) -> bool:
-    return is_enabled(PARSE_ERROR, config.select, config.ignore) or not config.select
+    """IDM900 is on whatever `select` says (a file that could not be checked must never look
+    clean) and off only when `ignore` names it (`IDM900`, `IDM9`, `IDM`)."""
+    return not any(PARSE_ERROR.startswith(pattern.upper()) for pattern in config.ignore)
 
 
 def _check_source(
@@ -136,8 +131,9 @@ def _check_source(
     config: Config,
     rules: Sequence[type[Rule]],
     report_unused_noqa: bool = False,
+    kind: str | None = None,
 ) -> FileResult:
-    rules = rules_for_path(rules, path, config)
+    rules = rules_for_path(rules, path, config, kind)
     parse_error_on = _parse_errors_enabled(config)
     try:
         text = decode(source) if isinstance(source, bytes) else source

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from idemlint.config import Config
+from idemlint.paths import SOURCE, TEST, PathKinds
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -15,6 +16,16 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 class Discovery:
     files: list[tuple[Path, str]] = field(default_factory=list)  # (real path, path as shown)
     errors: list[str] = field(default_factory=list)
+    # Path as shown -> test, migration or "" (source), judged from the project root. A file
+    # named on the command line is checked as source whatever its name, as ruff and flake8 do.
+    kinds: dict[str, str] = field(default_factory=dict)
+
+    def skipped_tests(self, check_tests: bool) -> list[tuple[Path, str]]:
+        return [] if check_tests else [f for f in self.files if self.kinds.get(f[1]) == TEST]
+
+    def to_check(self, check_tests: bool) -> list[tuple[Path, str]]:
+        skipped = {shown for _, shown in self.skipped_tests(check_tests)}
+        return [f for f in self.files if f[1] not in skipped]
 
 
 def display_path(path: Path, cwd: Path) -> str:
@@ -34,6 +45,7 @@ def discover(
     found = Discovery()
     excludes = pathspec.GitIgnoreSpec.from_lines([*config.exclude, *config.extend_exclude])
     seen: set[str] = set()
+    kinds = PathKinds(config.root)
 
     def excluded(path: Path) -> bool:
         try:
@@ -43,21 +55,27 @@ def discover(
         text = relative.as_posix() + ("/" if path.is_dir() else "")
         return excludes.match_file(text)
 
-    def add(path: Path) -> None:
-        key = os.path.normcase(str(path))
+    def add(path: Path, explicit: bool = False) -> None:
+        try:
+            key = os.path.normcase(os.path.realpath(path))  # a symlink and its target are one file
+        except OSError:
+            key = os.path.normcase(str(path))
         if key not in seen:
             seen.add(key)
-            found.files.append((path, display_path(path, cwd)))
+            shown = display_path(path, cwd)
+            found.files.append((path, shown))
+            found.kinds[shown] = SOURCE if explicit else kinds.kind(path)
 
     for given in paths:
         path = Path(given)
         absolute = path if path.is_absolute() else cwd / path
-        if not absolute.exists():
-            found.errors.append(f"{given}: no such file or directory")
+        problem = _unusable(absolute)
+        if problem:
+            found.errors.append(f"{given}: {problem}")
             continue
         if absolute.is_file():
             if not (force_exclude and excluded(absolute)):
-                add(absolute)
+                add(absolute, explicit=True)
             continue
         ignores = _GitIgnores(absolute if respect_gitignore else None)
         for directory, dirnames, filenames in os.walk(
@@ -73,6 +91,21 @@ def discover(
                         add(file)
     found.files.sort(key=lambda item: item[1])
     return found
+
+
+def _unusable(path: Path) -> str | None:
+    """Why a path given on the command line cannot be checked, in a few words, or None."""
+    try:
+        path.stat()
+    except OSError as error:
+        import errno
+
+        if error.errno == errno.ELOOP:
+            return "symlink loop"
+        if error.errno == errno.ENOENT:
+            return "no such file or directory"
+        return (error.strerror or str(error)).lower()
+    return None
 
 
 class _GitIgnores:

@@ -66,6 +66,8 @@ class Rule:
     # Pre-filter, in conjunctive normal form over the lower-cased source: every group
     # must have one of its words in the file, or the rule cannot fire there.
     triggers: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    # Migrations run once, by hand: rules about concurrent deliveries skip them by default.
+    skips_migrations: ClassVar[bool] = False
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         raise NotImplementedError

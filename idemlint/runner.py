@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
@@ -41,6 +41,7 @@ class RunResult:
 class _Job:
     source: bytes
     shown: str
+    kind: str | None = None  # test, migration or source; None: judged from `shown`
 
 
 def run(
@@ -49,6 +50,7 @@ def run(
     rules: Sequence[type[Rule]],
     jobs: int | None = None,
     cache_dir: Path | None = None,
+    kinds: Mapping[str, str] | None = None,
 ) -> RunResult:
     result = RunResult()
     cache = _Cache(cache_dir, config, rules) if cache_dir is not None else None
@@ -59,13 +61,14 @@ def run(
         except OSError as error:
             result.errors.append(f"{shown}: cannot read: {error.strerror or error}")
             continue
-        key = cache.key(source, shown) if cache else None
+        kind = kinds.get(shown) if kinds is not None else None
+        key = cache.key(source, f"{shown}\0{kind}") if cache else None
         hit = cache.get(key) if cache and key else None
         if hit is not None:
             result.findings.extend(hit)
             result.cached += 1
             continue
-        pending.append((_Job(source, shown), key))
+        pending.append((_Job(source, shown, kind), key))
 
     jobs = jobs or os.cpu_count() or 1
     pending.sort(key=lambda item: -len(item[0].source))  # largest first: no long tail
@@ -80,7 +83,7 @@ def run(
 
 
 def _check_one(job: _Job, config: Config, rules: Sequence[type[Rule]]) -> FileResult:
-    return check_source(job.source, job.shown, config, rules, report_unused_noqa=True)
+    return check_source(job.source, job.shown, config, rules, report_unused_noqa=True, kind=job.kind)
 
 
 def _check_all(jobs_list: list[_Job], config: Config, rules: Sequence[type[Rule]], jobs: int) -> list[FileResult]:
@@ -129,6 +132,20 @@ def _fork_context():  # type: ignore[no-untyped-def]
 
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def default_cache_dir(root: Path) -> Path:
+    """The cache lives outside the repository, in the user's cache folder, one folder per
+    project: an entry committed to a repository can then never hide a finding in CI, and
+    running from any folder uses the same cache."""
+    base = os.environ.get("IDEMLINT_CACHE_DIR")
+    if base:
+        home = Path(base)
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        home = (Path(xdg) if xdg else Path.home() / ".cache") / "idemlint"
+    project = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
+    return home / f"{root.name or 'root'}-{project}"
 
 
 class _Cache:

@@ -22,3 +22,9 @@ def found(source: str, **kwargs: object) -> set[tuple[int, str]]:
 @pytest.fixture
 def lint_source():  # type: ignore[no-untyped-def]
     return lint
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs in tests never touch the user's cache folder."""
+    monkeypatch.setenv("IDEMLINT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))

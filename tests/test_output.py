@@ -131,4 +131,4 @@ def test_stale_baseline_entries_are_counted(project: Path) -> None:
 def test_bad_baseline_file_is_a_clear_error(project: Path) -> None:
     (project / "baseline.json").write_text("{not json")
     code, _, err = run("check", "--baseline", "baseline.json", "svc")
-    assert code == 2 and "not a readable idemlint baseline" in err
+    assert code == 2 and "baseline.json: malformed baseline: not JSON (line 1)" in err and "char" not in err

@@ -13,7 +13,7 @@ def format_text(findings: Sequence[Finding], color: bool) -> str:
         code = f.code
         if color:
             location = f"\x1b[1m{location}\x1b[0m"
-            code = f"\x1b[1;31m{code}\x1b[0m"
+            code = f"\x1b[1;{31 if f.severity == 'error' else 33}m{code}\x1b[0m"  # warnings in yellow
         lines.append(f"{location} {code} {f.message}")
         lines.append(f"    help: {f.suggestion}")
         if f.code not in ("IDM800", "IDM900"):

@@ -84,6 +84,7 @@ def on_payment_succeeded(event):
         ),
     )
     triggers = (DB_WRITE, DB_READ, DATABASE)
+    skips_migrations = True
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         model, db = ctx.model, ctx.db
@@ -173,6 +174,7 @@ def mark_paid(conn, order_id):
         "author's decision, and a placeholder would only hide the finding."
     )
     triggers = (("update",), DATABASE)
+    skips_migrations = True
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         db = ctx.db
@@ -233,6 +235,7 @@ def ship(conn, order_id):
         ),
     )
     triggers = (("status", "state", "stage", "phase", "step"), DB_WRITE, DATABASE)
+    skips_migrations = True
 
     @classmethod
     def trigger_groups(cls, config: Config) -> tuple[tuple[str, ...], ...]:

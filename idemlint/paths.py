@@ -1,0 +1,140 @@
+"""Path policy: the project root, and which files are test code or migrations.
+
+Both are judged from the path *relative to the project root*, never from the path as typed,
+so `idemlint check work/tests/proj` checks the project the same way as `cd work/tests/proj
+&& idemlint check` does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+
+_TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_tests?|conftest)\.py$")
+_MIGRATION_FILE = re.compile(r"(^|/)(migrations|alembic/versions)/|(^|/)migrations\.py$")
+# A folder with a conftest.py is a pytest root; it holds test code when its name says so
+# (celery keeps tests under t/integration). Not any conftest folder: Django apps keep a
+# conftest.py beside production modules (mitxpro's ecommerce/, saleor's payment/gateways/).
+_TEST_FOLDER_NAMES = frozenset(
+    {"t", "test", "tests", "testing", "integration", "e2e", "smoke", "functional", "unit", "acceptance", "benchmarks"}
+)
+
+TEST, MIGRATION, SOURCE = "test", "migration", ""
+
+
+def is_test_file(path: str) -> bool:
+    return bool(_TEST_FILE.search(path.replace("\\", "/")))
+
+
+def is_migration_file(path: str) -> bool:
+    return bool(_MIGRATION_FILE.search(path.replace("\\", "/")))
+
+
+def kind_of_relative(path: str) -> str:
+    """Test, migration or source, from a path relative to the project root alone."""
+    if is_test_file(path):
+        return TEST
+    if is_migration_file(path):
+        return MIGRATION
+    return SOURCE
+
+
+def resolved(path: Path) -> Path:
+    """`path.resolve()`, or the absolute path when it cannot be resolved (a symlink loop)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
+
+
+def project_root(paths: Iterable[str], pyproject: Path | None) -> Path:
+    """The directory of the configuration in use, else the git root above the first path,
+    else the common root of the given paths."""
+    if pyproject is not None:
+        return resolved(pyproject).parent
+    absolute = [resolved(Path(p)) for p in paths] or [Path.cwd()]
+    first = absolute[0] if absolute[0].is_dir() else absolute[0].parent
+    for candidate in (first, *first.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    directories = [p if p.is_dir() else p.parent for p in absolute]
+    return Path(os.path.commonpath([str(d) for d in directories]))
+
+
+class PathKinds:
+    """Classifies files of one project: the path-name conventions above, pytest's
+    `testpaths`, and conftest.py folders named like test folders."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.testpaths = tuple(_pytest_testpaths(root))
+
+    def relative(self, path: Path) -> str | None:
+        try:
+            return resolved(path).relative_to(resolved(self.root)).as_posix()
+        except ValueError:
+            return None
+
+    def kind(self, path: Path) -> str:
+        relative = self.relative(path)
+        if relative is None:
+            return kind_of_relative(path.name)
+        kind = kind_of_relative(relative)
+        if kind:
+            return kind
+        if any(relative == t or relative.startswith(t + "/") for t in self.testpaths):
+            return TEST
+        parts = relative.split("/")[:-1]
+        for depth in range(len(parts)):
+            if parts[depth] in _TEST_FOLDER_NAMES and _has_conftest(self.root.joinpath(*parts[: depth + 1])):
+                return TEST
+        return SOURCE
+
+
+@lru_cache(maxsize=256)
+def _has_conftest(directory: Path) -> bool:
+    return (directory / "conftest.py").is_file() or any(
+        (child / "conftest.py").is_file() for child in _subdirectories(directory)
+    )
+
+
+def _subdirectories(directory: Path) -> list[Path]:
+    try:
+        return [d for d in directory.iterdir() if d.is_dir()]
+    except OSError:
+        return []
+
+
+def _pytest_testpaths(root: Path) -> list[str]:
+    """pytest's `testpaths` from pyproject.toml, pytest.ini, tox.ini or setup.cfg."""
+    found: list[str] = []
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover - exercised on 3.10 only
+            import tomli as tomllib
+        try:
+            options = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+            value = options.get("tool", {}).get("pytest", {}).get("ini_options", {}).get("testpaths", [])
+            found.extend([value] if isinstance(value, str) else [v for v in value if isinstance(v, str)])
+        except (OSError, UnicodeDecodeError, ValueError):
+            pass
+    for name, section in (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        ini = root / name
+        if not ini.is_file():
+            continue
+        import configparser
+
+        parser = configparser.ConfigParser()
+        try:
+            parser.read_string(ini.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, configparser.Error):
+            continue
+        if parser.has_option(section, "testpaths"):
+            found.extend(parser.get(section, "testpaths").split())
+    return [p.strip("/").removeprefix("./") for p in found if p.strip("/.")]

@@ -1,0 +1,207 @@
+"""Paths anchored to the project, bad paths and option combinations: one line, the documented
+exit code, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from idemlint.cli import cli
+
+BUGGY = """\
+import uuid
+import requests
+from tenacity import retry, retry_if_exception_type as on, stop_after_attempt, wait_random_exponential
+
+
+@retry(retry=on(ConnectionError), stop=stop_after_attempt(3), wait=wait_random_exponential())
+def charge(order):
+    key = str(uuid.uuid4())
+    return requests.post("https://pay.example", headers={"Idempotency-Key": key})
+"""
+RACE = """\
+from shop.models import Order
+
+
+def ship(order_id):
+    order = Order.objects.get(pk=order_id)
+    if order.status == "paid":
+        order.status = "shipped"
+        order.save()
+"""
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def nested(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project reached through a folder named tests/."""
+    project = tmp_path / "work" / "tests" / "proj"
+    (project / "app").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[project]\nname = 'proj'\n[tool.idemlint]\n")
+    (project / "app" / "pay.py").write_text(BUGGY)
+    (project / "tests").mkdir()
+    (project / "tests" / "test_pay.py").write_text(BUGGY)
+    monkeypatch.chdir(tmp_path)
+    return project
+
+
+def findings_of(*args: str) -> list[tuple[str, int, str]]:
+    code, out, err = run("check", "--format", "json", "--no-cache", *args)
+    assert code in (0, 1), err
+    return [(f["path"], f["line"], f["code"]) for f in json.loads(out)]
+
+
+def test_a_project_reached_through_a_tests_folder_is_checked(nested: Path) -> None:
+    from_outside = findings_of("work/tests/proj")
+    assert from_outside == [("work/tests/proj/app/pay.py", 8, "IDM001")]
+    os.chdir(nested)
+    assert findings_of() == [("app/pay.py", 8, "IDM001")]
+    code, out, _ = run("check", "--no-cache")
+    assert "in 1 file checked; skipped 1 test file (`check-tests = true` to include them)." in out
+
+
+def test_a_test_file_named_on_the_command_line_is_checked(nested: Path) -> None:
+    assert findings_of("work/tests/proj/tests/test_pay.py") == [("work/tests/proj/tests/test_pay.py", 8, "IDM001")]
+
+
+def test_pytest_roots_and_migration_modules_are_recognised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".git").mkdir()
+    for folder in ("t/integration", "unitcheck", "app", "ecommerce"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "t" / "integration" / "conftest.py").write_text("")
+    (tmp_path / "t" / "integration" / "tasks.py").write_text(BUGGY)
+    (tmp_path / "unitcheck" / "pay.py").write_text(BUGGY)
+    (tmp_path / "setup.cfg").write_text("[tool:pytest]\ntestpaths = unitcheck\n")
+    # A Django app with a conftest.py beside its modules is still production code.
+    (tmp_path / "ecommerce" / "conftest.py").write_text("")
+    (tmp_path / "ecommerce" / "api.py").write_text(BUGGY)
+    (tmp_path / "app" / "migrations.py").write_text(RACE)
+    (tmp_path / "app" / "views.py").write_text(RACE)
+    monkeypatch.chdir(tmp_path)
+    assert findings_of() == [("app/views.py", 7, "IDM101"), ("ecommerce/api.py", 8, "IDM001")]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("check", "--output", "{d}/nodir/r.txt", "{p}"),
+        ("check", "--write-baseline", "{d}/nodir/b.json", "{p}"),
+        ("audit", "--output", "{d}/nodir/a.txt", "{p}"),
+    ],
+    ids=["output", "write-baseline", "audit-output"],
+)
+def test_output_files_go_into_new_folders(tmp_path: Path, args: tuple[str, ...]) -> None:
+    (tmp_path / "pay.py").write_text(BUGGY)
+    filled = [a.format(d=tmp_path, p=tmp_path / "pay.py") for a in args]
+    code, _, err = run(*filled, "--no-cache") if args[0] == "check" else run(*filled)
+    target = Path(filled[2])
+    assert target.is_file() and code in (0, 1), err
+
+
+def test_bad_paths_never_give_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "file.txt").write_text("")
+    (tmp_path / "pay.py").write_text(BUGGY)
+    bad = {
+        "symlink loop": ["check", str(tmp_path / "loop"), str(tmp_path / "pay.py")],
+        "no such file or directory": ["check", str(tmp_path / "missing.py")],
+        "cannot create its folder": ["check", "--output", str(tmp_path / "file.txt" / "r.txt"), str(tmp_path)],
+        "is a directory": ["check", "--output", str(tmp_path), str(tmp_path / "pay.py")],
+        "malformed": ["check", "--baseline", str(tmp_path / "pay.py"), str(tmp_path / "pay.py")],
+    }
+    for reason, args in bad.items():
+        code, out, err = run(*args, "--no-cache")
+        assert code == 2, (reason, out, err)
+        assert "Traceback" not in out + err
+        assert any(line.startswith("idemlint: ") and reason in line for line in err.splitlines()), (reason, err)
+    # the symlink loop does not stop the other path from being checked
+    assert "IDM001" in run("check", str(tmp_path / "loop"), str(tmp_path / "pay.py"), "--no-cache")[1]
+
+
+def test_a_symlinked_file_and_its_target_are_one_file(tmp_path: Path) -> None:
+    (tmp_path / "pay.py").write_text(BUGGY)
+    (tmp_path / "alias.py").symlink_to(tmp_path / "pay.py")
+    assert len(findings_of(str(tmp_path))) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (("--diff", "--output", "r.txt"), "--diff prints a unified diff"),
+        (("--diff", "--format", "json"), "--diff prints a unified diff"),
+        (("--unsafe-fixes",), "--unsafe-fixes only works with --fix or --diff"),
+        (("--select", ""), '--select "": name at least one code'),
+    ],
+)
+def test_option_combinations_that_would_be_ignored_are_refused(
+    tmp_path: Path, args: tuple[str, ...], reason: str
+) -> None:
+    (tmp_path / "pay.py").write_text(BUGGY)
+    code, _, err = run("check", *args, str(tmp_path / "pay.py"))
+    assert code == 2 and reason in err and len(err.strip().splitlines()) == 1
+
+
+def test_diff_honours_exit_zero(tmp_path: Path) -> None:
+    (tmp_path / "pay.py").write_text(
+        "import uuid, requests\n\n\ndef f():\n    for attempt in range(3):\n        try:\n            return requests.post('u', headers={'Idempotency-Key': str(uuid.uuid4())})\n        except ConnectionError:\n            continue\n"
+    )
+    code, out, _ = run("check", "--diff", "--exit-zero", "--no-cache", str(tmp_path / "pay.py"))
+    assert code == 0 and "+    idempotency_key = str(uuid.uuid4())" in out
+
+
+def test_cli_select_replaces_the_configured_selection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.idemlint]\nignore = ['IDM001']\n")
+    (tmp_path / "pay.py").write_text(BUGGY)
+    monkeypatch.chdir(tmp_path)
+    assert findings_of() == []
+    assert findings_of("--select", "IDM001") == [("pay.py", 8, "IDM001")]
+    assert findings_of("--select", "IDM0", "--ignore", "IDM001") == []
+
+
+def test_parse_errors_are_on_unless_ignored_by_name(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text(BUGGY + "def broken(:\n")
+    path = str(tmp_path / "broken.py")
+    assert [c for _, _, c in findings_of("--select", "IDM001", path)] == ["IDM900"]
+    assert findings_of("--ignore", "IDM900", path) == []
+
+
+def test_colour_follows_the_option_and_no_color(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from idemlint import cli as cli_module
+
+    (tmp_path / "pay.py").write_text(BUGGY)
+    assert "\x1b[1;31mIDM001" in run("check", "--color", "always", "--no-cache", str(tmp_path))[1]
+    assert "\x1b[" not in run("check", "--color", "never", "--no-cache", str(tmp_path))[1]
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert cli_module._colour("auto") is False
+    monkeypatch.delenv("NO_COLOR")
+    assert cli_module._colour("auto") is True
+
+
+def test_the_cache_lives_outside_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "user-cache"
+    monkeypatch.setenv("IDEMLINT_CACHE_DIR", str(cache))
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / ".git").mkdir()
+    (project / "pay.py").write_text(BUGGY)
+    monkeypatch.chdir(project)
+    first = run("check", "--format", "json")[1]
+    assert not any(p.name.startswith(".idemlint") for p in project.iterdir())
+    assert any(cache.rglob("*.json"))
+    # a planted entry in the repository has no effect, and a corrupt user entry is recomputed
+    (project / ".idemlint_cache").mkdir()
+    for entry in cache.rglob("*.json"):
+        entry.write_text("[]" if entry.stat().st_size > 2 else "not json")
+    for entry in cache.rglob("*.json"):
+        entry.write_text("not json")
+    assert run("check", "--format", "json")[1] == first
