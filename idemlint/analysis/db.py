@@ -94,6 +94,7 @@ class DbRead:
     locked: bool
     columns: tuple[str, ...] = ()  # columns known to be read (SELECT list, filter kwargs)
     instance: str | None = None  # the variable holding a loaded ORM instance
+    filters: tuple[Predicate, ...] = ()  # the ORM filter that chose the row(s), when known
 
 
 @dataclass
@@ -107,6 +108,7 @@ class DbWrite:
     count_read: bool = True
     instance: str | None = None  # attribute writes: the instance variable
     call: cst.Call | None = None
+    values: dict[str, cst.BaseExpression] = field(default_factory=dict)  # column -> the value's expression
 
 
 class DbAnalysis:
@@ -155,13 +157,15 @@ class DbAnalysis:
     def _django_read(self, call: cst.Call) -> None:
         chain = _chain(call)
         model = self.model
+        filters = tuple(_django_predicates(model, chain))
         self.reads.append(
             DbRead(
                 call,
                 _chain_model(model, chain),
                 _locks(chain),
-                _filter_columns(model, chain),
+                tuple(p.column for p in filters),
                 _assigned_name(model, call),
+                filters,
             )
         )
 
@@ -198,10 +202,11 @@ class DbAnalysis:
     def _django_update(self, call: cst.Call) -> None:
         model = self.model
         chain = _chain(call.func.value)  # type: ignore[attr-defined]
-        sets = {}
+        sets, values = {}, {}
         for arg in call.args:
             if arg.keyword is not None:
                 sets[arg.keyword.value.lower()] = _python_value_kind(model, arg.value)
+                values[arg.keyword.value.lower()] = arg.value
         where = tuple(_django_predicates(model, chain))
         self.writes.append(
             DbWrite(
@@ -213,6 +218,7 @@ class DbAnalysis:
                 where,
                 self._result_used(call),
                 call=call,
+                values=values,
             )
         )
 
@@ -337,6 +343,7 @@ class DbAnalysis:
                     (),
                     True,
                     instance,
+                    values={target.attr.value.lower(): value},
                 )
             )
 
@@ -736,8 +743,137 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
                 continue  # the variable was rebound (a created object) between the read and the write
             found[id(write)] = Race(read, test, columns)
             break
+    by_test: dict[int, list[DbWrite]] = {}
+    for write in db.writes:
+        if id(write) in found:
+            by_test.setdefault(id(found[id(write)].test), []).append(write)
+    for writes in by_test.values():
+        race = found[id(writes[0])]
+        if all(_converges(model, db, race, w) for w in writes) and not _side_effect_in(model, db, race.test, writes):
+            for write in writes:
+                del found[id(write)]
     model.__dict__["_races"] = found
     return found
+
+
+def _converges(model: ModuleModel, db: DbAnalysis, race: Race, write: DbWrite) -> bool:
+    """Whether running the write twice leaves what running it once does: it sets a state
+    column only to the value the test compared it with (`if x.status != v: x.status = v`),
+    and other columns to anything that does not build on their old value (a flag, a
+    timestamp, a lazily filled default; not `n -= 1` or `total = total + x`)."""
+    if isinstance(write.statement, cst.AugAssign):
+        return False
+    for column, value in write.values.items() or [(c, None) for c in write.sets]:
+        if value is None:
+            return False
+        if db.is_state_column(column):
+            if _value_key(model, value) not in _compared_values(model, race.test, column):
+                return False
+        elif any(_names_column(n, column) for n in (value, *iter_nodes(value))):
+            return False  # builds on the old value: `x.n = x.n + 1`, `F("credits") - amount`
+    return True
+
+
+def _names_column(node: cst.CSTNode, column: str) -> bool:
+    if type(node) is cst.Attribute:
+        return node.attr.value.lower() == column
+    return type(node) is cst.SimpleString and (string_value(node) or "").lower() == column
+
+
+def _value_key(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
+    text = string_value(expr)
+    if text is not None:
+        return repr(text)
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return expr.value
+    return model.dotted(expr)
+
+
+def _compared_values(model: ModuleModel, test: cst.BaseExpression, column: str) -> set[str | None]:
+    """What a test compares `column` with: `x.status != "paid"` gives {'paid'}."""
+    found: set[str | None] = set()
+    for node in (test, *iter_nodes(test)):
+        if type(node) is not cst.Comparison:
+            continue
+        sides = [node.left, *(c.comparator for c in node.comparisons)]
+        if any(type(s) is cst.Attribute and s.attr.value.lower() == column for s in sides):
+            found.update(
+                _value_key(model, s) for s in sides if not (type(s) is cst.Attribute and s.attr.value.lower() == column)
+            )
+    found.discard(None)
+    return found
+
+
+# Calls that change nothing outside the process: logging, builtins, clocks, responses, getters.
+_QUIET_CALLS = re.compile(
+    r"^(print|len|str|int|float|bool|list|dict|set|tuple|min|max|sum|sorted|isinstance|getattr|hasattr|repr|"
+    r"format|round|abs|any|all|_|gettext|gettext_lazy|ugettext|reverse|redirect|render|super|"
+    r"(\w+\.)*(now|utcnow|today|time|monotonic)|warnings\.warn)$"
+)
+_QUIET_RECEIVERS = re.compile(r"(^|\.)(_?log|_?logger|logging|LOGGER|LOG|messages|stdout|stderr)$")
+_QUIET_METHODS = (
+    frozenset(
+        {
+            "save",
+            "asave",
+            "commit",
+            "flush",
+            "refresh_from_db",
+            "full_clean",
+            "format",
+            "join",
+            "strip",
+            "lower",
+            "upper",
+            "total_seconds",
+            "isoformat",
+            "get",
+            "items",
+            "keys",
+            "values",
+            "append",
+            "add",
+            "copy",
+        }
+    )
+    | DJANGO_CHAIN
+    | DJANGO_READ_TERMINALS
+)
+
+
+def _side_effect_in(model: ModuleModel, db: DbAnalysis, test: cst.BaseExpression, writes: list[DbWrite]) -> bool:
+    """Whether the code a test decides calls anything beyond the writes themselves that
+    may act outside the process (another row, a message, a signal, a payment)."""
+    guard = model.parents.get(test)
+    if not isinstance(guard, cst.If):
+        return True
+    if any(model.is_inside(w.node, guard) for w in writes):
+        region: list[cst.CSTNode] = [guard.body, *([guard.orelse] if guard.orelse else [])]
+    else:
+        block = model.parents.get(guard)
+        body = list(getattr(block, "body", ()))
+        region = body[body.index(guard) + 1 :] if guard in body else []
+    own = {id(w.call) for w in writes if w.call is not None}
+    for root in region:
+        for node in iter_nodes(root):
+            if type(node) is not cst.Call or id(node) in own:
+                continue
+            name = model.call_name(node) or ""
+            method = node.func.attr.value if type(node.func) is cst.Attribute else ""
+            receiver = model.dotted(node.func.value) if type(node.func) is cst.Attribute else None
+            if (
+                _QUIET_CALLS.match(name)
+                or method in _QUIET_METHODS
+                or (receiver and _QUIET_RECEIVERS.search(receiver))
+                or re.match(r"^(get|is|has)_", method or name.rsplit(".", 1)[-1])
+                and "create" not in name
+                or name.rsplit(".", 1)[-1][:1].isupper()
+                and not method
+                or any(model.is_inside(node, v) for w in writes for v in w.values.values())
+            ):
+                continue
+            return True
+    return False
 
 
 def decisions(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Iterator[tuple[DbRead, cst.BaseExpression]]:
@@ -796,6 +932,9 @@ def _decided_columns(model: ModuleModel, test: cst.BaseExpression, read: DbRead)
     }
     for node in (test, *iter_nodes(test)):
         if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == read.instance:
+            parent = model.parents.get(node)
+            if type(parent) is cst.Call and parent.func is node:
+                continue  # `if profile.send_report():` decides on what a method did, not on a column
             columns.append(node.attr.value.lower())
         elif type(node) is cst.Name and node.value in read_names:
             parent = model.parents.get(node)
@@ -809,8 +948,18 @@ def _decided_columns(model: ModuleModel, test: cst.BaseExpression, read: DbRead)
                 # `status, total = cur.fetchone()`: the name, and the SELECT's columns it came from
                 columns.extend([node.value.lower(), *read.columns])
         elif node is read.call or type(node) is cst.Call and model.is_inside(read.call, node):
-            columns.extend(read.columns)  # `if Order.objects.filter(..., status="paid").exists():`
+            # `if Order.objects.filter(..., status="paid").exists():` decides on the condition filters;
+            # a lookup by identity or by a related object (`filter(oob_ip=instance)`) only finds the row
+            columns.extend(_condition_columns(read) if read.filters else read.columns)
     return tuple(dict.fromkeys(columns))
+
+
+def _condition_columns(read: DbRead) -> list[str]:
+    return [
+        p.column
+        for p in read.filters
+        if p.value in ("literal", "bool", "null") or p.op in ("is", "lt", "gt") or p.column in STATE_COLUMNS
+    ]
 
 
 def _compared_to_value(model: ModuleModel, name: cst.Name) -> bool:
