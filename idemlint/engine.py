@@ -209,7 +209,7 @@ def _check_source(
                     suggestion=report.suggestion or rule.fix_hint,
                     fix=_resolve_fix(report.fix, positions, text, lines) if report.fix else None,
                     severity=rule.severity,
-                    confidence=rule.confidence,
+                    confidence=report.confidence or rule.confidence,
                     fingerprint=fingerprint(
                         rule.code, path, lines[line - 1] if line <= len(lines) else "", _function_name(ctx, report.node)
                     ),

@@ -47,6 +47,10 @@ class Report:
     suggestion: str | None = None
     fix: FixPlan | None = None
     lines: tuple[tuple[str, cst.CSTNode], ...] = ()
+    # Lower than the rule's own when this finding is less sure or of less harm (an instance
+    # a caller may have locked, a failure status written on an error path): `--min-confidence`
+    # then keeps the findings a reviewer must see.
+    confidence: str | None = None
 
 
 class Rule:

@@ -83,18 +83,22 @@ IDENTITY = re.compile(
     r"^(id|pk|uuid|guid|key|slug)$|_(id|pk|uuid|guid|ref|key|token|number|code|sku)$|^(tenant|owner|customer|user|account|merchant|org|organization|shop|store|site|channel)$"
 )
 _CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]+$")
+_STATE_ENUM = re.compile(r"(Status|State|Stage|Phase|Choices)\.[A-Za-z_]\w*$")
 _LOCK_WORDS = ("select_for_update", "with_for_update")
 _SESSION = re.compile(r"(^|[._])(session|db|s)$")
 
 
 @dataclass
 class DbRead:
-    call: cst.Call  # the call whose result carries the data (fetchone(), .get(), first())
+    # the call whose result carries the data (fetchone(), .get(), first()); for a record
+    # (an instance the function did not load) the parameter, loop or helper call that binds it
+    call: cst.CSTNode
     table: str | None  # lower-cased table or model name
     locked: bool
     columns: tuple[str, ...] = ()  # columns known to be read (SELECT list, filter kwargs)
     instance: str | None = None  # the variable holding a loaded ORM instance
     filters: tuple[Predicate, ...] = ()  # the ORM filter that chose the row(s), when known
+    record: str = ""  # for records: "self", "parameter", "loop variable" or "helper result"
 
 
 @dataclass
@@ -120,6 +124,7 @@ class DbAnalysis:
         self._selected: dict[tuple[cst.CSTNode, str], DbRead] = {}  # (scope, cursor) -> SELECT
         for call in model.calls:
             self._classify_call(call)
+        self._record_reads()
         self._attribute_writes()
 
     # -- classification --------------------------------------------------------------------
@@ -134,6 +139,8 @@ class DbAnalysis:
                 )
             return
         method = func.attr.value
+        if _SETTER.match(method) and self._setter_write(call, method):
+            return
         if method in EXECUTE_METHODS | ASYNCPG_FETCH and call.args:
             self._sql_call(call, method)
         elif method == "update" and _is_queryset(model, func.value):
@@ -201,7 +208,7 @@ class DbAnalysis:
 
     def _django_update(self, call: cst.Call) -> None:
         model = self.model
-        chain = _chain(call.func.value)  # type: ignore[attr-defined]
+        chain = _full_chain(model, call.func.value)  # type: ignore[attr-defined]
         sets, values = {}, {}
         for arg in call.args:
             if arg.keyword is not None:
@@ -321,17 +328,74 @@ class DbAnalysis:
                 return True
         return False
 
+    def _setter_write(self, call: cst.Call, method: str) -> bool:
+        """`payment.change_status(PaymentStatus.CONFIRMED)`, `order.set_status("paid")`,
+        `svc.update_subscription_status(sub_id, Status.Active)`: a state column written to a
+        literal or constant through a method named for it. Integer arguments (an HTTP status)
+        and calls that build a value (`span.set_status(Status(...))`) are not state writes."""
+        model = self.model
+        receiver = call.func.value  # type: ignore[attr-defined]
+        if method in _NOT_SETTERS or _NOT_RECORDS.search(model.dotted(receiver) or ""):
+            return False
+        column = next(c for c in (*self.state_columns, "status") if method.endswith(c))
+        argument = keyword(call, "status") or keyword(call, "state") or keyword(call, "new_status")
+        values = [argument.value] if argument else [a.value for a in call.args if a.keyword is None][-1:]
+        kinds = [_python_value_kind(model, v) for v in values]
+        if not kinds or kinds[0][0] not in ("literal", "constant") or isinstance(values[0], cst.Integer):
+            return False
+        instance = receiver.value if isinstance(receiver, cst.Name) else None
+        positional = [a for a in call.args if a.keyword is None]
+        on_record = instance is not None and (instance == "self" or len(positional) <= 1)
+        self.writes.append(
+            DbWrite(
+                call,
+                model.statement_of(call),
+                "setter" if on_record else "service",
+                None,
+                {column: kinds[0]},
+                (),
+                True,
+                instance if on_record else None,
+                call=call,
+                values={column: values[0]},
+            )
+        )
+        return True
+
+    def _record_reads(self) -> None:
+        """Instances a function changes and saves without loading them: `self` in a model
+        method, a parameter (a webhook's payment), a loop variable, a helper's result. Their
+        fields were read by someone else, earlier and without a lock: a decision on them is
+        a read-decide-write as much as one on a fresh `get()`."""
+        model = self.model
+        loaded = {(model.scope_of(r.call), r.instance) for r in self.reads if r.instance}
+        wanted: dict[tuple[cst.CSTNode, str], None] = {}
+        for target, _value, _statement in model.attribute_assigns:
+            if isinstance(target.value, cst.Name):
+                wanted[(model.scope_of(target), target.value.value)] = None
+        for write in self.writes:
+            if write.kind == "setter" and write.instance:
+                wanted[(model.scope_of(write.node), write.instance)] = None
+        for scope, name in wanted:
+            if (scope, name) in loaded or not isinstance(scope, cst.FunctionDef):
+                continue
+            anchor = _record_anchor(model, scope, name)
+            if anchor is not None:
+                node, origin = anchor
+                self.reads.append(DbRead(node, None, False, (), name, record=origin))
+
     def _attribute_writes(self) -> None:
         """`order.status = "paid"` followed by `order.save()` or `session.commit()`."""
         model = self.model
         loaded = {(model.scope_of(r.call), r.instance): r for r in self.reads if r.instance}
+        setters = {(model.scope_of(w.node), w.instance) for w in self.writes if w.kind == "setter"}
         for target, value, statement in model.attribute_assigns:
             if not isinstance(target.value, cst.Name):
                 continue
             instance = target.value.value
             scope = model.scope_of(target)
             read = loaded.get((scope, instance))
-            if not _persisted_after(model, scope, instance, statement):
+            if not _persisted_after(model, scope, instance, statement) and (scope, instance) not in setters:
                 continue
             self.writes.append(
                 DbWrite(
@@ -463,6 +527,26 @@ def _chain(expr: cst.BaseExpression) -> list[cst.Call]:
             node = node.expression
         else:
             return calls
+
+
+def _full_chain(model: ModuleModel, expr: cst.BaseExpression, depth: int = 0) -> list[cst.Call]:
+    """`_chain`, continued through a variable: `q = X.objects.filter(id=i, status=s); q.update(...)`
+    gives the filter too (the latest assignment of the name before its use)."""
+    chain = _chain(expr)
+    root = _chain_root(expr)
+    if depth > 4 or not isinstance(root, cst.Name):
+        return chain
+    scope = model.scope_of(root)
+    position = _order(model, scope)
+    at = position.get(root, 0)
+    latest = None
+    for binding in model.bindings_of(scope, root.value):
+        where = position.get(binding.statement, -1)
+        if binding.value is not None and where < at and (latest is None or where > position.get(latest.statement, -1)):
+            latest = binding
+    if latest is None or latest.kind != "assign" or not isinstance(latest.value, (cst.Call, cst.Attribute)):
+        return chain
+    return chain + _full_chain(model, latest.value, depth + 1)
 
 
 def _chain_root(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -658,6 +742,8 @@ def _python_value_kind(model: ModuleModel, expr: cst.BaseExpression) -> tuple[st
     dotted = model.dotted(expr)
     if dotted is not None and _CONSTANT.match(dotted.rsplit(".", 1)[-1]):
         return "constant", dotted
+    if dotted is not None and _STATE_ENUM.search(dotted):
+        return "constant", dotted  # `SubscriptionStatus.Active`, `Order.Status.paid`
     return "expr", ""
 
 
@@ -666,7 +752,9 @@ def _persisted_after(model: ModuleModel, scope: cst.CSTNode, instance: str, stat
     position = _order(model, scope)
     start = position.get(statement, 0)
     for index, owner, method in _persist_calls(model, scope):
-        if index > start and (method in ("save", "asave") and owner == instance or method in ("commit", "flush")):
+        if index > start and (
+            method.startswith(("save", "asave")) and owner == instance or method in ("commit", "flush")
+        ):
             return True
     return False
 
@@ -695,7 +783,7 @@ def _persist_calls(model: ModuleModel, scope: cst.CSTNode) -> list[tuple[int, st
             if type(node) is cst.Call and type(node.func) is cst.Attribute:
                 method = node.func.attr.value
                 owner = model.dotted(node.func.value) or ""
-                if method in ("save", "asave") or method in ("commit", "flush") and _SESSION.search(owner):
+                if method.startswith(("save", "asave")) or method in ("commit", "flush") and _SESSION.search(owner):
                     found.append((position[node], owner, method))
         cache[scope] = found
     return found  # type: ignore[no-any-return]
@@ -718,6 +806,77 @@ def _order(model: ModuleModel, scope: cst.CSTNode) -> dict[cst.CSTNode, int]:
         found = {node: index for index, node in enumerate(iter_nodes(scope))}
         cache[scope] = found
     return found  # type: ignore[no-any-return]
+
+
+# `set_status`, `change_status`, `mark_status`, `update_subscription_status`, `set_state`...
+_SETTER = re.compile(r"^(set|change|update|mark)_(\w+_)?(status|state|stage|phase)$")
+_NOT_SETTERS = frozenset({"update_state"})  # Celery's progress report
+_NOT_RECORDS = re.compile(r"(^|\.)(span|response|resp|request|handler|trace|current_span)$", re.IGNORECASE)
+# Methods whose `self` is not a stored row yet, or that define persistence itself.
+_NOT_RECORD_METHODS = frozenset(
+    {
+        "__init__",
+        "__post_init__",
+        "save",
+        "asave",
+        "clean",
+        "full_clean",
+        "pre_save",
+        "delete",
+        "create",
+        "setUp",
+        "setUpTestData",
+        "from_db",
+        "refresh_from_db",
+        "__setstate__",
+    }
+)
+# Helpers whose result is a new object, not a stored row someone else decided on.
+_CONSTRUCTORS = re.compile(r"^(create|make|build|new|copy|clone|construct|init|prepare)(_|$)|(^|\.)create$")
+
+
+def _record_anchor(model: ModuleModel, scope: cst.FunctionDef, name: str) -> tuple[cst.CSTNode, str] | None:
+    """Where `name` gets its value in `scope`, when that makes it a stored row this function
+    did not load: (node, what kind of record) or None."""
+    bindings = model.bindings_of(scope, name)
+    if not bindings:
+        return None
+    if len({id(b.statement) for b in bindings}) > 1:
+        return None  # rebound in the function: judged by the loaded-read rules
+    binding = bindings[0]
+    if binding.kind == "param":
+        params = scope.params.params
+        method = isinstance(model.parents.get(model.parents.get(scope)), cst.ClassDef)  # type: ignore[arg-type]
+        if name == "cls" or method and params and params[0].name.value == name and name != "self":
+            return None
+        if name == "self":
+            owner = model.enclosing_class(scope)
+            if owner is None or not owner.bases or scope.name.value in _NOT_RECORD_METHODS:
+                return None
+            if any(_decorator_name(d) in ("classmethod", "staticmethod") for d in scope.decorators):
+                return None
+            return binding.statement, "self"
+        return binding.statement, "parameter"
+    if binding.kind == "for" and isinstance(binding.value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+        return binding.statement, "loop variable"
+    if binding.kind == "assign" and isinstance(binding.value, (cst.Call, cst.Await)):
+        call = binding.value.expression if isinstance(binding.value, cst.Await) else binding.value
+        if not isinstance(call, cst.Call):
+            return None
+        callee = model.dotted(call.func) or ""
+        last = callee.rsplit(".", 1)[-1]
+        if not callee or last[:1].isupper() or _CONSTRUCTORS.search(last) and "_or_update" not in last:
+            return None
+        if last in ("save", "get_or_create", "update_or_create", "copy", "deepcopy") or "super" in callee:
+            return None
+        return call, "helper result"
+    return None
+
+
+def _decorator_name(decorator: cst.Decorator) -> str:
+    node = decorator.decorator
+    node = node.func if isinstance(node, cst.Call) else node
+    return node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""
 
 
 @dataclass(frozen=True)
@@ -885,8 +1044,16 @@ def decisions(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Iterator[tu
     for test in deciding_tests(model, write.node):
         origins = set(origin_nodes(model, test))
         for read in scope_reads:
-            if read.call in origins:
+            if read.call in origins or read.record and any(_field_of(model, n, read.instance) for n in origins):
                 yield read, test
+
+
+def _field_of(model: ModuleModel, node: cst.CSTNode, instance: str | None) -> bool:
+    """`order.status` (not `order.save()`, not `order._state`) for the named instance."""
+    if type(node) is not cst.Attribute or type(node.value) is not cst.Name or node.value.value != instance:
+        return False
+    parent = model.parents.get(node)
+    return not (type(parent) is cst.Call and parent.func is node) and not node.attr.value.startswith("_")
 
 
 def deciding_tests(model: ModuleModel, node: cst.CSTNode) -> list[cst.BaseExpression]:
@@ -910,7 +1077,7 @@ def deciding_tests(model: ModuleModel, node: cst.CSTNode) -> list[cst.BaseExpres
 
 
 def _same_record(read: DbRead, write: DbWrite) -> bool:
-    if write.kind == "attribute":
+    if write.kind in ("attribute", "setter"):
         return write.instance is not None and write.instance == read.instance
     return read.table is not None and write.table is not None and _singular(read.table) == _singular(write.table)
 
@@ -1011,6 +1178,8 @@ def _latest_binding_is(model: ModuleModel, write: DbWrite, read: DbRead) -> bool
         where = position.get(binding.statement, -1)
         if where < at and (latest is None or where > position.get(latest.statement, -1)):
             latest = binding
+    if read.record:
+        return latest is not None and (latest.statement is read.call or latest.value is read.call)
     return latest is not None and latest.value is not None and model.is_inside(read.call, latest.value)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from idemlint.analysis.db import VERSION_COLUMNS, DbWrite, decisions, loaded_read, races
+from idemlint.analysis.db import VERSION_COLUMNS, DbRead, DbWrite, decisions, loaded_read, races
 from idemlint.rule import Report, Rule
 from idemlint.triggers import DATABASE, DB_READ, DB_WRITE
 
@@ -20,6 +20,10 @@ def _what(write: DbWrite) -> str:
     if write.kind == "attribute":
         column = next(iter(write.sets), "?")
         return f"{write.instance}.{column} = ... (saved later)"
+    if write.kind in ("setter", "service") and write.call is not None:
+        func = write.call.func
+        owner = f"{write.instance}." if write.instance else ""
+        return f"{owner}{func.attr.value}(...)" if hasattr(func, "attr") else "the state setter"
     table = f" of {write.table}" if write.table else ""
     return f"the {_DESCRIBE[write.kind]}{table}"
 
@@ -94,18 +98,41 @@ def on_payment_succeeded(event):
             race = found.get(id(write))
             if race is None:
                 continue
-            if write.kind == "attribute":
+            if write.kind in ("attribute", "setter"):
                 key = (write.instance, id(race.test))
                 if key in seen:
                     continue  # one finding per decided instance, on its first (state) assignment
                 seen.add(key)
                 write = _preferred_assignment(ctx, write, race.test)
             columns = ", ".join(race.columns) or "the row"
+            read = race.read
+            if read.record:
+                yield Report(
+                    write.node,
+                    f"{_what(write)} is decided by {read.instance}.{columns} ({_RECORD_ORIGINS[read.record]}), "
+                    "tested on line $test on the in-memory instance without a lock, and the write does not re-check it",
+                    lines=(("test", race.test),),
+                    confidence=_record_confidence(read),
+                )
+                continue
             yield Report(
                 write.node,
                 f"{_what(write)} is decided by {columns} read on line $read without a lock, and the write does not re-check it",
-                lines=(("read", race.read.call),),
+                lines=(("read", read.call),),
             )
+
+
+_RECORD_ORIGINS = {
+    "self": "the row this method runs on, as some caller loaded it",
+    "parameter": "passed in, loaded by a caller",
+    "loop variable": "from the loop, loaded before it",
+    "helper result": "loaded by the helper that returned it",
+}
+
+
+def _record_confidence(read: DbRead | None) -> str | None:
+    """A parameter or a loop variable may have been locked by the caller: lower confidence."""
+    return "low" if read is not None and read.record in ("parameter", "loop variable") else None
 
 
 def _preferred_assignment(ctx: FileContext, first: DbWrite, test: object) -> DbWrite:
@@ -114,7 +141,7 @@ def _preferred_assignment(ctx: FileContext, first: DbWrite, test: object) -> DbW
     candidates = [
         w
         for w in ctx.db.writes
-        if w.kind == "attribute"
+        if w.kind in ("attribute", "setter")
         and w.instance == first.instance
         and (race := found.get(id(w))) is not None
         and race.test is test
@@ -251,7 +278,8 @@ def ship(conn, order_id):
             for column, (kind, text) in write.sets.items():
                 if not db.is_state_column(column) or kind not in ("literal", "constant"):
                     continue
-                if write.kind == "attribute":
+                read = None
+                if write.kind in ("attribute", "setter"):
                     read = loaded_read(model, db, write)
                     if read is None or read.locked and column in read.columns:
                         continue  # not loaded here (may be new), or claimed by a locked filtered read
@@ -261,6 +289,8 @@ def ship(conn, order_id):
                     continue  # checked under a row lock
                 yield Report(
                     write.statement,
-                    f"{_what(write)} sets {column} to {text!r} with no precondition on its current value",
+                    f"{_what(write)} sets {column} to {text if kind == 'constant' else repr(text)} with no "
+                    "precondition on its current value",
+                    confidence=_record_confidence(read),
                 )
                 break
