@@ -92,6 +92,10 @@ SDK_CLIENTS = {
     "twilio.rest.Client": "twilio",
     "mollie.api.client.Client": "mollie",
 }
+# SDKs whose resource objects carry the request key (paypalrestsdk's PayPal-Request-Id is made
+# once per object), and their verbs beyond SDK_VERBS
+_SDK_OBJECT_PACKAGES = {"paypalrestsdk": "paypal"}
+_SDK_OBJECT_VERBS = {"execute": ("execute",), "void": ("void",)}
 _FIFO_MESSAGING = {"send_message", "send_message_batch", "publish", "publish_batch"}
 
 
@@ -145,10 +149,34 @@ class EffectAnalysis:
                 if method is None:
                     return None
                 return self._effect(call, library, dotted, method, method not in NON_IDEMPOTENT_METHODS)
-        if last in SDK_VERBS:
-            library = _SDK_PACKAGES.get(name.split(".")[0]) or self._sdk_client(call.func)
+        if last in SDK_VERBS or last in _SDK_OBJECT_VERBS:
+            library = _SDK_PACKAGES.get(name.split(".")[0]) if last in SDK_VERBS else None
+            library = library or (self._sdk_client(call.func) if last in SDK_VERBS else None)
             if library is not None:
                 return self._effect(call, library, name, None, False)
+            built = self._sdk_object(call)
+            if built is not None and (last in SDK_VERBS or last in _SDK_OBJECT_VERBS.get(last, ())):
+                library, fresh_per_pass = built
+                effect = self._effect(call, library, name, None, False)
+                # the SDK keys each request by its resource object: an object built once is
+                # keyed, one built again on each pass of the loop is not
+                return SideEffect(
+                    effect.call,
+                    effect.library,
+                    effect.operation,
+                    None,
+                    False if fresh_per_pass else True,
+                    False,
+                    effect.target,
+                )
+        if (
+            last in ("insert_rows_json", "insert_rows")
+            and isinstance(call.func, cst.Attribute)
+            and any(a.keyword is not None and a.keyword.value in ("table", "json_rows", "rows") for a in call.args)
+        ):
+            # BigQuery streaming insert: without row_ids the client makes fresh insertIds per call
+            keyed = any(a.keyword is not None and a.keyword.value == "row_ids" for a in call.args)
+            return SideEffect(call, "bigquery", dotted, None, keyed, False, None)
         if last in _FIFO_MESSAGING and _is_fifo(call):
             return self._effect(call, "boto3", dotted, None, False)
         return None
@@ -184,6 +212,27 @@ class EffectAnalysis:
             if len(tail) == 2 and dotted.lower().split(".")[-2:] == tail:
                 return True
         return False
+
+    def _sdk_object(self, call: cst.Call) -> tuple[str, bool] | None:
+        """`payment = paypalrestsdk.Payment(data)` then `payment.create()`: (library,
+        whether the object is built again on each pass of a loop around the call)."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
+            return None
+        model = self.model
+        for binding in model.bindings_of(model.scope_of(func.value), func.value.value):
+            value = binding.value
+            if not isinstance(value, cst.Call):
+                continue
+            library = _SDK_OBJECT_PACKAGES.get((model.call_name(value) or "").split(".")[0])
+            if library is None:
+                continue
+            fresh = any(
+                isinstance(a, (cst.For, cst.While)) and model.is_inside(binding.statement, a.body)
+                for a in model.ancestors(call)
+            )
+            return library, fresh
+        return None
 
     def _sdk_client(self, func: cst.BaseExpression) -> str | None:
         """`client.payment_intents.create` where `client = stripe.StripeClient(...)`."""
@@ -441,6 +490,19 @@ def records_failure(model: ModuleModel, handler: cst.ExceptHandler) -> str | Non
         if value is not None and _FAILED_STATE.search(value):
             return f"state set to {value!r}"
     for node in nodes:
+        # `line.set_status(LINE.FULFILLMENT_NETWORK_ERROR)`: a status setter given a failed state
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and _STATE_SETTER.match(node.func.attr.value)
+        ):
+            arg = node.args[0].value if node.args and node.args[0].keyword is None else None
+            if arg is not None:
+                text = string_value(arg) or (model.dotted(arg) or "").rsplit(".", 1)[-1]
+                tokens = [t for t in re.split(r"[^A-Za-z]+", text) if t]
+                if tokens and _FAILED_STATE.search(tokens[-1]) and not _UNKNOWN_STATE.search(tokens[-1]):
+                    return f"state set to {text}"
+    for node in nodes:
         if isinstance(node, cst.Call):
             dotted = model.dotted(node.func) or ""
             last = dotted.rsplit(".", 1)[-1]
@@ -457,6 +519,7 @@ def records_failure(model: ModuleModel, handler: cst.ExceptHandler) -> str | Non
     return None
 
 
+_STATE_SETTER = re.compile(r"^(set|change|update)_?(status|state)$|^transition(_to)?$", re.IGNORECASE)
 _SQL_STATE = re.compile(r"\bSET\b.*?\b(status|state)\s*=\s*'(\w+)'", re.IGNORECASE | re.DOTALL)
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
+from idemlint.analysis.keys import CLOCK_CALLS
 from idemlint.analysis.model import (
     ModuleModel,
     iter_nodes,
@@ -28,6 +29,7 @@ from idemlint.analysis.retry import (
     RetryContext,
     _loop_nodes,
     always_leaves,
+    task_keywords,
 )
 
 if TYPE_CHECKING:
@@ -85,6 +87,8 @@ _RANDOMISH = re.compile(r"random|jitter|uniform|randint|randrange|token|urandom|
 _NETWORK_ERRORS = re.compile(
     r"Connection|Timeout|requests\.|httpx\.|urllib3\.|aiohttp\.|socket\.|HTTP|Transport|Network|ProtocolError|RemoteDisconnected|OperationalError"
 )
+_STATUS_ERRORS = {"requests.HTTPError", "requests.exceptions.HTTPError", "httpx.HTTPStatusError"}
+_BOUND_WORDS = re.compile(r"timeout|deadline|give_?up|expired|max_(attempts|tries|retries)|start_time", re.I)
 _ATTEMPTS = re.compile(r"retries|attempt|tries", re.IGNORECASE)
 _SERVER_DELAY = re.compile(r"retry.?after|reset|ratelimit", re.IGNORECASE)
 
@@ -117,6 +121,11 @@ class PolicyAnalysis:
         for call in model.calls:
             if model.call_name(call) in URLLIB3_RETRY:
                 self.policies.append(self._urllib3(call))
+        retried = {c.node for c in retry.contexts}
+        for call in model.calls:
+            policy = self._task_object_retry(call, retried)
+            if policy is not None:
+                self.policies.append(policy)
 
     def _policy(self, context: RetryContext) -> Policy | None:
         call = context.config
@@ -125,6 +134,11 @@ class PolicyAnalysis:
         policy = Policy(context, context.anchor, [], [], [], [])
         if context.kind == "loop":
             self._loop(context, policy)
+        elif context.kind == "poll":
+            loop = context.node
+            nodes = _loop_nodes(loop)
+            if not self._poll_bounded(loop, nodes):
+                policy.unbounded.append(Verdict(loop, "the polling loop has no attempt limit and no deadline"))
         elif context.library == "tenacity":
             self._tenacity(context, policy)
         elif context.library == "backoff":
@@ -307,12 +321,22 @@ class PolicyAnalysis:
     def _celery(self, context: RetryContext, policy: Policy) -> None:
         call = context.config
         model = self.model
-        keywords = {a.keyword.value: a for a in (call.args if call else ()) if a.keyword is not None}
+        keywords = task_keywords(model, call)
         autoretry = keywords.get("autoretry_for")
         if autoretry is not None and self._is_catch_all(autoretry.value):
             policy.catches_all.append(
                 Verdict(autoretry, "the Celery task retries every exception (autoretry_for=(Exception,))")
             )
+        if autoretry is not None:
+            elements = autoretry.value.elements if isinstance(autoretry.value, (cst.Tuple, cst.List)) else ()
+            for element in elements:
+                if (model.qualname(element.value) or "") in _STATUS_ERRORS:
+                    policy.non_retryable_statuses.append(
+                        Verdict(
+                            element.value,
+                            "the Celery task retries HTTPError, which raise_for_status() raises for 4xx too",
+                        )
+                    )
         max_retries = keywords.get("max_retries")
         if max_retries is not None and _is_none(max_retries.value):
             policy.unbounded.append(Verdict(max_retries, "the Celery task retries forever (max_retries=None)"))
@@ -339,6 +363,30 @@ class PolicyAnalysis:
                     policy.unbounded.append(Verdict(retries, "self.retry(max_retries=None) retries forever"))
         for handler in self._retrying_handlers(context):
             policy.catches_all.append(handler)
+
+    def _task_object_retry(self, call: cst.Call, retried: set[cst.CSTNode]) -> Policy | None:
+        """`task.retry(countdown=...)` in a helper handed the Celery task object (it reads
+        `task.request.retries`): the same countdown check as `self.retry()` in a task."""
+        model = self.model
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "retry" and isinstance(func.value, cst.Name)):
+            return None
+        scope = model.scope_of(call)
+        if not isinstance(scope, cst.FunctionDef) or scope in retried:
+            return None
+        owner = func.value.value
+        if not any(b.kind == "param" for b in model.bindings_of(scope, owner)):
+            return None
+        if not any(
+            isinstance(n, cst.Attribute) and model.dotted(n) == f"{owner}.request.retries"
+            for n in iter_nodes(scope.body)
+        ):
+            return None
+        countdown = keyword(call, "countdown")
+        policy = Policy(None, call, [], [], [], [])
+        if countdown is not None and not self._has_random(countdown.value):
+            policy.no_jitter.append(Verdict(countdown, f"{owner}.retry() waits a countdown with no random component"))
+        return policy
 
     def _retrying_handlers(self, context: RetryContext) -> Iterator[Verdict]:
         """`except Exception as exc: raise self.retry(exc=exc)` in a Celery task."""
@@ -394,9 +442,13 @@ class PolicyAnalysis:
         loop = context.node
         assert isinstance(loop, (cst.For, cst.While))
         nodes = _loop_nodes(loop)
+        # a `while` loop that neither waits, nor talks to the network, nor counts attempts spins
+        # on a local condition (a keypress, a non-blocking read): not a retry of a failure
+        spins = isinstance(loop, cst.While) and not self._waits_or_talks(nodes) and not self._loop_bounded(loop, nodes)
         for node in nodes:
             if (
                 isinstance(node, cst.ExceptHandler)
+                and not spins
                 and self._handler_catches_all(node)
                 and not always_leaves(list(node.body.body))
                 and not _filters_exception(node)
@@ -440,6 +492,28 @@ class PolicyAnalysis:
                     Verdict(loop, "the retry loop counts attempts with itertools.count() and never stops")
                 )
 
+    def _poll_bounded(self, loop: cst.While, nodes: list[cst.CSTNode]) -> bool:
+        """A counter (`n += 1`) or a clock read compared in the loop bounds a poll;
+        the comparison on the polled status does not."""
+        model = self.model
+        counters = {n.target.value for n in nodes if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
+
+        def clock(expr: cst.CSTNode) -> bool:
+            return any(isinstance(c, cst.Call) and (model.call_name(c) or "") in CLOCK_CALLS for c in _expr_nodes(expr))
+
+        for n in nodes:
+            if isinstance(n, cst.Comparison):
+                for x in _expr_nodes(n):
+                    if isinstance(x, cst.Name) and x.value in counters:
+                        return True
+                    if isinstance(x, cst.Call) and clock(x):
+                        return True
+                    if isinstance(x, cst.Name):
+                        for b in model.bindings_of(model.scope_of(x), x.value):
+                            if b.value is not None and clock(b.value):
+                                return True
+        return False
+
     def _waits_or_talks(self, nodes: list[cst.CSTNode]) -> bool:
         """A retry loop worth bounding waits between attempts or fails on network errors.
         `while True: try: return sock.recv() except WantRead: wait()` and "try the next
@@ -471,6 +545,16 @@ class PolicyAnalysis:
         for node in nodes:
             if isinstance(node, cst.If) and _has_comparison(node.test, self.model) and _either_branch_leaves(node):
                 return True
+            # `if self._check_give_up(timeout=..., start_time=...): raise`: a helper that owns the bound
+            if (
+                isinstance(node, cst.If)
+                and _either_branch_leaves(node)
+                and any(
+                    isinstance(n, (cst.Name, cst.Attribute)) and _BOUND_WORDS.search(self.model.dotted(n) or "")
+                    for n in _expr_nodes(node.test)
+                )
+            ):
+                return True
         return False
 
     def _deterministic_delay(self, expr: cst.BaseExpression) -> bool:
@@ -479,7 +563,7 @@ class PolicyAnalysis:
         for node in origin_nodes(self.model, expr):
             if isinstance(node, cst.Call):
                 name = self.model.call_name(node) or ""
-                if name not in _MATH:
+                if name not in _MATH and not _config_read_with_number(self.model, node):
                     return False
             if isinstance(node, cst.SimpleString) and _SERVER_DELAY.search(node.value):
                 return False  # Retry-After: the server said how long
@@ -495,6 +579,13 @@ class PolicyAnalysis:
         parent = self.model.parents.get(name)
         if isinstance(parent, cst.Attribute) and parent.attr is name:
             return False
+        if isinstance(parent, cst.Attribute) and parent.value is name:
+            # `self.retry_delay`, `task.retry_backoff`: a setting read off an object the caller
+            # passed, the same value on every attempt (a jitter-named one is caught above)
+            outer = parent
+            while isinstance(self.model.parents.get(outer), cst.Attribute):
+                outer = self.model.parents[outer]
+            return bool(_RANDOMISH.search(self.model.dotted(outer) or ""))
         outer: cst.CSTNode = name
         while isinstance(self.model.parents.get(outer), cst.Attribute):
             outer = self.model.parents[outer]
@@ -682,3 +773,13 @@ def _is_zero(expr: cst.BaseExpression) -> bool:
 
 def _codes(statuses: set[int]) -> str:
     return ", ".join(str(s) for s in sorted(statuses))
+
+
+def _config_read_with_number(model: ModuleModel, call: cst.Call) -> bool:
+    """`kwargs.pop("delay", 0.5)` / `options.get("delay", 1)`: a setting with a numeric default."""
+    if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in ("pop", "get"):
+        return False
+    if len(call.args) != 2 or not isinstance(call.args[1].value, (cst.Integer, cst.Float)):
+        return False
+    key = string_value(call.args[0].value) or ""
+    return not _RANDOMISH.search(key)

@@ -12,6 +12,7 @@ counter are not retry contexts.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -116,6 +117,8 @@ class RetryAnalysis:
         """The innermost retry context that re-runs `node` on each attempt."""
         for ancestor in self.model.ancestors(node):
             context = self._by_node.get(ancestor)
+            if context is not None and context.kind == "poll":
+                context = None  # a poll re-reads; it does not re-attempt work
             if context is not None:
                 if context.kind in ("loop", "iterator") and not _in_loop_body(self.model, node, ancestor):
                     continue
@@ -168,7 +171,7 @@ class RetryAnalysis:
 
     def _task_retry(self, function: cst.FunctionDef, name: str, call: cst.Call | None) -> tuple[str, str] | None:
         last = name.rsplit(".", 1)[-1]
-        keywords = {a.keyword.value: a.value for a in (call.args if call else ()) if a.keyword is not None}
+        keywords = {k: a.value for k, a in task_keywords(self.model, call).items()}
         if last == "actor" and ("dramatiq" in name or name == "actor"):
             retries = keywords.get("max_retries")
             if isinstance(retries, cst.Integer) and retries.value == "0":
@@ -213,11 +216,52 @@ class RetryAnalysis:
             counter_names = [n.value for n in iter_nodes(loop.test) if isinstance(n, cst.Name)]
             if isinstance(loop.test, cst.Name):
                 counter_names.append(loop.test.value)
-        if self._catches_and_reattempts(loop) or self._sleeps_between_attempts(loop, counter_names):
+        counter_names = counter_names + _incremented_attempt_counters(loop)
+        if self._catches_and_reattempts(loop, counter_names) or self._sleeps_between_attempts(loop, counter_names):
             return RetryContext("loop", "loop", loop, loop, None, "retry loop")
+        if isinstance(loop, cst.While) and self._polls_remote_status(loop):
+            return RetryContext("poll", "loop", loop, loop, None, "polling loop")
         return None
 
-    def _catches_and_reattempts(self, loop: cst.For | cst.While) -> bool:
+    def _polls_remote_status(self, loop: cst.While) -> bool:
+        """`while True: s = client.get_status(id); if s == READY: break; ...; sleep(n)`: a loop that
+        waits for a remote job. Not a retry (nothing is re-attempted), but it needs a bound."""
+        test = loop.test
+        if not (
+            isinstance(test, cst.Name) and test.value == "True" or isinstance(test, cst.Integer) and test.value != "0"
+        ):
+            return False
+        nodes = _loop_nodes(loop)
+        if not any(isinstance(n, cst.Call) and self.model.qualname(n.func) in SLEEPS for n in nodes):
+            return False
+        if any(isinstance(n, (cst.Try, cst.TryStar)) for n in nodes):
+            return False
+        # the value polled: a name bound in the loop from a call on a client-like receiver
+        polled = set()
+        for n in nodes:
+            if isinstance(n, cst.Assign) and isinstance(n.value, (cst.Call, cst.Await)):
+                call = n.value.expression if isinstance(n.value, cst.Await) else n.value
+                if not isinstance(call, cst.Call):
+                    continue
+                last = (self.model.dotted(call.func) or "").rsplit(".", 1)[-1]
+                if last in _NEXT_ITEM or not re.search(r"status|state|result|job|task|progress", last, re.I):
+                    continue
+                for t in n.targets:
+                    if isinstance(t.target, cst.Name):
+                        polled.add(t.target.value)
+        if not polled:
+            return False
+        # leaves when a comparison on the polled value holds
+        for n in nodes:
+            if isinstance(n, cst.If) and isinstance(n.test, cst.Comparison):
+                names = {x.value for x in iter_nodes(n.test) if isinstance(x, cst.Name)}
+                if isinstance(n.test.left, cst.Name):
+                    names.add(n.test.left.value)
+                if names & polled and _leaves_loop(n.body):
+                    return True
+        return False
+
+    def _catches_and_reattempts(self, loop: cst.For | cst.While, counter_names: Sequence[str] = ()) -> bool:
         """A try in the loop whose failure stays in the loop and whose success leaves it."""
         for try_node in _loop_statements(loop, (cst.Try, cst.TryStar)):
             assert isinstance(try_node, (cst.Try, cst.TryStar))
@@ -241,6 +285,9 @@ class RetryAnalysis:
             ):
                 return True
             if isinstance(loop, cst.While) and _sets_loop_flag(try_node.body, loop):
+                return True
+            # `if ok: break` in the try, and a give-up on the last attempt
+            if _leaves_loop(try_node.body) and _gives_up_on_last_attempt(self.model, loop, counter_names):
                 return True
         return False
 
@@ -272,6 +319,8 @@ class RetryAnalysis:
         counters = {n.value for n in (loop.target, *iter_nodes(loop.target)) if isinstance(n, cst.Name)}
         for node in iter_nodes(try_node.body):
             if isinstance(node, cst.Name) and node.value in counters:
+                if any(isinstance(a, cst.Comparison) for a in _ancestors_until(self.model, node, try_node)):
+                    continue  # `if i < attempts:` checks the bound, it is not the work's input
                 call = next((a for a in self.model.ancestors(node) if isinstance(a, cst.Call)), None)
                 callee = (self.model.dotted(call.func) or "") if call is not None else ""
                 if not re.search(r"(^|\.)(log|logger|logging|print|warn|info|debug|warning|error)\b", callee):
@@ -283,7 +332,11 @@ class RetryAnalysis:
         if not any(_ATTEMPT_NAME.search(name) for name in counter_names):
             return False
         has_sleep = any(isinstance(n, cst.Call) and self.model.qualname(n.func) in SLEEPS for n in _loop_nodes(loop))
-        return has_sleep and _leaves_loop(loop.body)
+        if not has_sleep and not (
+            isinstance(loop, cst.For) and _gives_up_on_last_attempt(self.model, loop, counter_names)
+        ):
+            return False
+        return _leaves_loop(loop.body)
 
 
 def _unwrap_await(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -431,3 +484,85 @@ def _sets_loop_flag(block: cst.CSTNode, loop: cst.While) -> bool:
                 if isinstance(target.target, cst.Name) and target.target.value in tested:
                     return True
     return False
+
+
+_ATTEMPT_TOKEN = re.compile(
+    r"(^|_)(attempts?|attempt_count|retry|retries|tries|tried|retry_count|retry_counter|num_retries|tries_left)(_|$)",
+    re.IGNORECASE,
+)
+
+
+def _incremented_attempt_counters(loop: cst.For | cst.While) -> list[str]:
+    """`retry_counter += 1` in the loop body: an attempt counter the loop keeps (matched by
+    whole words, so `entry` and `retrieved` are not counters)."""
+    out = []
+    for n in _loop_nodes(loop):
+        if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) and _ATTEMPT_TOKEN.search(n.target.value):
+            out.append(n.target.value)
+    return out
+
+
+def _ancestors_until(model: ModuleModel, node: cst.CSTNode, stop: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    for a in model.ancestors(node):
+        if a is stop:
+            return
+        yield a
+
+
+def _gives_up_on_last_attempt(model: ModuleModel, loop: cst.For | cst.While, counter_names: Sequence[str]) -> bool:
+    """`if attempt == attempts: raise` / `if i < n: log else: raise`: an `if` that
+    compares the attempt counter and raises on one branch."""
+    names = set(counter_names)
+    if isinstance(loop, cst.For):
+        names |= {n.value for n in (loop.target, *iter_nodes(loop.target)) if isinstance(n, cst.Name)}
+    if not names:
+        return False
+    for n in _loop_nodes(loop):
+        if isinstance(n, cst.If) and isinstance(n.test, cst.Comparison):
+            used = {x.value for x in (n.test, *iter_nodes(n.test)) if isinstance(x, cst.Name)}
+            if not used & names:
+                continue
+            branches = [list(n.body.body)]
+            if n.orelse is not None and not isinstance(n.orelse, cst.If):
+                branches.append(list(n.orelse.body.body))
+            for b in branches:
+                last = b[-1] if b else None
+                if isinstance(last, cst.SimpleStatementLine) and any(isinstance(x, cst.Raise) for x in last.body):
+                    return True
+    return False
+
+
+@dataclass(frozen=True)
+class ClassSetting:
+    """A Celery setting declared on a Task base class (`autoretry_for = (...)`): read like the
+    decorator's keyword argument (`.value`), reported at the class attribute (`.node`)."""
+
+    value: cst.BaseExpression
+    node: cst.CSTNode
+
+
+def task_keywords(model: ModuleModel, call: cst.Call | None) -> dict[str, cst.Arg | ClassSetting]:
+    """The decorator's keywords, plus the retry settings of a `base=` Task class
+    defined in this module (the decorator's own keywords win)."""
+    out: dict[str, cst.Arg | ClassSetting] = {}
+    if call is None:
+        return out
+    base = None
+    for a in call.args:
+        if a.keyword is not None:
+            out[a.keyword.value] = a
+            if a.keyword.value == "base" and isinstance(a.value, cst.Name):
+                base = model.module_defs.get(a.value.value)
+    if isinstance(base, cst.ClassDef):
+        for line in base.body.body:
+            if isinstance(line, cst.SimpleStatementLine):
+                for st in line.body:
+                    if (
+                        isinstance(st, cst.Assign)
+                        and len(st.targets) == 1
+                        and isinstance(st.targets[0].target, cst.Name)
+                    ):
+                        key = st.targets[0].target.value
+                        if key in _CELERY_KEYWORDS and key not in out:
+                            out[key] = ClassSetting(st.value, st)
+    return out

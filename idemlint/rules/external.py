@@ -219,6 +219,11 @@ def capture(order):
             try_node = model.parents.get(handler)
             if not isinstance(try_node, (cst.Try, cst.TryStar)):
                 continue
+            if caught.startswith(("timeout (caught by", "timeout (a bare")):
+                earlier = try_node.handlers[: list(try_node.handlers).index(handler)]
+                if any(timeout_caught(ctx.model, h) for h in earlier):
+                    continue  # a catch-all after a clause that already takes the timeouts
+
             effect = self._effect_in(ctx, try_node.body, with_effects)
             if effect is None:
                 continue
