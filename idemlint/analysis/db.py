@@ -337,6 +337,9 @@ class DbAnalysis:
         receiver = call.func.value  # type: ignore[attr-defined]
         if method in _NOT_SETTERS or _NOT_RECORDS.search(model.dotted(receiver) or ""):
             return False
+        if any(keyword(call, k) is not None and _python_value_kind(model, keyword(call, k).value)[1] == "False"  # type: ignore[union-attr]
+               for k in ("commit", "save", "persist", "flush")):
+            return False  # `change_fraud_status(..., commit=False)` changes the instance only
         column = next(c for c in (*self.state_columns, "status") if method.endswith(c))
         argument = keyword(call, "status") or keyword(call, "state") or keyword(call, "new_status")
         values = [argument.value] if argument else [a.value for a in call.args if a.keyword is None][-1:]
@@ -896,7 +899,7 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
     for write in db.writes:
         for read, test in decisions(model, db, write):
             columns = _decided_columns(model, test, read)
-            if not _decides_state(columns) or _locked(model, db, read) or _rechecks(db, write, columns):
+            if not _decides_state(columns) or is_locked(model, db, read) or _rechecks(db, write, columns):
                 continue
             if write.kind == "attribute" and not _latest_binding_is(model, write, read):
                 continue  # the variable was rebound (a created object) between the read and the write
@@ -908,6 +911,15 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
             by_test.setdefault(id(found[id(write)].test), []).append(write)
     for writes in by_test.values():
         race = found[id(writes[0])]
+        written = {c for w in writes for c in w.sets}
+        if not written & set(race.columns) and not any(
+            db.is_state_column(c) or VERSION_COLUMNS.match(c) for c in race.columns
+        ):
+            # the test is about eligibility (`if user.is_active:`, `if key.type == "secret"`), not a
+            # value the write changes: two runs write the same thing
+            for write in writes:
+                del found[id(write)]
+            continue
         if all(_converges(model, db, race, w) for w in writes) and not _side_effect_in(model, db, race.test, writes):
             for write in writes:
                 del found[id(write)]
@@ -1006,8 +1018,10 @@ def _side_effect_in(model: ModuleModel, db: DbAnalysis, test: cst.BaseExpression
     guard = model.parents.get(test)
     if not isinstance(guard, cst.If):
         return True
-    if any(model.is_inside(w.node, guard) for w in writes):
-        region: list[cst.CSTNode] = [guard.body, *([guard.orelse] if guard.orelse else [])]
+    if any(model.is_inside(w.node, guard.body) for w in writes):
+        region: list[cst.CSTNode] = [guard.body]  # the else branch runs when nothing was written
+    elif any(model.is_inside(w.node, guard) for w in writes):
+        region = [guard.orelse] if guard.orelse else []
     else:
         block = model.parents.get(guard)
         body = list(getattr(block, "body", ()))
@@ -1144,14 +1158,28 @@ def _decides_state(columns: tuple[str, ...]) -> bool:
     return any(not IDENTITY.search(c) for c in columns)
 
 
-def _locked(model: ModuleModel, db: DbAnalysis, read: DbRead) -> bool:
+def is_locked(model: ModuleModel, db: DbAnalysis, read: DbRead) -> bool:
     """The read locks, or the function takes a row lock on the same table elsewhere
     (`select_for_update().filter(pk__in=ids)` before re-reading)."""
     if read.locked:
         return True
     scope = model.scope_of(read.call)
+    if read.record:
+        return any(r.locked and model.scope_of(r.call) is scope for r in db.reads) or _locks_in_sql(model, scope)
     return read.table is not None and any(
         r.locked and r.table == read.table and model.scope_of(r.call) is scope for r in db.reads
+    )
+
+
+_LOCK_SQL = re.compile(r"\bLOCK\s+TABLE|\bFOR\s+(NO\s+KEY\s+)?UPDATE\b|pg_advisory(_xact)?_lock", re.IGNORECASE)
+
+
+def _locks_in_sql(model: ModuleModel, scope: cst.CSTNode) -> bool:
+    """A table, row or advisory lock taken in SQL text somewhere in the function."""
+    return any(
+        model.scope_of(s) is scope and _LOCK_SQL.search(string_value(s) or "")
+        for s in model.strings
+        if isinstance(s, cst.SimpleString | cst.ConcatenatedString)
     )
 
 

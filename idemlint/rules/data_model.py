@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from idemlint.analysis.db import VERSION_COLUMNS, DbRead, DbWrite, decisions, loaded_read, races
+from idemlint.analysis.db import VERSION_COLUMNS, DbRead, DbWrite, decisions, is_locked, loaded_read, races
 from idemlint.rule import Report, Rule
 from idemlint.triggers import DATABASE, DB_READ, DB_WRITE
 
@@ -283,6 +283,8 @@ def ship(conn, order_id):
                     read = loaded_read(model, db, write)
                     if read is None or read.locked and column in read.columns:
                         continue  # not loaded here (may be new), or claimed by a locked filtered read
+                    if read.record and is_locked(model, db, read):
+                        continue  # written under a lock the function took (LOCK TABLE, FOR UPDATE)
                 elif any(p.column == column or VERSION_COLUMNS.match(p.column) for p in write.where):
                     continue
                 if any(read.locked for read, _test in decisions(model, db, write)):
