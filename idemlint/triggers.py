@@ -11,5 +11,7 @@ from __future__ import annotations
 RETRY = ("retry", "retries", "retrying", "backoff", "stamina", "tenacity", "attempt", "max_tries", "actor", "sleep(")
 # Code that talks to a database.
 DATABASE = ("objects.", "execute(", "executemany(", "session", "query(", "cursor", "fetch", "select(", "sqlalchemy")
-DB_WRITE = ("update", ".save(", "commit(", "flush(")
+DB_WRITE = ("update", ".save(", "commit(", "flush(", "_status(", "_state(")
+# A model class or a state setter: rows that a function changes without reading them itself.
+RECORDS = ("models.model", "db.model", "declarative_base", "_status(", "_state(")
 DB_READ = ("select", ".get(", ".first(", "fetch", ".exists(", "[0]", "get_object_or_404", ".one(", "scalar")

@@ -337,8 +337,10 @@ class DbAnalysis:
         receiver = call.func.value  # type: ignore[attr-defined]
         if method in _NOT_SETTERS or _NOT_RECORDS.search(model.dotted(receiver) or ""):
             return False
-        if any(keyword(call, k) is not None and _python_value_kind(model, keyword(call, k).value)[1] == "False"  # type: ignore[union-attr]
-               for k in ("commit", "save", "persist", "flush")):
+        if any(
+            keyword(call, k) is not None and _python_value_kind(model, keyword(call, k).value)[1] == "False"  # type: ignore[union-attr]
+            for k in ("commit", "save", "persist", "flush")
+        ):
             return False  # `change_fraud_status(..., commit=False)` changes the instance only
         column = next(c for c in (*self.state_columns, "status") if method.endswith(c))
         argument = keyword(call, "status") or keyword(call, "state") or keyword(call, "new_status")
@@ -346,6 +348,8 @@ class DbAnalysis:
         kinds = [_python_value_kind(model, v) for v in values]
         if not kinds or kinds[0][0] not in ("literal", "constant") or isinstance(values[0], cst.Integer):
             return False
+        if kinds[0][0] == "literal" and not _STATE_WORD.match(kinds[0][1]):
+            return False  # `set_process_status("-active-")`: a process title, not a state
         instance = receiver.value if isinstance(receiver, cst.Name) else None
         positional = [a for a in call.args if a.keyword is None]
         on_record = instance is not None and (instance == "self" or len(positional) <= 1)
@@ -813,7 +817,8 @@ def _order(model: ModuleModel, scope: cst.CSTNode) -> dict[cst.CSTNode, int]:
 
 # `set_status`, `change_status`, `mark_status`, `update_subscription_status`, `set_state`...
 _SETTER = re.compile(r"^(set|change|update|mark)_(\w+_)?(status|state|stage|phase)$")
-_NOT_SETTERS = frozenset({"update_state"})  # Celery's progress report
+_NOT_SETTERS = frozenset({"update_state"})
+_STATE_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_ ]{0,40}$")  # Celery's progress report
 _NOT_RECORDS = re.compile(r"(^|\.)(span|response|resp|request|handler|trace|current_span)$", re.IGNORECASE)
 # Methods whose `self` is not a stored row yet, or that define persistence itself.
 _NOT_RECORD_METHODS = frozenset(
@@ -834,6 +839,9 @@ _NOT_RECORD_METHODS = frozenset(
         "__setstate__",
     }
 )
+# Base classes of stored rows: Django/SQLAlchemy/Flask models, documents, and the abstract
+# bases and mixins they are built from (`StatusMixin`, `TimeStampedModel`, `BasePayment`).
+_MODEL_BASE = re.compile(r"Model$|Mixin$|Document$|^Base$|(^|\.)Base[A-Z]\w*$|^Abstract")
 # Helpers whose result is a new object, not a stored row someone else decided on.
 _CONSTRUCTORS = re.compile(r"^(create|make|build|new|copy|clone|construct|init|prepare)(_|$)|(^|\.)create$")
 
@@ -854,8 +862,10 @@ def _record_anchor(model: ModuleModel, scope: cst.FunctionDef, name: str) -> tup
             return None
         if name == "self":
             owner = model.enclosing_class(scope)
-            if owner is None or not owner.bases or scope.name.value in _NOT_RECORD_METHODS:
+            if owner is None or scope.name.value in _NOT_RECORD_METHODS:
                 return None
+            if not any(_MODEL_BASE.search(model.dotted(b.value) or "") for b in owner.bases):
+                return None  # a worker, a form, a client: not a stored row
             if any(_decorator_name(d) in ("classmethod", "staticmethod") for d in scope.decorators):
                 return None
             return binding.statement, "self"

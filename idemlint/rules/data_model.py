@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from idemlint.analysis.db import VERSION_COLUMNS, DbRead, DbWrite, decisions, is_locked, loaded_read, races
 from idemlint.rule import Report, Rule
-from idemlint.triggers import DATABASE, DB_READ, DB_WRITE
+from idemlint.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS
 
 if TYPE_CHECKING:
     from idemlint.config import Config
@@ -87,7 +87,7 @@ def on_payment_succeeded(event):
             "`session.execute(update(Order).where(Order.id == oid, Order.status == 'pending').values(status='paid')).rowcount`; or `with_for_update()` on the read.",
         ),
     )
-    triggers = (DB_WRITE, DB_READ, DATABASE)
+    triggers = (DB_WRITE, (*DB_READ, *RECORDS), (*DATABASE, *RECORDS))
     skips_migrations = True
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
@@ -261,7 +261,7 @@ def ship(conn, order_id):
             "`update(Order).where(Order.id == oid, Order.status.in_(['packed'])).values(status='shipped')`.",
         ),
     )
-    triggers = (("status", "state", "stage", "phase", "step"), DB_WRITE, DATABASE)
+    triggers = (("status", "state", "stage", "phase", "step"), DB_WRITE, (*DATABASE, *RECORDS))
     skips_migrations = True
 
     @classmethod
