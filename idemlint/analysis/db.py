@@ -155,6 +155,8 @@ class DbAnalysis:
             self._django_read(call)  # Order.objects.filter(...)[0]
         elif method in SA_READ_TERMINALS | {"get"} and self._sqlalchemy_read(call):
             pass
+        elif _custom_manager_read(model, call, method):
+            self._django_read(call)  # `Order.objects.get_by_reference_number(ref)`
         elif method in CURSOR_FETCH and isinstance(func.value, (cst.Name, cst.Attribute)):
             key = (model.scope_of(call), model.dotted(func.value) or "")
             selected = self._selected.get(key)
@@ -554,6 +556,37 @@ def _full_chain(model: ModuleModel, expr: cst.BaseExpression, depth: int = 0) ->
     if latest is None or latest.kind != "assign" or not isinstance(latest.value, (cst.Call, cst.Attribute)):
         return chain
     return chain + _full_chain(model, latest.value, depth + 1)
+
+
+_MANAGER_WRITES = frozenset(
+    {
+        "create",
+        "acreate",
+        "bulk_create",
+        "bulk_update",
+        "get_or_create",
+        "update_or_create",
+        "update",
+        "delete",
+        "aupdate",
+        "adelete",
+        "raw",
+        "none",
+        "using",
+        "db_manager",
+    }
+)
+
+
+def _custom_manager_read(model: ModuleModel, call: cst.Call, method: str) -> bool:
+    """A method of a model's manager, other than the writes, whose result is kept in a
+    name: a custom lookup that loads one row (`Order.objects.get_by_reference_number(r)`)."""
+    func = call.func
+    if method in _MANAGER_WRITES or method in DJANGO_CHAIN or not isinstance(func, cst.Attribute):
+        return False
+    owner = model.dotted(func.value) or ""
+    head, _, manager = owner.rpartition(".")
+    return manager == "objects" and head.rsplit(".", 1)[-1][:1].isupper() and _assigned_name(model, call) is not None
 
 
 def _chain_root(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -1065,11 +1098,23 @@ def decisions(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Iterator[tu
     scope_reads = [r for r in db.reads if model.scope_of(r.call) is scope and _same_record(r, write)]
     if not scope_reads:
         return
+    written_from = {id(n) for value in write.values.values() for n in origin_nodes(model, value) if type(n) is cst.Call}
     for test in deciding_tests(model, write.node):
         origins = set(origin_nodes(model, test))
         for read in scope_reads:
             if read.call in origins or read.record and any(_field_of(model, n, read.instance) for n in origins):
                 yield read, test
+            elif any(id(n) in written_from and _computes_from(n, read.instance) for n in origins):
+                yield read, test  # `new = next_status(order); if new is None: return; order.status = new`
+
+
+def _computes_from(call: cst.CSTNode, instance: str | None) -> bool:
+    """A call given the instance itself: `determine_order_status_change(order, decision)`."""
+    return (
+        type(call) is cst.Call
+        and instance is not None
+        and any(type(a.value) is cst.Name and a.value.value == instance for a in call.args)
+    )
 
 
 def _field_of(model: ModuleModel, node: cst.CSTNode, instance: str | None) -> bool:
@@ -1142,7 +1187,21 @@ def _decided_columns(model: ModuleModel, test: cst.BaseExpression, read: DbRead)
             # `if Order.objects.filter(..., status="paid").exists():` decides on the condition filters;
             # a lookup by identity or by a related object (`filter(oob_ip=instance)`) only finds the row
             columns.extend(_condition_columns(read) if read.filters else read.columns)
+    for node in origin_nodes(model, test):
+        if type(node) is cst.Call and node is not read.call and _computes_from(node, read.instance):
+            # `new = next_status(order)`: the helper decides the state columns it feeds
+            columns.extend(c for c in _columns_fed_by(model, node) if c in STATE_COLUMNS)
     return tuple(dict.fromkeys(columns))
+
+
+def _columns_fed_by(model: ModuleModel, call: cst.Call) -> set[str]:
+    """The attributes assigned from a call's result in its function (`order.status = new`)."""
+    scope = model.scope_of(call)
+    found = set()
+    for target, value, _statement in model.attribute_assigns:
+        if model.scope_of(target) is scope and any(n is call for n in origin_nodes(model, value)):
+            found.add(target.attr.value.lower())
+    return found
 
 
 def _condition_columns(read: DbRead) -> list[str]:

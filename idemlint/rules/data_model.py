@@ -87,7 +87,7 @@ def on_payment_succeeded(event):
             "`session.execute(update(Order).where(Order.id == oid, Order.status == 'pending').values(status='paid')).rowcount`; or `with_for_update()` on the read.",
         ),
     )
-    triggers = (DB_WRITE, (*DB_READ, *RECORDS), (*DATABASE, *RECORDS))
+    triggers = (DB_WRITE, (*DB_READ, *RECORDS, "objects."), (*DATABASE, *RECORDS))
     skips_migrations = True
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
