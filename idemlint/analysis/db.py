@@ -164,7 +164,7 @@ class DbAnalysis:
                 self.reads.append(DbRead(call, selected.table, selected.locked, selected.columns))
 
     def _django_read(self, call: cst.Call) -> None:
-        chain = _chain(call)
+        chain = _full_chain(self.model, call)
         model = self.model
         filters = tuple(_django_predicates(model, chain))
         self.reads.append(
@@ -948,6 +948,11 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
                 continue  # the variable was rebound (a created object) between the read and the write
             found[id(write)] = Race(read, test, columns)
             break
+    for write in db.writes:
+        if id(write) not in found:
+            race = _selected_by_state(model, db, write)
+            if race is not None:
+                found[id(write)] = race
     by_test: dict[int, list[DbWrite]] = {}
     for write in db.writes:
         if id(write) in found:
@@ -967,6 +972,44 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
             for write in writes:
                 del found[id(write)]
     model.__dict__["_races"] = found
+    return found
+
+
+def _selected_by_state(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Race | None:
+    """Rows chosen by a state filter, then written by id with no state condition:
+    `ids = Order.objects.filter(status=UNCONFIRMED).values_list("pk")` then
+    `Order.objects.filter(id__in=ids).update(status=EXPIRED)`. A row that changed state in
+    between (or that an overlapping run already took) is written all the same."""
+    if write.kind not in ("django", "sql", "sqlalchemy") or any(db.is_condition(p) for p in write.where):
+        return None
+    scope = model.scope_of(write.node)
+    position = _order(model, scope)
+    chosen_by = {id(n) for n in _write_inputs(model, write)}
+    for read in db.reads:
+        if read.record or model.scope_of(read.call) is not scope or not _same_record(read, write):
+            continue
+        if position.get(read.call, 0) >= position.get(write.node, 0) or is_locked(model, db, read):
+            continue
+        if id(read.call) not in chosen_by:
+            continue  # the write's rows do not come from this read
+        columns = tuple(
+            p.column
+            for p in read.filters
+            if p.column in write.sets and (db.is_state_column(p.column) or db.is_condition(p))
+        )
+        if columns:
+            return Race(read, read.call, columns)  # type: ignore[arg-type]
+    return None
+
+
+def _write_inputs(model: ModuleModel, write: DbWrite) -> list[cst.CSTNode]:
+    """Every node the write's filter arguments are computed from."""
+    if write.call is None:
+        return []
+    found: list[cst.CSTNode] = []
+    for link in _chain(write.call):
+        for arg in link.args:
+            found.extend(origin_nodes(model, arg.value))
     return found
 
 

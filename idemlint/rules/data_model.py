@@ -115,6 +115,15 @@ def on_payment_succeeded(event):
                     confidence=_record_confidence(read),
                 )
                 continue
+            if race.test is read.call:
+                yield Report(
+                    write.node,
+                    f"{_what(write)} writes rows chosen by {columns} on line $read without a lock, and its filter "
+                    f"does not re-check {columns}: a row that changed meanwhile, or one an overlapping run took, is "
+                    "written again",
+                    lines=(("read", read.call),),
+                )
+                continue
             yield Report(
                 write.node,
                 f"{_what(write)} is decided by {columns} read on line $read without a lock, and the write does not re-check it",
