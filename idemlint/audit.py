@@ -18,7 +18,49 @@ from urllib.parse import urlsplit
 from idemlint.config import Config
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
+class KeyStatus:
+    """The idempotency key the call sends, if any."""
+
+    # "sent", "not sent", "unknown", or a key a retry cannot reuse: "regenerated per attempt",
+    # "clock-derived", "content hash" (with the rule that reports it)
+    status: str
+    rule: str | None = None  # IDM001 / IDM002 / IDM003
+    detail: str | None = None  # why the status is unknown
+
+    def __str__(self) -> str:
+        extra = self.rule or self.detail
+        return f"{self.status} ({extra})" if extra else self.status
+
+
+@dataclass(frozen=True)
+class RetriedBy:
+    """What retries the call."""
+
+    kind: str  # "retry loop", "@tenacity.retry", "Celery task with autoretry_for", "urllib3 Retry adapter"...
+    line: int | None = None  # where the retry is set up
+    note: str | None = None  # a condition or consequence: "if mounted for this call"
+
+    def __str__(self) -> str:
+        text = f"{self.kind} (line {self.line})" if self.line else self.kind
+        return f"{text}, {self.note}" if self.note else text
+
+
+@dataclass(frozen=True)
+class TimeoutHandling:
+    """What the code around the call does when it times out."""
+
+    handling: str  # "not handled", "caught", "treated as failure"
+    rule: str | None = None  # IDM302 when treated as failure
+    detail: str | None = None  # how: "state set to 'failed'"
+
+    def __str__(self) -> str:
+        if self.rule:
+            return f"{self.handling} ({self.rule}: {self.detail})" if self.detail else f"{self.handling} ({self.rule})"
+        return f"{self.handling}; {self.detail}" if self.detail else self.handling
+
+
+@dataclass(frozen=True)
 class AuditRow:
     path: str
     line: int
@@ -26,9 +68,17 @@ class AuditRow:
     call: str
     method: str
     target: str
-    key: str  # sent / not sent / unknown / regenerated per attempt (IDM001) / ...
-    retried: str  # no / what retries it
-    timeout: str  # not handled / treated as failure (IDM302) / handled without declaring failure
+    key: KeyStatus
+    retried: RetriedBy | None  # None: nothing retries it
+    timeout: TimeoutHandling
+
+    @property
+    def unkeyed(self) -> bool:
+        return self.key.status != "sent"
+
+
+def _order(row: AuditRow) -> tuple[object, ...]:
+    return (row.path, row.line, row.library, row.call, row.method, row.target, str(row.key))
 
 
 def audit_source(source: bytes | str, path: str, config: Config) -> list[AuditRow]:
@@ -70,26 +120,26 @@ def audit_source(source: bytes | str, path: str, config: Config) -> list[AuditRo
                 timeout=_timeout_handling(ctx, effect),
             )
         )
-    return sorted(rows)
+    return sorted(rows, key=_order)
 
 
-def _key_problems(ctx: object) -> dict[object, str]:
+def _key_problems(ctx: object) -> dict[object, KeyStatus]:
     """Key-generating calls that IDM001-003 report, by node, with the problem's name."""
     from idemlint.rules.keys import ClockInKey, ContentHashKey, KeyRegeneratedPerAttempt
 
     names = {
-        KeyRegeneratedPerAttempt: "regenerated per attempt (IDM001)",
-        ClockInKey: "clock-derived (IDM002)",
-        ContentHashKey: "content hash (IDM003)",
+        KeyRegeneratedPerAttempt: "regenerated per attempt",
+        ClockInKey: "clock-derived",
+        ContentHashKey: "content hash",
     }
-    found: dict[object, str] = {}
+    found: dict[object, KeyStatus] = {}
     for rule, label in names.items():
         for report in rule().check(ctx):  # type: ignore[arg-type]
-            found.setdefault(report.node, label)
+            found.setdefault(report.node, KeyStatus(label, rule=rule.code))
     return found
 
 
-def _key_status(ctx, effect, key_problems) -> str:  # type: ignore[no-untyped-def]
+def _key_status(ctx, effect, key_problems) -> KeyStatus:  # type: ignore[no-untyped-def]
     from idemlint.analysis.flow import origin_calls
 
     model = ctx.model
@@ -99,34 +149,39 @@ def _key_status(ctx, effect, key_problems) -> str:  # type: ignore[no-untyped-de
                 if call in key_problems:
                     return key_problems[call]
     if effect.keyed:
-        return "sent"
-    return "not sent" if effect.keyed is False else "unknown (headers built elsewhere)"
+        return KeyStatus("sent")
+    return KeyStatus("not sent") if effect.keyed is False else KeyStatus("unknown", detail="headers built elsewhere")
 
 
-def _retried_by(ctx, effect, positions) -> str:  # type: ignore[no-untyped-def]
+def _retried_by(ctx, effect, positions) -> RetriedBy | None:  # type: ignore[no-untyped-def]
     import libcst as cst
+
+    def line_of(node: object) -> int | None:
+        return positions.get(node, (None,))[0]
 
     model = ctx.model
     context = ctx.retry.context_of(effect.call)
     if context is not None:
-        return f"{context.label} (line {positions.get(context.anchor, (0,))[0]})"
+        return RetriedBy(context.label, line_of(context.anchor))
     if effect.library in ("requests", "urllib3", "http"):
         for policy in ctx.policies.policies:
             if policy.context is None:  # a urllib3 Retry(...) object in this file
-                return f"urllib3 Retry adapter (line {positions.get(policy.anchor, (0,))[0]}), if mounted for this call"
+                return RetriedBy("urllib3 Retry adapter", line_of(policy.anchor), "if mounted for this call")
+    stripe_retries = "stripe max_network_retries"
+    stripe_note = "with stripe's own idempotency keys"
     if effect.library == "stripe":
         for target, _value, _statement in model.attribute_assigns:
             if model.dotted(target) == "stripe.max_network_retries":
-                return "stripe max_network_retries (stripe sends its own keys on those retries)"
+                return RetriedBy(stripe_retries, line_of(target), stripe_note)
     for call in model.calls:
         if model.call_name(call) == "stripe.StripeClient" and any(
             isinstance(a.keyword, cst.Name) and a.keyword.value == "max_network_retries" for a in call.args
         ):
-            return "stripe max_network_retries (stripe sends its own keys on those retries)"
-    return "no"
+            return RetriedBy(stripe_retries, line_of(call), stripe_note)
+    return None
 
 
-def _timeout_handling(ctx, effect) -> str:  # type: ignore[no-untyped-def]
+def _timeout_handling(ctx, effect) -> TimeoutHandling:  # type: ignore[no-untyped-def]
     import libcst as cst
 
     from idemlint.analysis.effects import records_failure, timeout_caught
@@ -141,9 +196,9 @@ def _timeout_handling(ctx, effect) -> str:  # type: ignore[no-untyped-def]
                     continue
                 failure = records_failure(model, handler)
                 if failure:
-                    return f"treated as failure (IDM302: {failure})"
-                return "caught; outcome not declared a failure"
-    return "not handled"
+                    return TimeoutHandling("treated as failure", rule="IDM302", detail=failure)
+                return TimeoutHandling("caught", detail="outcome not declared a failure")
+    return TimeoutHandling("not handled")
 
 
 # -- reports ---------------------------------------------------------------------------------------
@@ -164,9 +219,9 @@ def summary(rows: Sequence[AuditRow]) -> list[dict[str, object]]:
             key, {"library": key[0], "target": key[1], "sites": 0, "unkeyed": 0, "unkeyed_and_retried": 0}
         )
         group["sites"] += 1  # type: ignore[operator]
-        if row.key != "sent":
+        if row.unkeyed:
             group["unkeyed"] += 1  # type: ignore[operator]
-            if row.retried != "no":
+            if row.retried is not None:
                 group["unkeyed_and_retried"] += 1  # type: ignore[operator]
     return sorted(groups.values(), key=lambda g: (-g["unkeyed_and_retried"], -g["unkeyed"], g["library"], g["target"]))  # type: ignore[operator]
 
@@ -176,7 +231,8 @@ COLUMNS = ("location", "library", "call", "target", "key", "retried", "timeout")
 
 def _cells(row: AuditRow) -> tuple[str, ...]:
     call = f"{row.method} {row.call}" if row.method else row.call
-    return (f"{row.path}:{row.line}", row.library, call, row.target, row.key, row.retried, row.timeout)
+    retried = str(row.retried) if row.retried is not None else "no"
+    return (f"{row.path}:{row.line}", row.library, call, row.target, str(row.key), retried, str(row.timeout))
 
 
 def format_markdown(rows: Sequence[AuditRow]) -> str:
@@ -201,6 +257,8 @@ def format_markdown(rows: Sequence[AuditRow]) -> str:
 
 
 def format_json(rows: Sequence[AuditRow]) -> str:
+    """Fields, not prose: `key` {status, rule, detail}, `retried` {kind, line, note} or null when
+    nothing retries the call, `timeout` {handling, rule, detail}; absent values are null."""
     return json.dumps({"summary": summary(rows), "sites": [asdict(r) for r in rows]}, indent=2) + "\n"
 
 
@@ -210,13 +268,14 @@ def format_text(rows: Sequence[AuditRow], color: bool) -> str:
     for group in summary(rows):
         risky = group["unkeyed_and_retried"]
         mark = f"{red}{risky} unkeyed and retried{reset}" if risky else "0 unkeyed and retried"
+        sites = f"{group['sites']:>3} site{'s' * (group['sites'] != 1)},"
         out.append(
-            f"  {group['library']:<10} {str(group['target'])[:50]:<50} {group['sites']:>3} sites, {group['unkeyed']} unkeyed, {mark}"
+            f"  {group['library']:<10} {str(group['target'])[:50]:<50} {sites:<10} {group['unkeyed']} unkeyed, {mark}"
         )
     out.append("")
     for row in rows:
         location, library, call, target, key, retried, timeout = _cells(row)
-        highlight = red if key != "sent" and retried != "no" else ""
+        highlight = red if row.unkeyed and row.retried is not None else ""
         out.append(f"{bold}{location}{reset}  {call}  ->  {target}")
         out.append(f"    key: {highlight}{key}{reset if highlight else ''}; retried: {retried}; timeout: {timeout}")
     return "\n".join(out) + "\n"
@@ -235,4 +294,4 @@ def audit_paths(files: Sequence[tuple[Path, str]], config: Config) -> tuple[list
             errors.append(f"{shown}: cannot read: {error.strerror or error}")
             continue
         rows.extend(audit_source(source, shown, config))
-    return sorted(rows), errors
+    return sorted(rows, key=_order), errors

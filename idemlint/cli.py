@@ -32,7 +32,7 @@ def cli() -> None:
     """Find the bugs that make retried requests do things twice."""
 
 
-@cli.command()
+@cli.command(short_help="Check PATHS for idempotency and retry bugs.")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--select", help="Comma-separated codes or prefixes to enable (e.g. IDM0,IDM101).")
 @click.option("--ignore", help="Comma-separated codes or prefixes to disable.")
@@ -289,7 +289,7 @@ def _fix(files, findings, config, rules, unsafe, write):  # type: ignore[no-unty
     return sorted(remaining), diffs, errors
 
 
-@cli.command()
+@cli.command(short_help="List side-effecting external calls and their retry safety.")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option(
     "--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True
@@ -317,7 +317,7 @@ def audit(paths: tuple[str, ...], output_format: str, output_file: str | None, c
     sys.exit(EXIT_ERROR if found.errors or errors else EXIT_CLEAN)
 
 
-@cli.command()
+@cli.command(short_help="List every rule: code, name and what it flags.")
 def rules() -> None:
     """List every rule: code, name and what it flags."""
     from idemlint.registry import RESERVED
@@ -330,20 +330,16 @@ def rules() -> None:
         click.echo(f"{code}  {name:<{width}}  {summary}")
 
 
-@cli.command()
+@cli.command(short_help="Print a rule's full documentation.")
 @click.argument("code")
 def explain(code: str) -> None:
-    """Print a rule's full documentation (CODE or name, e.g. IDM001)."""
+    """Print a rule's full documentation. CODE is a rule code or name, such as IDM001 or clock-in-key."""
     from idemlint.explain import render
-    from idemlint.registry import RESERVED, rule_by_code_or_name
+    from idemlint.registry import rule_by_code_or_name
 
     rule = rule_by_code_or_name(code)
     if rule is not None:
         click.echo(render(rule), nl=False)
-        return
-    if code.upper() in RESERVED:
-        name, summary = RESERVED[code.upper()]
-        click.echo(f"# {code.upper()} {name}\n\n{summary}\n")
         return
     click.echo(f"idemlint: unknown rule {code!r}; `idemlint rules` lists them", err=True)
     sys.exit(EXIT_ERROR)

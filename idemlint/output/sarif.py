@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,8 +15,8 @@ _PRECISION = {"high": "high", "medium": "medium", "low": "low"}
 
 
 def _rules() -> list[dict[str, object]]:
-    from idemlint.explain import render
-    from idemlint.registry import RESERVED
+    from idemlint.explain import anchor, render
+    from idemlint.registry import RESERVED_CODES
     from idemlint.rules import ALL_RULES
 
     rules: list[dict[str, object]] = []
@@ -27,24 +28,55 @@ def _rules() -> list[dict[str, object]]:
                 "shortDescription": {"text": rule.summary},
                 "fullDescription": {"text": rule.what_it_does},
                 "help": {"text": f"{rule.why}\n\nFix: {rule.fix_hint}", "markdown": render(rule)},
-                "helpUri": f"{DOCS_URL}#{rule.code.lower()}-{rule.name}",
+                "helpUri": f"{DOCS_URL}#{anchor(rule.code, rule.name)}",
                 "defaultConfiguration": {"level": _LEVEL[rule.severity]},
                 "properties": {"precision": _PRECISION[rule.confidence], "tags": ["idempotency", "reliability"]},
             }
         )
-    for code, (name, summary) in sorted(RESERVED.items()):
+    for code in sorted(RESERVED_CODES):
+        doc = RESERVED_CODES[code]
         rules.append(
             {
                 "id": code,
-                "name": name,
-                "shortDescription": {"text": summary},
-                "fullDescription": {"text": summary},
-                "help": {"text": summary, "markdown": summary},
-                "helpUri": f"{DOCS_URL}#{code.lower()}",
-                "defaultConfiguration": {"level": "warning"},
+                "name": doc.name,
+                "shortDescription": {"text": doc.summary},
+                "fullDescription": {"text": doc.what_it_does},
+                "help": {"text": f"{doc.why}\n\nFix: {doc.fix_hint}", "markdown": render(doc)},
+                "helpUri": f"{DOCS_URL}#{anchor(code, doc.name)}",
+                "defaultConfiguration": {"level": _LEVEL[doc.severity]},
+                "properties": {"tags": ["idempotency", "reliability"]},
             }
         )
     return rules
+
+
+def _line_hashes(findings: Sequence[Finding]) -> list[str]:
+    """`primaryLocationLineHash` per finding, as GitHub's own upload tool makes it: the hash,
+    then `:n` for the n-th finding with that hash in the file (counted in line order), so two
+    findings on identical lines of one function are not merged into one alert.
+
+    Rule findings hash their code, path, enclosing function and normalised line text (the
+    engine's fingerprint). The engine's own findings carry none: an IDM900 (one per file, its
+    message naming a position that moves with every edit) is identified by its path, an
+    IDM800 by its path and the codes it names."""
+    from idemlint.registry import PARSE_ERROR
+
+    def base(finding: Finding) -> str:
+        if finding.fingerprint:
+            return finding.fingerprint
+        basis = f"{finding.code}\0{finding.path}"
+        if finding.code != PARSE_ERROR:
+            basis += f"\0{finding.message}"
+        return hashlib.sha256(basis.encode()).hexdigest()[:20]
+
+    hashes = [base(f) for f in findings]
+    seen: dict[tuple[str, str], int] = {}
+    out = [""] * len(findings)
+    for index in sorted(range(len(findings)), key=lambda i: (findings[i], i)):
+        key = (findings[index].path, hashes[index])
+        seen[key] = seen.get(key, 0) + 1
+        out[index] = f"{hashes[index]}:{seen[key]}"
+    return out
 
 
 def _location(finding: Finding) -> dict[str, object]:
@@ -70,7 +102,7 @@ def format_sarif(findings: Sequence[Finding], color: bool) -> str:
     rules = _rules()
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     results = []
-    for finding in findings:
+    for finding, line_hash in zip(findings, _line_hashes(findings), strict=True):
         results.append(
             {
                 "ruleId": finding.code,
@@ -78,7 +110,7 @@ def format_sarif(findings: Sequence[Finding], color: bool) -> str:
                 "level": _LEVEL.get(finding.severity, "warning"),
                 "message": {"text": f"{finding.message}. {finding.suggestion}"},
                 "locations": [_location(finding)],
-                "partialFingerprints": {"primaryLocationLineHash": finding.fingerprint or "0"},
+                "partialFingerprints": {"primaryLocationLineHash": line_hash},
             }
         )
     log = {

@@ -6,7 +6,9 @@ from idemlint.finding import Finding
 
 
 def format_text(findings: Sequence[Finding], color: bool) -> str:
-    """`path:line:col: CODE message`, then the suggestion indented below it."""
+    """`path:line:col: CODE message`, then the suggestion, severity and confidence below it."""
+    from idemlint.registry import RESERVED_CODES
+
     lines = []
     for f in findings:
         location = f"{f.path}:{f.line}:{f.col}:"
@@ -16,6 +18,8 @@ def format_text(findings: Sequence[Finding], color: bool) -> str:
             code = f"\x1b[1;{31 if f.severity == 'error' else 33}m{code}\x1b[0m"  # warnings in yellow
         lines.append(f"{location} {code} {f.message}")
         lines.append(f"    help: {f.suggestion}")
-        if f.code not in ("IDM800", "IDM900"):
+        if f.code in RESERVED_CODES:  # reported by idemlint itself: no confidence to state
+            lines.append(f"    ({f.severity}; `idemlint explain {f.code}`)")
+        else:
             lines.append(f"    ({f.severity}, {f.confidence} confidence; `idemlint explain {f.code}`)")
     return "\n".join(lines) + ("\n" if lines else "")
