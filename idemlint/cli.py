@@ -300,7 +300,7 @@ def _fix(files, findings, config, rules, unsafe, write):  # type: ignore[no-unty
 )
 def audit(paths: tuple[str, ...], output_format: str, output_file: str | None, config_file: str | None) -> None:
     """List every side-effecting external call: key sent? retried? what a timeout does."""
-    from idemlint.audit import FORMATS, audit_paths
+    from idemlint.audit import FORMATS, audit_paths, format_text
     from idemlint.files import discover
 
     paths = paths or (".",)
@@ -309,8 +309,10 @@ def audit(paths: tuple[str, ...], output_format: str, output_file: str | None, c
         _writable(output_file)
     found = discover(list(paths), config)
     rows, errors = audit_paths(found.to_check(config.check_tests), config)
-    formatter = FORMATS[output_format]
-    report = formatter(rows, output_file is None and _colour("auto")) if output_format == "text" else formatter(rows)  # type: ignore[call-arg]
+    if output_format == "text":
+        report = format_text(rows, output_file is None and _colour("auto"))
+    else:
+        report = FORMATS[output_format](rows)  # type: ignore[operator]
     _emit(report, output_file)
     for message in [*found.errors, *errors]:
         click.echo(f"idemlint: {message}", err=True)

@@ -401,7 +401,7 @@ def _static_text(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
         for part in expr.parts:
             if isinstance(part, cst.FormattedStringText):
                 parts.append(part.value)
-            else:
+            elif isinstance(part, cst.FormattedStringExpression):
                 known = _static_text(model, part.expression) if isinstance(part.expression, cst.Name) else None
                 parts.append(known if known is not None else "{" + model.module.code_for_node(part.expression) + "}")
         return "".join(parts)
@@ -454,7 +454,7 @@ _UNKNOWN_STATE = re.compile(
 )
 
 
-def timeout_caught(model: ModuleModel, handler: cst.ExceptHandler) -> str | None:
+def timeout_caught(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> str | None:
     """The timeout-bearing exception an `except` clause catches, or None."""
     if handler.type is None:
         return "timeout (a bare except catches it)"
@@ -468,7 +468,7 @@ def timeout_caught(model: ModuleModel, handler: cst.ExceptHandler) -> str | None
     return None
 
 
-def records_failure(model: ModuleModel, handler: cst.ExceptHandler) -> str | None:
+def records_failure(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> str | None:
     """How a handler records a definite failure (a failed state, a refund, a 'failed' error), or None."""
     nodes = list(iter_nodes(handler.body))
     for node in nodes:

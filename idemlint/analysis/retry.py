@@ -310,7 +310,7 @@ class RetryAnalysis:
                     return True
         return False
 
-    def _tries_next_candidate(self, loop: cst.For | cst.While, try_node: cst.CSTNode) -> bool:
+    def _tries_next_candidate(self, loop: cst.For | cst.While, try_node: cst.Try | cst.TryStar) -> bool:
         """`for n in range(100): try: mkdir(f"{prefix}{n}")`: each pass tries a different
         input, so a failure moves on to the next candidate. Only the counter's use in the
         work itself counts (not in a log line)."""
@@ -391,9 +391,7 @@ def _in_loop_body(model: ModuleModel, node: cst.CSTNode, loop: cst.CSTNode) -> b
     return model.is_inside(node, loop.body)
 
 
-def always_leaves(
-    statements: tuple[cst.BaseStatement, ...] | list[cst.BaseStatement], or_continues: bool = False
-) -> bool:
+def always_leaves(statements: Sequence[cst.CSTNode], or_continues: bool = False) -> bool:
     """Whether a block always raises, returns or breaks (so it never re-attempts); with
     `or_continues`, a `continue` counts too (a guard that skips the rest of a pass)."""
     if not statements:
@@ -449,12 +447,12 @@ def _leaves_after(model: ModuleModel, try_node: cst.CSTNode, loop: cst.For | cst
     return ends_by_leaving(body[index + 1 :])
 
 
-def _ends_with_continue(statements: tuple[cst.BaseStatement, ...] | list[cst.BaseStatement]) -> bool:
+def _ends_with_continue(statements: Sequence[cst.CSTNode]) -> bool:
     last = statements[-1] if statements else None
     return isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, cst.Continue) for s in last.body)
 
 
-def ends_by_leaving(statements: list[cst.BaseStatement]) -> bool:
+def ends_by_leaving(statements: Sequence[cst.CSTNode]) -> bool:
     """Whether a block's last statement leaves the loop (return or break) on every path."""
     if not statements:
         return False

@@ -143,11 +143,13 @@ def _classify(text: str) -> SqlStatement | None:
             columns,
         )
     if isinstance(tree, exp.Insert):
-        table = tree.find(exp.Table)
-        return SqlStatement("insert", _table(table.name if table else None))
+        inserted = tree.find(exp.Table)
+        return SqlStatement("insert", _table(inserted.name if inserted else None))
     if isinstance(tree, exp.Delete):
-        table = tree.find(exp.Table)
-        return SqlStatement("delete", _table(table.name if table else None), (), _predicates(tree.args.get("where")))
+        deleted = tree.find(exp.Table)
+        return SqlStatement(
+            "delete", _table(deleted.name if deleted else None), (), _predicates(tree.args.get("where"))
+        )
     return SqlStatement("other", None)
 
 

@@ -102,7 +102,7 @@ def pay_invoice(invoice, key):
         model, retry, effects = ctx.model, ctx.retry, ctx.effects
         if not retry.contexts:
             return
-        helpers = {}
+        helpers: dict[cst.CSTNode, SideEffect] = {}
         for effect in effects.effects:
             if unkeyed_effect(effect):
                 scope = model.scope_of(effect.call)
@@ -125,9 +125,10 @@ def pay_invoice(invoice, key):
                 )
         for call in model.calls:
             helper = local_callee(model, call)
-            effect = helpers.get(helper) if helper is not None else None
-            if effect is None:
+            helped = helpers.get(helper) if helper is not None else None
+            if helped is None:
                 continue
+            effect = helped
             context = retry.context_of(call)
             if context is not None:
                 yield Report(
@@ -211,7 +212,7 @@ def capture(order):
         model, effects = ctx.model, ctx.effects
         if not effects.effects:
             return
-        with_effects = {model.scope_of(e.call) for e in effects.effects}
+        with_effects: set[cst.CSTNode] = {model.scope_of(e.call) for e in effects.effects}
         for handler in model.handlers:
             caught = timeout_caught(ctx.model, handler)
             if caught is None:

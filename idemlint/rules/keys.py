@@ -471,12 +471,13 @@ def fresh_key_helpers(ctx: FileContext) -> FreshKeyHelpers:
                         break
         if not changed:
             break
+    candidate_of = {function: function for function in candidates}
     for sink in ctx.sinks.sinks:
-        function = model.scope_of(sink.value)
-        if function in candidates and function not in helpers.sends_fresh:
+        sender = candidate_of.get(model.scope_of(sink.value))  # type: ignore[arg-type]
+        if sender is not None and sender not in helpers.sends_fresh:
             found = _fresh_origin(model, sink.value, helpers)
             if found:
-                helpers.sends_fresh[function] = found  # type: ignore[index]
+                helpers.sends_fresh[sender] = found
     ctx._fresh_key_helpers = helpers  # type: ignore[attr-defined]
     return helpers
 
