@@ -138,8 +138,12 @@ def parse_table(table: dict[str, Any], root: Path, origin: str) -> Config:
                 raise ConfigError(f"{where} must be true or false, got {value!r}")
             values[_BOOL_KEYS[key]] = value
         else:
-            known = ", ".join(sorted([*_LIST_KEYS, *_BOOL_KEYS, "per-file-ignores"]))
-            raise ConfigError(f"{where}: unknown option (known: {known})")
+            import difflib
+
+            options = sorted([*_LIST_KEYS, *_BOOL_KEYS, "per-file-ignores"])
+            close = difflib.get_close_matches(key.replace("_", "-"), options, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(f"{where}: unknown option; {hint}(known: {', '.join(options)})")
     config = Config(**values)
     from idemlint.registry import validate_codes
 

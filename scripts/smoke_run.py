@@ -18,7 +18,7 @@ from pathlib import Path
 from idemlint.config import Config
 from idemlint.files import discover
 from idemlint.rules import ALL_RULES
-from idemlint.runner import run
+from idemlint.runner import RunResult, run
 
 
 def default_roots() -> list[str]:
@@ -42,7 +42,14 @@ def main(argv: list[str]) -> int:
             lines += path.read_bytes().count(b"\n")
         except OSError:
             pass
-    result = run(found.files, config, ALL_RULES, jobs=args.jobs)
+    result = RunResult()
+    chunk = 400  # progress on stderr after each chunk: a long run never looks hung
+    for start in range(0, len(found.files), chunk):
+        part = run(found.files[start : start + chunk], config, ALL_RULES, jobs=args.jobs)
+        result.findings.extend(part.findings)
+        result.errors.extend(part.errors)
+        done = min(start + chunk, len(found.files))
+        print(f"smoke run: {done}/{len(found.files)} files, {time.perf_counter() - started:.0f} s", file=sys.stderr)
     elapsed = time.perf_counter() - started
     counts = collections.Counter(f.code for f in result.findings)
     print(f"roots: {', '.join(roots)}")

@@ -205,3 +205,11 @@ def test_the_cache_lives_outside_the_repository(tmp_path: Path, monkeypatch: pyt
     for entry in cache.rglob("*.json"):
         entry.write_text("not json")
     assert run("check", "--format", "json")[1] == first
+
+
+def test_a_config_typo_gets_a_suggestion(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.idemlint]\nstate_column = ['lifecycle']\n")
+    (tmp_path / "pay.py").write_text(BUGGY)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run("check", "--no-cache")
+    assert code == 2 and "did you mean 'state-columns'?" in err and len(err.strip().splitlines()) == 1

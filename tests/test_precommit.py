@@ -87,3 +87,43 @@ def test_readme_snippet_names_the_hooks_this_repository_defines() -> None:
         h["require_serial"] and "--force-exclude" in h["entry"]
         for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     )
+
+
+def test_the_readme_snippet_runs_pinned_to_a_commit(scratch: Path) -> None:
+    """The README's configuration as written, with only the repository URL pointed at this
+    clone and `rev` at its HEAD commit: pre-commit installs idemlint from that commit and runs it."""
+    import yaml
+
+    config = yaml.safe_load(readme_block("yaml", "repos:"))
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
+    config["repos"][0]["repo"] = str(ROOT)
+    config["repos"][0]["rev"] = head.stdout.strip()
+    (scratch / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
+    env = {**os.environ, "PRE_COMMIT_HOME": str(scratch.parent / "pre-commit-home")}
+    result = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--files", "buggy.py", "clean.py"],
+        cwd=scratch,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "buggy.py:" in result.stdout and "IDM001" in result.stdout
+
+
+def test_the_readme_pip_line_installs_from_a_commit(tmp_path: Path) -> None:
+    """`pip install "git+URL@SHA"`, the README's form, pointed at this clone's HEAD."""
+    line = next(line for line in readme_block("yaml", "pip install").splitlines() if "pip install" in line)
+    requirement = line.split("pip install ", 1)[1].strip().strip('"')
+    assert requirement.startswith("git+https://github.com/idemlint/idemlint@")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
+    local = f"git+{ROOT.as_uri()}@{head.stdout.strip()}"
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(tmp_path / "site"), local],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (tmp_path / "site" / "idemlint" / "cli.py").is_file()
