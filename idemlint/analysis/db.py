@@ -872,9 +872,25 @@ _NOT_RECORD_METHODS = frozenset(
         "__setstate__",
     }
 )
-# Base classes of stored rows: Django/SQLAlchemy/Flask models, documents, and the abstract
-# bases and mixins they are built from (`StatusMixin`, `TimeStampedModel`, `BasePayment`).
-_MODEL_BASE = re.compile(r"Model$|Mixin$|Document$|^Base$|(^|\.)Base[A-Z]\w*$|^Abstract")
+# Base classes of stored rows: Django/SQLAlchemy/Flask models and documents.
+_MODEL_BASE = re.compile(r"(^|\.)(\w*Model|Document|Base)$")
+
+
+def _stores_itself(model: ModuleModel, owner: cst.ClassDef) -> bool:
+    """A class whose instances are rows: a model base (`models.Model`, `db.Model`,
+    `TimeStampedModel`, a declarative `Base`), or a mixin of one that saves itself."""
+    if any(_MODEL_BASE.search(model.dotted(b.value) or "") for b in owner.bases):
+        return True
+    return any(
+        type(node) is cst.Call
+        and type(node.func) is cst.Attribute
+        and node.func.attr.value.startswith("save")
+        and type(node.func.value) is cst.Name
+        and node.func.value.value == "self"
+        for node in iter_nodes(owner.body, stop_at_functions=False)
+    )
+
+
 # Helpers whose result is a new object, not a stored row someone else decided on.
 _CONSTRUCTORS = re.compile(r"^(create|make|build|new|copy|clone|construct|init|prepare)(_|$)|(^|\.)create$")
 
@@ -897,7 +913,7 @@ def _record_anchor(model: ModuleModel, scope: cst.FunctionDef, name: str) -> tup
             owner = model.enclosing_class(scope)
             if owner is None or scope.name.value in _NOT_RECORD_METHODS:
                 return None
-            if not any(_MODEL_BASE.search(model.dotted(b.value) or "") for b in owner.bases):
+            if not _stores_itself(model, owner):
                 return None  # a worker, a form, a client: not a stored row
             if any(_decorator_name(d) in ("classmethod", "staticmethod") for d in scope.decorators):
                 return None
@@ -1019,22 +1035,33 @@ def _converges(model: ModuleModel, db: DbAnalysis, race: Race, write: DbWrite) -
     and other columns to anything that does not build on their old value (a flag, a
     timestamp, a lazily filled default; not `n -= 1` or `total = total + x`)."""
     if isinstance(write.statement, cst.AugAssign):
-        return False
+        return string_value(write.statement.value) is not None  # `x.log += "; "` only picks text
     for column, value in write.values.items() or [(c, None) for c in write.sets]:
         if value is None:
             return False
         if db.is_state_column(column):
             if _value_key(model, value) not in _compared_values(model, race.test, column):
                 return False
-        elif any(_names_column(n, column) for n in (value, *iter_nodes(value))):
+        elif _accumulates(model, value, column, write.instance):
             return False  # builds on the old value: `x.n = x.n + 1`, `F("credits") - amount`
     return True
 
 
-def _names_column(node: cst.CSTNode, column: str) -> bool:
-    if type(node) is cst.Attribute:
-        return node.attr.value.lower() == column
-    return type(node) is cst.SimpleString and (string_value(node) or "").lower() == column
+def _accumulates(model: ModuleModel, value: cst.BaseExpression, column: str, instance: str | None) -> bool:
+    """Arithmetic on the column's old value: `x.n + 1`, `F("credits") - amount`. Reading the
+    old value to normalise it (`x.book = x.book.edition`) or another object's attribute of
+    the same name (`x.connector = self.connector`) gives the same result on every run."""
+    for node in (value, *iter_nodes(value)):
+        if type(node) is not cst.BinaryOperation:
+            continue
+        for operand in (node.left, node.right, *iter_nodes(node)):
+            if type(operand) is cst.Attribute and operand.attr.value.lower() == column:
+                owner = model.dotted(operand.value)
+                if instance is None or owner == instance:
+                    return True
+            if type(operand) is cst.SimpleString and (string_value(operand) or "").lower() == column:
+                return True  # F("credits")
+    return False
 
 
 def _value_key(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
@@ -1064,7 +1091,7 @@ def _compared_values(model: ModuleModel, test: cst.BaseExpression, column: str) 
 # Calls that change nothing outside the process: logging, builtins, clocks, responses, getters.
 _QUIET_CALLS = re.compile(
     r"^(print|len|str|int|float|bool|list|dict|set|tuple|min|max|sum|sorted|isinstance|getattr|hasattr|repr|"
-    r"format|round|abs|any|all|_|gettext|gettext_lazy|ugettext|reverse|redirect|render|super|"
+    r"format|round|abs|any|all|_|gettext|gettext_lazy|ugettext|reverse|redirect|render|super|(\w+\.)*emit_\w+|"
     r"(\w+\.)*(now|utcnow|today|time|monotonic)|warnings\.warn)$"
 )
 _QUIET_RECEIVERS = re.compile(r"(^|\.)(_?log|_?logger|logging|LOGGER|LOG|messages|stdout|stderr)$")
@@ -1115,24 +1142,41 @@ def _side_effect_in(model: ModuleModel, db: DbAnalysis, test: cst.BaseExpression
     own = {id(w.call) for w in writes if w.call is not None}
     for root in region:
         for node in iter_nodes(root):
-            if type(node) is not cst.Call or id(node) in own:
-                continue
-            name = model.call_name(node) or ""
-            method = node.func.attr.value if type(node.func) is cst.Attribute else ""
-            receiver = model.dotted(node.func.value) if type(node.func) is cst.Attribute else None
-            if (
-                _QUIET_CALLS.match(name)
-                or method in _QUIET_METHODS
-                or (receiver and _QUIET_RECEIVERS.search(receiver))
-                or re.match(r"^(get|is|has)_", method or name.rsplit(".", 1)[-1])
-                and "create" not in name
-                or name.rsplit(".", 1)[-1][:1].isupper()
-                and not method
-                or any(model.is_inside(node, v) for w in writes for v in w.values.values())
-            ):
-                continue
-            return True
+            if type(node) is cst.Call and id(node) not in own and not _quiet_call(model, node, writes):
+                return True
     return False
+
+
+def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bool:
+    """A call that changes nothing outside the process (or only computes a written value)."""
+    name = model.call_name(node) or ""
+    method = node.func.attr.value if type(node.func) is cst.Attribute else ""
+    receiver = model.dotted(node.func.value) if type(node.func) is cst.Attribute else None
+    return bool(
+        _QUIET_CALLS.match(name)
+        or method in _QUIET_METHODS
+        or (receiver and _QUIET_RECEIVERS.search(receiver))
+        or re.match(r"^(get|is|has)_", method or name.rsplit(".", 1)[-1])
+        and "create" not in name
+        or name.rsplit(".", 1)[-1][:1].isupper()
+        and not method
+        or any(model.is_inside(node, v) for w in writes for v in w.values.values())
+    )
+
+
+def effect_after(model: ModuleModel, write: DbWrite) -> bool:
+    """Whether the function calls anything with an outside effect after the write."""
+    scope = model.scope_of(write.node)
+    position = _order(model, scope)
+    end = max((position.get(n, 0) for n in (write.statement, *iter_nodes(write.statement))), default=0)
+    own = {id(write.call)} if write.call is not None else set()
+    return any(
+        type(node) is cst.Call
+        and position.get(node, 0) > end
+        and id(node) not in own
+        and not _quiet_call(model, node, [write])
+        for node in iter_nodes(scope)
+    )
 
 
 def decisions(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Iterator[tuple[DbRead, cst.BaseExpression]]:

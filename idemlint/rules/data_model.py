@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from idemlint.analysis.db import VERSION_COLUMNS, DbRead, DbWrite, decisions, is_locked, loaded_read, races
+from idemlint.analysis.db import (
+    VERSION_COLUMNS,
+    DbRead,
+    DbWrite,
+    decisions,
+    effect_after,
+    is_locked,
+    loaded_read,
+    races,
+)
 from idemlint.rule import Report, Rule
 from idemlint.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS
 
@@ -219,6 +228,14 @@ def mark_paid(conn, order_id):
             if write.kind == "attribute" or write.count_read:
                 continue
             conditions = [p for p in write.where if db.is_condition(p)]
+            if (
+                conditions
+                and all(p.op in ("lt", "gt") for p in conditions)
+                and set(write.sets) <= {p.column for p in conditions}
+                and not every
+                and not effect_after(ctx.model, write)
+            ):
+                continue  # `filter(pk=i, created__gt=v).update(created=v)` and nothing else: keeps the min
             if db.is_guarded_write(write) or every:
                 what = ", ".join(sorted({p.column for p in conditions})) or "its WHERE"
                 yield Report(
