@@ -307,7 +307,10 @@ def _line_starts(text: str) -> list[int]:
 def _resolve_fix(
     plan: FixPlan, positions: dict[cst.CSTNode, tuple[int, int, int, int]], text: str, lines: list[str]
 ) -> Fix | None:
-    """Node-placed edits to character offsets in the source; None if a node has no position."""
+    """Node-placed edits to character offsets in the source; None if a node has no position.
+
+    Text that an edit brings in ends its lines like the line it goes to (a CRLF file stays
+    CRLF), and text inserted after a last line that has no line break starts with one."""
     starts = _line_starts(text)
     edits = []
     for edit in plan.edits:
@@ -324,19 +327,68 @@ def _resolve_fix(
                 if until is None:
                     return None
                 end = starts[until[0] - 1] + until[1] - 1
-            edits.append(Edit(start, end, edit.text))
+            edits.append(Edit(start, end, _with_line_ending(edit.text, _line_ending(text, starts, line))))
         elif edit.kind == "delete_line":
             edits.append(Edit(starts[line - 1], starts[end_line] if end_line < len(starts) else len(text), ""))
+        elif edit.kind == "delete_item":
+            edits.append(_delete_item(text, start, end))
         elif edit.kind == "insert_before":
-            edits.append(Edit(starts[line - 1], starts[line - 1], _indent(edit.text, indent)))
+            code = _with_line_ending(_indent(edit.text, indent), _line_ending(text, starts, line))
+            edits.append(Edit(starts[line - 1], starts[line - 1], code))
         elif edit.kind == "insert_after":
-            at = starts[end_line] if end_line < len(starts) else len(text)
-            edits.append(Edit(at, at, _indent(edit.text, indent)))
+            newline = _line_ending(text, starts, end_line)
+            code = _with_line_ending(_indent(edit.text, indent), newline)
+            if end_line < len(starts):
+                at = starts[end_line]
+            else:  # the node is on the last line, which has no line break of its own
+                at, code = len(text), newline + code
+            edits.append(Edit(at, at, code))
     return Fix(tuple(edits), plan.safe, plan.description)
 
 
 def _indent(code: str, indent: str) -> str:
     return "".join(indent + line if line.strip() else line for line in code.splitlines(keepends=True))
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _line_ending(text: str, starts: list[int], line: int) -> str:
+    """The line break that ends `line` (1-based); for a last line without one, the file's
+    first line break; "\\n" in a file of one line."""
+    if line < len(starts):
+        at = starts[line]
+        return "\r\n" if text[at - 2 : at] == "\r\n" else text[at - 1]
+    found = _LINE_BREAK.search(text)
+    return found.group() if found else "\n"
+
+
+def _with_line_ending(code: str, newline: str) -> str:
+    return code if newline == "\n" and "\r" not in code else _LINE_BREAK.sub(newline, code)
+
+
+_ITEM_OWNS_LINE_AFTER = re.compile(r"[ \t]*,?[ \t]*(?:#[^\r\n]*)?(?:\r\n|\r|\n)")
+_COMMA_AFTER = re.compile(r"[ \t]*,[ \t]*")
+
+
+def _delete_item(text: str, start: int, end: int) -> Edit:
+    """Remove one item of a comma-separated list (an argument, an imported name) with one
+    comma next to it, so that neither `f(a, )` nor `f(, b)` is left: the item's whole
+    lines when it has them to itself, else the comma after it when another item follows
+    on the same line, else the comma before it, else the comma after it."""
+    line_start = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
+    own_line = _ITEM_OWNS_LINE_AFTER.match(text, end)
+    if own_line is not None and not text[line_start:start].strip(" \t\f"):
+        return Edit(line_start, own_line.end(), "")
+    after = _COMMA_AFTER.match(text, end)
+    if after is not None and after.end() < len(text) and text[after.end()] not in ")]}#\r\n":
+        return Edit(start, after.end(), "")
+    before = start
+    while before > 0 and text[before - 1] in " \t":
+        before -= 1
+    if before > 0 and text[before - 1] == ",":
+        return Edit(before - 1, end, "")
+    return Edit(start, after.end() if after is not None else end, "")
 
 
 def _positions(module: cst.Module) -> dict[cst.CSTNode, tuple[int, int, int, int]]:

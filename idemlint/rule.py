@@ -22,6 +22,8 @@ class NodeEdit:
     """One text change, placed by a node: the engine turns it into offsets.
 
     replace: the node's text becomes `text`; delete_line: the lines the node spans go;
+    delete_item: the node, an item of a comma-separated list, goes with one adjacent comma
+    (or its whole lines, when it has them to itself);
     insert_before: `text` (unindented code) goes above the node's first line, indented
     like it; insert_after: likewise below its last line."""
 
