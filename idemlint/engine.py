@@ -188,6 +188,7 @@ def _check_source(
         except RecursionError:
             return _parse_error(path, "too deeply nested to locate findings", 1, 1, parse_error_on)
         lines = split_lines(text)
+        starts: list[int] = []  # line offsets, computed once per file (per fix, it was quadratic)
         for rule, report in reports:
             span = positions.get(report.node)
             if span is None:
@@ -207,7 +208,9 @@ def _check_source(
                     name=rule.name,
                     message=message,
                     suggestion=report.suggestion or rule.fix_hint,
-                    fix=_resolve_fix(report.fix, positions, text, lines) if report.fix else None,
+                    fix=_resolve_fix(report.fix, positions, text, lines, starts or _fill(starts, _line_starts(text)))
+                    if report.fix
+                    else None,
                     severity=rule.severity,
                     confidence=report.confidence or rule.confidence,
                     fingerprint=fingerprint(
@@ -304,14 +307,22 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
+def _fill(target: list[int], values: list[int]) -> list[int]:
+    target.extend(values)
+    return target
+
+
 def _resolve_fix(
-    plan: FixPlan, positions: dict[cst.CSTNode, tuple[int, int, int, int]], text: str, lines: list[str]
+    plan: FixPlan,
+    positions: dict[cst.CSTNode, tuple[int, int, int, int]],
+    text: str,
+    lines: list[str],
+    starts: list[int],
 ) -> Fix | None:
     """Node-placed edits to character offsets in the source; None if a node has no position.
 
     Text that an edit brings in ends its lines like the line it goes to (a CRLF file stays
     CRLF), and text inserted after a last line that has no line break starts with one."""
-    starts = _line_starts(text)
     edits = []
     for edit in plan.edits:
         span = positions.get(edit.node)
