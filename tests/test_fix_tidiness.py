@@ -126,14 +126,14 @@ def test_insert_after_a_last_line_without_line_break() -> None:
     """An import inserted after the file's last line starts on a line of its own."""
     import libcst as cst
 
-    from idemlint.engine import _positions, _resolve_fix
+    from idemlint.engine import _line_starts, _positions, _resolve_fix
     from idemlint.rule import FixPlan, NodeEdit
     from idemlint.suppression import split_lines
 
     text = "import os\r\nimport time"
     module = cst.parse_module(text)
     plan = FixPlan((NodeEdit("insert_after", module.body[-1], "import uuid\n"),), safe=False, description="")
-    fix = _resolve_fix(plan, _positions(module), text, split_lines(text))
+    fix = _resolve_fix(plan, _positions(module), text, split_lines(text), _line_starts(text))
     assert fix is not None
     (edit,) = fix.edits
     assert text[: edit.start] + edit.replacement + text[edit.end :] == "import os\r\nimport time\r\nimport uuid\r\n"
