@@ -83,7 +83,14 @@ def run(
 
 
 def _check_one(job: _Job, config: Config, rules: Sequence[type[Rule]]) -> FileResult:
-    return check_source(job.source, job.shown, config, rules, report_unused_noqa=True, kind=job.kind)
+    try:
+        return check_source(job.source, job.shown, config, rules, report_unused_noqa=True, kind=job.kind)
+    except Exception as error:  # a bug outside the per-rule guard: this file's error, not the run's
+        import traceback
+
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        message = f"{job.shown}: internal error: {type(error).__name__}: {error} [{where.filename}:{where.lineno}]"
+        return FileResult(job.shown, (), (message,))
 
 
 def _check_all(jobs_list: list[_Job], config: Config, rules: Sequence[type[Rule]], jobs: int) -> list[FileResult]:

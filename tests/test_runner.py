@@ -83,3 +83,19 @@ def test_a_worker_that_dies_loses_only_its_own_file(monkeypatch: pytest.MonkeyPa
     assert "crashed" in crashed[0].message
     expected = run(as_pairs(FILES), Config(), ALL_RULES, jobs=1)
     assert keyed([f for f in result.findings if f.path != "poison.py"]) == keyed(expected.findings)
+
+
+def test_an_engine_bug_on_one_file_is_an_internal_error_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import idemlint.runner as runner
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise KeyError("boom")
+
+    monkeypatch.setattr(runner, "check_source", broken)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    result = run([(tmp_path / "a.py", "a.py")], Config(), ALL_RULES, jobs=1)
+    assert result.findings == []
+    (message,) = result.errors
+    assert message.startswith("a.py: internal error: KeyError: 'boom' [")
