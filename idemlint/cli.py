@@ -15,7 +15,10 @@ import click
 from idemlint import __version__
 
 if TYPE_CHECKING:
+    from idemlint.analysis.project import ProjectIndex
     from idemlint.config import Config
+    from idemlint.files import Discovery
+    from idemlint.rule import Rule
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -136,7 +139,8 @@ def check(
     files = found.to_check(config.check_tests)
     skipped = len(found.files) - len(files)
     cache_dir = None if no_cache else default_cache_dir(config.root)
-    outcome = run(files, config, rules, jobs, cache_dir, found.kinds)
+    project = _project_index(config, rules, found)
+    outcome = run(files, config, rules, jobs, cache_dir, found.kinds, project)
     errors = [*found.errors, *outcome.errors]
     findings = outcome.findings
     diffs: list[str] = []
@@ -196,6 +200,18 @@ def check(
     if errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+
+
+def _project_index(config: Config, rules: list[type[Rule]], found: Discovery) -> ProjectIndex:
+    """What the project's own helpers do, from every Python file under the project root, so
+    a run on a few files (as pre-commit makes it) sees the same helpers as a full run."""
+    from idemlint.analysis.project import EMPTY, build_index
+    from idemlint.files import discover
+
+    if not any(rule.needs_project for rule in rules):
+        return EMPTY
+    everything = discover([str(config.root)], config) if config.root.is_dir() else found
+    return build_index(path for path, _shown in [*everything.files, *found.files])
 
 
 def _usage_error(message: str) -> NoReturn:

@@ -6,6 +6,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from idemlint.analysis.model import ModuleModel
+from idemlint.analysis.project import EMPTY, ProjectIndex, setter_facts
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -19,12 +20,25 @@ if TYPE_CHECKING:
 
 
 class FileContext:
-    def __init__(self, path: str, source: str, module: cst.Module, config: Config) -> None:
+    def __init__(
+        self, path: str, source: str, module: cst.Module, config: Config, project: ProjectIndex = EMPTY
+    ) -> None:
         self.path = path
         self.source = source
         self.module = module
         self.config = config
         self.model = ModuleModel(module)
+        self._project = project
+
+    @cached_property
+    def project(self) -> ProjectIndex:
+        """The project index, or (for a file checked alone, as flake8 does) this module's own facts."""
+        if self._project is not EMPTY:
+            return self._project
+        facts = setter_facts(self.source)
+        return ProjectIndex(
+            frozenset(n for n, g in facts.items() if g), frozenset(n for n, g in facts.items() if not g)
+        )
 
     @cached_property
     def retry(self) -> RetryAnalysis:
@@ -54,4 +68,4 @@ class FileContext:
     def db(self) -> DbAnalysis:
         from idemlint.analysis.db import DbAnalysis
 
-        return DbAnalysis(self.model, self.config)
+        return DbAnalysis(self.model, self.config, self.project)

@@ -23,6 +23,7 @@ from fnmatch import fnmatch
 from string import Template
 from typing import TYPE_CHECKING, TypeVar
 
+from idemlint.analysis.project import EMPTY, ProjectIndex
 from idemlint.config import Config
 from idemlint.finding import Edit, Finding, Fix
 from idemlint.paths import MIGRATION, TEST, kind_of_relative
@@ -109,11 +110,12 @@ def check_source(
     rules: Sequence[type[Rule]],
     report_unused_noqa: bool = False,
     kind: str | None = None,
+    project: ProjectIndex = EMPTY,
 ) -> FileResult:
     """All findings for one file's contents. Never raises for bad input."""
     try:
         with _time_budget(FILE_TIME_BUDGET):
-            return _check_source(source, path, config, rules, report_unused_noqa, kind)
+            return _check_source(source, path, config, rules, report_unused_noqa, kind, project)
     except _OverBudget:
         message = f"analysis took longer than {FILE_TIME_BUDGET:g} s and was stopped"
         return _parse_error(path, message, 1, 1, _parse_errors_enabled(config))
@@ -132,6 +134,7 @@ def _check_source(
     rules: Sequence[type[Rule]],
     report_unused_noqa: bool = False,
     kind: str | None = None,
+    project: ProjectIndex = EMPTY,
 ) -> FileResult:
     rules = rules_for_path(rules, path, config, kind)
     parse_error_on = _parse_errors_enabled(config)
@@ -168,7 +171,7 @@ def _check_source(
     errors: list[str] = []
     reports: list[tuple[type[Rule], Report]] = []
     try:
-        ctx = FileContext(path, text, module, config)
+        ctx = FileContext(path, text, module, config, project)
     except RecursionError:
         return _parse_error(path, "too deeply nested to analyse", 1, 1, parse_error_on)
     for rule in wanted:

@@ -74,6 +74,8 @@ class Rule:
     triggers: ClassVar[tuple[tuple[str, ...], ...]] = ()
     # Migrations run once, by hand: rules about concurrent deliveries skip them by default.
     skips_migrations: ClassVar[bool] = False
+    # Reads the project index (idemlint.analysis.project): the runner builds it only when needed.
+    needs_project: ClassVar[bool] = False
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         raise NotImplementedError

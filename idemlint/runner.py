@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from idemlint import __version__
+from idemlint.analysis.project import EMPTY, ProjectIndex
 from idemlint.config import Config
 from idemlint.engine import FileResult, check_source
 from idemlint.finding import Edit, Finding, Fix
@@ -42,6 +43,7 @@ class _Job:
     source: bytes
     shown: str
     kind: str | None = None  # test, migration or source; None: judged from `shown`
+    project: ProjectIndex = EMPTY
 
 
 def run(
@@ -51,9 +53,10 @@ def run(
     jobs: int | None = None,
     cache_dir: Path | None = None,
     kinds: Mapping[str, str] | None = None,
+    project: ProjectIndex = EMPTY,
 ) -> RunResult:
     result = RunResult()
-    cache = _Cache(cache_dir, config, rules) if cache_dir is not None else None
+    cache = _Cache(cache_dir, config, rules, project) if cache_dir is not None else None
     pending: list[tuple[_Job, str | None]] = []
     for real, shown in files:
         try:
@@ -68,7 +71,7 @@ def run(
             result.findings.extend(hit)
             result.cached += 1
             continue
-        pending.append((_Job(source, shown, kind), key))
+        pending.append((_Job(source, shown, kind, project), key))
 
     jobs = jobs or os.cpu_count() or 1
     pending.sort(key=lambda item: -len(item[0].source))  # largest first: no long tail
@@ -84,7 +87,9 @@ def run(
 
 def _check_one(job: _Job, config: Config, rules: Sequence[type[Rule]]) -> FileResult:
     try:
-        return check_source(job.source, job.shown, config, rules, report_unused_noqa=True, kind=job.kind)
+        return check_source(
+            job.source, job.shown, config, rules, report_unused_noqa=True, kind=job.kind, project=job.project
+        )
     except Exception as error:  # a bug outside the per-rule guard: this file's error, not the run's
         import traceback
 
@@ -159,10 +164,13 @@ class _Cache:
     """One JSON file per (content, path, version, rules, configuration), written atomically
     so several idemlint processes (pre-commit runs them in parallel) can share it."""
 
-    def __init__(self, directory: Path, config: Config, rules: Sequence[type[Rule]]) -> None:
+    def __init__(
+        self, directory: Path, config: Config, rules: Sequence[type[Rule]], project: ProjectIndex = EMPTY
+    ) -> None:
         self.directory = directory / __version__
+        # the project index is part of the key: a change to a helper elsewhere re-checks its callers
         self.salt = hashlib.sha256(
-            f"{__version__}\0{','.join(r.code for r in rules)}\0{config.fingerprint()}".encode()
+            f"{__version__}\0{','.join(r.code for r in rules)}\0{config.fingerprint()}\0{project.digest}".encode()
         ).hexdigest()
         try:
             self.directory.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, iter_nodes, keyword, string_value
+from idemlint.analysis.project import EMPTY, SETTER, ProjectIndex
 from idemlint.analysis.retry import always_leaves
 from idemlint.analysis.sql import Predicate, classify, sql_text
 
@@ -113,11 +114,14 @@ class DbWrite:
     instance: str | None = None  # attribute writes: the instance variable
     call: cst.Call | None = None
     values: dict[str, cst.BaseExpression] = field(default_factory=dict)  # column -> the value's expression
+    # a setter that, by every definition in the project, checks the current state first
+    guarded: bool = False
 
 
 class DbAnalysis:
-    def __init__(self, model: ModuleModel, config: Config) -> None:
+    def __init__(self, model: ModuleModel, config: Config, project: ProjectIndex = EMPTY) -> None:
         self.model = model
+        self.project = project
         self.state_columns = STATE_COLUMNS | {c.lower() for c in config.state_columns}
         self.reads: list[DbRead] = []
         self.writes: list[DbWrite] = []
@@ -344,6 +348,8 @@ class DbAnalysis:
             for k in ("commit", "save", "persist", "flush")
         ):
             return False  # `change_fraud_status(..., commit=False)` changes the instance only
+        if keyword(call, "pipeline") is not None or keyword(call, "pipe") is not None:
+            return False  # queued on a transaction the caller executes (and WATCHes): judged there
         column = next(c for c in (*self.state_columns, "status") if method.endswith(c))
         argument = keyword(call, "status") or keyword(call, "state") or keyword(call, "new_status")
         values = [argument.value] if argument else [a.value for a in call.args if a.keyword is None][-1:]
@@ -367,6 +373,7 @@ class DbAnalysis:
                 instance if on_record else None,
                 call=call,
                 values={column: values[0]},
+                guarded=method in self.project.guarded_setters,
             )
         )
         return True
@@ -848,8 +855,7 @@ def _order(model: ModuleModel, scope: cst.CSTNode) -> dict[cst.CSTNode, int]:
     return found  # type: ignore[no-any-return]
 
 
-# `set_status`, `change_status`, `mark_status`, `update_subscription_status`, `set_state`...
-_SETTER = re.compile(r"^(set|change|update|mark)_(\w+_)?(status|state|stage|phase)$")
+_SETTER = SETTER
 _NOT_SETTERS = frozenset({"update_state"})
 _STATE_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_ ]{0,40}$")  # Celery's progress report
 _NOT_RECORDS = re.compile(r"(^|\.)(span|response|resp|request|handler|trace|current_span)$", re.IGNORECASE)

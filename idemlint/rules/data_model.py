@@ -289,6 +289,7 @@ def ship(conn, order_id):
     )
     triggers = (("status", "state", "stage", "phase", "step"), DB_WRITE, (*DATABASE, *RECORDS))
     skips_migrations = True
+    needs_project = True
 
     @classmethod
     def trigger_groups(cls, config: Config) -> tuple[tuple[str, ...], ...]:
@@ -299,8 +300,8 @@ def ship(conn, order_id):
         model, db = ctx.model, ctx.db
         racy = races(model, db)
         for write in db.writes:
-            if id(write) in racy:
-                continue
+            if id(write) in racy or write.guarded:
+                continue  # IDM101 reports it, or the setter checks the current state itself
             for column, (kind, text) in write.sets.items():
                 if not db.is_state_column(column) or kind not in ("literal", "constant"):
                     continue

@@ -1,0 +1,51 @@
+"""The project index: what a helper in another module does decides its callers' findings."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from idemlint.analysis.project import build_index, setter_facts
+from idemlint.cli import cli
+
+PROJECT = Path(__file__).parent / "data" / "project_index"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    copy = tmp_path / "project"
+    shutil.copytree(PROJECT, copy)
+    monkeypatch.chdir(copy)
+    return copy
+
+
+def findings(*args: str) -> list[tuple[str, int, str]]:
+    result = CliRunner().invoke(cli, ["check", "--format", "json", "--exit-zero", *args])
+    assert result.exit_code == 0, result.output
+    return [(f["path"], f["line"], f["code"]) for f in json.loads(result.stdout)]
+
+
+def test_setter_facts_see_guards_and_extensions() -> None:
+    facts = setter_facts((PROJECT / "shop" / "models.py").read_bytes())
+    assert facts == {"set_status": True, "change_status": False}
+    assert build_index([PROJECT / "shop" / "models.py"]).guarded_setters == frozenset({"set_status"})
+
+
+def test_a_guarded_setter_in_another_module_keeps_its_callers_quiet(project: Path) -> None:
+    # `job.set_status("failed")` goes through Job.set_status, which returns when the job is complete
+    assert findings("--no-cache") == [("jobs/tasks.py", 10, "IDM103")]
+
+
+def test_a_one_file_run_sees_the_whole_project(project: Path) -> None:
+    assert findings("--no-cache", "jobs/tasks.py") == findings("--no-cache")
+
+
+def test_editing_the_helper_rechecks_its_callers_on_a_warm_cache(project: Path) -> None:
+    assert findings() == [("jobs/tasks.py", 10, "IDM103")]
+    models = project / "shop" / "models.py"
+    models.write_text(models.read_text().replace("        if self.complete:\n            return\n", ""))
+    assert findings() == [("jobs/tasks.py", 5, "IDM103"), ("jobs/tasks.py", 10, "IDM103")]
