@@ -139,7 +139,7 @@ def check(
     files = found.to_check(config.check_tests)
     skipped = len(found.files) - len(files)
     cache_dir = None if no_cache else default_cache_dir(config.root)
-    project = _project_index(config, rules, found)
+    project = _project_index(config, rules, found, paths)
     outcome = run(files, config, rules, jobs, cache_dir, found.kinds, project)
     errors = [*found.errors, *outcome.errors]
     findings = outcome.findings
@@ -202,7 +202,7 @@ def check(
     sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
 
 
-def _project_index(config: Config, rules: list[type[Rule]], found: Discovery) -> ProjectIndex:
+def _project_index(config: Config, rules: list[type[Rule]], found: Discovery, paths: tuple[str, ...]) -> ProjectIndex:
     """What the project's own helpers do, from every Python file under the project root, so
     a run on a few files (as pre-commit makes it) sees the same helpers as a full run."""
     from idemlint.analysis.project import EMPTY, build_index
@@ -210,7 +210,10 @@ def _project_index(config: Config, rules: list[type[Rule]], found: Discovery) ->
 
     if not any(rule.needs_project for rule in rules):
         return EMPTY
-    everything = discover([str(config.root)], config) if config.root.is_dir() else found
+    from idemlint.paths import resolved
+
+    whole = any(resolved(Path(p)) == resolved(config.root) for p in paths)
+    everything = discover([str(config.root)], config) if config.root.is_dir() and not whole else found
     return build_index(path for path, _shown in [*everything.files, *found.files])
 
 

@@ -143,7 +143,7 @@ def test_path_that_vanishes_during_the_run(tmp_path: Path, monkeypatch: pytest.M
 
     def discover_then_delete(*args, **kwargs):  # type: ignore[no-untyped-def]
         result = real_discover(*args, **kwargs)
-        (tmp_path / "a.py").unlink()
+        (tmp_path / "a.py").unlink(missing_ok=True)
         return result
 
     monkeypatch.setattr(files, "discover", discover_then_delete)

@@ -816,7 +816,7 @@ def _names_in(model: ModuleModel, scope: cst.CSTNode) -> dict[str, list[cst.Name
             if type(node) is cst.Name:
                 found.setdefault(node.value, []).append(node)
         cache[scope] = found
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def _persist_calls(model: ModuleModel, scope: cst.CSTNode) -> list[tuple[int, str, str]]:
@@ -833,7 +833,7 @@ def _persist_calls(model: ModuleModel, scope: cst.CSTNode) -> list[tuple[int, st
                 if method.startswith(("save", "asave")) or method in ("commit", "flush") and _SESSION.search(owner):
                     found.append((position[node], owner, method))
         cache[scope] = found
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def _is_read(model: ModuleModel, name: cst.Name) -> bool:
@@ -852,7 +852,7 @@ def _order(model: ModuleModel, scope: cst.CSTNode) -> dict[cst.CSTNode, int]:
     if found is None:
         found = {node: index for index, node in enumerate(iter_nodes(scope))}
         cache[scope] = found
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 _SETTER = SETTER
@@ -959,7 +959,7 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
     with no re-check in the write itself: IDM101's findings, also used to keep IDM103 quiet."""
     cached = model.__dict__.get("_races")
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     found: dict[int, Race] = {}
     for write in db.writes:
         for read, test in decisions(model, db, write):

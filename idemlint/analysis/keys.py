@@ -225,7 +225,7 @@ class KeySinks:
             # concatenation again) is quadratic on generated files.
             if not isinstance(parent, cst.DictElement) or parent.key is not node:
                 continue
-            key = string_value(node)  # type: ignore[arg-type]
+            key = string_value(node)
             if key is None:
                 continue
             target = self._receiving_call(parent)

@@ -200,7 +200,7 @@ def _syntax_children(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
     order of magnitude cheaper than `node.children`, which re-visits every field."""
     names = _FIELDS.get(type(node))
     if names is None:
-        names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))  # type: ignore[arg-type]
+        names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
     wanted = _SYNTAX_TYPES
     found: list[cst.CSTNode] = []
     for name in names:

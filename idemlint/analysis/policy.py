@@ -25,6 +25,7 @@ from idemlint.analysis.model import (
 )
 from idemlint.analysis.retry import (
     SLEEPS,
+    ClassSetting,
     RetryAnalysis,
     RetryContext,
     _loop_nodes,
@@ -100,6 +101,17 @@ class Verdict:
     fix: FixPlan | None = None
 
 
+class _Setting:
+    """A Celery setting, from the decorator (`autoretry_for=...`) or a base Task class: its
+    value, and the node a finding about it is reported at."""
+
+    __slots__ = ("value", "node")
+
+    def __init__(self, found: cst.Arg | ClassSetting) -> None:
+        self.value: cst.BaseExpression = found.value
+        self.node: cst.CSTNode = found if isinstance(found, cst.Arg) else found.node
+
+
 @dataclass
 class Policy:
     context: RetryContext | None  # None for a urllib3 Retry object
@@ -136,6 +148,7 @@ class PolicyAnalysis:
             self._loop(context, policy)
         elif context.kind == "poll":
             loop = context.node
+            assert isinstance(loop, cst.While)
             nodes = _loop_nodes(loop)
             if not self._poll_bounded(loop, nodes):
                 policy.unbounded.append(Verdict(loop, "the polling loop has no attempt limit and no deadline"))
@@ -319,11 +332,11 @@ class PolicyAnalysis:
     def _celery(self, context: RetryContext, policy: Policy) -> None:
         call = context.config
         model = self.model
-        keywords = task_keywords(model, call)
+        keywords = {name: _Setting(found) for name, found in task_keywords(model, call).items()}
         autoretry = keywords.get("autoretry_for")
         if autoretry is not None and self._is_catch_all(autoretry.value):
             policy.catches_all.append(
-                Verdict(autoretry, "the Celery task retries every exception (autoretry_for=(Exception,))")
+                Verdict(autoretry.node, "the Celery task retries every exception (autoretry_for=(Exception,))")
             )
         if autoretry is not None:
             elements = autoretry.value.elements if isinstance(autoretry.value, (cst.Tuple, cst.List)) else ()
@@ -337,14 +350,16 @@ class PolicyAnalysis:
                     )
         max_retries = keywords.get("max_retries")
         if max_retries is not None and _is_none(max_retries.value):
-            policy.unbounded.append(Verdict(max_retries, "the Celery task retries forever (max_retries=None)"))
+            policy.unbounded.append(Verdict(max_retries.node, "the Celery task retries forever (max_retries=None)"))
         jitter = keywords.get("retry_jitter")
         if "retry_backoff" in keywords and jitter is not None and _is_false(jitter.value):
-            policy.no_jitter.append(Verdict(jitter, "the Celery task turns jitter off (retry_jitter=False)"))
+            policy.no_jitter.append(Verdict(jitter.node, "the Celery task turns jitter off (retry_jitter=False)"))
         delay = keywords.get("default_retry_delay")
         if delay is not None and "retry_backoff" not in keywords:
             policy.no_jitter.append(
-                Verdict(delay, "the Celery task retries after a fixed default_retry_delay with no backoff or jitter")
+                Verdict(
+                    delay.node, "the Celery task retries after a fixed default_retry_delay with no backoff or jitter"
+                )
             )
         assert isinstance(context.node, cst.FunctionDef)
         for node in iter_nodes(context.node.body):
@@ -410,7 +425,7 @@ class PolicyAnalysis:
                 )
         methods = keyword(call, "allowed_methods") or keyword(call, "method_whitelist")
         if methods is not None:
-            texts = {string_value(n) for n in _expr_nodes(methods.value)} - {None}
+            texts = {string_value(n) for n in _expr_nodes(methods.value) if isinstance(n, cst.BaseExpression)} - {None}
             unsafe = sorted(m for m in texts if m and m.upper() in ("POST", "PATCH"))
             if unsafe or _is_none(methods.value) or _is_false(methods.value):
                 what = ", ".join(unsafe) if unsafe else "every method"
@@ -521,7 +536,9 @@ class PolicyAnalysis:
             if isinstance(node, cst.Call) and self.model.call_name(node) in SLEEPS:
                 return True
             if isinstance(node, cst.ExceptHandler) and node.type is not None:
-                caught = " ".join(self.model.qualname(n) or "" for n in _expr_nodes(node.type))
+                caught = " ".join(
+                    self.model.qualname(n) or "" for n in _expr_nodes(node.type) if isinstance(n, cst.BaseExpression)
+                )
                 if _NETWORK_ERRORS.search(caught):
                     return True
         return False
@@ -580,14 +597,14 @@ class PolicyAnalysis:
         if isinstance(parent, cst.Attribute) and parent.value is name:
             # `self.retry_delay`, `task.retry_backoff`: a setting read off an object the caller
             # passed, the same value on every attempt (a jitter-named one is caught above)
-            outer = parent
-            while isinstance(self.model.parents.get(outer), cst.Attribute):
-                outer = self.model.parents[outer]
-            return bool(_RANDOMISH.search(self.model.dotted(outer) or ""))
+            chain: cst.CSTNode = parent
+            while isinstance(self.model.parents.get(chain), cst.Attribute):
+                chain = self.model.parents[chain]
+            return isinstance(chain, cst.Attribute) and bool(_RANDOMISH.search(self.model.dotted(chain) or ""))
         outer: cst.CSTNode = name
         while isinstance(self.model.parents.get(outer), cst.Attribute):
             outer = self.model.parents[outer]
-        if outer is not name and _ATTEMPTS.search((self.model.dotted(outer) or "").rsplit(".", 1)[-1]):
+        if isinstance(outer, cst.Attribute) and _ATTEMPTS.search((self.model.dotted(outer) or "").rsplit(".", 1)[-1]):
             return False  # `self.request.retries`: an attempt counter, not a configured delay
         return any(b.kind == "param" for b in self.model.bindings_of(self.model.scope_of(name), name.value))
 

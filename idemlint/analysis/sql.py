@@ -65,7 +65,7 @@ def _text(model: ModuleModel, expr: cst.BaseExpression, depth: int) -> str | Non
             parts.append(part.value if isinstance(part, cst.FormattedStringText) else "__hole__")
         return "".join(parts)
     if isinstance(expr, cst.ConcatenatedString):
-        left, right = _text(model, expr.left, depth + 1), _text(model, expr.right, depth + 1)  # type: ignore[arg-type]
+        left, right = _text(model, expr.left, depth + 1), _text(model, expr.right, depth + 1)
         return None if left is None or right is None else left + right
     if isinstance(expr, cst.BinaryOperation):
         if isinstance(expr.operator, cst.Modulo):

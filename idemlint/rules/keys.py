@@ -428,7 +428,7 @@ def pass_key_to_helper(
     tight = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
     new_params = params.with_changes(params=[*params.params, cst.Param(name, default=cst.Name("None"), equal=tight)])
     new_call = call.with_changes(args=[*call.args, cst.Arg(name, keyword=name, equal=tight)])
-    code = module.code_for_node(origin)  # type: ignore[arg-type]
+    code = module.code_for_node(origin)
     guarded = f"idempotency_key or {code}"
     return FixPlan(
         (
@@ -453,7 +453,7 @@ class FreshKeyHelpers:
 def fresh_key_helpers(ctx: FileContext) -> FreshKeyHelpers:
     cached = getattr(ctx, "_fresh_key_helpers", None)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     model, retry = ctx.model, ctx.retry
     helpers = FreshKeyHelpers()
     retried = {c.node for c in retry.contexts}
