@@ -527,6 +527,11 @@ class DbAnalysis:
 # -- module-level helpers --------------------------------------------------------------------------
 
 
+def chain_calls(expr: cst.BaseExpression) -> list[cst.Call]:
+    """The calls of a method chain, outermost first (public name for rules)."""
+    return _chain(expr)
+
+
 def _chain(expr: cst.BaseExpression) -> list[cst.Call]:
     """The calls of a method chain, outermost first: `a.filter(x).update(y)` -> [update, filter]."""
     calls = []
@@ -1096,9 +1101,9 @@ def _compared_values(model: ModuleModel, test: cst.BaseExpression, column: str) 
 
 # Calls that change nothing outside the process: logging, builtins, clocks, responses, getters.
 _QUIET_CALLS = re.compile(
-    r"^(print|len|str|int|float|bool|list|dict|set|tuple|min|max|sum|sorted|isinstance|getattr|hasattr|repr|"
-    r"format|round|abs|any|all|_|gettext|gettext_lazy|ugettext|reverse|redirect|render|super|(\w+\.)*emit_\w+|"
-    r"(\w+\.)*(now|utcnow|today|time|monotonic)|warnings\.warn)$"
+    r"^(\w+\.)*(print|len|str|int|float|bool|list|dict|set|tuple|min|max|sum|sorted|isinstance|getattr|hasattr|"
+    r"repr|format|round|abs|any|all|_|gettext|gettext_lazy|ugettext|ugettext_lazy|ngettext|reverse|redirect|render|"
+    r"render_to_response|super|emit_\w+|now|utcnow|today|time|monotonic|warn)$"
 )
 _QUIET_RECEIVERS = re.compile(r"(^|\.)(_?log|_?logger|logging|LOGGER|LOG|messages|stdout|stderr)$")
 _QUIET_METHODS = (
@@ -1171,18 +1176,42 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
 
 
 def effect_after(model: ModuleModel, write: DbWrite) -> bool:
-    """Whether the function calls anything with an outside effect after the write."""
+    """Whether the function calls anything with an outside effect on a path after the write
+    (not in another branch of an `if` that holds it, not past a `return` that follows it)."""
     scope = model.scope_of(write.node)
     position = _order(model, scope)
     end = max((position.get(n, 0) for n in (write.statement, *iter_nodes(write.statement))), default=0)
+    stop = _leaves_after(model, write.statement, position)
+    other_branches = [
+        branch
+        for ancestor in model.ancestors(write.statement)
+        if isinstance(ancestor, cst.If)
+        for branch in ((ancestor.orelse,) if model.is_inside(write.statement, ancestor.body) else (ancestor.body,))
+        if branch is not None
+    ]
     own = {id(write.call)} if write.call is not None else set()
     return any(
         type(node) is cst.Call
-        and position.get(node, 0) > end
+        and end < position.get(node, 0) < stop
         and id(node) not in own
+        and not any(model.is_inside(node, branch) for branch in other_branches)
         and not _quiet_call(model, node, [write])
         for node in iter_nodes(scope)
     )
+
+
+def _leaves_after(model: ModuleModel, statement: cst.CSTNode, position: dict[cst.CSTNode, int]) -> int:
+    """The position of a `return`/`raise` that ends the write's block right after it, or infinity."""
+    line = model.parents.get(statement)
+    block = model.parents.get(line) if line is not None else None
+    body = list(getattr(block, "body", ()))
+    if line in body:
+        for later in body[body.index(line) + 1 :]:
+            if isinstance(later, cst.SimpleStatementLine) and any(
+                isinstance(s, (cst.Return, cst.Raise)) for s in later.body
+            ):
+                return position.get(later, 1 << 60)
+    return 1 << 60
 
 
 def decisions(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Iterator[tuple[DbRead, cst.BaseExpression]]:

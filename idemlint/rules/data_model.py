@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from idemlint.analysis.db import (
     VERSION_COLUMNS,
     DbRead,
+    chain_calls,
     DbWrite,
     decisions,
     effect_after,
@@ -19,6 +20,7 @@ from idemlint.rule import Report, Rule
 from idemlint.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS
 
 if TYPE_CHECKING:
+    from idemlint.analysis.sql import Predicate
     from idemlint.config import Config
     from idemlint.context import FileContext
 
@@ -230,9 +232,8 @@ def mark_paid(conn, order_id):
             conditions = [p for p in write.where if db.is_condition(p)]
             if (
                 conditions
-                and all(p.op in ("lt", "gt") for p in conditions)
-                and set(write.sets) <= {p.column for p in conditions}
                 and not every
+                and _keeps_extreme(ctx, write, conditions)
                 and not effect_after(ctx.model, write)
             ):
                 continue  # `filter(pk=i, created__gt=v).update(created=v)` and nothing else: keeps the min
@@ -241,6 +242,22 @@ def mark_paid(conn, order_id):
                 yield Report(
                     write.statement, f"{_what(write)} is conditional on {what} but its affected-row count is never read"
                 )
+
+
+def _keeps_extreme(ctx: FileContext, write: DbWrite, conditions: list[Predicate]) -> bool:
+    """A min/max update: every condition compares a column with the very value the write
+    sets it to (`created__gt=v` with `created=v`), so zero rows means "already earlier",
+    not "a duplicate". A lease claim (`expires_at__lt=now` setting `now + ttl`) is not one."""
+    if write.call is None or not all(p.op in ("lt", "gt") for p in conditions):
+        return False
+    filters = {
+        arg.keyword.value.lower().split("__")[0]: ctx.module.code_for_node(arg.value)
+        for link in chain_calls(write.call)
+        for arg in link.args
+        if arg.keyword is not None and "__" in arg.keyword.value and link is not write.call
+    }
+    values = {column: ctx.module.code_for_node(value) for column, value in write.values.items()}
+    return all(p.column in values and filters.get(p.column) == values[p.column] for p in conditions)
 
 
 class NonMonotonicTransition(Rule):
