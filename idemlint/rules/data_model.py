@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from idemlint.analysis.db import (
     VERSION_COLUMNS,
     DbRead,
-    chain_calls,
     DbWrite,
+    chain_calls,
     decisions,
     effect_after,
     is_locked,
