@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from idemlint.analysis.project import ProjectIndex
     from idemlint.config import Config
     from idemlint.files import Discovery
+    from idemlint.finding import Finding
     from idemlint.rule import Rule
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -140,7 +141,7 @@ def check(
     skipped = len(found.files) - len(files)
     cache_dir = None if no_cache else default_cache_dir(config.root)
     project = _project_index(config, rules, found, paths)
-    outcome = run(files, config, rules, jobs, cache_dir, found.kinds, project)
+    outcome = run(files, config, rules, jobs, cache_dir, found.kinds, project, found.anchors)
     errors = [*found.errors, *outcome.errors]
     findings = outcome.findings
     diffs: list[str] = []
@@ -153,7 +154,7 @@ def check(
         from idemlint.baseline import write_baseline as save
 
         _writable(write_baseline)
-        save(Path(write_baseline), findings)
+        save(Path(write_baseline), _anchored(findings, found))
         click.echo(f"idemlint: wrote {len(findings)} findings to {write_baseline}", err=True)
         sys.exit(EXIT_ERROR if errors else EXIT_CLEAN)
     stale = 0
@@ -161,7 +162,9 @@ def check(
         from idemlint.baseline import BaselineError, apply_baseline, load_baseline
 
         try:
-            findings, stale = apply_baseline(findings, load_baseline(Path(baseline_file)))
+            new, stale = apply_baseline(_anchored(findings, found), load_baseline(Path(baseline_file)))
+            kept = {(f.path, f.line, f.col, f.code) for f in new}
+            findings = [f for f in findings if (found.anchors.get(f.path, f.path), f.line, f.col, f.code) in kept]
         except BaselineError as error:
             click.echo(f"idemlint: {error}", err=True)
             sys.exit(EXIT_ERROR)
@@ -172,7 +175,14 @@ def check(
             click.echo(f"idemlint: {message}", err=True)
         sys.exit(EXIT_ERROR if errors else EXIT_FINDINGS if diffs and not exit_zero else EXIT_CLEAN)
     coloured = output_file is None and _colour(color)
-    report = get_formatter(output_format)(findings, coloured)
+    if output_format == "sarif":
+        from idemlint.output.sarif import format_sarif
+
+        report = format_sarif(_anchored(findings, found), coloured, root=config.root)
+    elif output_format == "github":
+        report = get_formatter(output_format)(_anchored(findings, found), coloured)
+    else:
+        report = get_formatter(output_format)(findings, coloured)
     _emit(report, output_file, coloured)
     for message in errors:
         click.echo(f"idemlint: {message}", err=True)
@@ -215,6 +225,13 @@ def _project_index(config: Config, rules: list[type[Rule]], found: Discovery, pa
     whole = any(resolved(Path(p)) == resolved(config.root) for p in paths)
     everything = discover([str(config.root)], config) if config.root.is_dir() and not whole else found
     return build_index(path for path, _shown in [*everything.files, *found.files])
+
+
+def _anchored(findings: list[Finding], found: Discovery) -> list[Finding]:
+    """The findings with paths relative to the project root (baselines, SARIF, annotations)."""
+    from dataclasses import replace
+
+    return [replace(f, path=found.anchors.get(f.path, f.path)) for f in findings]
 
 
 def _usage_error(message: str) -> NoReturn:

@@ -29,7 +29,7 @@ from idemlint.finding import Edit, Finding, Fix
 from idemlint.paths import MIGRATION, TEST, kind_of_relative
 from idemlint.registry import PARSE_ERROR, RESERVED, UNUSED_SUPPRESSION, is_enabled
 from idemlint.rule import Rule
-from idemlint.suppression import find_suppressions, is_suppressed, split_lines
+from idemlint.suppression import comment_span, find_suppressions, is_suppressed, split_lines
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -111,14 +111,17 @@ def check_source(
     report_unused_noqa: bool = False,
     kind: str | None = None,
     project: ProjectIndex = EMPTY,
+    anchor: str | None = None,
 ) -> FileResult:
-    """All findings for one file's contents. Never raises for bad input."""
+    """All findings for one file's contents. Never raises for bad input. `anchor` is the
+    path relative to the project root (per-file-ignores and fingerprints use it, so they do
+    not depend on the folder idemlint runs from); `path` is what findings show."""
     try:
         with _time_budget(FILE_TIME_BUDGET):
-            return _check_source(source, path, config, rules, report_unused_noqa, kind, project)
+            return _check_source(source, path, config, rules, report_unused_noqa, kind, project, anchor)
     except _OverBudget:
         message = f"analysis took longer than {FILE_TIME_BUDGET:g} s and was stopped"
-        return _parse_error(path, message, 1, 1, _parse_errors_enabled(config))
+        return _parse_error(path, message, 1, 1, _parse_errors_enabled(config), _HELP_BUDGET)
 
 
 def _parse_errors_enabled(config: Config) -> bool:
@@ -135,15 +138,16 @@ def _check_source(
     report_unused_noqa: bool = False,
     kind: str | None = None,
     project: ProjectIndex = EMPTY,
+    anchor: str | None = None,
 ) -> FileResult:
-    rules = rules_for_path(rules, path, config, kind)
+    rules = rules_for_path(rules, anchor or path, config, kind)
     parse_error_on = _parse_errors_enabled(config)
     try:
         text = decode(source) if isinstance(source, bytes) else source
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
-        return _parse_error(path, f"cannot decode the file: {error}", 1, 1, parse_error_on)
+        return _parse_error(path, f"cannot decode the file: {error}", 1, 1, parse_error_on, _HELP_DECODE)
     if "\x00" in text:
-        return _parse_error(path, "the file contains a NUL byte (binary content?)", 1, 1, parse_error_on)
+        return _parse_error(path, "the file contains a NUL byte (binary content?)", 1, 1, parse_error_on, _HELP_DECODE)
     lowered = text.lower()
     wanted = [rule for rule in rules if rule.wanted(lowered, config)]
     suppressions = find_suppressions(text)
@@ -151,18 +155,25 @@ def _check_source(
         return FileResult(path)
     too_complex = _complexity_problem(text)
     if too_complex is not None:
-        return _parse_error(path, too_complex, 1, 1, parse_error_on)
+        return _parse_error(path, too_complex, 1, 1, parse_error_on, _HELP_LIMIT)
 
     import libcst as cst
 
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        # A file Python accepts hit a libcst limit (thousands of joined strings): say so.
-        what = "valid Python that libcst cannot parse" if _python_accepts(text) else "syntax error"
-        return _parse_error(path, f"{what}: {error.message}", error.raw_line, error.raw_column + 1, parse_error_on)
+        # Python's own message and position when Python rejects the file; a file Python
+        # accepts hit a libcst limit (thousands of joined strings): say so.
+        rejected = _python_rejects(text)
+        if rejected is not None:
+            message, line, col = rejected
+            return _parse_error(path, f"syntax error: {message}", line, col, parse_error_on, _HELP_SYNTAX)
+        what = "valid Python that libcst cannot parse"
+        return _parse_error(
+            path, f"{what}: {error.message}", error.raw_line, error.raw_column + 1, parse_error_on, _HELP_LIMIT
+        )
     except (RecursionError, MemoryError):
-        return _parse_error(path, "too deeply nested to analyse", 1, 1, parse_error_on)
+        return _parse_error(path, "too deeply nested to analyse", 1, 1, parse_error_on, _HELP_LIMIT)
     except Exception as error:  # libcst raises a few other types on odd input
         return _parse_error(path, f"cannot parse: {type(error).__name__}: {error}", 1, 1, parse_error_on)
 
@@ -173,7 +184,7 @@ def _check_source(
     try:
         ctx = FileContext(path, text, module, config, project)
     except RecursionError:
-        return _parse_error(path, "too deeply nested to analyse", 1, 1, parse_error_on)
+        return _parse_error(path, "too deeply nested to analyse", 1, 1, parse_error_on, _HELP_LIMIT)
     for rule in wanted:
         try:
             reports.extend((rule, report) for report in rule().check(ctx))
@@ -189,7 +200,7 @@ def _check_source(
         try:
             positions = _positions(module)
         except RecursionError:
-            return _parse_error(path, "too deeply nested to locate findings", 1, 1, parse_error_on)
+            return _parse_error(path, "too deeply nested to locate findings", 1, 1, parse_error_on, _HELP_LIMIT)
         lines = split_lines(text)
         starts: list[int] = []  # line offsets, computed once per file (per fix, it was quadratic)
         for rule, report in reports:
@@ -217,14 +228,17 @@ def _check_source(
                     severity=rule.severity,
                     confidence=report.confidence or rule.confidence,
                     fingerprint=fingerprint(
-                        rule.code, path, lines[line - 1] if line <= len(lines) else "", _function_name(ctx, report.node)
+                        rule.code,
+                        anchor or path,
+                        lines[line - 1] if line <= len(lines) else "",
+                        _function_name(ctx, report.node),
                     ),
                 )
             )
     findings = _dedupe(findings)
     kept = [f for f in findings if not is_suppressed(suppressions, f.line, f.code)]
     if report_unused_noqa and is_enabled(UNUSED_SUPPRESSION, config.select, config.ignore):
-        kept.extend(_unused_suppressions(path, suppressions, findings, rules, config))
+        kept.extend(_unused_suppressions(path, suppressions, findings, rules, config, split_lines(text)))
     return FileResult(path, tuple(sorted(kept)), tuple(errors))
 
 
@@ -245,16 +259,6 @@ def decode(source: bytes) -> str:
     encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
     text = source.decode(encoding)
     return text[1:] if text.startswith("\ufeff") else text
-
-
-def _python_accepts(text: str) -> bool:
-    import ast
-
-    try:
-        ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
 
 
 def _complexity_problem(text: str) -> str | None:
@@ -285,7 +289,32 @@ def _complexity_problem(text: str) -> str | None:
     return None
 
 
-def _parse_error(path: str, message: str, line: int, col: int, enabled: bool) -> FileResult:
+_HELP_SYNTAX = "Fix the syntax error so Python can parse the file; idemlint checked nothing else in it."
+_HELP_DECODE = "Save the file as text in its declared encoding (UTF-8 by default); idemlint checked nothing else in it."
+_HELP_LIMIT = (
+    "The file is valid Python but beyond what idemlint analyses (size, nesting or a very long expression); "
+    "split it, or exclude it if it is generated."
+)
+_HELP_BUDGET = (
+    "Analysis passed the per-file time budget; please report the file to idemlint. Exclude it meanwhile "
+    "(`extend-exclude`)."
+)
+
+
+def _python_rejects(text: str) -> tuple[str, int, int] | None:
+    """Python's own syntax error (message, line, column) for `text`, or None if it compiles."""
+    try:
+        compile(text, "<file>", "exec", dont_inherit=True)
+    except SyntaxError as error:
+        return error.msg, error.lineno or 1, error.offset or 1
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return None
+
+
+def _parse_error(
+    path: str, message: str, line: int, col: int, enabled: bool, suggestion: str = _HELP_SYNTAX
+) -> FileResult:
     if not enabled:
         return FileResult(path)
     name, summary = RESERVED[PARSE_ERROR]
@@ -298,7 +327,7 @@ def _parse_error(path: str, message: str, line: int, col: int, enabled: bool) ->
         end_col=max(col, 1),
         name=name,
         message=message,
-        suggestion="Fix the file so Python can parse it; idemlint checked nothing else in it.",
+        suggestion=suggestion,
     )
     return FileResult(path, (finding,))
 
@@ -465,8 +494,10 @@ def _unused_suppressions(
     findings: list[Finding],
     rules: Sequence[type[Rule]],
     config: Config,
+    lines: list[str],
 ) -> list[Finding]:
-    """`# noqa: IDM...` codes that matched no finding on their line, for rules that ran."""
+    """`# noqa: IDM...` codes that matched no finding on their line, for rules that ran,
+    reported at the comment."""
     active = {rule.code for rule in rules}
     out = []
     for line, codes in sorted(suppressions.items()):
@@ -478,14 +509,15 @@ def _unused_suppressions(
         )
         if unused:
             name, _ = RESERVED[UNUSED_SUPPRESSION]
+            start, end = comment_span(lines[line - 1] if line <= len(lines) else "")
             out.append(
                 Finding(
                     path=path,
                     line=line,
-                    col=1,
+                    col=start,
                     code=UNUSED_SUPPRESSION,
                     end_line=line,
-                    end_col=1,
+                    end_col=end,
                     name=name,
                     message=f"unused suppression of {', '.join(unused)}: nothing is reported here",
                     suggestion="Remove the code from the noqa comment (or the comment).",

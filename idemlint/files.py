@@ -19,6 +19,9 @@ class Discovery:
     # Path as shown -> test, migration or "" (source), judged from the project root. A file
     # named on the command line is checked as source whatever its name, as ruff and flake8 do.
     kinds: dict[str, str] = field(default_factory=dict)
+    # Path as shown -> path relative to the project root: what baselines, per-file-ignores,
+    # fingerprints and SARIF/GitHub locations use, whatever folder idemlint runs from.
+    anchors: dict[str, str] = field(default_factory=dict)
 
     def skipped_tests(self, check_tests: bool) -> list[tuple[Path, str]]:
         return [] if check_tests else [f for f in self.files if self.kinds.get(f[1]) == TEST]
@@ -65,6 +68,7 @@ def discover(
             shown = display_path(path, cwd)
             found.files.append((path, shown))
             found.kinds[shown] = SOURCE if explicit else kinds.kind(path)
+            found.anchors[shown] = kinds.relative(path) or shown
 
     for given in paths:
         path = Path(given)

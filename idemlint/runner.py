@@ -44,6 +44,7 @@ class _Job:
     shown: str
     kind: str | None = None  # test, migration or source; None: judged from `shown`
     project: ProjectIndex = EMPTY
+    anchor: str | None = None  # the path relative to the project root
 
 
 def run(
@@ -54,6 +55,7 @@ def run(
     cache_dir: Path | None = None,
     kinds: Mapping[str, str] | None = None,
     project: ProjectIndex = EMPTY,
+    anchors: Mapping[str, str] | None = None,
 ) -> RunResult:
     result = RunResult()
     cache = _Cache(cache_dir, config, rules, project) if cache_dir is not None else None
@@ -65,13 +67,14 @@ def run(
             result.errors.append(f"{shown}: cannot read: {error.strerror or error}")
             continue
         kind = kinds.get(shown) if kinds is not None else None
-        key = cache.key(source, f"{shown}\0{kind}") if cache else None
+        anchor = anchors.get(shown) if anchors is not None else None
+        key = cache.key(source, f"{shown}\0{kind}\0{anchor}") if cache else None
         hit = cache.get(key) if cache and key else None
         if hit is not None:
             result.findings.extend(hit)
             result.cached += 1
             continue
-        pending.append((_Job(source, shown, kind, project), key))
+        pending.append((_Job(source, shown, kind, project, anchor), key))
 
     jobs = jobs or os.cpu_count() or 1
     pending.sort(key=lambda item: -len(item[0].source))  # largest first: no long tail
@@ -88,7 +91,14 @@ def run(
 def _check_one(job: _Job, config: Config, rules: Sequence[type[Rule]]) -> FileResult:
     try:
         return check_source(
-            job.source, job.shown, config, rules, report_unused_noqa=True, kind=job.kind, project=job.project
+            job.source,
+            job.shown,
+            config,
+            rules,
+            report_unused_noqa=True,
+            kind=job.kind,
+            project=job.project,
+            anchor=job.anchor,
         )
     except Exception as error:  # a bug outside the per-rule guard: this file's error, not the run's
         import traceback

@@ -39,6 +39,15 @@ def find_suppressions(source: str) -> Suppressions:
     return found
 
 
+def comment_span(line: str) -> tuple[int, int]:
+    """1-based start and end columns of the suppression comment on a line ((1, 1) if none)."""
+    for pattern in (_NOQA, _IDEMLINT_IGNORE):
+        match = pattern.search(line)
+        if match is not None:
+            return match.start() + 1, match.end() + 1
+    return 1, 1
+
+
 def is_suppressed(suppressions: Suppressions, line: int, code: str) -> bool:
     if line not in suppressions:
         return False

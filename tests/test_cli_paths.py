@@ -213,3 +213,32 @@ def test_a_config_typo_gets_a_suggestion(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.chdir(tmp_path)
     code, _, err = run("check", "--no-cache")
     assert code == 2 and "did you mean 'state-columns'?" in err and len(err.strip().splitlines()) == 1
+
+
+def test_results_do_not_depend_on_the_folder_idemlint_runs_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "work" / "tests" / "proj"
+    (root / "app").mkdir(parents=True)
+    (root / "legacy").mkdir()
+    (root / "pyproject.toml").write_text('[tool.idemlint]\nper-file-ignores = { "legacy/*" = ["IDM001"] }\n')
+    (root / "app" / "pay.py").write_text(BUGGY)
+    (root / "legacy" / "old.py").write_text(BUGGY)
+
+    def sarif(*args: str) -> tuple[list[str], str]:
+        code, out, err = run("check", "--no-cache", "--format", "sarif", *args)
+        log = json.loads(out)["runs"][0]
+        uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["results"]]
+        return uris, log["originalUriBaseIds"]["%SRCROOT%"]["uri"]
+
+    monkeypatch.chdir(root)
+    at_root = sarif()
+    assert at_root == (["app/pay.py"], root.resolve().as_uri() + "/")
+    assert run("check", "--no-cache", "--write-baseline", "baseline.json")[0] == 0
+    monkeypatch.chdir(root / "app")
+    assert sarif("..") == at_root  # per-file-ignores and URIs anchored to the root
+    assert sarif(str(root / "legacy")) == ([], at_root[1])
+    code, out, _ = run("check", "--no-cache", "--baseline", "../baseline.json", "..")
+    assert code == 0 and "Found 0 findings" in out  # the baseline written at the root matches here
+    monkeypatch.chdir(tmp_path)
+    assert sarif("work/tests/proj") == at_root

@@ -38,6 +38,7 @@ def charge(order):
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / ".git").mkdir()  # a repository: its root anchors SARIF and annotation paths
     (tmp_path / "svc").mkdir()
     (tmp_path / "svc" / "pay.py").write_text(BUGGY)
     monkeypatch.chdir(tmp_path)

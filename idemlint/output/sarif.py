@@ -98,7 +98,8 @@ def _location(finding: Finding) -> dict[str, object]:
     }
 
 
-def format_sarif(findings: Sequence[Finding], color: bool) -> str:
+def format_sarif(findings: Sequence[Finding], color: bool, root: Path | None = None) -> str:
+    """`root`: the folder relative paths start from (the project root); default the cwd."""
     rules = _rules()
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     results = []
@@ -121,7 +122,7 @@ def format_sarif(findings: Sequence[Finding], color: bool) -> str:
                 "tool": {
                     "driver": {"name": "idemlint", "version": __version__, "informationUri": DOCS_URL, "rules": rules}
                 },
-                "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": (root or Path.cwd()).resolve().as_uri() + "/"}},
                 "results": results,
             }
         ],

@@ -122,6 +122,7 @@ def on_payment_succeeded(event):
                     write.node,
                     f"{_what(write)} is decided by {read.instance}.{columns} ({_RECORD_ORIGINS[read.record]}), "
                     "tested on line $test on the in-memory instance without a lock, and the write does not re-check it",
+                    suggestion=_condition_hint(ctx, write, "'created'"),
                     lines=(("test", race.test),),
                     confidence=_record_confidence(read),
                 )
@@ -132,12 +133,14 @@ def on_payment_succeeded(event):
                     f"{_what(write)} writes rows chosen by {columns} on line $read without a lock, and its filter "
                     f"does not re-check {columns}: a row that changed meanwhile, or one an overlapping run took, is "
                     "written again",
+                    suggestion=_condition_hint(ctx, write, "'created'"),
                     lines=(("read", read.call),),
                 )
                 continue
             yield Report(
                 write.node,
                 f"{_what(write)} is decided by {columns} read on line $read without a lock, and the write does not re-check it",
+                suggestion=_condition_hint(ctx, write, "'created'"),
                 lines=(("read", read.call),),
             )
 
@@ -205,6 +208,7 @@ def mark_paid(conn, order_id):
     cur = conn.cursor()
     cur.execute("UPDATE orders SET status = 'paid' WHERE id = %s AND status = 'pending'", (order_id,))
     if cur.rowcount == 0:
+        conn.rollback()
         return False  # duplicate delivery: already paid
     conn.commit()
     return True
@@ -238,10 +242,52 @@ def mark_paid(conn, order_id):
             ):
                 continue  # `filter(pk=i, created__gt=v).update(created=v)` and nothing else: keeps the min
             if db.is_guarded_write(write) or every:
-                what = ", ".join(sorted({p.column for p in conditions})) or "its WHERE"
-                yield Report(
-                    write.statement, f"{_what(write)} is conditional on {what} but its affected-row count is never read"
-                )
+                if conditions:
+                    what = ", ".join(sorted({p.column for p in conditions}))
+                    message = f"{_what(write)} is conditional on {what} but its affected-row count is never read"
+                else:
+                    message = (
+                        f"{_what(write)} writes without reading its affected-row count "
+                        "(`all-updates-need-count` asks for it on every update)"
+                    )
+                yield Report(write.statement, message, suggestion=_count_hint(ctx, write))
+
+
+def _placeholder(ctx: FileContext, write: DbWrite) -> str:
+    """The SQL parameter style the write itself uses: `?` (sqlite3), `$1` (asyncpg), `%s`."""
+    if write.kind != "sql" or write.call is None:
+        return "%s"
+    text = ctx.module.code_for_node(write.call)
+    return "?" if "?" in text else "$1" if "$1" in text else ":id" if ":id" in text else "%s"
+
+
+def _count_hint(ctx: FileContext, write: DbWrite) -> str:
+    if write.kind == "django":
+        return "Branch on the count: `if not Order.objects.filter(...).update(...): return  # duplicate`."
+    if write.kind == "sqlalchemy":
+        return "Branch on the count: `if session.execute(update(...)...).rowcount == 0: return  # duplicate`."
+    if "$1" == _placeholder(ctx, write):
+        return "Branch on the status: `if await conn.execute(...) == 'UPDATE 0': return  # duplicate`."
+    return "Branch on the count: `if cur.rowcount == 0: return  # duplicate` (roll back first if nothing else ran)."
+
+
+def _condition_hint(ctx: FileContext, write: DbWrite, states: str) -> str:
+    """Where the precondition goes, in the write's own library."""
+    if write.kind in ("django", "attribute", "setter", "service"):
+        return (
+            f"Put the precondition in the write and branch on its count: `Model.objects.filter(pk=pk, "
+            f"status__in=[{states}]).update(status=...)`; or `select_for_update()` the read in `transaction.atomic()`."
+        )
+    if write.kind == "sqlalchemy":
+        return (
+            f"Put the precondition in the write and branch on `.rowcount`: `update(Model).where(Model.id == id_, "
+            f"Model.status.in_([{states}])).values(status=...)`; or `with_for_update()` on the read."
+        )
+    mark = _placeholder(ctx, write)
+    return (
+        f"Put the precondition in the write and branch on its row count: `UPDATE ... SET status = ... WHERE id = {mark} "
+        f"AND status IN ({states})`; or lock the row for the read (`SELECT ... FOR UPDATE`)."
+    )
 
 
 def _keeps_extreme(ctx: FileContext, write: DbWrite, conditions: list[Predicate]) -> bool:
@@ -293,6 +339,7 @@ def ship(conn, order_id):
     cur = conn.cursor()
     cur.execute("UPDATE orders SET status = 'shipped' WHERE id = %s AND status = 'packed'", (order_id,))
     if cur.rowcount == 0:
+        conn.rollback()
         return  # duplicate or out of order: the order is not packed
     conn.commit()
 """
@@ -337,6 +384,7 @@ def ship(conn, order_id):
                     write.statement,
                     f"{_what(write)} sets {column} to {text if kind == 'constant' else repr(text)} with no "
                     "precondition on its current value",
+                    suggestion=_condition_hint(ctx, write, "<the allowed predecessors>"),
                     confidence=_record_confidence(read),
                 )
                 break

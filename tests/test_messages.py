@@ -1,0 +1,65 @@
+"""What users read: positions, per-cause help and per-library advice."""
+
+from __future__ import annotations
+
+from conftest import lint
+from idemlint.config import Config
+
+
+def test_a_syntax_error_is_reported_where_python_reports_it() -> None:
+    source = "import uuid\nfrom tenacity import retry\n\n\ndef f(:\n    pass\n"
+    (finding,) = lint(source).findings
+    try:
+        compile(source, "f.py", "exec")
+    except SyntaxError as error:
+        expected = (error.lineno, error.offset, error.msg)
+    assert (finding.code, finding.line, finding.col) == ("IDM900", expected[0], expected[1])
+    assert finding.message == f"syntax error: {expected[2]}"
+    assert finding.suggestion.startswith("Fix the syntax error")
+
+
+def test_a_file_too_complex_gets_its_own_help() -> None:
+    source = "import uuid\nfrom tenacity import retry\nx = " + "(" * 150 + "1" + ")" * 150 + "\n"
+    (finding,) = lint(source).findings
+    assert finding.code == "IDM900" and "beyond what idemlint analyses" in finding.suggestion
+
+
+def test_an_unused_suppression_is_reported_at_its_comment() -> None:
+    source = "import uuid\n\nkey = uuid.uuid4()  # noqa: IDM001\n"
+    (finding,) = lint(source, unused_noqa=True).findings
+    assert (finding.code, finding.line, finding.col, finding.end_col) == ("IDM800", 3, 21, 35)
+
+
+SQLITE = """\
+import sqlite3
+
+
+def ship(conn: sqlite3.Connection, order_id: int) -> None:
+    conn.execute("UPDATE orders SET status = 'shipped' WHERE id = ?", (order_id,))
+    conn.commit()
+"""
+
+DJANGO = """\
+from shop.models import Order
+
+
+def ship(order_id):
+    Order.objects.filter(pk=order_id).update(status="shipped")
+"""
+
+
+def test_advice_uses_the_write_s_own_library_and_placeholder() -> None:
+    (sqlite,) = lint(SQLITE).findings
+    assert sqlite.code == "IDM103" and "WHERE id = ? AND status IN" in sqlite.suggestion
+    (django,) = lint(DJANGO).findings
+    assert django.code == "IDM103" and "Model.objects.filter(pk=pk, status__in=" in django.suggestion
+    assert "%s" not in sqlite.suggestion + django.suggestion
+
+
+def test_all_updates_need_count_does_not_call_an_unconditional_update_conditional() -> None:
+    source = DJANGO.replace('status="shipped"', 'note="seen"')
+    config = Config(all_updates_need_count=True)
+    (finding,) = lint(source, config=config).findings
+    assert finding.code == "IDM102"
+    assert "conditional" not in finding.message and "all-updates-need-count" in finding.message
+    assert "if not Order.objects.filter(...).update(...)" in finding.suggestion
