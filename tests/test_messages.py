@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import lint
 from idemlint.config import Config
+
+from conftest import lint
 
 
 def test_a_syntax_error_is_reported_where_python_reports_it() -> None:
