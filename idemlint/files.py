@@ -79,7 +79,9 @@ def discover(
             continue
         if absolute.is_file():
             if not (force_exclude and excluded(absolute)):
-                add(absolute, explicit=True)
+                # named files are checked whatever their name, unless excludes apply to them too
+                # (`--force-exclude`, as the pre-commit hooks pass): then test files are skipped too
+                add(absolute, explicit=not force_exclude)
             continue
         ignores = _GitIgnores(absolute if respect_gitignore else None)
         for directory, dirnames, filenames in os.walk(

@@ -242,3 +242,9 @@ def test_results_do_not_depend_on_the_folder_idemlint_runs_from(
     assert code == 0 and "Found 0 findings" in out  # the baseline written at the root matches here
     monkeypatch.chdir(tmp_path)
     assert sarif("work/tests/proj") == at_root
+
+
+def test_force_exclude_applies_the_test_policy_to_named_files(nested: Path) -> None:
+    named = "work/tests/proj/tests/test_pay.py"
+    assert findings_of(named) == [(named, 8, "IDM001")]
+    assert findings_of("--force-exclude", named) == []
