@@ -154,7 +154,10 @@ def check(
         from idemlint.baseline import write_baseline as save
 
         _writable(write_baseline)
-        save(Path(write_baseline), _anchored(findings, found))
+        try:
+            save(Path(write_baseline), _anchored(findings, found))
+        except OSError as error:
+            _usage_error(f"{write_baseline}: cannot write: {(error.strerror or str(error)).lower()}")
         click.echo(f"idemlint: wrote {len(findings)} findings to {write_baseline}", err=True)
         sys.exit(EXIT_ERROR if errors else EXIT_CLEAN)
     stale = 0
@@ -270,7 +273,7 @@ def _emit(report: str, output_file: str | None, coloured: bool = False) -> None:
     try:
         Path(output_file).write_text(report, encoding="utf-8")
     except OSError as error:
-        _usage_error(f"{output_file}: cannot write: {error.strerror or error}")
+        _usage_error(f"{output_file}: cannot write: {(error.strerror or str(error)).lower()}")
 
 
 def _colour(choice: str) -> bool:

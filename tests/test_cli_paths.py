@@ -248,3 +248,38 @@ def test_force_exclude_applies_the_test_policy_to_named_files(nested: Path) -> N
     named = "work/tests/proj/tests/test_pay.py"
     assert findings_of(named) == [(named, 8, "IDM001")]
     assert findings_of("--force-exclude", named) == []
+
+
+PATH_OPTIONS = [
+    ("check", None),
+    ("check", "--output"),
+    ("check", "--config"),
+    ("check", "--write-baseline"),
+    ("check", "--baseline"),
+    ("audit", None),
+    ("audit", "--output"),
+    ("audit", "--config"),
+]
+BAD_PATHS = ["missing.py", "nodir/missing.txt", "folder", "loop", "file.txt/below"]
+
+
+@pytest.mark.parametrize(("command", "option"), PATH_OPTIONS, ids=lambda v: str(v))
+@pytest.mark.parametrize("bad", BAD_PATHS)
+def test_every_path_option_with_a_bad_path_gives_one_line_never_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, option: str | None, bad: str
+) -> None:
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "file.txt").write_text("")
+    (tmp_path / "pay.py").write_text(BUGGY)
+    monkeypatch.chdir(tmp_path)
+    args = [command, bad] if option is None else [command, option, bad, "pay.py"]
+    if command == "check":
+        args.append("--no-cache")
+    result = CliRunner().invoke(cli, args)
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    assert result.exit_code in (0, 1, 2)
+    if result.exit_code == 2:
+        errors = [line for line in result.stderr.splitlines() if line.startswith(("idemlint: ", "Error: "))]
+        assert errors, result.stderr
