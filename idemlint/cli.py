@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from idemlint import __version__
+from idemlint.output import FORMATS as REPORT_FORMATS
 
 if TYPE_CHECKING:
     from idemlint.analysis.project import ProjectIndex
@@ -38,14 +39,20 @@ def cli() -> None:
 
 @cli.command(short_help="Check PATHS for idempotency and retry bugs.")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--select", help="Comma-separated codes or prefixes to enable (e.g. IDM0,IDM101).")
-@click.option("--ignore", help="Comma-separated codes or prefixes to disable.")
 @click.option(
+    "--select", help="Codes or prefixes to enable, comma-separated (replaces the configured selection): IDM0,IDM101."
+)
+@click.option("--ignore", help="Codes or prefixes to disable, comma-separated.")
+@click.option("--extend-select", help="Codes or prefixes to enable on top of the selection.")
+@click.option("--extend-ignore", help="Codes or prefixes to disable on top of the ignores.")
+@click.option(
+    "--output-format",
     "--format",
     "output_format",
-    type=click.Choice(["text", "json", "sarif", "github"]),
+    type=click.Choice(REPORT_FORMATS),
     default="text",
     show_default=True,
+    help="Report format (`--format` is an alias).",
 )
 @click.option("--output", "output_file", type=click.Path(), help="Write the report to this file.")
 @click.option(
@@ -67,7 +74,21 @@ def cli() -> None:
 @click.option(
     "--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; write nothing (exit 1 if any)."
 )
-@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: the number of CPUs).")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), help="Worker processes (default and 0: one per CPU).")
+@click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
+@click.option(
+    "--stdin-filename",
+    help="With PATH `-`: check standard input as if it were this file (config, per-file-ignores, test skips).",
+)
+@click.option(
+    "--show-settings", is_flag=True, help="Print the configuration in force and where it came from; check nothing."
+)
+@click.option(
+    "--show-files", is_flag=True, help="Print the files that would be checked and those skipped; check nothing."
+)
+@click.option(
+    "--exit-non-zero-on-fix", is_flag=True, help="With --fix: exit 1 if anything was fixed, even when nothing is left."
+)
 @click.option(
     "--no-cache",
     is_flag=True,
@@ -93,6 +114,8 @@ def check(
     paths: tuple[str, ...],
     select: str | None,
     ignore: str | None,
+    extend_select: str | None,
+    extend_ignore: str | None,
     output_format: str,
     output_file: str | None,
     color: str,
@@ -105,6 +128,11 @@ def check(
     unsafe_fixes: bool,
     show_diff: bool,
     jobs: int | None,
+    isolated: bool,
+    stdin_filename: str | None,
+    show_settings: bool,
+    show_files: bool,
+    exit_non_zero_on_fix: bool,
     no_cache: bool,
     min_confidence: str,
     write_baseline: str | None,
@@ -116,27 +144,48 @@ def check(
     from idemlint.registry import enabled_rules, validate_codes
     from idemlint.runner import default_cache_dir, run
 
+    if paths == ("-",):
+        _check_stdin(stdin_filename, config_file, isolated, select, ignore, output_format, apply_fixes, unsafe_fixes)
+    if "-" in paths or stdin_filename:
+        _usage_error("standard input is checked alone: `idemlint check - --stdin-filename PATH`")
     paths = paths or (".",)
-    config = _load_config(paths, config_file)
+    config = _load_config(paths, None if isolated else config_file, isolated)
     cli_select, cli_ignore = _codes(select), _codes(ignore)
+    cli_extend_select, cli_extend_ignore = _codes(extend_select), _codes(extend_ignore)
     if cli_select == ():
         _usage_error('--select "": name at least one code or prefix (or leave --select out to select all)')
     if unsafe_fixes and not (apply_fixes or show_diff):
         _usage_error("--unsafe-fixes only works with --fix or --diff")
     if show_diff and (output_file or output_format != "text"):
         _usage_error("--diff prints a unified diff to standard output; it takes no --output or --format")
-    for option, codes in (("--select", cli_select), ("--ignore", cli_ignore)):
+    for option, codes in (
+        ("--select", cli_select),
+        ("--ignore", cli_ignore),
+        ("--extend-select", cli_extend_select),
+        ("--extend-ignore", cli_extend_ignore),
+    ):
         bad = validate_codes(codes or ())
         if bad:
-            click.echo(f"idemlint: {option}: unknown rule code or prefix {', '.join(bad)}", err=True)
-            sys.exit(EXIT_ERROR)
-    # As in ruff, the command line's --select replaces the configured selection, ignores included.
+            _usage_error(f"{option}: unknown rule code or prefix {', '.join(bad)}")
+    # As in ruff, the command line's --select replaces the configured selection (its ignores and
+    # extensions included); --extend-select and --extend-ignore add to whatever is in force.
+    replaced = cli_select is not None
     config = config.with_overrides(
-        select=cli_select, ignore=cli_ignore if cli_ignore is not None or cli_select is None else ()
+        select=cli_select,
+        ignore=cli_ignore if cli_ignore is not None or not replaced else (),
+        extend_select=(*(() if replaced else config.extend_select), *(cli_extend_select or ())),
+        extend_ignore=(*(() if replaced else config.extend_ignore), *(cli_extend_ignore or ())),
     )
-    rules = enabled_rules(config.select, config.ignore)
+    rules = enabled_rules(config.selected, config.ignored)
+    jobs = jobs or None  # 0: one per CPU
 
     found = discover(list(paths), config, force_exclude)
+    if show_settings:
+        _print_settings(config, rules)
+        sys.exit(EXIT_CLEAN)
+    if show_files:
+        _print_files(found, config)
+        sys.exit(EXIT_ERROR if found.errors else EXIT_CLEAN)
     files = found.to_check(config.check_tests)
     skipped = len(found.files) - len(files)
     cache_dir = None if no_cache else default_cache_dir(config.root)
@@ -146,8 +195,10 @@ def check(
     findings = outcome.findings
     diffs: list[str] = []
     if apply_fixes or show_diff:
-        findings, diffs, fix_errors = _fix(files, findings, config, rules, unsafe_fixes, write=not show_diff)
+        findings, diffs, fix_errors, fixed = _fix(files, findings, config, rules, unsafe_fixes, write=not show_diff)
         errors.extend(fix_errors)
+    else:
+        fixed = 0
     rank = {"low": 0, "medium": 1, "high": 2}
     findings = [f for f in findings if rank.get(f.confidence, 2) >= rank[min_confidence]]
     if write_baseline:
@@ -182,7 +233,8 @@ def check(
         from idemlint.output.sarif import format_sarif
 
         report = format_sarif(_anchored(findings, found), coloured, root=config.root)
-    elif output_format == "github":
+    elif output_format in ("github", "gitlab", "junit"):
+        # CI systems read paths from the repository root, whatever folder idemlint ran from
         report = get_formatter(output_format)(_anchored(findings, found), coloured)
     else:
         report = get_formatter(output_format)(findings, coloured)
@@ -212,6 +264,8 @@ def check(
             click.echo("idemlint: no Python files found under the given paths", err=True)
     if errors:
         sys.exit(EXIT_ERROR)
+    if exit_non_zero_on_fix and fixed:
+        sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
 
 
@@ -242,17 +296,85 @@ def _usage_error(message: str) -> NoReturn:
     sys.exit(EXIT_ERROR)
 
 
-def _load_config(paths: tuple[str, ...], config_file: str | None) -> Config:
+def _load_config(paths: tuple[str, ...], config_file: str | None, isolated: bool = False) -> Config:
     """The configuration in force, anchored to the project root (see idemlint.paths)."""
     from idemlint.config import ConfigError, find_pyproject, load_config
     from idemlint.paths import project_root
 
     try:
-        pyproject = Path(config_file) if config_file else find_pyproject(Path(paths[0]))
+        pyproject = Path(config_file) if config_file else None if isolated else find_pyproject(Path(paths[0]))
         config = load_config(pyproject)
     except ConfigError as error:
         _usage_error(str(error))
-    return config.with_overrides(root=project_root(paths, pyproject))
+    return config.with_overrides(root=project_root(paths, pyproject), source=str(pyproject) if pyproject else "")
+
+
+def _check_stdin(
+    filename: str | None,
+    config_file: str | None,
+    isolated: bool,
+    select: str | None,
+    ignore: str | None,
+    output_format: str,
+    apply_fixes: bool,
+    unsafe_fixes: bool,
+) -> NoReturn:
+    """`idemlint check - --stdin-filename app/pay.py`: the buffer, judged as that file would be
+    (its configuration, per-file-ignores and test status); with --fix, the fixed text on stdout."""
+    from idemlint.engine import check_source, decode
+    from idemlint.fixes import fix_source
+    from idemlint.output import get_formatter
+    from idemlint.paths import PathKinds
+    from idemlint.registry import enabled_rules
+
+    shown = filename or "stdin.py"
+    config = _load_config((shown,), config_file, isolated)
+    config = config.with_overrides(select=_codes(select), ignore=_codes(ignore))
+    rules = enabled_rules(config.selected, config.ignored)
+    kinds = PathKinds(config.root)
+    anchor = kinds.relative(Path(shown).absolute()) or shown
+    kind = kinds.kind(Path(shown).absolute())
+    source = sys.stdin.buffer.read()
+    if apply_fixes:
+        text = decode(source)
+        outcome = fix_source(text, shown, config, rules, unsafe_fixes)
+        sys.stdout.write(outcome.text)
+        sys.exit(EXIT_FINDINGS if outcome.findings else EXIT_CLEAN)
+    result = check_source(source, shown, config, rules, report_unused_noqa=True, kind=kind, anchor=anchor)
+    click.echo(get_formatter(output_format)(list(result.findings), False), nl=False)
+    for message in result.errors:
+        click.echo(f"idemlint: {message}", err=True)
+    sys.exit(EXIT_ERROR if result.errors else EXIT_FINDINGS if result.findings else EXIT_CLEAN)
+
+
+def _print_settings(config: Config, rules: list[type[Rule]]) -> None:
+    """`--show-settings`: every option in force, its value, and the file it came from."""
+    from dataclasses import fields
+
+    click.echo(f"configuration: {config.source or '(none: defaults)'}")
+    click.echo(f"project root:  {config.root}")
+    for item in fields(config):
+        if item.name in ("root", "source"):
+            continue
+        value = getattr(config, item.name)
+        shown = (
+            ", ".join(map(str, value))
+            if isinstance(value, tuple) and value and not isinstance(value[0], tuple)
+            else value
+        )
+        click.echo(f"{item.name.replace('_', '-'):<24} {shown if shown != () else '(none)'}")
+    click.echo(f"{'enabled rules':<24} {', '.join(rule.code for rule in rules)}")
+
+
+def _print_files(found: Discovery, config: Config) -> None:
+    """`--show-files`: the files that would be checked, then those skipped and why."""
+    checked = found.to_check(config.check_tests)
+    for _path, shown in checked:
+        click.echo(shown)
+    for _path, shown in found.skipped_tests(config.check_tests):
+        click.echo(f"{shown}  (skipped: test file; `check-tests = true` to include)")
+    for message in found.errors:
+        click.echo(f"idemlint: {message}", err=True)
 
 
 def _writable(output: str) -> None:
@@ -325,7 +447,7 @@ def _fix(files, findings, config, rules, unsafe, write):  # type: ignore[no-unty
             f"idemlint: fixed {fixed_count} finding{'s' * (fixed_count != 1)} in {fixed_files} file{'s' * (fixed_files != 1)}",
             err=True,
         )
-    return sorted(remaining), diffs, errors
+    return sorted(remaining), diffs, errors, fixed_count
 
 
 @cli.command(short_help="List side-effecting external calls and their retry safety.")
@@ -359,10 +481,29 @@ def audit(paths: tuple[str, ...], output_format: str, output_file: str | None, c
 
 
 @cli.command(short_help="List every rule: code, name and what it flags.")
-def rules() -> None:
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rules(output_format: str) -> None:
     """List every rule: code, name and what it flags."""
     from idemlint.registry import RESERVED
     from idemlint.rules import ALL_RULES
+
+    if output_format == "json":
+        import json
+
+        described = [
+            {
+                "code": r.code,
+                "name": r.name,
+                "family": r.code[:4] + "xx",
+                "severity": r.severity,
+                "confidence": r.confidence,
+                "fixable": "Safe fix" in r.fix_safety or "Unsafe fix" in r.fix_safety,
+                "summary": r.summary,
+            }
+            for r in ALL_RULES
+        ]
+        click.echo(json.dumps(described, indent=2))
+        return
 
     rows = [(r.code, r.name, r.summary) for r in ALL_RULES]
     rows += [(code, name, summary) for code, (name, summary) in sorted(RESERVED.items())]

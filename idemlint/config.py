@@ -38,6 +38,8 @@ class ConfigError(Exception):
 class Config:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()  # added to `select` (or to all rules when it is empty)
+    extend_ignore: tuple[str, ...] = ()  # added to `ignore`
     exclude: tuple[str, ...] = DEFAULT_EXCLUDES
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -52,19 +54,33 @@ class Config:
     check_tests: bool = False
     check_migrations: bool = False
     root: Path = field(default_factory=Path.cwd, compare=False)
+    source: str = field(default="", compare=False)  # the file this configuration came from
 
     def with_overrides(self, **changes: Any) -> Config:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
+    @property
+    def selected(self) -> tuple[str, ...]:
+        """The selection in force: `select` (all rules when empty) plus `extend-select`."""
+        if not self.extend_select:
+            return self.select
+        return (*(self.select or ("ALL",)), *self.extend_select)
+
+    @property
+    def ignored(self) -> tuple[str, ...]:
+        return (*self.ignore, *self.extend_ignore)
+
     def fingerprint(self) -> str:
         """What the cache keys on: every option that can change a file's findings."""
-        data = {k: v for k, v in self.__dict__.items() if k not in ("root", "exclude", "extend_exclude")}
+        data = {k: v for k, v in self.__dict__.items() if k not in ("root", "source", "exclude", "extend_exclude")}
         return repr(sorted(data.items()))
 
 
 _LIST_KEYS = {
     "select": "select",
     "ignore": "ignore",
+    "extend-select": "extend_select",
+    "extend-ignore": "extend_ignore",
     "exclude": "exclude",
     "extend-exclude": "extend_exclude",
     "key-names": "key_names",
@@ -147,7 +163,12 @@ def parse_table(table: dict[str, Any], root: Path, origin: str) -> Config:
     config = Config(**values)
     from idemlint.registry import validate_codes
 
-    for option, codes in (("select", config.select), ("ignore", config.ignore)):
+    for option, codes in (
+        ("select", config.select),
+        ("ignore", config.ignore),
+        ("extend-select", config.extend_select),
+        ("extend-ignore", config.extend_ignore),
+    ):
         bad = validate_codes(codes)
         if bad:
             raise ConfigError(f"{origin}: [tool.idemlint] {option}: unknown rule code or prefix {', '.join(bad)}")

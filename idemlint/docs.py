@@ -1,4 +1,4 @@
-"""Regenerate docs/rules.md and the README's rules table from the rule classes.
+"""Regenerate docs/rules.md, the README's rules table and its Usage from the code.
 
 `python -m idemlint.docs` rewrites them; `python -m idemlint.docs --check` fails when they
 are stale (the test suite runs the same comparison).
@@ -14,6 +14,23 @@ from idemlint.explain import render_rules_page, render_rules_table
 from idemlint.rules import ALL_RULES
 
 TABLE = re.compile(r"(<!-- rules-table:start -->\n).*?(<!-- rules-table:end -->)", re.DOTALL)
+USAGE = re.compile(r"(<!-- usage:start -->\n).*?(<!-- usage:end -->)", re.DOTALL)
+
+
+def render_usage() -> str:
+    """Every command's `--help`, as click prints it at 100 columns: the README's Usage."""
+    import click
+
+    from idemlint.cli import cli
+
+    blocks = []
+    settings = {**cli.context_settings, "terminal_width": 100, "max_content_width": 100}
+    with click.Context(cli, info_name="idemlint", **settings) as parent:
+        for name in ("check", "audit", "rules", "explain"):
+            command = cli.commands[name]
+            with click.Context(command, info_name=name, parent=parent) as ctx:
+                blocks.append(command.get_help(ctx))
+    return "```console\n" + "\n\n".join(blocks) + "\n```\n"
 
 
 def expected_files(root: Path) -> dict[Path, str]:
@@ -22,7 +39,10 @@ def expected_files(root: Path) -> dict[Path, str]:
     table = render_rules_table(ALL_RULES, link_prefix="docs/rules.md")
     return {
         root / "docs" / "rules.md": render_rules_page(ALL_RULES),
-        readme: TABLE.sub(lambda m: m.group(1) + table + m.group(2), current),
+        readme: USAGE.sub(
+            lambda m: m.group(1) + render_usage() + m.group(2),
+            TABLE.sub(lambda m: m.group(1) + table + m.group(2), current),
+        ),
     }
 
 

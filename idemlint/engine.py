@@ -127,7 +127,7 @@ def check_source(
 def _parse_errors_enabled(config: Config) -> bool:
     """IDM900 is on whatever `select` says (a file that could not be checked must never look
     clean) and off only when `ignore` names it (`IDM900`, `IDM9`, `IDM`)."""
-    return not any(PARSE_ERROR.startswith(pattern.upper()) for pattern in config.ignore)
+    return not any(PARSE_ERROR.startswith(pattern.upper()) for pattern in config.ignored)
 
 
 def _check_source(
@@ -237,7 +237,7 @@ def _check_source(
             )
     findings = _dedupe(findings)
     kept = [f for f in findings if not is_suppressed(suppressions, f.line, f.code)]
-    if report_unused_noqa and is_enabled(UNUSED_SUPPRESSION, config.select, config.ignore):
+    if report_unused_noqa and is_enabled(UNUSED_SUPPRESSION, config.selected, config.ignored):
         kept.extend(_unused_suppressions(path, suppressions, findings, rules, config, split_lines(text)))
     return FileResult(path, tuple(sorted(kept)), tuple(errors))
 

@@ -283,3 +283,77 @@ def test_every_path_option_with_a_bad_path_gives_one_line_never_a_traceback(
     if result.exit_code == 2:
         errors = [line for line in result.stderr.splitlines() if line.startswith(("idemlint: ", "Error: "))]
         assert errors, result.stderr
+
+
+def test_stdin_is_checked_as_the_named_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.idemlint]\nper-file-ignores = { "legacy/*" = ["IDM001"] }\n')
+    monkeypatch.chdir(tmp_path)
+
+    def check(*args: str) -> tuple[int, str]:
+        result = CliRunner().invoke(cli, ["check", "-", *args], input=BUGGY)
+        return result.exit_code, result.stdout
+
+    code, out = check("--stdin-filename", "app/pay.py")
+    assert code == 1 and out.startswith("app/pay.py:8:")
+    assert check("--stdin-filename", "legacy/pay.py") == (0, "")  # per-file-ignores by that name
+    assert check("--stdin-filename", "tests/test_pay.py") == (0, "")  # a test file by that name
+    code, out = check("--stdin-filename", "app/pay.py", "--fix")
+    assert (code, out) == (1, BUGGY)  # the buffer on stdout (a decorator's key has no safe fix)
+
+
+def test_extend_select_and_extend_ignore_add_to_what_is_in_force(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.idemlint]\nselect = ['IDM2']\nextend-select = ['IDM001']\n")
+    (tmp_path / "pay.py").write_text(BUGGY)
+    monkeypatch.chdir(tmp_path)
+    assert findings_of() == [("pay.py", 8, "IDM001")]
+    assert findings_of("--extend-ignore", "IDM001") == []
+    assert findings_of("--select", "IDM2") == []  # --select replaces the configured extensions too
+    assert findings_of("--isolated") == [("pay.py", 8, "IDM001")]  # no configuration: every rule
+
+
+def test_show_settings_and_show_files(nested: Path) -> None:
+    os.chdir(nested)
+    code, out, _ = run("check", "--show-settings")
+    assert code == 0 and f"configuration: {nested / 'pyproject.toml'}" in out and "enabled rules" in out
+    code, out, _ = run("check", "--show-files")
+    assert out.splitlines() == [
+        "app/pay.py",
+        "tests/test_pay.py  (skipped: test file; `check-tests = true` to include)",
+    ]
+
+
+def test_rules_as_json_for_tools() -> None:
+    result = CliRunner().invoke(cli, ["rules", "--output-format", "json"])
+    rows = json.loads(result.stdout)
+    assert [r["code"] for r in rows][:3] == ["IDM001", "IDM002", "IDM003"]
+    assert set(rows[0]) == {"code", "name", "family", "severity", "confidence", "fixable", "summary"}
+
+
+def test_exit_non_zero_on_fix(tmp_path: Path) -> None:
+    source = (
+        "import uuid, requests\n\n\ndef f():\n    for attempt in range(3):\n        try:\n"
+        "            return requests.post('u', headers={'Idempotency-Key': str(uuid.uuid4())})\n"
+        "        except ConnectionError:\n            continue\n"
+    )
+    (tmp_path / "pay.py").write_text(source)
+    code, _, _ = run("check", "--fix", "--exit-non-zero-on-fix", "--no-cache", str(tmp_path / "pay.py"))
+    assert code == 1
+    code, _, _ = run("check", "--fix", "--exit-non-zero-on-fix", "--no-cache", str(tmp_path / "pay.py"))
+    assert code == 0  # nothing left to fix, nothing reported
+
+
+@pytest.mark.parametrize("name", ["concise", "gitlab", "junit", "pylint"])
+def test_the_ci_formats_from_the_command_line(nested: Path, name: str) -> None:
+    os.chdir(nested / "app")
+    code, out, _ = run("check", "--no-cache", "--output-format", name, "..")
+    assert code == 1
+    expected = {
+        "concise": "../app/pay.py:8:15: IDM001 ",
+        "gitlab": '"path": "app/pay.py"',
+        "junit": 'name="app/pay.py"',
+        "pylint": "../app/pay.py:8: [IDM001] ",
+    }
+    assert expected[name] in out

@@ -14,6 +14,10 @@ def get_formatter(name: str) -> Formatter:
         from idemlint.output.text import format_text
 
         return format_text
+    if name == "concise":
+        from idemlint.output.concise import format_concise
+
+        return format_concise
     if name == "json":
         from idemlint.output.json import format_json
 
@@ -26,7 +30,19 @@ def get_formatter(name: str) -> Formatter:
         from idemlint.output.sarif import format_sarif
 
         return format_sarif
+    if name == "gitlab":
+        from idemlint.output.gitlab import format_gitlab
+
+        return format_gitlab
+    if name == "junit":
+        from idemlint.output.junit import format_junit
+
+        return format_junit
+    if name == "pylint":
+        from idemlint.output.pylint import format_pylint
+
+        return format_pylint
     raise KeyError(name)
 
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("text", "json", "sarif", "github", "concise", "gitlab", "junit", "pylint")

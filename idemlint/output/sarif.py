@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from idemlint import DOCS_URL, __version__
 from idemlint.finding import Finding
+from idemlint.output.fingerprints import occurrence_fingerprints
 
 _LEVEL = {"error": "error", "warning": "warning"}
 _PRECISION = {"high": "high", "medium": "medium", "low": "low"}
@@ -50,35 +50,6 @@ def _rules() -> list[dict[str, object]]:
     return rules
 
 
-def _line_hashes(findings: Sequence[Finding]) -> list[str]:
-    """`primaryLocationLineHash` per finding, as GitHub's own upload tool makes it: the hash,
-    then `:n` for the n-th finding with that hash in the file (counted in line order), so two
-    findings on identical lines of one function are not merged into one alert.
-
-    Rule findings hash their code, path, enclosing function and normalised line text (the
-    engine's fingerprint). The engine's own findings carry none: an IDM900 (one per file, its
-    message naming a position that moves with every edit) is identified by its path, an
-    IDM800 by its path and the codes it names."""
-    from idemlint.registry import PARSE_ERROR
-
-    def base(finding: Finding) -> str:
-        if finding.fingerprint:
-            return finding.fingerprint
-        basis = f"{finding.code}\0{finding.path}"
-        if finding.code != PARSE_ERROR:
-            basis += f"\0{finding.message}"
-        return hashlib.sha256(basis.encode()).hexdigest()[:20]
-
-    hashes = [base(f) for f in findings]
-    seen: dict[tuple[str, str], int] = {}
-    out = [""] * len(findings)
-    for index in sorted(range(len(findings)), key=lambda i: (findings[i], i)):
-        key = (findings[index].path, hashes[index])
-        seen[key] = seen.get(key, 0) + 1
-        out[index] = f"{hashes[index]}:{seen[key]}"
-    return out
-
-
 def _location(finding: Finding) -> dict[str, object]:
     artifact: dict[str, object]
     if Path(finding.path).is_absolute():
@@ -103,7 +74,7 @@ def format_sarif(findings: Sequence[Finding], color: bool, root: Path | None = N
     rules = _rules()
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     results = []
-    for finding, line_hash in zip(findings, _line_hashes(findings), strict=True):
+    for finding, line_hash in zip(findings, occurrence_fingerprints(findings), strict=True):
         results.append(
             {
                 "ruleId": finding.code,

@@ -1,0 +1,38 @@
+"""JUnit XML, for CI systems that show test reports (GitLab, Jenkins, Azure Pipelines).
+
+One `<testsuite name="idemlint">`, one `<testcase>` per file with findings (named by its
+path), and one `<failure>` per finding in it. Files without findings are not known here,
+so they have no passing test case. As in the JUnit schema, `tests` counts test cases and
+`failures` the test cases that failed: here, both are the number of files with findings.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+
+from idemlint.finding import Finding
+
+# Characters XML 1.0 cannot hold, even escaped (control characters other than tab and newlines).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _clean(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
+
+
+def format_junit(findings: Sequence[Finding], color: bool) -> str:
+    by_file: dict[str, list[Finding]] = {}
+    for finding in findings:
+        by_file.setdefault(finding.path, []).append(finding)
+    files = len(by_file)
+    suites = ET.Element("testsuites", name="idemlint", tests=str(files), failures=str(files), errors="0")
+    suite = ET.SubElement(suites, "testsuite", name="idemlint", tests=str(files), failures=str(files), errors="0")
+    for path, in_file in by_file.items():
+        case = ET.SubElement(suite, "testcase", name=_clean(path), classname="idemlint", file=_clean(path))
+        for f in in_file:
+            failure = ET.SubElement(case, "failure", message=_clean(f"{f.code} {f.message}"), type=f.code)
+            failure.text = _clean(f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}\n    help: {f.suggestion}")
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
