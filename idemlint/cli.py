@@ -86,6 +86,28 @@ def cli() -> None:
 @click.option(
     "--show-files", is_flag=True, help="Print the files that would be checked and those skipped; check nothing."
 )
+@click.option("--fix-only", is_flag=True, help="Apply safe fixes and report nothing else.")
+@click.option("--show-fixes", is_flag=True, help="List the fixes that --fix applied.")
+@click.option(
+    "--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a finding (instead of a baseline)."
+)
+@click.option(
+    "--show-source/--no-show-source",
+    default=None,
+    help="Show the offending line with a caret under it (default: on a terminal).",
+)
+@click.option(
+    "--exclude", "cli_exclude", help="Comma-separated gitignore-style patterns; replaces the default excludes."
+)
+@click.option(
+    "--extend-exclude", "cli_extend_exclude", help="Comma-separated patterns excluded on top of the defaults."
+)
+@click.option(
+    "--per-file-ignores",
+    "cli_per_file_ignores",
+    multiple=True,
+    help="PATTERN:CODES, e.g. 'legacy/*:IDM0,IDM101' (repeatable); added to the configured ones.",
+)
 @click.option(
     "--exit-non-zero-on-fix", is_flag=True, help="With --fix: exit 1 if anything was fixed, even when nothing is left."
 )
@@ -132,6 +154,13 @@ def check(
     stdin_filename: str | None,
     show_settings: bool,
     show_files: bool,
+    fix_only: bool,
+    show_fixes: bool,
+    add_noqa: bool,
+    show_source: bool | None,
+    cli_exclude: str | None,
+    cli_extend_exclude: str | None,
+    cli_per_file_ignores: tuple[str, ...],
     exit_non_zero_on_fix: bool,
     no_cache: bool,
     min_confidence: str,
@@ -176,8 +205,14 @@ def check(
         extend_select=(*(() if replaced else config.extend_select), *(cli_extend_select or ())),
         extend_ignore=(*(() if replaced else config.extend_ignore), *(cli_extend_ignore or ())),
     )
+    config = config.with_overrides(
+        exclude=_patterns(cli_exclude),
+        extend_exclude=(*config.extend_exclude, *(_patterns(cli_extend_exclude) or ())),
+        per_file_ignores=(*config.per_file_ignores, *_per_file_ignores(cli_per_file_ignores)),
+    )
     rules = enabled_rules(config.selected, config.ignored)
     jobs = jobs or None  # 0: one per CPU
+    apply_fixes = apply_fixes or fix_only
 
     found = discover(list(paths), config, force_exclude)
     if show_settings:
@@ -195,12 +230,22 @@ def check(
     findings = outcome.findings
     diffs: list[str] = []
     if apply_fixes or show_diff:
+        fixable_before = [f for f in findings if f.fix is not None and (f.fix.safe or unsafe_fixes)]
         findings, diffs, fix_errors, fixed = _fix(files, findings, config, rules, unsafe_fixes, write=not show_diff)
         errors.extend(fix_errors)
+        fixed_report = _fixes_applied(fixable_before, findings) if fixed else ""
     else:
-        fixed = 0
+        fixed, fixed_report = 0, ""
     rank = {"low": 0, "medium": 1, "high": 2}
     findings = [f for f in findings if rank.get(f.confidence, 2) >= rank[min_confidence]]
+    if show_fixes and fixed_report:
+        click.echo(fixed_report, err=True, nl=False)
+    if fix_only:
+        for message in errors:
+            click.echo(f"idemlint: {message}", err=True)
+        sys.exit(EXIT_ERROR if errors else EXIT_FINDINGS if exit_non_zero_on_fix and fixed else EXIT_CLEAN)
+    if add_noqa:
+        _add_noqa(files, findings)
     if write_baseline:
         from idemlint.baseline import write_baseline as save
 
@@ -229,6 +274,8 @@ def check(
             click.echo(f"idemlint: {message}", err=True)
         sys.exit(EXIT_ERROR if errors else EXIT_FINDINGS if diffs and not exit_zero else EXIT_CLEAN)
     coloured = output_file is None and _colour(color)
+    if show_source is None:
+        show_source = output_file is None and sys.stdout.isatty()
     if output_format == "sarif":
         from idemlint.output.sarif import format_sarif
 
@@ -236,6 +283,11 @@ def check(
     elif output_format in ("github", "gitlab", "junit"):
         # CI systems read paths from the repository root, whatever folder idemlint ran from
         report = get_formatter(output_format)(_anchored(findings, found), coloured)
+    elif output_format == "text":
+        from idemlint.output.text import format_text
+
+        report = format_text(findings, coloured, _sources(files, findings) if show_source else None)
+        report += _fixable_summary(findings, unsafe_fixes)
     else:
         report = get_formatter(output_format)(findings, coloured)
     _emit(report, output_file, coloured)
@@ -289,6 +341,89 @@ def _anchored(findings: list[Finding], found: Discovery) -> list[Finding]:
     from dataclasses import replace
 
     return [replace(f, path=found.anchors.get(f.path, f.path)) for f in findings]
+
+
+def _patterns(value: str | None) -> tuple[str, ...] | None:
+    return None if value is None else tuple(p.strip() for p in value.split(",") if p.strip())
+
+
+def _per_file_ignores(values: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    from idemlint.registry import validate_codes
+
+    out = []
+    for value in values:
+        pattern, _, codes = value.rpartition(":")
+        parsed = _codes(codes) or ()
+        if not pattern or not parsed:
+            _usage_error(f"--per-file-ignores {value!r}: expected PATTERN:CODES, e.g. 'legacy/*:IDM0'")
+        bad = validate_codes(parsed)
+        if bad:
+            _usage_error(f"--per-file-ignores: unknown rule code or prefix {', '.join(bad)}")
+        out.append((pattern, parsed))
+    return tuple(out)
+
+
+def _sources(files: list[tuple[Path, str]], findings: list[Finding]) -> dict[str, list[str]]:
+    """The lines of the files that have findings, for `--show-source`."""
+    from idemlint.engine import decode
+    from idemlint.suppression import split_lines
+
+    real = dict((shown, path) for path, shown in files)
+    out: dict[str, list[str]] = {}
+    for shown in {f.path for f in findings}:
+        try:
+            out[shown] = split_lines(decode(real[shown].read_bytes()))
+        except (KeyError, OSError, SyntaxError, UnicodeDecodeError, LookupError):
+            continue
+    return out
+
+
+def _fixable_summary(findings: list[Finding], unsafe: bool) -> str:
+    safe = sum(1 for f in findings if f.fix is not None and f.fix.safe)
+    more = sum(1 for f in findings if f.fix is not None and not f.fix.safe)
+    if not safe and not more:
+        return ""
+    text = f"[*] {safe} fixable with `--fix`"
+    if more and not unsafe:
+        text += f" ({more} more with `--fix --unsafe-fixes`)"
+    return text + ".\n"
+
+
+def _fixes_applied(before: list[Finding], after: list[Finding]) -> str:
+    """`--show-fixes`: the fixable findings of before that are gone after fixing."""
+    left = {(f.path, f.code, f.fingerprint) for f in after}
+    lines = [
+        f"fixed {f.path}:{f.line}: {f.code} {f.fix.description}"
+        for f in before
+        if f.fix is not None and (f.path, f.code, f.fingerprint) not in left
+    ]
+    return "".join(line + "\n" for line in lines)
+
+
+def _add_noqa(files: list[tuple[Path, str]], findings: list[Finding]) -> None:
+    """`--add-noqa`: a `# noqa: CODE` on each reported line, files rewritten in place."""
+    from idemlint.engine import decode
+    from idemlint.fixes import encode_like
+    from idemlint.suppression import add_noqa
+
+    real = dict((shown, path) for path, shown in files)
+    by_file: dict[str, dict[int, set[str]]] = {}
+    for f in findings:
+        if f.code in ("IDM800", "IDM900"):
+            continue
+        by_file.setdefault(f.path, {}).setdefault(f.line, set()).add(f.code)
+    total = 0
+    for shown, lines in sorted(by_file.items()):
+        path = real.get(shown)
+        if path is None:
+            continue
+        raw = path.read_bytes()
+        text, changed = add_noqa(decode(raw), lines)
+        if changed:
+            path.write_bytes(encode_like(raw, text))
+            total += changed
+    click.echo(f"idemlint: added noqa comments to {total} line{'s' * (total != 1)}", err=True)
+    sys.exit(EXIT_CLEAN)
 
 
 def _usage_error(message: str) -> NoReturn:

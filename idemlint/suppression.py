@@ -53,3 +53,31 @@ def is_suppressed(suppressions: Suppressions, line: int, code: str) -> bool:
         return False
     codes = suppressions[line]
     return codes is None or any(code.startswith(c) for c in codes)
+
+
+def add_noqa(text: str, codes_by_line: dict[int, set[str]]) -> tuple[str, int]:
+    """`text` with `# noqa: CODE` added (or extended) on each given line, and how many lines
+    changed. Line endings are kept; a line inside a multi-line string cannot be reached by a
+    comment, so the caller only passes the lines findings are reported on."""
+    lines = text.splitlines(keepends=True)
+    changed = 0
+    for number, codes in sorted(codes_by_line.items()):
+        if not 1 <= number <= len(lines):
+            continue
+        line = lines[number - 1]
+        body = line.rstrip("\r\n")
+        ending = line[len(body) :]
+        match = _NOQA.search(body)
+        if match is not None and match.group("codes") is None:
+            continue  # a bare `# noqa` suppresses everything already
+        if match is not None:
+            present = {c.upper() for c in _NOQA_CODES.findall(match.group("codes"))}
+            wanted = sorted(present | codes)
+            if set(wanted) == present:
+                continue
+            body = body[: match.start()] + "# noqa: " + ", ".join(wanted) + body[match.end() :]
+        else:
+            body = body + "  # noqa: " + ", ".join(sorted(codes))
+        lines[number - 1] = body + ending
+        changed += 1
+    return "".join(lines), changed

@@ -357,3 +357,49 @@ def test_the_ci_formats_from_the_command_line(nested: Path, name: str) -> None:
         "pylint": "../app/pay.py:8: [IDM001] ",
     }
     assert expected[name] in out
+
+
+RETRY_LOOP = (
+    "import uuid, requests\n\n\ndef f():\n    for attempt in range(3):\n        try:\n"
+    "            return requests.post('u', headers={'Idempotency-Key': str(uuid.uuid4())})\n"
+    "        except ConnectionError:\n            continue\n"
+)
+
+
+def test_show_source_marks_fixable_findings_and_counts_them(tmp_path: Path) -> None:
+    (tmp_path / "pay.py").write_text(RETRY_LOOP)
+    code, out, _ = run("check", "--no-cache", "--show-source", str(tmp_path / "pay.py"))
+    lines = out.splitlines()
+    head = next(i for i, line in enumerate(lines) if " IDM001 [*] " in line)
+    assert (
+        lines[head + 1] == "  7 |             return requests.post('u', headers={'Idempotency-Key': str(uuid.uuid4())})"
+    )
+    caret = lines[head + 2]
+    assert caret.endswith("^" * len("uuid.uuid4()")) and caret.index("^") == lines[head + 1].index("uuid.uuid4()")
+    assert "[*] 1 fixable with `--fix`." in out
+    assert "  7 | " not in run("check", "--no-cache", "--no-show-source", str(tmp_path / "pay.py"))[1]
+
+
+def test_fix_only_show_fixes_and_add_noqa(tmp_path: Path) -> None:
+    target = tmp_path / "pay.py"
+    target.write_text(RETRY_LOOP)
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--fix-only", "--show-fixes", str(target)])
+    assert result.exit_code == 0 and result.stdout == ""
+    assert "IDM001 generate idempotency_key once, before the retry loop" in result.stderr
+    (tmp_path / "task.py").write_text(BUGGY)
+    code, _, err = run("check", "--no-cache", "--add-noqa", str(tmp_path / "task.py"))
+    assert code == 0 and "added noqa comments to 1 line" in err
+    assert "  # noqa: IDM001\n" in (tmp_path / "task.py").read_text()
+    assert run("check", "--no-cache", str(tmp_path / "task.py"))[0] == 0
+
+
+def test_exclude_and_per_file_ignores_on_the_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for folder in ("app", "legacy", "gen"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "pay.py").write_text(BUGGY)
+    monkeypatch.chdir(tmp_path)
+    assert findings_of("--extend-exclude", "gen", "--per-file-ignores", "legacy/*:IDM0") == [
+        ("app/pay.py", 8, "IDM001")
+    ]
+    code, _, err = run("check", "--per-file-ignores", "legacy")
+    assert code == 2 and "expected PATTERN:CODES" in err

@@ -61,7 +61,8 @@ def test_hook_fails_on_a_buggy_file_and_names_the_finding(scratch: Path) -> None
     result = try_repo(scratch, "buggy.py")
     assert result.returncode == 1, result.stdout + result.stderr
     (finding,) = lint(BUGGY).findings
-    assert f"buggy.py:{finding.line}:{finding.col}: IDM001 {finding.message}" in result.stdout
+    marker = " [*]" if finding.fix is not None and finding.fix.safe else ""  # fixable, as ruff marks it
+    assert f"buggy.py:{finding.line}:{finding.col}: IDM001{marker} {finding.message}" in result.stdout
 
 
 def test_hook_passes_on_a_clean_file(scratch: Path) -> None:

@@ -1,27 +1,45 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from idemlint.finding import Finding
 
 
 def headline(f: Finding, color: bool) -> str:
-    """`path:line:col: CODE message`: location in bold, code in red (errors) or yellow (warnings)."""
+    """`path:line:col: CODE [*] message`: location in bold, code in red (errors) or yellow
+    (warnings); `[*]` marks a finding that `--fix` repairs, as ruff marks it."""
     location = f"{f.path}:{f.line}:{f.col}:"
     code = f.code
     if color:
         location = f"\x1b[1m{location}\x1b[0m"
         code = f"\x1b[1;{31 if f.severity == 'error' else 33}m{code}\x1b[0m"  # warnings in yellow
-    return f"{location} {code} {f.message}"
+    marker = " [*]" if f.fix is not None and f.fix.safe else ""
+    return f"{location} {code}{marker} {f.message}"
 
 
-def format_text(findings: Sequence[Finding], color: bool) -> str:
-    """`path:line:col: CODE message`, then the suggestion, severity and confidence below it."""
+def source_excerpt(f: Finding, lines: Sequence[str], color: bool) -> list[str]:
+    """The finding's first line with a caret under its span, as ruff and flake8 show it."""
+    if not 1 <= f.line <= len(lines):
+        return []
+    text = lines[f.line - 1].rstrip("\r\n").expandtabs(1)
+    end = f.end_col if f.end_line == f.line and f.end_col > f.col else len(text) + 1
+    carets = "^" * max(1, min(end, len(text) + 1) - f.col)
+    if color:
+        carets = f"\x1b[1;{31 if f.severity == 'error' else 33}m{carets}\x1b[0m"
+    number = str(f.line)
+    return [f"  {number} | {text}", f"  {' ' * len(number)} | {' ' * (f.col - 1)}{carets}"]
+
+
+def format_text(findings: Sequence[Finding], color: bool, sources: Mapping[str, Sequence[str]] | None = None) -> str:
+    """`path:line:col: CODE message`, the source line with a caret (when `sources` holds the
+    file's lines), then the suggestion, severity and confidence below it."""
     from idemlint.registry import RESERVED_CODES
 
     lines = []
     for f in findings:
         lines.append(headline(f, color))
+        if sources is not None and f.path in sources:
+            lines.extend(source_excerpt(f, sources[f.path], color))
         lines.append(f"    help: {f.suggestion}")
         if f.code in RESERVED_CODES:  # reported by idemlint itself: no confidence to state
             lines.append(f"    ({f.severity}; `idemlint explain {f.code}`)")
