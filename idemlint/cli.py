@@ -7,6 +7,7 @@ does not exist or cannot be read, or an internal error in a rule.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -132,6 +133,11 @@ def cli() -> None:
     type=click.Path(dir_okay=False),
     help="Report only findings not recorded in this baseline file.",
 )
+@click.option(
+    "--update-baseline",
+    is_flag=True,
+    help="With --baseline: drop its stale entries (fixed or moved findings) and add nothing.",
+)
 def check(
     paths: tuple[str, ...],
     select: str | None,
@@ -166,6 +172,7 @@ def check(
     min_confidence: str,
     write_baseline: str | None,
     baseline_file: str | None,
+    update_baseline: bool,
 ) -> None:
     """Check PATHS (default: the current directory) for idempotency and retry bugs."""
     from idemlint.files import discover
@@ -183,8 +190,12 @@ def check(
     cli_extend_select, cli_extend_ignore = _codes(extend_select), _codes(extend_ignore)
     if cli_select == ():
         _usage_error('--select "": name at least one code or prefix (or leave --select out to select all)')
-    if unsafe_fixes and not (apply_fixes or show_diff):
+    if update_baseline and not baseline_file:
+        _usage_error("--update-baseline needs --baseline FILE")
+    if unsafe_fixes and not (apply_fixes or show_diff or fix_only):
         _usage_error("--unsafe-fixes only works with --fix or --diff")
+    if fix_only and show_diff:
+        _usage_error("--fix-only applies fixes and --diff writes none: choose one")
     if show_diff and (output_file or output_format != "text"):
         _usage_error("--diff prints a unified diff to standard output; it takes no --output or --format")
     for option, codes in (
@@ -225,7 +236,10 @@ def check(
     skipped = len(found.files) - len(files)
     cache_dir = None if no_cache else default_cache_dir(config.root)
     project = _project_index(config, rules, found, paths)
-    outcome = run(files, config, rules, jobs, cache_dir, found.kinds, project, found.anchors)
+    bar = _progress_bar() if not quiet and sys.stderr.isatty() else None
+    outcome = run(files, config, rules, jobs, cache_dir, found.kinds, project, found.anchors, bar)
+    if bar is not None:
+        bar(-1, -1)  # clear the line
     errors = [*found.errors, *outcome.errors]
     findings = outcome.findings
     diffs: list[str] = []
@@ -261,12 +275,27 @@ def check(
         from idemlint.baseline import BaselineError, apply_baseline, load_baseline
 
         try:
-            new, stale = apply_baseline(_anchored(findings, found), load_baseline(Path(baseline_file)))
+            anchored = _anchored(findings, found)
+            new, stale = apply_baseline(anchored, load_baseline(Path(baseline_file)))
             kept = {(f.path, f.line, f.col, f.code) for f in new}
+            hidden = len(findings) - len(new)
             findings = [f for f in findings if (found.anchors.get(f.path, f.path), f.line, f.col, f.code) in kept]
-        except BaselineError as error:
-            click.echo(f"idemlint: {error}", err=True)
-            sys.exit(EXIT_ERROR)
+            if update_baseline:
+                from idemlint.baseline import write_baseline as save
+
+                still = [f for f in anchored if (f.path, f.line, f.col, f.code) not in kept]
+                save(Path(baseline_file), still)
+                click.echo(f"idemlint: dropped {stale} stale entries from {baseline_file}", err=True)
+                stale = 0
+            if not quiet and (hidden or stale):
+                click.echo(
+                    f"idemlint: {hidden} finding{'s' * (hidden != 1)} hidden by the baseline, "
+                    f"{stale} stale entr{'ies' if stale != 1 else 'y'}"
+                    + (" (`--update-baseline` drops them)" if stale else ""),
+                    err=True,
+                )
+        except (BaselineError, OSError) as error:
+            _usage_error(str(error) if isinstance(error, BaselineError) else f"{baseline_file}: {error}")
 
     if show_diff:
         click.echo("".join(diffs), nl=False)
@@ -426,6 +455,27 @@ def _add_noqa(files: list[tuple[Path, str]], findings: list[Finding]) -> None:
     sys.exit(EXIT_CLEAN)
 
 
+def _progress_bar() -> Callable[[int, int], None]:
+    """`checked 120/4338 files (3 s)` on stderr, for runs over a second, at most ten times a second."""
+    import time
+
+    started = time.monotonic()
+    state = {"last": 0.0, "shown": False}
+
+    def show(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < 0:
+            if state["shown"]:
+                click.echo("\r\x1b[2K", nl=False, err=True)
+            return
+        if now - started < 1 or now - state["last"] < 0.1 and done != total:
+            return
+        state["last"], state["shown"] = now, True
+        click.echo(f"\rchecked {done}/{total} files ({now - started:.0f} s)", nl=False, err=True)
+
+    return show
+
+
 def _usage_error(message: str) -> NoReturn:
     click.echo(f"idemlint: {message}", err=True)
     sys.exit(EXIT_ERROR)
@@ -534,13 +584,15 @@ def _emit(report: str, output_file: str | None, coloured: bool = False) -> None:
 
 
 def _colour(choice: str) -> bool:
-    """--color always|never, else NO_COLOR (https://no-color.org) and whether stdout is a terminal."""
+    """--color always|never, else NO_COLOR (https://no-color.org), FORCE_COLOR, and whether stdout is a terminal."""
     import os
 
     if choice != "auto":
         return choice == "always"
     if os.environ.get("NO_COLOR"):
         return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
     return sys.stdout.isatty()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -98,27 +99,45 @@ _BOOL_KEYS = {
 }
 
 
+STANDALONE = (".idemlint.toml", "idemlint.toml")  # the whole file is the configuration
+FLAKE8_FILES = ("setup.cfg", "tox.ini", ".flake8")  # `idemlint-*` options in a [flake8] section
+
+
 def find_pyproject(start: Path) -> Path | None:
-    """The nearest pyproject.toml at or above `start` that has a [tool.idemlint] table."""
+    """The nearest configuration at or above `start`. In each folder, in ruff's order:
+    `.idemlint.toml`, `idemlint.toml`, a `pyproject.toml` with a [tool.idemlint] table; then,
+    for flake8 users who configure once, a [flake8] section with `idemlint-*` options in
+    `setup.cfg`, `tox.ini` or `.flake8`."""
     from idemlint.paths import resolved
 
     start = resolved(start)
     directory = start if start.is_dir() else start.parent
     for candidate in (directory, *directory.parents):
+        for name in STANDALONE:
+            if (candidate / name).is_file():
+                return candidate / name
         pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file():
-            try:
-                text = pyproject.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            if "[tool.idemlint" in text:
-                return pyproject
+        if pyproject.is_file() and "[tool.idemlint" in _text(pyproject):
+            return pyproject
+        for name in FLAKE8_FILES:
+            path = candidate / name
+            if path.is_file() and re.search(r"^\s*idemlint[-_]", _text(path), re.MULTILINE):
+                return path
     return None
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def load_config(pyproject: Path | None) -> Config:
     if pyproject is None:
         return Config()
+    if pyproject.name in FLAKE8_FILES:
+        return _load_flake8_section(pyproject)
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on 3.10 only
@@ -129,10 +148,41 @@ def load_config(pyproject: Path | None) -> Config:
         raise ConfigError(f"{pyproject}: cannot read: {error}") from error
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{pyproject}: not valid TOML: {error}") from error
-    table = data.get("tool", {}).get("idemlint", {})
+    table = data if pyproject.name in STANDALONE else data.get("tool", {}).get("idemlint", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{pyproject}: [tool.idemlint] must be a table")
     return parse_table(table, pyproject.parent, str(pyproject))
+
+
+def _load_flake8_section(path: Path) -> Config:
+    """`idemlint-key-headers = X-Txn-Token` in [flake8]: the options the flake8 plugin reads,
+    comma- or line-separated lists, true/false for flags."""
+    import configparser
+
+    parser = configparser.ConfigParser()
+    try:
+        parser.read_string(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, configparser.Error) as error:
+        raise ConfigError(f"{path}: cannot read: {error}") from error
+    table: dict[str, Any] = {}
+    if parser.has_section("flake8"):
+        for key, value in parser.items("flake8"):
+            name = key.replace("_", "-")
+            if not name.startswith("idemlint-"):
+                continue
+            option = name.removeprefix("idemlint-")
+            if option in _BOOL_KEYS:
+                table[option] = value.strip().lower() in ("1", "true", "yes", "on")
+            elif option == "per-file-ignores":
+                ignores: dict[str, list[str]] = {}
+                for item in re.split(r"[\n]+", value):
+                    pattern, _, codes = item.strip().partition(":")
+                    if pattern and codes:
+                        ignores[pattern.strip()] = [c.strip() for c in codes.split(",") if c.strip()]
+                table[option] = ignores
+            else:
+                table[option] = [v.strip() for v in re.split(r"[,\n]", value) if v.strip()]
+    return parse_table(table, path.parent, f"{path} [flake8]")
 
 
 def parse_table(table: dict[str, Any], root: Path, origin: str) -> Config:

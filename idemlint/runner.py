@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
@@ -26,6 +26,8 @@ from idemlint.engine import FileResult, check_source
 from idemlint.finding import Edit, Finding, Fix
 from idemlint.registry import PARSE_ERROR, RESERVED
 from idemlint.rule import Rule
+
+Progress = Callable[[int, int], None]  # (files analysed, files to analyse)
 
 # Below this many files, a pool's start-up costs more than it saves (pre-commit on one file).
 MIN_FILES_FOR_POOL = 8
@@ -56,6 +58,7 @@ def run(
     kinds: Mapping[str, str] | None = None,
     project: ProjectIndex = EMPTY,
     anchors: Mapping[str, str] | None = None,
+    progress: Progress | None = None,
 ) -> RunResult:
     result = RunResult()
     cache = _Cache(cache_dir, config, rules, project) if cache_dir is not None else None
@@ -78,7 +81,7 @@ def run(
 
     jobs = jobs or os.cpu_count() or 1
     pending.sort(key=lambda item: -len(item[0].source))  # largest first: no long tail
-    outcomes = _check_all([job for job, _ in pending], config, rules, jobs)
+    outcomes = _check_all([job for job, _ in pending], config, rules, jobs, progress)
     for (_job, key), outcome in zip(pending, outcomes, strict=True):
         result.findings.extend(outcome.findings)
         result.errors.extend(outcome.errors)
@@ -108,9 +111,20 @@ def _check_one(job: _Job, config: Config, rules: Sequence[type[Rule]]) -> FileRe
         return FileResult(job.shown, (), (message,))
 
 
-def _check_all(jobs_list: list[_Job], config: Config, rules: Sequence[type[Rule]], jobs: int) -> list[FileResult]:
+def _check_all(
+    jobs_list: list[_Job],
+    config: Config,
+    rules: Sequence[type[Rule]],
+    jobs: int,
+    progress: Progress | None = None,
+) -> list[FileResult]:
+    tick = progress or (lambda done, total: None)
     if jobs <= 1 or len(jobs_list) < MIN_FILES_FOR_POOL:
-        return [_check_one(job, config, rules) for job in jobs_list]
+        serial = []
+        for job in jobs_list:
+            serial.append(_check_one(job, config, rules))
+            tick(len(serial), len(jobs_list))
+        return serial
     results: list[FileResult | None] = [None] * len(jobs_list)
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=_fork_context()) as pool:
@@ -118,6 +132,7 @@ def _check_all(jobs_list: list[_Job], config: Config, rules: Sequence[type[Rule]
             for index, future in enumerate(futures):
                 try:
                     results[index] = future.result()
+                    tick(index + 1, len(jobs_list))
                 except BrokenProcessPool:
                     break
     except BrokenProcessPool:

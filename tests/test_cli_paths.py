@@ -403,3 +403,100 @@ def test_exclude_and_per_file_ignores_on_the_command_line(tmp_path: Path, monkey
     ]
     code, _, err = run("check", "--per-file-ignores", "legacy")
     assert code == 2 and "expected PATTERN:CODES" in err
+
+
+def test_the_readme_gitlab_snippet_writes_a_valid_code_quality_report(
+    nested: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shlex
+
+    import jsonschema
+    import yaml
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    block = next(b.split("```")[0] for b in readme.split("```yaml\n")[1:] if "codequality" in b)
+    job = yaml.safe_load(block)["idemlint"]
+    command = next(line for line in job["script"] if line.startswith("idemlint "))
+    report = job["artifacts"]["reports"]["codequality"]
+    monkeypatch.chdir(nested)
+    code, _, err = run(*shlex.split(command)[1:], "--no-cache")
+    assert code == 0, err
+    issues = json.loads((nested / report).read_text())
+    schema = json.loads((Path(__file__).parent / "data" / "gitlab-codequality-schema.json").read_text())
+    jsonschema.validate(issues, schema)
+    assert [(i["check_name"], i["location"]["path"]) for i in issues] == [("IDM001", "app/pay.py")]
+
+
+def test_baseline_summary_and_update(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "a.py").write_text(BUGGY)
+    (tmp_path / "b.py").write_text(BUGGY)
+    monkeypatch.chdir(tmp_path)
+    assert run("check", "--no-cache", "--write-baseline", "base.json")[0] == 0
+    (tmp_path / "b.py").write_text("x = 1\n")
+    code, _, err = run("check", "--no-cache", "--baseline", "base.json")
+    assert code == 0 and "1 finding hidden by the baseline, 1 stale entry (`--update-baseline` drops them)" in err
+    assert run("check", "--no-cache", "--baseline", "base.json", "--update-baseline")[0] == 0
+    assert len(json.loads((tmp_path / "base.json").read_text())["findings"]) == 1
+    code, _, err = run("check", "--no-cache", "--baseline", "base.json")
+    assert "1 finding hidden by the baseline, 0 stale entries" in err
+    assert run("check", "--update-baseline")[0] == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        (".idemlint.toml", "ignore = ['IDM001']\n"),
+        ("idemlint.toml", "ignore = ['IDM001']\n"),
+        ("setup.cfg", "[flake8]\nidemlint-ignore = IDM001\n"),
+        (".flake8", "[flake8]\nidemlint_ignore =\n    IDM001\n"),
+    ],
+)
+def test_standalone_and_flake8_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str
+) -> None:
+    (tmp_path / "pay.py").write_text(BUGGY)
+    monkeypatch.chdir(tmp_path)
+    assert findings_of() == [("pay.py", 8, "IDM001")]
+    (tmp_path / name).write_text(text)
+    assert findings_of() == []
+    code, out, _ = run("check", "--show-settings")
+    assert f"configuration: {tmp_path / name}" in out
+
+
+def test_conflicting_options_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "pay.py").write_text(BUGGY)
+    for args, reason in (
+        (("--fix-only", "--diff"), "--fix-only applies fixes and --diff writes none"),
+        (("--stdin-filename", "x.py"), "standard input is checked alone"),
+        (("--output-format", "yaml"), "Invalid value for '--output-format'"),
+    ):
+        code, _, err = run("check", *args, str(tmp_path / "pay.py"))
+        assert code == 2 and reason in err, (args, err)
+
+
+def test_force_color(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from idemlint import cli as cli_module
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert cli_module._colour("auto") is True
+
+
+def test_progress_shows_after_a_second_and_clears(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import time
+
+    from idemlint import cli as cli_module
+
+    clock = iter([100.0, 100.2, 101.5, 101.55, 102.0, 102.1])
+    monkeypatch.setattr(time, "monotonic", lambda: next(clock))
+    show = cli_module._progress_bar()  # started at 100.0
+    show(1, 10)  # 0.2 s: too early to bother
+    show(4, 10)  # 1.5 s: shown
+    show(5, 10)  # 50 ms later: throttled
+    show(10, 10)  # done: shown
+    show(-1, -1)
+    err = capsys.readouterr().err
+    assert err == "\rchecked 4/10 files (2 s)\rchecked 10/10 files (2 s)\r\x1b[2K"
