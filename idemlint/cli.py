@@ -466,7 +466,7 @@ def _progress_bar() -> Callable[[int, int], None]:
         now = time.monotonic()
         if done < 0:
             if state["shown"]:
-                click.echo("\r\x1b[2K", nl=False, err=True)
+                click.echo("\r\x1b[2K", nl=False, err=True, color=True)  # erase the line
             return
         if now - started < 1 or now - state["last"] < 0.1 and done != total:
             return

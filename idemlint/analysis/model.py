@@ -61,6 +61,10 @@ class ModuleModel:
         self.attribute_assigns: list[tuple[cst.Attribute, cst.BaseExpression, cst.CSTNode]] = []
         self.returns: dict[cst.CSTNode, list[cst.Return]] = defaultdict(list)
         self.strings: list[cst.SimpleString | cst.FormattedString | cst.ConcatenatedString] = []
+        # Facts an analysis derives from this file and keeps for later questions, under a name
+        # of its own ("db.source_order", "db.races"): they live and die with the model, so many
+        # models (a project-wide index) can be alive at once.
+        self.memo: dict[str, Any] = {}
         _Walker(self).walk(module)
 
     # -- tree navigation -------------------------------------------------------------
