@@ -714,5 +714,22 @@ def explain(code: str) -> None:
     sys.exit(EXIT_ERROR)
 
 
+@cli.command(short_help="Run the language server (LSP) on stdin/stdout, for editors.")
+@click.option(
+    "--stdio", is_flag=True, hidden=True, help="Accepted for editors that pass it; stdio is the only transport."
+)
+def server(stdio: bool) -> None:
+    """Run idemlint's language server on stdin/stdout. Needs the `server` extra:
+    pip install 'idemlint[server]'. See docs/editors.md."""
+    try:
+        from idemlint.server import serve
+    except ModuleNotFoundError as error:
+        if (error.name or "").partition(".")[0] not in ("pygls", "lsprotocol", "cattrs"):
+            raise
+        click.echo("idemlint: the language server needs pygls: pip install 'idemlint[server]'", err=True)
+        sys.exit(EXIT_ERROR)
+    serve()
+
+
 def main() -> None:
     cli()

@@ -1,0 +1,135 @@
+"""Positions and edits between idemlint's findings and the Language Server Protocol.
+
+idemlint counts lines and columns from 1 and columns and fix offsets in characters (code
+points). The protocol counts lines and columns from 0 and columns in the code units of the
+encoding the client and server agreed on: UTF-16 unless the client offers another, so a
+character outside the Basic Multilingual Plane (an emoji) is two columns wide there. Line
+breaks are `\\r\\n`, `\\r` and `\\n` for both, as for Python itself.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+
+from idemlint.suppression import find_suppressions, is_suppressed
+
+UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_NOQA = re.compile(r"#\s*noqa", re.IGNORECASE)
+# The form that names codes, as idemlint.suppression reads it (`# noqa: E501,IDM001`).
+_NOQA_CODES = re.compile(r"#\s*noqa:\s?[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*", re.IGNORECASE)
+
+Point = tuple[int, int]  # 0-based line, column in the negotiated code units
+
+
+def units(text: str, encoding: str = UTF16) -> int:
+    """The length of `text` in code units of `encoding`."""
+    if encoding == UTF32 or text.isascii():
+        return len(text)
+    if encoding == UTF8:
+        return len(text.encode("utf-8", "surrogatepass"))
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+class LineIndex:
+    """Line starts of one text, to convert offsets and positions both ways."""
+
+    def __init__(self, text: str, encoding: str = UTF16) -> None:
+        self.text = text
+        self.encoding = encoding
+        breaks = list(_LINE_BREAK.finditer(text))
+        self.starts = [0, *(m.end() for m in breaks)]
+        self.ends = [*(m.start() for m in breaks), len(text)]  # where each line's content ends
+
+    @property
+    def line_count(self) -> int:
+        return len(self.starts)
+
+    def line(self, line: int) -> str:
+        """The text of 0-based `line` without its line break ("" past the end)."""
+        if not 0 <= line < len(self.starts):
+            return ""
+        return self.text[self.starts[line] : self.ends[line]]
+
+    def from_offset(self, offset: int) -> Point:
+        """The position of a character offset (clamped to the text; never inside a `\\r\\n`)."""
+        offset = min(max(offset, 0), len(self.text))
+        line = bisect.bisect_right(self.starts, offset) - 1
+        start = self.starts[line]
+        return line, units(self.text[start : min(offset, self.ends[line])], self.encoding)
+
+    def from_line_col(self, line: int, col: int) -> Point:
+        """The position of idemlint's 1-based (line, column in characters)."""
+        if line < 1:
+            return 0, 0
+        if line > len(self.starts):
+            return self.end()
+        zero = line - 1
+        return self.from_offset(min(self.starts[zero] + max(col - 1, 0), self.ends[zero]))
+
+    def to_offset(self, line: int, character: int) -> int:
+        """The character offset of a protocol position (clamped to its line)."""
+        if line < 0:
+            return 0
+        if line >= len(self.starts):
+            return len(self.text)
+        text = self.line(line)
+        if self.encoding == UTF32 or text.isascii():
+            return self.starts[line] + min(max(character, 0), len(text))
+        count = taken = 0
+        for char in text:
+            if count >= character:
+                break
+            count += units(char, self.encoding)
+            taken += 1
+        return self.starts[line] + taken
+
+    def end(self) -> Point:
+        return self.from_offset(len(self.text))
+
+
+def suppress_edit(text: str, line: int, code: str) -> tuple[int, int, str] | None:
+    """The edit (start offset, end offset, replacement) that suppresses `code` on 1-based
+    `line`: the code added to the line's `# noqa: ...` comment, or a `# noqa: CODE` comment
+    appended. None when no comment can go there: a line continued with a backslash, or a
+    result that would not parse or would still not suppress the code (the line ends inside
+    a string)."""
+    index = LineIndex(text)
+    if not 1 <= line <= index.line_count:
+        return None
+    content = index.line(line - 1)
+    start = index.starts[line - 1]
+    first = _NOQA.search(content)
+    if first is not None:
+        named = _NOQA_CODES.match(content, first.start())
+        if named is None:
+            return None  # a bare `# noqa` already suppresses every code
+        edit = (start + named.end(), start + named.end(), f", {code}")
+    else:
+        kept = content.rstrip()
+        if kept.endswith("\\"):
+            return None
+        edit = (start + len(kept), start + len(content), f"  # noqa: {code}")
+    result = text[: edit[0]] + edit[2] + text[edit[1] :]
+    if not is_suppressed(find_suppressions(result), line, code):
+        return None
+    try:
+        ast.parse(result)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return edit
+
+
+def code_at(line_text: str, column: int) -> str | None:
+    """The idemlint code (`IDM001`) under a character column (0-based) of a line's
+    suppression comment, for hover on `# noqa: IDM001`."""
+    hash_at = line_text.find("#")
+    if hash_at < 0 or column < hash_at:
+        return None
+    for match in re.finditer(r"IDM[0-9]+", line_text[hash_at:], re.IGNORECASE):
+        if match.start() <= column - hash_at <= match.end():
+            return match.group().upper()
+    return None
