@@ -1,0 +1,60 @@
+"""Database reads and writes in one function, across DB-API, Django and SQLAlchemy.
+
+A *write* is an UPDATE (SQL text, `QuerySet.update()`, SQLAlchemy `update()` or
+`Query.update()`) or an attribute assignment on a loaded instance that a later
+`save()`/`commit()`/`flush()` persists. For each write we record what it sets, what its
+WHERE/filter constrains, and whether its row count is read. A *read* is a SELECT, an ORM
+`get`/`first`/`[0]`/`exists()`, or `session.get`, with whether it locks the row.
+
+- `records`: `DbRead`, `DbWrite` and the shared vocabulary (method names, column patterns)
+- `scopes`: per-scope indexes (source order, names, persisting calls), memoised on the model
+- `chains`: method chains, querysets, filters as predicates, kinds of values
+- `rowcount`: whether a write's row count is read
+- `instances`: state setters, persisted attribute assignments, rows a function did not load
+- `classify`: `DbAnalysis`, which classifies every call of a file
+- `decisions`: which read decides a write, and whether that read is locked
+- `side_effects`: whether code acts outside the process
+- `races`: IDM101's read-decide-write races
+"""
+
+from idemlint.analysis.db.chains import chain_calls
+from idemlint.analysis.db.classify import DbAnalysis
+from idemlint.analysis.db.decisions import deciding_tests, decisions, is_locked, loaded_read
+from idemlint.analysis.db.races import Race, races
+from idemlint.analysis.db.records import (
+    ASYNCPG_FETCH,
+    CURSOR_FETCH,
+    DJANGO_CHAIN,
+    DJANGO_READ_TERMINALS,
+    EXECUTE_METHODS,
+    IDENTITY,
+    SA_READ_TERMINALS,
+    STATE_COLUMNS,
+    VERSION_COLUMNS,
+    DbRead,
+    DbWrite,
+)
+from idemlint.analysis.db.side_effects import effect_after
+
+__all__ = [
+    "ASYNCPG_FETCH",
+    "CURSOR_FETCH",
+    "DJANGO_CHAIN",
+    "DJANGO_READ_TERMINALS",
+    "EXECUTE_METHODS",
+    "IDENTITY",
+    "SA_READ_TERMINALS",
+    "STATE_COLUMNS",
+    "VERSION_COLUMNS",
+    "DbAnalysis",
+    "DbRead",
+    "DbWrite",
+    "Race",
+    "chain_calls",
+    "deciding_tests",
+    "decisions",
+    "effect_after",
+    "is_locked",
+    "loaded_read",
+    "races",
+]

@@ -1,0 +1,263 @@
+"""Method chains and what their arguments say: `X.objects.filter(...).update(...)`, `update(T).where(...)`.
+
+The calls of a chain, followed through a variable; whether it is a Django queryset and of
+which model; its filters as `Predicate`s; and the kind of a value written or compared
+(literal, bool, null, constant, expr).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS
+from idemlint.analysis.db.scopes import source_order
+from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
+from idemlint.analysis.sql import Predicate
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+_CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]+$")
+_STATE_ENUM = re.compile(r"(Status|State|Stage|Phase|Choices)\.[A-Za-z_]\w*$")
+_LOCK_WORDS = ("select_for_update", "with_for_update")
+
+
+def chain_calls(expr: cst.BaseExpression) -> list[cst.Call]:
+    """The calls of a method chain, outermost first (public name for rules)."""
+    return _chain(expr)
+
+
+def _chain(expr: cst.BaseExpression) -> list[cst.Call]:
+    """The calls of a method chain, outermost first: `a.filter(x).update(y)` -> [update, filter]."""
+    calls = []
+    node: cst.BaseExpression = expr
+    while True:
+        if isinstance(node, cst.Call):
+            calls.append(node)
+            node = node.func
+        elif isinstance(node, cst.Attribute):
+            node = node.value
+        elif isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Await):
+            node = node.expression
+        else:
+            return calls
+
+
+def full_chain(model: ModuleModel, expr: cst.BaseExpression, depth: int = 0) -> list[cst.Call]:
+    """`_chain`, continued through a variable: `q = X.objects.filter(id=i, status=s); q.update(...)`
+    gives the filter too (the latest assignment of the name before its use)."""
+    chain = _chain(expr)
+    root = _chain_root(expr)
+    if depth > 4 or not isinstance(root, cst.Name):
+        return chain
+    scope = model.scope_of(root)
+    position = source_order(model, scope)
+    at = position.get(root, 0)
+    latest = None
+    for binding in model.bindings_of(scope, root.value):
+        where = position.get(binding.statement, -1)
+        if binding.value is not None and where < at and (latest is None or where > position.get(latest.statement, -1)):
+            latest = binding
+    if latest is None or latest.kind != "assign" or not isinstance(latest.value, (cst.Call, cst.Attribute)):
+        return chain
+    return chain + full_chain(model, latest.value, depth + 1)
+
+
+def _chain_root(expr: cst.BaseExpression) -> cst.BaseExpression:
+    node = expr
+    while isinstance(node, (cst.Call, cst.Attribute, cst.Subscript)):
+        node = node.func if isinstance(node, cst.Call) else node.value
+    return node
+
+
+def is_queryset(model: ModuleModel, expr: cst.BaseExpression, allow_manager: bool = False, depth: int = 0) -> bool:
+    """`Model.objects...` or `Model.objects.filter(...)...`, directly or through a variable."""
+    if depth > 4:  # `qs = qs.filter(...)` refers to itself
+        return False
+    dotted_parts = []
+    node = expr
+    while isinstance(node, (cst.Call, cst.Attribute, cst.Subscript)):
+        if isinstance(node, cst.Attribute):
+            dotted_parts.append(node.attr.value)
+        node = node.func if isinstance(node, cst.Call) else node.value
+    if "objects" in dotted_parts or "_default_manager" in dotted_parts or "_base_manager" in dotted_parts:
+        methods = [p for p in dotted_parts if p not in ("objects", "_default_manager", "_base_manager")]
+        return all(m in DJANGO_CHAIN or m in DJANGO_READ_TERMINALS for m in methods) or allow_manager
+    if isinstance(node, cst.Name) and isinstance(expr, cst.Name):
+        for binding in model.bindings_of(model.scope_of(expr), expr.value):
+            if (
+                binding.value is not None
+                and binding.value is not expr
+                and is_queryset(model, binding.value, False, depth + 1)
+            ):
+                return True
+    return False
+
+
+def chain_model(model: ModuleModel, chain: list[cst.Call], depth: int = 0) -> str | None:
+    root = _chain_root(chain[-1]) if chain else None
+    if depth > 4:
+        return None
+    if isinstance(root, cst.Name):
+        if root.value[:1].isupper():
+            return root.value.lower()
+        for binding in model.bindings_of(model.scope_of(root), root.value):
+            if binding.value is not None and binding.value is not root:
+                inner = _chain(binding.value)
+                if inner:
+                    return chain_model(model, inner, depth + 1)
+                found = _chain_root(binding.value)
+                if isinstance(found, cst.Name) and found.value[:1].isupper():
+                    return found.value.lower()
+    if chain:
+        attr = chain[-1].func
+        while isinstance(attr, cst.Attribute):
+            if isinstance(attr.value, cst.Name) and attr.value.value[:1].isupper():
+                return attr.value.value.lower()
+            attr = attr.value
+    return None
+
+
+def model_name(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
+    """`Order` -> order, `models.Order` -> order, `Order.status` (a column) -> order."""
+    dotted = model.dotted(expr)
+    if dotted is None:
+        return None
+    parts = dotted.split(".")
+    classes = [p for p in parts if p[:1].isupper()]
+    return (classes[-1] if classes else parts[-1]).lower()
+
+
+def locks(chain: list[cst.Call]) -> bool:
+    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in _LOCK_WORDS for c in chain)
+
+
+def assigned_name(model: ModuleModel, call: cst.Call) -> str | None:
+    node: cst.CSTNode = call
+    parent = model.parents.get(node)
+    while isinstance(parent, (cst.Await, cst.Subscript, cst.SubscriptElement, cst.Index)):
+        node, parent = parent, model.parents.get(parent)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        return parent.targets[0].target.value
+    if isinstance(parent, cst.AnnAssign) and isinstance(parent.target, cst.Name):
+        return parent.target.value
+    if isinstance(parent, cst.NamedExpr) and isinstance(parent.target, cst.Name):
+        return parent.target.value
+    return None
+
+
+def django_predicates(model: ModuleModel, chain: list[cst.Call]) -> list[Predicate]:
+    found = []
+    for link in chain:
+        attr = link.func.attr.value if isinstance(link.func, cst.Attribute) else ""
+        if attr in ("filter", "exclude", "get"):
+            found.extend(kwarg_predicates(model, link))
+    return found
+
+
+_LOOKUPS = {"exact": "eq", "iexact": "eq", "in": "in", "lt": "lt", "lte": "lt", "gt": "gt", "gte": "gt", "isnull": "is"}
+# Every other Django lookup and transform: the column is before it, and it is not equality.
+_OTHER_LOOKUPS = set(
+    "contains icontains startswith istartswith endswith iendswith range date year iso_year month day week "
+    "week_day iso_week_day quarter time hour minute second regex iregex overlap contained_by has_key has_keys "
+    "has_any_keys len search trigram_similar unaccent lower upper".split()
+)
+
+
+def kwarg_predicates(model: ModuleModel, call: cst.Call) -> list[Predicate]:
+    found = []
+    for arg in call.args:
+        if arg.keyword is not None:
+            parts = arg.keyword.value.lower().split("__")
+            op = "eq"
+            while len(parts) > 1 and parts[-1] in _LOOKUPS.keys() | _OTHER_LOOKUPS:
+                lookup = parts.pop()
+                op = _LOOKUPS.get(lookup, "other") if op == "eq" else op
+            kind = python_value_kind(model, arg.value)[0]
+            value = _predicate_value(kind)
+            # `order__status=...` constrains a related row, not this one: kept as `order__status`.
+            found.append(Predicate("__".join(parts), op, value))
+        else:
+            for node in iter_nodes(arg.value):  # Q(status="paid") | Q(...)
+                if isinstance(node, cst.Call) and (model.call_name(node) or "").endswith("Q"):
+                    found.extend(kwarg_predicates(model, node))
+    return found
+
+
+def _predicate_value(kind: str) -> str:
+    return kind if kind in ("bool", "null") else "literal" if kind in ("literal", "constant") else kind
+
+
+def sa_predicates(model: ModuleModel, call: cst.Call) -> list[Predicate]:
+    found = []
+    for arg in call.args:
+        for node in (arg.value, *iter_nodes(arg.value)):
+            if isinstance(node, cst.Comparison):
+                column = model.dotted(node.left)
+                for target in node.comparisons:
+                    if column and "." in column:
+                        op = (
+                            "eq"
+                            if isinstance(target.operator, cst.Equal)
+                            else "in"
+                            if isinstance(target.operator, cst.In)
+                            else "ne"
+                            if isinstance(target.operator, cst.NotEqual)
+                            else "lt"
+                        )
+                        kind = python_value_kind(model, target.comparator)[0]
+                        found.append(
+                            Predicate(
+                                column.rsplit(".", 1)[-1].lower(),
+                                op,
+                                _predicate_value(kind),
+                            )
+                        )
+            elif (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value in ("in_", "is_", "isnot", "is_not", "between")
+            ):
+                column = model.dotted(node.func.value)
+                if column and "." in column:
+                    found.append(Predicate(column.rsplit(".", 1)[-1].lower(), "in", "literal"))
+    return found
+
+
+def values_sets(model: ModuleModel, call: cst.Call) -> dict[str, tuple[str, str]]:
+    sets = {}
+    for arg in call.args:
+        if arg.keyword is not None:
+            sets[arg.keyword.value.lower()] = python_value_kind(model, arg.value)
+        elif isinstance(arg.value, cst.Dict):
+            for element in arg.value.elements:
+                if isinstance(element, cst.DictElement):
+                    key = string_value(element.key) or model.dotted(element.key)
+                    if key:
+                        sets[key.rsplit(".", 1)[-1].lower()] = python_value_kind(model, element.value)
+    return sets
+
+
+def python_value_kind(model: ModuleModel, expr: cst.BaseExpression) -> tuple[str, str]:
+    """literal ("paid", 3), bool, null, constant (OrderStatus.PAID), expr (F(), a variable)."""
+    text = string_value(expr)
+    if text is not None:
+        return "literal", text
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return "literal", expr.value
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return "bool", expr.value
+    if isinstance(expr, cst.Name) and expr.value == "None":
+        return "null", "None"
+    dotted = model.dotted(expr)
+    if dotted is not None and _CONSTANT.match(dotted.rsplit(".", 1)[-1]):
+        return "constant", dotted
+    if dotted is not None and _STATE_ENUM.search(dotted):
+        return "constant", dotted  # `SubscriptionStatus.Active`, `Order.Status.paid`
+    return "expr", ""

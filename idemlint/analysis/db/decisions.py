@@ -1,0 +1,211 @@
+"""Which read decides a write: the tests that decide whether it runs, the read of the same
+record each test looks at and on which columns, whether that read is locked, and which read
+loaded the instance a write assigns to."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.db.records import IDENTITY, STATE_COLUMNS, DbRead, DbWrite
+from idemlint.analysis.db.scopes import source_order
+from idemlint.analysis.flow import origin_nodes
+from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
+from idemlint.analysis.retry import always_leaves
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.analysis.db.classify import DbAnalysis
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+def decisions(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Iterator[tuple[DbRead, cst.BaseExpression]]:
+    """(read, test) pairs where a test on a read of the same record decides the write."""
+    scope = model.scope_of(write.node)
+    scope_reads = [r for r in db.reads if model.scope_of(r.call) is scope and same_record(r, write)]
+    if not scope_reads:
+        return
+    written_from = {id(n) for value in write.values.values() for n in origin_nodes(model, value) if type(n) is cst.Call}
+    for test in deciding_tests(model, write.node):
+        origins = set(origin_nodes(model, test))
+        for read in scope_reads:
+            if read.call in origins or read.record and any(_field_of(model, n, read.instance) for n in origins):
+                yield read, test
+            elif any(id(n) in written_from and _computes_from(n, read.instance) for n in origins):
+                yield read, test  # `new = next_status(order); if new is None: return; order.status = new`
+
+
+def _computes_from(call: cst.CSTNode, instance: str | None) -> bool:
+    """A call given the instance itself: `determine_order_status_change(order, decision)`."""
+    return (
+        type(call) is cst.Call
+        and instance is not None
+        and any(type(a.value) is cst.Name and a.value.value == instance for a in call.args)
+    )
+
+
+def _field_of(model: ModuleModel, node: cst.CSTNode, instance: str | None) -> bool:
+    """`order.status` (not `order.save()`, not `order._state`) for the named instance."""
+    if type(node) is not cst.Attribute or type(node.value) is not cst.Name or node.value.value != instance:
+        return False
+    parent = model.parents.get(node)
+    return not (type(parent) is cst.Call and parent.func is node) and not node.attr.value.startswith("_")
+
+
+def deciding_tests(model: ModuleModel, node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """Tests that decide whether `node` runs: enclosing `if`s, and earlier `if`s in the
+    same or an enclosing block whose body leaves (`if order.paid: return`)."""
+    tests: list[cst.BaseExpression] = []
+    child = node
+    for ancestor in model.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            break
+        if isinstance(ancestor, cst.If) and child is not ancestor.test:
+            tests.append(ancestor.test)
+        if isinstance(ancestor, (cst.IndentedBlock, cst.Module)):
+            for previous in ancestor.body:
+                if previous is child:
+                    break
+                if isinstance(previous, cst.If) and always_leaves(list(previous.body.body), or_continues=True):
+                    tests.append(previous.test)
+        child = ancestor
+    return tests
+
+
+def same_record(read: DbRead, write: DbWrite) -> bool:
+    if write.kind in ("attribute", "setter"):
+        return write.instance is not None and write.instance == read.instance
+    return read.table is not None and write.table is not None and _singular(read.table) == _singular(write.table)
+
+
+def _singular(table: str) -> str:
+    return table[:-1] if table.endswith("s") else table
+
+
+def decided_columns(model: ModuleModel, test: cst.BaseExpression, read: DbRead) -> tuple[str, ...]:
+    """The columns a test looks at: `order.status`, a name unpacked from the row
+    (`status, total = cur.fetchone()`), `row["status"]`, or the filter of an `exists()`.
+    An existence check (`if order is None`) looks at no column."""
+    columns: list[str] = []
+    read_names = {
+        b.name
+        for names in model.bindings.get(model.scope_of(read.call), {}).values()
+        for b in names
+        if b.value is not None and (b.value is read.call or model.is_inside(read.call, b.value))
+    }
+    for node in (test, *iter_nodes(test)):
+        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == read.instance:
+            parent = model.parents.get(node)
+            if type(parent) is cst.Call and parent.func is node:
+                continue  # `if profile.send_report():` decides on what a method did, not on a column
+            columns.append(node.attr.value.lower())
+        elif type(node) is cst.Name and node.value in read_names:
+            parent = model.parents.get(node)
+            if type(parent) is cst.Subscript:
+                index = parent.slice[0].slice if parent.slice else None
+                key = string_value(index.value) if isinstance(index, cst.Index) else None
+                columns.extend([key.lower()] if key else read.columns)
+            elif type(parent) is cst.Attribute and parent.value is node:
+                continue
+            elif node.value != read.instance or _compared_to_value(model, node):
+                # `status, total = cur.fetchone()`: the name, and the SELECT's columns it came from
+                columns.extend([node.value.lower(), *read.columns])
+        elif node is read.call or type(node) is cst.Call and model.is_inside(read.call, node):
+            # `if Order.objects.filter(..., status="paid").exists():` decides on the condition filters;
+            # a lookup by identity or by a related object (`filter(oob_ip=instance)`) only finds the row
+            columns.extend(_condition_columns(read) if read.filters else read.columns)
+    for node in origin_nodes(model, test):
+        if type(node) is cst.Call and node is not read.call and _computes_from(node, read.instance):
+            # `new = next_status(order)`: the helper decides the state columns it feeds
+            columns.extend(c for c in _columns_fed_by(model, node) if c in STATE_COLUMNS)
+    return tuple(dict.fromkeys(columns))
+
+
+def _columns_fed_by(model: ModuleModel, call: cst.Call) -> set[str]:
+    """The attributes assigned from a call's result in its function (`order.status = new`)."""
+    scope = model.scope_of(call)
+    found = set()
+    for target, value, _statement in model.attribute_assigns:
+        if model.scope_of(target) is scope and any(n is call for n in origin_nodes(model, value)):
+            found.add(target.attr.value.lower())
+    return found
+
+
+def _condition_columns(read: DbRead) -> list[str]:
+    return [
+        p.column
+        for p in read.filters
+        if p.value in ("literal", "bool", "null") or p.op in ("is", "lt", "gt") or p.column in STATE_COLUMNS
+    ]
+
+
+def _compared_to_value(model: ModuleModel, name: cst.Name) -> bool:
+    """`status != "created"` looks at a value; `order is None` and `not order` only at existence."""
+    parent = model.parents.get(name)
+    if type(parent) is not cst.Comparison:
+        return False
+    others = [parent.left, *(c.comparator for c in parent.comparisons)]
+    return any(o is not name and not (type(o) is cst.Name and o.value == "None") for o in others)
+
+
+def decides_state(columns: tuple[str, ...]) -> bool:
+    """A decision on something that changes (a status, a balance, a flag), not on who
+    owns the row or whether it exists."""
+    return any(not IDENTITY.search(c) for c in columns)
+
+
+def is_locked(model: ModuleModel, db: DbAnalysis, read: DbRead) -> bool:
+    """The read locks, or the function takes a row lock on the same table elsewhere
+    (`select_for_update().filter(pk__in=ids)` before re-reading)."""
+    if read.locked:
+        return True
+    scope = model.scope_of(read.call)
+    if read.record:
+        return any(r.locked and model.scope_of(r.call) is scope for r in db.reads) or _locks_in_sql(model, scope)
+    return read.table is not None and any(
+        r.locked and r.table == read.table and model.scope_of(r.call) is scope for r in db.reads
+    )
+
+
+_LOCK_SQL = re.compile(r"\bLOCK\s+TABLE|\bFOR\s+(NO\s+KEY\s+)?UPDATE\b|pg_advisory(_xact)?_lock", re.IGNORECASE)
+
+
+def _locks_in_sql(model: ModuleModel, scope: cst.CSTNode) -> bool:
+    """A table, row or advisory lock taken in SQL text somewhere in the function."""
+    return any(
+        model.scope_of(s) is scope and _LOCK_SQL.search(string_value(s) or "")
+        for s in model.strings
+        if isinstance(s, cst.SimpleString | cst.ConcatenatedString)
+    )
+
+
+def loaded_read(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> DbRead | None:
+    """For `order.status = ...`: the read that loaded `order`, if that is what the name
+    holds at this point (not a row created or re-assigned in between)."""
+    scope = model.scope_of(write.node)
+    for read in db.reads:
+        if (
+            read.instance == write.instance
+            and model.scope_of(read.call) is scope
+            and latest_binding_is(model, write, read)
+        ):
+            return read
+    return None
+
+
+def latest_binding_is(model: ModuleModel, write: DbWrite, read: DbRead) -> bool:
+    scope = model.scope_of(write.node)
+    position = source_order(model, scope)
+    at = position.get(write.node, 0)
+    latest = None
+    for binding in model.bindings_of(scope, write.instance or ""):
+        where = position.get(binding.statement, -1)
+        if where < at and (latest is None or where > position.get(latest.statement, -1)):
+            latest = binding
+    if read.record:
+        return latest is not None and (latest.statement is read.call or latest.value is read.call)
+    return latest is not None and latest.value is not None and model.is_inside(read.call, latest.value)

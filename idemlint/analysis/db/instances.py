@@ -1,0 +1,219 @@
+"""Writes and reads on instances: state setters (`order.set_status("paid")`), attribute
+assignments a later `save()`/`commit()` persists, and the rows a function changes without
+loading them (`self` in a model method, a parameter, a loop variable, a helper's result)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.db.chains import python_value_kind
+from idemlint.analysis.db.records import DbRead, DbWrite
+from idemlint.analysis.db.scopes import persist_calls, source_order
+from idemlint.analysis.model import ModuleModel, iter_nodes, keyword
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+_NOT_SETTERS = frozenset({"update_state"})
+_STATE_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_ ]{0,40}$")  # Celery's progress report
+_NOT_RECORDS = re.compile(r"(^|\.)(span|response|resp|request|handler|trace|current_span)$", re.IGNORECASE)
+
+
+def setter_write(
+    model: ModuleModel, call: cst.Call, method: str, state_columns: set[str], guarded_setters: frozenset[str]
+) -> DbWrite | None:
+    """`payment.change_status(PaymentStatus.CONFIRMED)`, `order.set_status("paid")`,
+    `svc.update_subscription_status(sub_id, Status.Active)`: a state column written to a
+    literal or constant through a method named for it. Integer arguments (an HTTP status)
+    and calls that build a value (`span.set_status(Status(...))`) are not state writes."""
+    receiver = call.func.value  # type: ignore[attr-defined]
+    if method in _NOT_SETTERS or _NOT_RECORDS.search(model.dotted(receiver) or ""):
+        return None
+    if any(
+        keyword(call, k) is not None and python_value_kind(model, keyword(call, k).value)[1] == "False"  # type: ignore[union-attr]
+        for k in ("commit", "save", "persist", "flush")
+    ):
+        return None  # `change_fraud_status(..., commit=False)` changes the instance only
+    if keyword(call, "pipeline") is not None or keyword(call, "pipe") is not None:
+        return None  # queued on a transaction the caller executes (and WATCHes): judged there
+    column = next(c for c in (*state_columns, "status") if method.endswith(c))
+    argument = keyword(call, "status") or keyword(call, "state") or keyword(call, "new_status")
+    values = [argument.value] if argument else [a.value for a in call.args if a.keyword is None][-1:]
+    kinds = [python_value_kind(model, v) for v in values]
+    if not kinds or kinds[0][0] not in ("literal", "constant") or isinstance(values[0], cst.Integer):
+        return None
+    if kinds[0][0] == "literal" and not _STATE_WORD.match(kinds[0][1]):
+        return None  # `set_process_status("-active-")`: a process title, not a state
+    instance = receiver.value if isinstance(receiver, cst.Name) else None
+    positional = [a for a in call.args if a.keyword is None]
+    on_record = instance is not None and (instance == "self" or len(positional) <= 1)
+    return DbWrite(
+        call,
+        model.statement_of(call),
+        "setter" if on_record else "service",
+        None,
+        {column: kinds[0]},
+        (),
+        True,
+        instance if on_record else None,
+        call=call,
+        values={column: values[0]},
+        guarded=method in guarded_setters,
+    )
+
+
+def record_reads(model: ModuleModel, reads: list[DbRead], writes: list[DbWrite]) -> list[DbRead]:
+    """Instances a function changes and saves without loading them: `self` in a model
+    method, a parameter (a webhook's payment), a loop variable, a helper's result. Their
+    fields were read by someone else, earlier and without a lock: a decision on them is
+    a read-decide-write as much as one on a fresh `get()`."""
+    found: list[DbRead] = []
+    loaded = {(model.scope_of(r.call), r.instance) for r in reads if r.instance}
+    wanted: dict[tuple[cst.CSTNode, str], None] = {}
+    for target, _value, _statement in model.attribute_assigns:
+        if isinstance(target.value, cst.Name):
+            wanted[(model.scope_of(target), target.value.value)] = None
+    for write in writes:
+        if write.kind == "setter" and write.instance:
+            wanted[(model.scope_of(write.node), write.instance)] = None
+    for scope, name in wanted:
+        if (scope, name) in loaded or not isinstance(scope, cst.FunctionDef):
+            continue
+        anchor = _record_anchor(model, scope, name)
+        if anchor is not None:
+            node, origin = anchor
+            found.append(DbRead(node, None, False, (), name, record=origin))
+    return found
+
+
+def attribute_writes(model: ModuleModel, reads: list[DbRead], writes: list[DbWrite]) -> list[DbWrite]:
+    """`order.status = "paid"` followed by `order.save()` or `session.commit()`."""
+    found: list[DbWrite] = []
+    loaded = {(model.scope_of(r.call), r.instance): r for r in reads if r.instance}
+    setters = {(model.scope_of(w.node), w.instance) for w in writes if w.kind == "setter"}
+    for target, value, statement in model.attribute_assigns:
+        if not isinstance(target.value, cst.Name):
+            continue
+        instance = target.value.value
+        scope = model.scope_of(target)
+        read = loaded.get((scope, instance))
+        if not _persisted_after(model, scope, instance, statement) and (scope, instance) not in setters:
+            continue
+        found.append(
+            DbWrite(
+                statement,
+                statement,
+                "attribute",
+                read.table if read else None,
+                {target.attr.value.lower(): python_value_kind(model, value)},
+                (),
+                True,
+                instance,
+                values={target.attr.value.lower(): value},
+            )
+        )
+    return found
+
+
+def _persisted_after(model: ModuleModel, scope: cst.CSTNode, instance: str, statement: cst.CSTNode) -> bool:
+    """An `instance.save(...)` or a session/db `commit()`/`flush()` after the assignment."""
+    position = source_order(model, scope)
+    start = position.get(statement, 0)
+    for index, owner, method in persist_calls(model, scope):
+        if index > start and (
+            method.startswith(("save", "asave")) and owner == instance or method in ("commit", "flush")
+        ):
+            return True
+    return False
+
+
+# Methods whose `self` is not a stored row yet, or that define persistence itself.
+_NOT_RECORD_METHODS = frozenset(
+    {
+        "__init__",
+        "__post_init__",
+        "save",
+        "asave",
+        "clean",
+        "full_clean",
+        "pre_save",
+        "delete",
+        "create",
+        "setUp",
+        "setUpTestData",
+        "from_db",
+        "refresh_from_db",
+        "__setstate__",
+    }
+)
+# Base classes of stored rows: Django/SQLAlchemy/Flask models and documents.
+_MODEL_BASE = re.compile(r"(^|\.)(\w*Model|Document|Base)$")
+
+
+def _stores_itself(model: ModuleModel, owner: cst.ClassDef) -> bool:
+    """A class whose instances are rows: a model base (`models.Model`, `db.Model`,
+    `TimeStampedModel`, a declarative `Base`), or a mixin of one that saves itself."""
+    if any(_MODEL_BASE.search(model.dotted(b.value) or "") for b in owner.bases):
+        return True
+    return any(
+        type(node) is cst.Call
+        and type(node.func) is cst.Attribute
+        and node.func.attr.value.startswith("save")
+        and type(node.func.value) is cst.Name
+        and node.func.value.value == "self"
+        for node in iter_nodes(owner.body, stop_at_functions=False)
+    )
+
+
+# Helpers whose result is a new object, not a stored row someone else decided on.
+_CONSTRUCTORS = re.compile(r"^(create|make|build|new|copy|clone|construct|init|prepare)(_|$)|(^|\.)create$")
+
+
+def _record_anchor(model: ModuleModel, scope: cst.FunctionDef, name: str) -> tuple[cst.CSTNode, str] | None:
+    """Where `name` gets its value in `scope`, when that makes it a stored row this function
+    did not load: (node, what kind of record) or None."""
+    bindings = model.bindings_of(scope, name)
+    if not bindings:
+        return None
+    if len({id(b.statement) for b in bindings}) > 1:
+        return None  # rebound in the function: judged by the loaded-read rules
+    binding = bindings[0]
+    if binding.kind == "param":
+        params = scope.params.params
+        method = isinstance(model.parents.get(model.parents.get(scope)), cst.ClassDef)  # type: ignore[arg-type]
+        if name == "cls" or method and params and params[0].name.value == name and name != "self":
+            return None
+        if name == "self":
+            owner = model.enclosing_class(scope)
+            if owner is None or scope.name.value in _NOT_RECORD_METHODS:
+                return None
+            if not _stores_itself(model, owner):
+                return None  # a worker, a form, a client: not a stored row
+            if any(_decorator_name(d) in ("classmethod", "staticmethod") for d in scope.decorators):
+                return None
+            return binding.statement, "self"
+        return binding.statement, "parameter"
+    if binding.kind == "for" and isinstance(binding.value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+        return binding.statement, "loop variable"
+    if binding.kind == "assign" and isinstance(binding.value, (cst.Call, cst.Await)):
+        call = binding.value.expression if isinstance(binding.value, cst.Await) else binding.value
+        if not isinstance(call, cst.Call):
+            return None
+        callee = model.dotted(call.func) or ""
+        last = callee.rsplit(".", 1)[-1]
+        if not callee or last[:1].isupper() or _CONSTRUCTORS.search(last) and "_or_update" not in last:
+            return None
+        if last in ("save", "get_or_create", "update_or_create", "copy", "deepcopy") or "super" in callee:
+            return None
+        return call, "helper result"
+    return None
+
+
+def _decorator_name(decorator: cst.Decorator) -> str:
+    node = decorator.decorator
+    node = node.func if isinstance(node, cst.Call) else node
+    return node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""

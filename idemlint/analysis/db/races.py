@@ -1,0 +1,187 @@
+"""IDM101's decision: writes decided in Python by an unlocked read of the same record, with no
+re-check in the write itself, less those that converge (two runs write the same thing) and
+have no side effect; plus rows chosen by a state filter and written by id alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.db.chains import chain_calls
+from idemlint.analysis.db.decisions import (
+    decided_columns,
+    decides_state,
+    decisions,
+    is_locked,
+    latest_binding_is,
+    same_record,
+)
+from idemlint.analysis.db.records import VERSION_COLUMNS, DbRead, DbWrite
+from idemlint.analysis.db.scopes import source_order
+from idemlint.analysis.db.side_effects import side_effect_in
+from idemlint.analysis.flow import origin_nodes
+from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.analysis.db.classify import DbAnalysis
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+@dataclass(frozen=True)
+class Race:
+    read: DbRead
+    test: cst.BaseExpression
+    columns: tuple[str, ...]  # the columns the decision looked at
+
+
+def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
+    """Writes (by id of DbWrite) decided in Python by an unlocked read of the same record,
+    with no re-check in the write itself: IDM101's findings, also used to keep IDM103 quiet."""
+    cached: dict[int, Race] | None = model.memo.get("db.races")
+    if cached is not None:
+        return cached
+    found: dict[int, Race] = {}
+    for write in db.writes:
+        for read, test in decisions(model, db, write):
+            columns = decided_columns(model, test, read)
+            if not decides_state(columns) or is_locked(model, db, read) or _rechecks(db, write, columns):
+                continue
+            if write.kind == "attribute" and not latest_binding_is(model, write, read):
+                continue  # the variable was rebound (a created object) between the read and the write
+            found[id(write)] = Race(read, test, columns)
+            break
+    for write in db.writes:
+        if id(write) not in found:
+            race = _selected_by_state(model, db, write)
+            if race is not None:
+                found[id(write)] = race
+    by_test: dict[int, list[DbWrite]] = {}
+    for write in db.writes:
+        if id(write) in found:
+            by_test.setdefault(id(found[id(write)].test), []).append(write)
+    for writes in by_test.values():
+        race = found[id(writes[0])]
+        written = {c for w in writes for c in w.sets}
+        if not written & set(race.columns) and not any(
+            db.is_state_column(c) or VERSION_COLUMNS.match(c) for c in race.columns
+        ):
+            # the test is about eligibility (`if user.is_active:`, `if key.type == "secret"`), not a
+            # value the write changes: two runs write the same thing
+            for write in writes:
+                del found[id(write)]
+            continue
+        if all(_converges(model, db, race, w) for w in writes) and not side_effect_in(model, db, race.test, writes):
+            for write in writes:
+                del found[id(write)]
+    model.memo["db.races"] = found
+    return found
+
+
+def _selected_by_state(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Race | None:
+    """Rows chosen by a state filter, then written by id with no state condition:
+    `ids = Order.objects.filter(status=UNCONFIRMED).values_list("pk")` then
+    `Order.objects.filter(id__in=ids).update(status=EXPIRED)`. A row that changed state in
+    between (or that an overlapping run already took) is written all the same."""
+    if write.kind not in ("django", "sql", "sqlalchemy") or any(db.is_condition(p) for p in write.where):
+        return None
+    scope = model.scope_of(write.node)
+    position = source_order(model, scope)
+    chosen_by = {id(n) for n in _write_inputs(model, write)}
+    for read in db.reads:
+        if read.record or model.scope_of(read.call) is not scope or not same_record(read, write):
+            continue
+        if position.get(read.call, 0) >= position.get(write.node, 0) or is_locked(model, db, read):
+            continue
+        if id(read.call) not in chosen_by:
+            continue  # the write's rows do not come from this read
+        columns = tuple(
+            p.column
+            for p in read.filters
+            if p.column in write.sets and (db.is_state_column(p.column) or db.is_condition(p))
+        )
+        if columns:
+            return Race(read, read.call, columns)  # type: ignore[arg-type]
+    return None
+
+
+def _write_inputs(model: ModuleModel, write: DbWrite) -> list[cst.CSTNode]:
+    """Every node the write's filter arguments are computed from."""
+    if write.call is None:
+        return []
+    found: list[cst.CSTNode] = []
+    for link in chain_calls(write.call):
+        for arg in link.args:
+            found.extend(origin_nodes(model, arg.value))
+    return found
+
+
+def _converges(model: ModuleModel, db: DbAnalysis, race: Race, write: DbWrite) -> bool:
+    """Whether running the write twice leaves what running it once does: it sets a state
+    column only to the value the test compared it with (`if x.status != v: x.status = v`),
+    and other columns to anything that does not build on their old value (a flag, a
+    timestamp, a lazily filled default; not `n -= 1` or `total = total + x`)."""
+    if isinstance(write.statement, cst.AugAssign):
+        return string_value(write.statement.value) is not None  # `x.log += "; "` only picks text
+    for column, value in write.values.items() or [(c, None) for c in write.sets]:
+        if value is None:
+            return False
+        if db.is_state_column(column):
+            if _value_key(model, value) not in _compared_values(model, race.test, column):
+                return False
+        elif _accumulates(model, value, column, write.instance):
+            return False  # builds on the old value: `x.n = x.n + 1`, `F("credits") - amount`
+    return True
+
+
+def _accumulates(model: ModuleModel, value: cst.BaseExpression, column: str, instance: str | None) -> bool:
+    """Arithmetic on the column's old value: `x.n + 1`, `F("credits") - amount`. Reading the
+    old value to normalise it (`x.book = x.book.edition`) or another object's attribute of
+    the same name (`x.connector = self.connector`) gives the same result on every run."""
+    for node in (value, *iter_nodes(value)):
+        if type(node) is not cst.BinaryOperation:
+            continue
+        for operand in (node.left, node.right, *iter_nodes(node)):
+            if type(operand) is cst.Attribute and operand.attr.value.lower() == column:
+                owner = model.dotted(operand.value)
+                if instance is None or owner == instance:
+                    return True
+            if type(operand) is cst.SimpleString and (string_value(operand) or "").lower() == column:
+                return True  # F("credits")
+    return False
+
+
+def _value_key(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
+    text = string_value(expr)
+    if text is not None:
+        return repr(text)
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return expr.value
+    return model.dotted(expr)
+
+
+def _compared_values(model: ModuleModel, test: cst.BaseExpression, column: str) -> set[str | None]:
+    """What a test compares `column` with: `x.status != "paid"` gives {'paid'}."""
+    found: set[str | None] = set()
+    for node in (test, *iter_nodes(test)):
+        if type(node) is not cst.Comparison:
+            continue
+        sides = [node.left, *(c.comparator for c in node.comparisons)]
+        if any(type(s) is cst.Attribute and s.attr.value.lower() == column for s in sides):
+            found.update(
+                _value_key(model, s) for s in sides if not (type(s) is cst.Attribute and s.attr.value.lower() == column)
+            )
+    found.discard(None)
+    return found
+
+
+def _rechecks(db: DbAnalysis, write: DbWrite, columns: tuple[str, ...]) -> bool:
+    conditions = [p for p in write.where if db.is_condition(p)]
+    if not conditions:
+        return False
+    if not columns or "*" in columns:
+        return True
+    return any(p.column in columns for p in conditions) or any(VERSION_COLUMNS.match(p.column) for p in conditions)

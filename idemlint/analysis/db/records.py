@@ -1,0 +1,99 @@
+"""What the database analysis finds: reads, writes, and the vocabulary of calls and columns
+that the DB-API, Django and SQLAlchemy classifiers share."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.analysis.sql import Predicate
+
+EXECUTE_METHODS = {"execute", "executemany", "exec_driver_sql", "executescript"}
+ASYNCPG_FETCH = {"fetch", "fetchrow", "fetchval"}
+CURSOR_FETCH = {
+    "fetchone",
+    "fetchall",
+    "fetchmany",
+    "scalar",
+    "scalar_one",
+    "scalar_one_or_none",
+    "first",
+    "one",
+    "one_or_none",
+    "mappings",
+    "scalars",
+    "all",
+}
+DJANGO_READ_TERMINALS = {
+    "get",
+    "first",
+    "last",
+    "earliest",
+    "latest",
+    "exists",
+    "count",
+    "values_list",
+    "values",
+    "aget",
+    "afirst",
+    "alast",
+    "aexists",
+}
+DJANGO_CHAIN = {
+    "filter",
+    "exclude",
+    "all",
+    "select_related",
+    "prefetch_related",
+    "only",
+    "defer",
+    "order_by",
+    "select_for_update",
+    "using",
+    "annotate",
+    "values",
+    "values_list",
+    "distinct",
+}
+SA_READ_TERMINALS = {"first", "one", "one_or_none", "scalar", "scalar_one", "scalar_one_or_none", "get", "all"}
+STATE_COLUMNS = {"status", "state", "stage", "phase", "step"}
+VERSION_COLUMNS = re.compile(
+    r"^(version|revision|rev|seq|sequence|lock_version|etag|generation|updated_at|modified_at|row_version)$"
+)
+IDENTITY = re.compile(
+    r"^(id|pk|uuid|guid|key|slug)$|_(id|pk|uuid|guid|ref|key|token|number|code|sku)$|^(tenant|owner|customer|user|account|merchant|org|organization|shop|store|site|channel)$"
+)
+SESSION = re.compile(r"(^|[._])(session|db|s)$")
+
+
+@dataclass
+class DbRead:
+    # the call whose result carries the data (fetchone(), .get(), first()); for a record
+    # (an instance the function did not load) the parameter, loop or helper call that binds it
+    call: cst.CSTNode
+    table: str | None  # lower-cased table or model name
+    locked: bool
+    columns: tuple[str, ...] = ()  # columns known to be read (SELECT list, filter kwargs)
+    instance: str | None = None  # the variable holding a loaded ORM instance
+    filters: tuple[Predicate, ...] = ()  # the ORM filter that chose the row(s), when known
+    record: str = ""  # for records: "self", "parameter", "loop variable" or "helper result"
+
+
+@dataclass
+class DbWrite:
+    node: cst.CSTNode  # report here: the execute/update call, or the attribute assignment
+    statement: cst.CSTNode  # the statement holding it (IDM102/103 report its first line)
+    kind: str  # sql, django, sqlalchemy, attribute
+    table: str | None
+    sets: dict[str, tuple[str, str]] = field(default_factory=dict)  # column -> (value kind, text)
+    where: tuple[Predicate, ...] = ()
+    count_read: bool = True
+    instance: str | None = None  # attribute writes: the instance variable
+    call: cst.Call | None = None
+    values: dict[str, cst.BaseExpression] = field(default_factory=dict)  # column -> the value's expression
+    # a setter that, by every definition in the project, checks the current state first
+    guarded: bool = False

@@ -1,0 +1,61 @@
+"""Per-scope indexes the database analysis asks "after"/"used" questions of, each computed
+once per scope and kept in the file's own memo (`ModuleModel.memo`), never in a global."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.db.records import SESSION
+from idemlint.analysis.model import ModuleModel, iter_nodes
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+def _memo(model: ModuleModel, name: str) -> dict[cst.CSTNode, Any]:
+    """The file's memo table `name`, keyed by scope."""
+    table: dict[cst.CSTNode, Any] = model.memo.setdefault(name, {})
+    return table
+
+
+def source_order(model: ModuleModel, scope: cst.CSTNode) -> dict[cst.CSTNode, int]:
+    """Source order of every node in a scope (pre-order), for "after" questions."""
+    cache = _memo(model, "db.source_order")
+    found = cache.get(scope)
+    if found is None:
+        found = {node: index for index, node in enumerate(iter_nodes(scope))}
+        cache[scope] = found
+    return found
+
+
+def names_in(model: ModuleModel, scope: cst.CSTNode) -> dict[str, list[cst.Name]]:
+    """Every Name node of a scope (attribute names included), by identifier, computed once."""
+    cache = _memo(model, "db.names_in")
+    found = cache.get(scope)
+    if found is None:
+        found = {}
+        for node in iter_nodes(scope):
+            if type(node) is cst.Name:
+                found.setdefault(node.value, []).append(node)
+        cache[scope] = found
+    return found
+
+
+def persist_calls(model: ModuleModel, scope: cst.CSTNode) -> list[tuple[int, str, str]]:
+    """(position, receiver, method) of every save/commit/flush call in a scope, computed once."""
+    cache = _memo(model, "db.persist_calls")
+    found = cache.get(scope)
+    if found is None:
+        position = source_order(model, scope)
+        found = []
+        for node in iter_nodes(scope):
+            if type(node) is cst.Call and type(node.func) is cst.Attribute:
+                method = node.func.attr.value
+                owner = model.dotted(node.func.value) or ""
+                if method.startswith(("save", "asave")) or method in ("commit", "flush") and SESSION.search(owner):
+                    found.append((position[node], owner, method))
+        cache[scope] = found
+    return found

@@ -1,0 +1,134 @@
+"""Whether code acts outside the process: after a write (`effect_after`), or in the code a
+decision guards (`side_effect_in`). Logging, builtins, clocks, getters and the writes
+themselves are quiet."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS, DbWrite
+from idemlint.analysis.db.scopes import source_order
+from idemlint.analysis.model import ModuleModel, iter_nodes
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.analysis.db.classify import DbAnalysis
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+# Calls that change nothing outside the process: logging, builtins, clocks, responses, getters.
+_QUIET_CALLS = re.compile(
+    r"^(\w+\.)*(print|len|str|int|float|bool|list|dict|set|tuple|min|max|sum|sorted|isinstance|getattr|hasattr|"
+    r"repr|format|round|abs|any|all|_|gettext|gettext_lazy|ugettext|ugettext_lazy|ngettext|reverse|redirect|render|"
+    r"render_to_response|super|emit_\w+|now|utcnow|today|time|monotonic|warn)$"
+)
+_QUIET_RECEIVERS = re.compile(r"(^|\.)(_?log|_?logger|logging|LOGGER|LOG|messages|stdout|stderr)$")
+_QUIET_METHODS = (
+    frozenset(
+        {
+            "save",
+            "asave",
+            "commit",
+            "flush",
+            "refresh_from_db",
+            "full_clean",
+            "format",
+            "join",
+            "strip",
+            "lower",
+            "upper",
+            "total_seconds",
+            "isoformat",
+            "get",
+            "items",
+            "keys",
+            "values",
+            "append",
+            "add",
+            "copy",
+        }
+    )
+    | DJANGO_CHAIN
+    | DJANGO_READ_TERMINALS
+)
+
+
+def side_effect_in(model: ModuleModel, db: DbAnalysis, test: cst.BaseExpression, writes: list[DbWrite]) -> bool:
+    """Whether the code a test decides calls anything beyond the writes themselves that
+    may act outside the process (another row, a message, a signal, a payment)."""
+    guard = model.parents.get(test)
+    if not isinstance(guard, cst.If):
+        return True
+    if any(model.is_inside(w.node, guard.body) for w in writes):
+        region: list[cst.CSTNode] = [guard.body]  # the else branch runs when nothing was written
+    elif any(model.is_inside(w.node, guard) for w in writes):
+        region = [guard.orelse] if guard.orelse else []
+    else:
+        block = model.parents.get(guard)
+        body = list(getattr(block, "body", ()))
+        region = body[body.index(guard) + 1 :] if guard in body else []
+    own = {id(w.call) for w in writes if w.call is not None}
+    for root in region:
+        for node in iter_nodes(root):
+            if type(node) is cst.Call and id(node) not in own and not _quiet_call(model, node, writes):
+                return True
+    return False
+
+
+def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bool:
+    """A call that changes nothing outside the process (or only computes a written value)."""
+    name = model.call_name(node) or ""
+    method = node.func.attr.value if type(node.func) is cst.Attribute else ""
+    receiver = model.dotted(node.func.value) if type(node.func) is cst.Attribute else None
+    return bool(
+        _QUIET_CALLS.match(name)
+        or method in _QUIET_METHODS
+        or (receiver and _QUIET_RECEIVERS.search(receiver))
+        or re.match(r"^(get|is|has)_", method or name.rsplit(".", 1)[-1])
+        and "create" not in name
+        or name.rsplit(".", 1)[-1][:1].isupper()
+        and not method
+        or any(model.is_inside(node, v) for w in writes for v in w.values.values())
+    )
+
+
+def effect_after(model: ModuleModel, write: DbWrite) -> bool:
+    """Whether the function calls anything with an outside effect on a path after the write
+    (not in another branch of an `if` that holds it, not past a `return` that follows it)."""
+    scope = model.scope_of(write.node)
+    position = source_order(model, scope)
+    end = max((position.get(n, 0) for n in (write.statement, *iter_nodes(write.statement))), default=0)
+    stop = _leaves_after(model, write.statement, position)
+    other_branches = [
+        branch
+        for ancestor in model.ancestors(write.statement)
+        if isinstance(ancestor, cst.If)
+        for branch in ((ancestor.orelse,) if model.is_inside(write.statement, ancestor.body) else (ancestor.body,))
+        if branch is not None
+    ]
+    own = {id(write.call)} if write.call is not None else set()
+    return any(
+        type(node) is cst.Call
+        and end < position.get(node, 0) < stop
+        and id(node) not in own
+        and not any(model.is_inside(node, branch) for branch in other_branches)
+        and not _quiet_call(model, node, [write])
+        for node in iter_nodes(scope)
+    )
+
+
+def _leaves_after(model: ModuleModel, statement: cst.CSTNode, position: dict[cst.CSTNode, int]) -> int:
+    """The position of a `return`/`raise` that ends the write's block right after it, or infinity."""
+    line = model.parents.get(statement)
+    block = model.parents.get(line) if line is not None else None
+    body = list(getattr(block, "body", ()))
+    if line in body:
+        for later in body[body.index(line) + 1 :]:
+            if isinstance(later, cst.SimpleStatementLine) and any(
+                isinstance(s, (cst.Return, cst.Raise)) for s in later.body
+            ):
+                return position.get(later, 1 << 60)
+    return 1 << 60
