@@ -11,6 +11,42 @@ from idemlint.rules import ALL_RULES
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+# Two small retry loops that several test modules lint: a key minted per attempt (IDM001, with
+# a safe fix) and a fixed sleep between attempts (IDM202, with an unsafe jitter fix).
+KEY_IN_LOOP = """\
+import uuid
+
+import requests
+
+
+def charge(order):
+    for attempt in range(3):
+        try:
+            return requests.post(
+                "https://pay.example/charges",
+                headers={"Idempotency-Key": str(uuid.uuid4())},
+                timeout=5,
+            )
+        except requests.ConnectionError:
+            continue
+"""
+
+SLEEP_IN_LOOP = """\
+import time
+
+import requests
+
+
+def fetch(url):
+    for attempt in range(5):
+        try:
+            return requests.get(url, timeout=5)
+        except requests.ConnectionError:
+            time.sleep(2**attempt)
+    raise RuntimeError("unavailable")
+"""
+
+
 def lint(source: str, path: str = "service.py", config: Config | None = None, unused_noqa: bool = False) -> FileResult:
     return check_source(source, path, config or Config(), ALL_RULES, report_unused_noqa=unused_noqa)
 

@@ -22,7 +22,7 @@ from idemlint.config import Config
 from idemlint.fixes import fix_source
 from idemlint.rules import ALL_RULES
 
-from conftest import FIXTURES
+from conftest import FIXTURES, KEY_IN_LOOP, SLEEP_IN_LOOP
 
 FIX_FIXTURES = sorted(p for p in (FIXTURES / "fixes").glob("*.py") if not p.name.endswith(".fixed.py"))
 
@@ -45,39 +45,6 @@ def bare_line_breaks(text: str) -> list[str]:
 
 
 # -- 1. line endings -------------------------------------------------------------------------
-
-KEY_IN_LOOP = """\
-import uuid
-
-import requests
-
-
-def charge(order):
-    for attempt in range(3):
-        try:
-            return requests.post(
-                "https://pay.example/charges",
-                headers={"Idempotency-Key": str(uuid.uuid4())},
-                timeout=5,
-            )
-        except requests.ConnectionError:
-            continue
-"""
-
-SLEEP_IN_LOOP = """\
-import time
-
-import requests
-
-
-def fetch(url):
-    for attempt in range(5):
-        try:
-            return requests.get(url, timeout=5)
-        except requests.ConnectionError:
-            time.sleep(2**attempt)
-    raise RuntimeError("unavailable")
-"""
 
 
 def test_crlf_hoisted_key_line_keeps_crlf() -> None:

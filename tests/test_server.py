@@ -24,6 +24,8 @@ from idemlint.config import Config
 from idemlint.engine import check_source
 from idemlint.registry import enabled_rules, rule_by_code_or_name
 
+from conftest import KEY_IN_LOOP, SLEEP_IN_LOOP
+
 TEST_TIMEOUT = 60.0  # whole test
 WAIT = 15.0  # one expected notification
 
@@ -40,41 +42,6 @@ def charge(order):
 """
 
 CLEAN = BUGGY.replace("def charge(order):\n    key = str(uuid.uuid4())", "def charge(order, key):")
-
-# A safe fix: IDM001 hoists the key above the retry loop.
-KEY_IN_LOOP = """\
-import uuid
-
-import requests
-
-
-def charge(order):
-    for attempt in range(3):
-        try:
-            return requests.post(
-                "https://pay.example/charges",
-                headers={"Idempotency-Key": str(uuid.uuid4())},
-                timeout=5,
-            )
-        except requests.ConnectionError:
-            continue
-"""
-
-# An unsafe fix (IDM202, a warning): full jitter changes the delays.
-SLEEP_IN_LOOP = """\
-import time
-
-import requests
-
-
-def fetch(url):
-    for attempt in range(5):
-        try:
-            return requests.get(url, timeout=5)
-        except requests.ConnectionError:
-            time.sleep(2**attempt)
-    raise RuntimeError("unavailable")
-"""
 
 PROJECT_INDEX = Path(__file__).parent / "data" / "project_index"
 

@@ -34,7 +34,7 @@ def origin_calls(model: ModuleModel, expr: cst.BaseExpression) -> Iterator[cst.C
 def origin_names(model: ModuleModel, expr: cst.BaseExpression) -> Iterator[cst.Name]:
     """Every variable read on the way to `expr` (including parameters, which end the trail)."""
     for node in origin_nodes(model, expr):
-        if isinstance(node, cst.Name) and _is_load(model, node):
+        if isinstance(node, cst.Name) and is_load(model, node):
             yield node
 
 
@@ -51,7 +51,7 @@ def origin_nodes(model: ModuleModel, expr: cst.BaseExpression) -> Iterator[cst.C
         seen_nodes.add(id(node))
         for sub in _self_and_descendants(node):
             yield sub
-            if isinstance(sub, cst.Name) and sub.value not in seen_names and _is_load(model, sub):
+            if isinstance(sub, cst.Name) and sub.value not in seen_names and is_load(model, sub):
                 seen_names.add(sub.value)
                 # A name the function never binds is a module-level name (a constant, usually).
                 bindings = model.bindings_of(scope, sub.value) or model.bindings_of(model.module, sub.value)
@@ -71,8 +71,9 @@ def _self_and_descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     yield from iter_nodes(node)
 
 
-def _is_load(model: ModuleModel, name: cst.Name) -> bool:
-    """False for the attribute part of `a.b`, keyword names and other non-variable names."""
+def is_load(model: ModuleModel, name: cst.Name) -> bool:
+    """False for the attribute part of `a.b`, keyword names and other non-variable names
+    (an assignment's target still counts: flow follows names, not their uses)."""
     parent = model.parents.get(name)
     if isinstance(parent, cst.Attribute) and parent.attr is name:
         return False

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.records import EXECUTE_METHODS
 from idemlint.analysis.db.scopes import names_in, source_order
+from idemlint.analysis.flow import is_load
 from idemlint.analysis.model import ModuleModel
 
 if TYPE_CHECKING:
@@ -82,9 +83,6 @@ def executor_of(model: ModuleModel, statement_call: cst.Call) -> cst.Call | None
 
 
 def _is_read(model: ModuleModel, name: cst.Name) -> bool:
+    """A use of the variable's value: a load (see flow.is_load) that is not an assignment target."""
     parent = model.parents.get(name)
-    if isinstance(parent, cst.AssignTarget) and parent.target is name:
-        return False
-    if isinstance(parent, cst.Attribute) and parent.attr is name:
-        return False
-    return not (isinstance(parent, cst.Arg) and parent.keyword is name)
+    return is_load(model, name) and not (isinstance(parent, cst.AssignTarget) and parent.target is name)
