@@ -77,26 +77,43 @@ class Config:
         return repr(sorted(data.items()))
 
 
-_LIST_KEYS = {
-    "select": "select",
-    "ignore": "ignore",
-    "extend-select": "extend_select",
-    "extend-ignore": "extend_ignore",
-    "exclude": "exclude",
-    "extend-exclude": "extend_exclude",
-    "key-names": "key_names",
-    "key-headers": "key_headers",
-    "state-columns": "state_columns",
-    "side-effect-calls": "side_effect_calls",
-    "idempotent-calls": "idempotent_calls",
-}
+@dataclass(frozen=True)
+class Option:
+    """One configuration key: its name in `[tool.idemlint]`, the Config field, its kind, its
+    help, and whether the flake8 plugin offers it (flake8 owns selection and file discovery)."""
+
+    key: str
+    field: str
+    kind: str  # "list" | "bool"
+    help: str
+    in_flake8: bool = True
 
 
-_BOOL_KEYS = {
-    "all-updates-need-count": "all_updates_need_count",
-    "check-tests": "check_tests",
-    "check-migrations": "check_migrations",
-}
+# The single source of configuration keys: the TOML parser, the flake8 plugin's options and
+# their tests all read it.
+OPTIONS: tuple[Option, ...] = (
+    Option("select", "select", "list", "Codes or prefixes to enable (default: all).", in_flake8=False),
+    Option("ignore", "ignore", "list", "Codes or prefixes to disable.", in_flake8=False),
+    Option("extend-select", "extend_select", "list", "Codes or prefixes enabled on top of select.", in_flake8=False),
+    Option("extend-ignore", "extend_ignore", "list", "Codes or prefixes disabled on top of ignore.", in_flake8=False),
+    Option("exclude", "exclude", "list", "Patterns that replace the default excludes.", in_flake8=False),
+    Option("extend-exclude", "extend_exclude", "list", "Patterns excluded on top of the defaults.", in_flake8=False),
+    Option("key-names", "key_names", "list", "Extra keyword/dict names that carry an idempotency key."),
+    Option("key-headers", "key_headers", "list", "Extra HTTP header names that carry an idempotency key."),
+    Option("state-columns", "state_columns", "list", "Extra state-like column names for IDM103."),
+    Option("side-effect-calls", "side_effect_calls", "list", "Extra calls (dotted names) with external side effects."),
+    Option("idempotent-calls", "idempotent_calls", "list", "Calls (dotted names) that are idempotent by nature."),
+    Option(
+        "all-updates-need-count",
+        "all_updates_need_count",
+        "bool",
+        "IDM102 for every UPDATE, not only conditional ones.",
+    ),
+    Option("check-tests", "check_tests", "bool", "Also check test files (skipped by default)."),
+    Option("check-migrations", "check_migrations", "bool", "Also run the data-model rules on migrations."),
+)
+_LIST_KEYS = {o.key: o.field for o in OPTIONS if o.kind == "list"}
+_BOOL_KEYS = {o.key: o.field for o in OPTIONS if o.kind == "bool"}
 
 
 STANDALONE = (".idemlint.toml", "idemlint.toml")  # the whole file is the configuration

@@ -26,33 +26,41 @@ class Plugin:
 
     @classmethod
     def add_options(cls, parser: Any) -> None:
-        for option, help_text in (
-            ("--idemlint-key-names", "Extra keyword/dict names that carry an idempotency key."),
-            ("--idemlint-key-headers", "Extra HTTP header names that carry an idempotency key."),
-            ("--idemlint-state-columns", "Extra state-like column names for IDM103."),
-            ("--idemlint-side-effect-calls", "Extra calls (dotted names) that have external side effects."),
-            ("--idemlint-idempotent-calls", "Calls (dotted names) that are idempotent by nature."),
-        ):
-            parser.add_option(option, default="", parse_from_config=True, comma_separated_list=True, help=help_text)
-        for flag, help_text in (
-            ("--idemlint-check-tests", "Also check test files (skipped by default)."),
-            ("--idemlint-check-migrations", "Also run the data-model rules on migrations (skipped by default)."),
-        ):
-            parser.add_option(flag, action="store_true", default=False, parse_from_config=True, help=help_text)
+        """Every configuration key that is not about selection or files, from the one table
+        in idemlint.config: `idemlint-key-headers = X-Txn-Token` in [flake8]."""
+        from idemlint.config import OPTIONS
+
+        for option in OPTIONS:
+            if not option.in_flake8:
+                continue
+            if option.kind == "bool":
+                parser.add_option(
+                    f"--idemlint-{option.key}",
+                    action="store_true",
+                    default=False,
+                    parse_from_config=True,
+                    help=option.help,
+                )
+            else:
+                parser.add_option(
+                    f"--idemlint-{option.key}",
+                    default="",
+                    parse_from_config=True,
+                    comma_separated_list=True,
+                    help=option.help,
+                )
 
     @classmethod
     def parse_options(cls, options: Any) -> None:
-        from idemlint.config import Config
+        from idemlint.config import OPTIONS, Config
 
-        cls._config = Config(
-            key_names=tuple(getattr(options, "idemlint_key_names", ()) or ()),
-            key_headers=tuple(getattr(options, "idemlint_key_headers", ()) or ()),
-            state_columns=tuple(getattr(options, "idemlint_state_columns", ()) or ()),
-            side_effect_calls=tuple(getattr(options, "idemlint_side_effect_calls", ()) or ()),
-            idempotent_calls=tuple(getattr(options, "idemlint_idempotent_calls", ()) or ()),
-            check_tests=bool(getattr(options, "idemlint_check_tests", False)),
-            check_migrations=bool(getattr(options, "idemlint_check_migrations", False)),
-        )
+        values: dict[str, Any] = {}
+        for option in OPTIONS:
+            if not option.in_flake8:
+                continue
+            value = getattr(options, f"idemlint_{option.field}", None)
+            values[option.field] = bool(value) if option.kind == "bool" else tuple(value or ())
+        cls._config = Config(**values)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:

@@ -150,3 +150,21 @@ def test_readme_flake8_configuration_works(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert "8:IDM001" in result.stdout.splitlines()
+
+
+def test_flake8_offers_every_non_selection_option_of_the_config_schema() -> None:
+    from idemlint.config import OPTIONS
+
+    help_text = flake8("--help").stdout
+    for option in OPTIONS:
+        assert (f"--idemlint-{option.key}" in help_text) == option.in_flake8, option.key
+
+
+def test_all_updates_need_count_reaches_the_engine_through_flake8(tmp_path: Path) -> None:
+    path = tmp_path / "svc.py"
+    path.write_text(
+        "from shop.models import Order\n\n\ndef note(order_id):\n"
+        "    Order.objects.filter(pk=order_id).update(note='seen')\n"
+    )
+    assert parse(flake8(str(path)).stdout) == set()
+    assert parse(flake8("--idemlint-all-updates-need-count", str(path)).stdout) == {(5, "IDM102")}
