@@ -7,8 +7,10 @@
     call()  # todo-expect: IDM101       known false negative: asserts it is NOT reported today
     call()  # todo-ok: IDM103           known false positive: asserts it IS reported today
 
-A header line `# idemlint-test: python>=3.11` skips the file on older Pythons. Parsed
-with regexes, never eval.
+A header line `# idemlint-test: python>=3.11` skips the file on older Pythons, and
+`# idemlint-options: state-columns=lifecycle; all-updates-need-count=true` checks it with those
+options (the keys of `[tool.idemlint]`; lists comma-separated), as bugbear's `# OPTIONS` line
+does. Parsed with regexes, never eval.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ _CODE = re.compile(r"IDM\d{3}")
 _COL = re.compile(r"\bcol=(\d+)")
 _MESSAGE = re.compile(r'"([^"]*)"')
 _HEADER = re.compile(r"#\s*idemlint-test:\s*python>=(\d+)\.(\d+)")
+_OPTIONS = re.compile(r"#\s*idemlint-options:\s*(?P<options>.+)$")
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,13 @@ class FixtureSpec:
     path: Path
     expectations: list[Expectation] = field(default_factory=list)
     min_python: tuple[int, int] = (3, 0)
+    options: dict[str, object] = field(default_factory=dict)  # [tool.idemlint] keys for this file
+
+    def config(self):  # type: ignore[no-untyped-def]
+        """The configuration the file is checked with: its options header through the real parser."""
+        from idemlint.config import parse_table
+
+        return parse_table(dict(self.options), self.path.parent, f"{self.path} (idemlint-options)")
 
     @property
     def expected_now(self) -> set[tuple[int, str]]:
@@ -58,6 +68,16 @@ def parse_fixture(path: Path) -> FixtureSpec:
         header = _HEADER.search(text)
         if header:
             spec.min_python = (int(header.group(1)), int(header.group(2)))
+        options = _OPTIONS.search(text)
+        if options:
+            for item in options.group("options").split(";"):
+                key, _, value = item.partition("=")
+                key, value = key.strip(), value.strip()
+                if value.lower() in ("true", "false"):
+                    spec.options[key] = value.lower() == "true"
+                else:
+                    spec.options[key] = [v.strip() for v in value.split(",") if v.strip()]
+            continue
         stripped = text.strip()
         match = _ANNOTATION.search(text)
         if stripped.startswith("#"):

@@ -17,7 +17,7 @@ def test_fixture_findings_match_annotations(path: Path) -> None:
     spec = parse_fixture(path)
     if not spec.runs_here:
         pytest.skip(f"needs Python {spec.min_python}")
-    result = lint(path.read_text(encoding="utf-8"), path=path.name, unused_noqa=True)
+    result = lint(path.read_text(encoding="utf-8"), path=path.name, config=spec.config(), unused_noqa=True)
     assert result.errors == ()
     actual = {(f.line, f.code) for f in result.findings}
     missing = sorted(spec.expected_now - actual)
