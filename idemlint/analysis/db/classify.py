@@ -53,6 +53,9 @@ else:
     cst = LazyModule("libcst", globals(), "cst")
 
 
+_FLASK_TERMINALS = frozenset({"get", "get_or_404", "first_or_404", "one_or_404"})
+
+
 class DbAnalysis:
     def __init__(self, model: ModuleModel, config: Config, project: ProjectIndex = EMPTY) -> None:
         self.model = model
@@ -93,7 +96,7 @@ class DbAnalysis:
             self._django_read(call)
         elif method in DJANGO_CHAIN and isinstance(model.parents.get(call), cst.Subscript) and is_queryset(model, call):
             self._django_read(call)  # Order.objects.filter(...)[0]
-        elif method in SA_READ_TERMINALS | {"get"} and self._sqlalchemy_read(call):
+        elif method in SA_READ_TERMINALS | _FLASK_TERMINALS and self._sqlalchemy_read(call):
             pass
         elif _custom_manager_read(model, call, method):
             self._django_read(call)  # `Order.objects.get_by_reference_number(ref)`
@@ -268,7 +271,47 @@ class DbAnalysis:
                     DbRead(call, model_name(model, link.args[0].value), locked, columns, assigned_name(model, call))
                 )
                 return True
-        return False
+        return self._flask_query_read(call, method, chain)
+
+    def _flask_query_read(self, call: cst.Call, method: str, chain: list[cst.Call]) -> bool:
+        """Flask-SQLAlchemy's `Order.query.filter_by(id=i).first()`, `Order.query.get(i)`."""
+        if method not in SA_READ_TERMINALS | _FLASK_TERMINALS:
+            return False
+        model = self.model
+        node: cst.BaseExpression = chain[-1].func if chain else call.func
+        while isinstance(node, cst.Attribute) and node.attr.value != "query":
+            node = node.value.func if isinstance(node.value, cst.Call) else node.value
+        if not (
+            isinstance(node, cst.Attribute)
+            and node.attr.value == "query"
+            and isinstance(node.value, cst.Name)
+            and node.value.value[:1].isupper()
+        ):
+            return False
+        filters = tuple(
+            p
+            for link in chain
+            if isinstance(link.func, cst.Attribute)
+            for p in (
+                kwarg_predicates(model, link)
+                if link.func.attr.value == "filter_by"
+                else sa_predicates(model, link)
+                if link.func.attr.value == "filter"
+                else ()
+            )
+        )
+        locked = any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "with_for_update" for c in chain)
+        self.reads.append(
+            DbRead(
+                call,
+                node.value.value.lower(),
+                locked,
+                tuple(p.column for p in filters),
+                assigned_name(model, call),
+                filters,
+            )
+        )
+        return True
 
     # -- helpers for rules --------------------------------------------------------------------------
 
