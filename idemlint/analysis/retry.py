@@ -101,6 +101,11 @@ class RetryAnalysis:
             context = self._classify_function(function)
             if context is not None:
                 self._add(context)
+        for function in model.functions:
+            if function not in self._by_node:
+                recursive = self._recursive_retry(function)
+                if recursive is not None:
+                    self._add(recursive)
         for context in self._enqueued_with_retry():
             if context.node not in self._by_node:
                 self._add(context)
@@ -125,6 +130,34 @@ class RetryAnalysis:
                 return context
             if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
                 return None
+        return None
+
+    def _recursive_retry(self, function: cst.FunctionDef) -> RetryContext | None:
+        """`def _request(self, ..., retries=3): ... return self._request(..., retries=retries - 1)`:
+        a function that calls itself with its attempt counter stepped is retried as a whole."""
+        model = self.model
+        counters = {
+            p.name.value
+            for p in (*function.params.params, *function.params.kwonly_params)
+            if _ATTEMPT_TOKEN.search(p.name.value)
+        }
+        if not counters:
+            return None
+        name = function.name.value
+        method = isinstance(model.parents.get(model.parents.get(function)), cst.ClassDef)  # type: ignore[arg-type]
+        for node in iter_nodes(function.body):
+            if not isinstance(node, cst.Call):
+                continue
+            func = node.func
+            calls_itself = (
+                isinstance(func, cst.Attribute)
+                and method
+                and func.attr.value == name
+                and isinstance(func.value, cst.Name)
+                and func.value.value in ("self", "cls")
+            ) or (isinstance(func, cst.Name) and func.value == name and not method)
+            if calls_itself and any(_steps(arg.value, counters) for arg in node.args):
+                return RetryContext("recursive", "custom", function, node, None, "recursive retry")
         return None
 
     def context_for_loop(self, loop: cst.CSTNode) -> RetryContext | None:
@@ -488,6 +521,16 @@ _ATTEMPT_TOKEN = re.compile(
     r"(^|_)(attempts?|attempt_count|retry|retries|tries|tried|retry_count|retry_counter|num_retries|tries_left)(_|$)",
     re.IGNORECASE,
 )
+
+
+def _steps(expr: cst.BaseExpression, counters: set[str]) -> bool:
+    """`retries - 1`, `attempt + 1`: the counter moved by one step."""
+    return (
+        isinstance(expr, cst.BinaryOperation)
+        and isinstance(expr.operator, (cst.Subtract, cst.Add))
+        and isinstance(expr.left, cst.Name)
+        and expr.left.value in counters
+    )
 
 
 def _incremented_attempt_counters(loop: cst.For | cst.While) -> list[str]:
