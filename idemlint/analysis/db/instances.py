@@ -33,6 +33,8 @@ def setter_write(
     receiver = call.func.value  # type: ignore[attr-defined]
     if method in _NOT_SETTERS or _NOT_RECORDS.search(model.dotted(receiver) or ""):
         return None
+    if not uses_database(model):
+        return None  # a desktop app's channel, a worker's own state: nothing a database stores
     if any(
         keyword(call, k) is not None and python_value_kind(model, keyword(call, k).value)[1] == "False"  # type: ignore[union-attr]
         for k in ("commit", "save", "persist", "flush")
@@ -159,14 +161,32 @@ def _stores_itself(model: ModuleModel, owner: cst.ClassDef) -> bool:
     `TimeStampedModel`, a declarative `Base`), or a mixin of one that saves itself."""
     if any(_MODEL_BASE.search(model.dotted(b.value) or "") for b in owner.bases):
         return True
-    return any(
+    return uses_database(model) and any(
         type(node) is cst.Call
         and type(node.func) is cst.Attribute
-        and node.func.attr.value.startswith("save")
+        and node.func.attr.value in ("save", "asave")
         and type(node.func.value) is cst.Name
         and node.func.value.value == "self"
         for node in iter_nodes(owner.body, stop_at_functions=False)
     )
+
+
+# Libraries that store rows, and module paths that name a project's own models.
+_DATABASE_IMPORTS = re.compile(
+    r"^(django|sqlalchemy|flask_sqlalchemy|sqlmodel|peewee|pony|tortoise|mongoengine|odmantic|beanie|"
+    r"psycopg2?|asyncpg|aiosqlite|sqlite3|pymysql|MySQLdb|records|databases|postgres|frappe)(\.|$)"
+    r"|(^|\.)models?(\.|$)"
+)
+
+
+def uses_database(model: ModuleModel) -> bool:
+    """Whether the module imports a database library or the project's models: its setters and
+    saved instances are rows, not a desktop app's objects or a worker's process state."""
+    found = model.memo.get("db.uses_database")
+    if found is None:
+        found = any(_DATABASE_IMPORTS.search(target.lstrip(".")) for target in model.imports.values())
+        model.memo["db.uses_database"] = found
+    return bool(found)
 
 
 # Helpers whose result is a new object, not a stored row someone else decided on.
