@@ -64,3 +64,13 @@ def test_all_updates_need_count_does_not_call_an_unconditional_update_conditiona
     assert finding.code == "IDM102"
     assert "conditional" not in finding.message and "all-updates-need-count" in finding.message
     assert "if not Order.objects.filter(...).update(...)" in finding.suggestion
+
+
+def test_management_commands_are_low_confidence() -> None:
+    from conftest import FIXTURES
+
+    path = FIXTURES / "data_model" / "management" / "commands" / "refund_order.py"
+    (finding,) = lint(path.read_text(), path="shop/management/commands/refund_order.py").findings
+    assert (finding.code, finding.confidence) == ("IDM101", "low")
+    (elsewhere,) = lint(path.read_text(), path="shop/views.py").findings
+    assert elsewhere.confidence == "medium"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -124,7 +125,7 @@ def on_payment_succeeded(event):
                     "tested on line $test on the in-memory instance without a lock, and the write does not re-check it",
                     suggestion=_condition_hint(ctx, write, "'created'"),
                     lines=(("test", race.test),),
-                    confidence=_record_confidence(read),
+                    confidence=_record_confidence(read, ctx),
                 )
                 continue
             if race.test is read.call:
@@ -135,6 +136,7 @@ def on_payment_succeeded(event):
                     "written again",
                     suggestion=_condition_hint(ctx, write, "'created'"),
                     lines=(("read", read.call),),
+                    confidence=_record_confidence(None, ctx),
                 )
                 continue
             yield Report(
@@ -142,6 +144,7 @@ def on_payment_succeeded(event):
                 f"{_what(write)} is decided by {columns} read on line $read without a lock, and the write does not re-check it",
                 suggestion=_condition_hint(ctx, write, "'created'"),
                 lines=(("read", read.call),),
+                confidence=_record_confidence(None, ctx),
             )
 
 
@@ -153,9 +156,15 @@ _RECORD_ORIGINS = {
 }
 
 
-def _record_confidence(read: DbRead | None) -> str | None:
-    """A parameter or a loop variable may have been locked by the caller: lower confidence."""
+def _record_confidence(read: DbRead | None, ctx: FileContext | None = None) -> str | None:
+    """Lower confidence where harm is less likely: a parameter or a loop variable (the caller
+    may hold a lock), or a management command (run by hand, one at a time)."""
+    if ctx is not None and _ONE_OFF.search(ctx.path.replace("\\", "/")):
+        return "low"
     return "low" if read is not None and read.record in ("parameter", "loop variable") else None
+
+
+_ONE_OFF = re.compile(r"(^|/)management/commands/|(^|/)scripts?/")
 
 
 def _preferred_assignment(ctx: FileContext, first: DbWrite, test: object) -> DbWrite:
@@ -241,6 +250,13 @@ def mark_paid(conn, order_id):
                 and not effect_after(ctx.model, write)
             ):
                 continue  # `filter(pk=i, created__gt=v).update(created=v)` and nothing else: keeps the min
+            if (
+                conditions
+                and not every
+                and not any(p.column in write.sets for p in conditions)
+                and not any(db.is_state_column(p.column) or VERSION_COLUMNS.match(p.column) for p in conditions)
+            ):
+                continue  # `filter(pk=i, is_active=True).update(synced_at=now)`: the flag selects, it claims nothing
             if db.is_guarded_write(write) or every:
                 if conditions:
                     what = ", ".join(sorted({p.column for p in conditions}))
@@ -250,7 +266,12 @@ def mark_paid(conn, order_id):
                         f"{_what(write)} writes without reading its affected-row count "
                         "(`all-updates-need-count` asks for it on every update)"
                     )
-                yield Report(write.statement, message, suggestion=_count_hint(ctx, write))
+                yield Report(
+                    write.statement,
+                    message,
+                    suggestion=_count_hint(ctx, write),
+                    confidence=_record_confidence(None, ctx),
+                )
 
 
 def _placeholder(ctx: FileContext, write: DbWrite) -> str:
@@ -385,6 +406,6 @@ def ship(conn, order_id):
                     f"{_what(write)} sets {column} to {text if kind == 'constant' else repr(text)} with no "
                     "precondition on its current value",
                     suggestion=_condition_hint(ctx, write, "<the allowed predecessors>"),
-                    confidence=_record_confidence(read),
+                    confidence=_record_confidence(read, ctx),
                 )
                 break
