@@ -29,7 +29,7 @@ from idemlint.finding import Edit, Finding, Fix
 from idemlint.paths import MIGRATION, TEST, kind_of_relative
 from idemlint.registry import PARSE_ERROR, RESERVED, UNUSED_SUPPRESSION, is_enabled
 from idemlint.rule import Rule
-from idemlint.suppression import comment_span, find_suppressions, is_suppressed, split_lines
+from idemlint.suppression import comment_span, find_suppressions, is_suppressed, real_comment_lines, split_lines
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -500,8 +500,9 @@ def _unused_suppressions(
     reported at the comment."""
     active = {rule.code for rule in rules}
     out = []
+    comments = real_comment_lines("".join(line + "\n" for line in lines), set(suppressions))
     for line, codes in sorted(suppressions.items()):
-        if codes is None:
+        if codes is None or line not in comments:
             continue
         found_here = {f.code for f in findings if f.line == line}
         unused = sorted(

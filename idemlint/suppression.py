@@ -39,6 +39,23 @@ def find_suppressions(source: str) -> Suppressions:
     return found
 
 
+def real_comment_lines(source: str, lines: set[int]) -> set[int]:
+    """Of `lines`, those where the suppression is a real comment, not text inside a string
+    (a docstring that shows `# noqa: IDM001` suppresses like flake8 but is never "unused")."""
+    import io
+    import tokenize
+
+    found: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT and token.start[0] in lines:
+                if _NOQA.search(token.string) or _IDEMLINT_IGNORE.search(token.string):
+                    found.add(token.start[0])
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return set(lines)  # cannot tell: keep them all
+    return found
+
+
 def comment_span(line: str) -> tuple[int, int]:
     """1-based start and end columns of the suppression comment on a line ((1, 1) if none)."""
     for pattern in (_NOQA, _IDEMLINT_IGNORE):

@@ -74,3 +74,10 @@ def test_management_commands_are_low_confidence() -> None:
     assert (finding.code, finding.confidence) == ("IDM101", "low")
     (elsewhere,) = lint(path.read_text(), path="shop/views.py").findings
     assert elsewhere.confidence == "medium"
+
+
+def test_a_noqa_shown_inside_a_string_is_never_an_unused_suppression() -> None:
+    source = 'import uuid\n\nDOC = """write `key = uuid.uuid4()  # noqa: IDM001` to silence it"""\n'
+    assert lint(source, unused_noqa=True).findings == ()
+    real = "import uuid\n\nkey = uuid.uuid4()  # noqa: IDM001\n"
+    assert [f.code for f in lint(real, unused_noqa=True).findings] == ["IDM800"]

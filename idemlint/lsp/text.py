@@ -19,7 +19,7 @@ UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _NOQA = re.compile(r"#\s*noqa", re.IGNORECASE)
-# The form that names codes, as idemlint.suppression reads it (`# noqa: E501,IDM001`).
+# The form that names codes, as idemlint.suppression reads it: a hash, `noqa:`, then E501,IDM001.
 _NOQA_CODES = re.compile(r"#\s*noqa:\s?[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*", re.IGNORECASE)
 
 Point = tuple[int, int]  # 0-based line, column in the negotiated code units
