@@ -1,9 +1,16 @@
-"""Family 2xx: retry policies that retry the unretryable, in lockstep, or forever."""
+"""Family 2xx: retry policies that retry the unretryable, in lockstep, or forever.
+
+The three rules share one record: `idemlint.analysis.policy` reads every retry policy in
+a file (by library: `loops`, `tenacity`, `backoff`, `celery`, `urllib3`) into a `Policy`
+whose verdicts carry a kind, a source and the facts a message needs. Each rule here picks
+its verdicts and words them: its `messages` table, keyed by (kind, source), is every text
+it reports.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from idemlint.analysis.policy import Policy, Verdict
 from idemlint.rule import Report, Rule
@@ -14,16 +21,31 @@ if TYPE_CHECKING:
 
 
 class PolicyRule(Rule):
-    """A rule that reports one kind of verdict from every retry policy in the file."""
+    """A rule that reports some kinds of verdict from every retry policy in the file."""
+
+    # (kind, source) -> message; fields: {label} the retry context's name, {codes} the HTTP
+    # statuses, {caught} " (the class caught)", {methods} the methods retried, {owner} the
+    # object whose .retry() is called
+    messages: ClassVar[dict[tuple[str, str], str]]
 
     def verdicts(self, policy: Policy) -> list[Verdict]:
         raise NotImplementedError
 
+    def message(self, verdict: Verdict) -> str:
+        return self.messages[verdict.kind, verdict.source].format(
+            label=verdict.label,
+            codes=", ".join(str(s) for s in verdict.statuses),
+            caught=f" ({verdict.caught})" if verdict.caught else "",
+            methods=", ".join(verdict.methods) or "every method",
+            owner=verdict.owner,
+        )
+
     def check(self, ctx: FileContext) -> Iterator[Report]:
         for policy in ctx.policies.policies:
             for verdict in self.verdicts(policy):
-                lines = (("context", policy.anchor),) if "$context" in verdict.message else ()
-                yield Report(verdict.node, verdict.message, fix=verdict.fix, lines=lines)
+                message = self.message(verdict)
+                lines = (("context", policy.anchor),) if "$context" in message else ()
+                yield Report(verdict.node, message, fix=verdict.fix, lines=lines)
 
 
 class RetryNonRetryable(PolicyRule):
@@ -102,6 +124,40 @@ def fetch_rates():
     )
     triggers = (RETRY,)
 
+    messages = {
+        # retries every exception (policy.catches_all)
+        ("no-filter", "tenacity"): "{label} has no retry= condition, so it retries every exception",
+        ("no-filter", "retrying"): "{label} has no retry_on_exception, so it retries every exception",
+        ("no-filter", "retry"): "{label} retries every exception",
+        ("catch-all", "tenacity"): "{label} retries every exception (Exception)",
+        ("catch-all-default", "tenacity"): (
+            "{label} retries every exception (retry_if_exception_type() defaults to Exception)"
+        ),
+        ("catch-all", "backoff"): "{label} retries every exception",
+        ("catch-all", "stamina"): "{label} retries every exception (on=Exception)",
+        ("catch-all", "retry"): "{label} retries every exception",
+        ("catch-all", "celery"): "the Celery task retries every exception (autoretry_for=(Exception,))",
+        ("catch-all-handler", "celery"): "the Celery task retries every exception (except Exception -> self.retry)",
+        ("catch-all-handler", "loop"): (
+            "the retry loop on line $context retries every exception{caught}, including errors a retry cannot fix"
+        ),
+        # retries what a retry cannot fix (policy.non_retryable_statuses)
+        ("non-retryable-status", "tenacity"): "{label} retries on HTTP {codes}, which a retry cannot fix",
+        ("non-retryable-status", "backoff"): "{label} retries on HTTP {codes}, which a retry cannot fix",
+        ("non-retryable-status", "loop"): (
+            "the retry loop on line $context retries on HTTP {codes}, which a retry cannot fix"
+        ),
+        ("non-retryable-status", "urllib3"): (
+            "Retry(status_forcelist=...) retries HTTP {codes}, which a retry cannot fix"
+        ),
+        ("status-error-class", "celery"): (
+            "the Celery task retries HTTPError, which raise_for_status() raises for 4xx too"
+        ),
+        ("unsafe-methods", "urllib3"): (
+            "Retry(allowed_methods=...) retries {methods}: a non-idempotent request retried without a key can act twice"
+        ),
+    }
+
     def verdicts(self, policy: Policy) -> list[Verdict]:
         return policy.catches_all + policy.non_retryable_statuses
 
@@ -176,6 +232,22 @@ def fetch_statement(url):
     )
     triggers = (RETRY,)
 
+    messages = {
+        ("no-wait", "tenacity"): "{label} has no wait=, so every client retries at once, immediately",
+        ("fixed-wait", "tenacity"): "{label} waits with no random component",
+        ("fixed-wait", "retrying"): "{label} waits with no random component",
+        ("fixed-wait", "retry"): "{label} waits with no jitter",
+        ("fixed-wait", "loop"): (
+            "the retry loop on line $context sleeps a fixed or computed delay with no random component"
+        ),
+        ("fixed-wait", "celery"): "the Celery task retries after a fixed default_retry_delay with no backoff or jitter",
+        ("fixed-wait", "celery-call"): "{owner}.retry() waits a countdown with no random component",
+        ("fixed-wait", "urllib3"): "Retry(backoff_factor=...) has no backoff_jitter, so clients retry in waves",
+        ("jitter-off", "backoff"): "{label} turns jitter off (jitter=None)",
+        ("jitter-off", "stamina"): "{label} turns jitter off (wait_jitter=0)",
+        ("jitter-off", "celery"): "the Celery task turns jitter off (retry_jitter=False)",
+    }
+
     def verdicts(self, policy: Policy) -> list[Verdict]:
         return policy.no_jitter
 
@@ -235,6 +307,21 @@ def publish(event):
     )
     fix_safety = "No automatic fix: only the author knows the right bound. The suggestion names the parameter to add."
     triggers = (RETRY,)
+
+    messages = {
+        ("no-bound", "tenacity"): "{label} has no stop=, so it retries forever",
+        ("stop-never", "tenacity"): "{label} uses stop_never",
+        ("no-bound", "retrying"): "{label} has no stop_max_attempt_number or stop_max_delay, so it retries forever",
+        ("no-bound", "backoff"): "{label} has neither max_tries nor max_time, so it retries forever",
+        ("no-bound", "stamina"): "{label} sets attempts=None and timeout=None",
+        ("no-bound", "retry"): "{label} has no tries= bound (the default -1 retries forever)",
+        ("no-bound", "loop"): "the retry loop has no attempt limit and no deadline",
+        ("endless-count", "loop"): "the retry loop counts attempts with itertools.count() and never stops",
+        ("no-bound", "poll"): "the polling loop has no attempt limit and no deadline",
+        ("no-bound", "celery"): "the Celery task retries forever (max_retries=None)",
+        ("no-bound", "celery-call"): "{owner}.retry(max_retries=None) retries forever",
+        ("no-bound", "urllib3"): "Retry(total=None) sets no bound on retries",
+    }
 
     def verdicts(self, policy: Policy) -> list[Verdict]:
         return policy.unbounded

@@ -1,0 +1,101 @@
+"""What a retry policy retries on, how it waits, and what bounds it (IDM201-203).
+
+One `Policy` per retry context (and per urllib3 `Retry(...)` object), read from the
+library's own arguments or from the shape of a hand-written loop. Each list holds verdicts:
+a kind, the node to report at and the facts a message needs; none when the policy is fine
+or cannot be known (unknown never becomes a finding). The rules in
+`idemlint/rules/retry_policy.py` word the verdicts.
+
+- `records`: `Policy` and `Verdict`, and the kinds each list holds
+- `common`: catch-all exceptions, non-retryable statuses, literal values
+- `loops`: hand-written retry loops and polling loops
+- `tenacity`: tenacity and retrying
+- `backoff`: backoff, stamina and the retry package
+- `celery`: Celery task settings and `.retry()` calls
+- `urllib3`: urllib3 `Retry(...)` objects
+- `delays`: whether a delay between attempts can vary (jitter)
+- `fixes`: IDM202's jitter fixes and where their imports go
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.flow import origin_nodes
+from idemlint.analysis.model import ModuleModel
+from idemlint.analysis.policy.backoff import read_backoff, read_retry_package, read_stamina
+from idemlint.analysis.policy.celery import read_celery, read_task_object_retry
+from idemlint.analysis.policy.loops import read_loop, read_poll
+from idemlint.analysis.policy.records import Policy, Verdict
+from idemlint.analysis.policy.tenacity import read_retrying, read_tenacity
+from idemlint.analysis.policy.urllib3 import URLLIB3_RETRY, read_urllib3_retry
+from idemlint.analysis.retry import RetryAnalysis, RetryContext
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+__all__ = ["Policy", "PolicyAnalysis", "Verdict"]
+
+_Reader = Callable[[ModuleModel, RetryContext, Policy], None]
+_BY_KIND: dict[str, _Reader] = {"loop": read_loop, "poll": read_poll}
+_BY_LIBRARY: dict[str, _Reader] = {
+    "tenacity": read_tenacity,
+    "backoff": read_backoff,
+    "stamina": read_stamina,
+    "retrying": read_retrying,
+    "retry": read_retry_package,
+    "celery": read_celery,
+}
+
+
+class PolicyAnalysis:
+    def __init__(self, model: ModuleModel, retry: RetryAnalysis) -> None:
+        self.model = model
+        self.policies: list[Policy] = []
+        for context in retry.contexts:
+            policy = self._policy(context)
+            if policy is not None:
+                self.policies.append(policy)
+        for call in model.calls:
+            if model.call_name(call) in URLLIB3_RETRY:
+                self.policies.append(read_urllib3_retry(model, call))
+        retried = {c.node for c in retry.contexts}
+        for call in model.calls:
+            policy = read_task_object_retry(model, call, retried)
+            if policy is not None:
+                self.policies.append(policy)
+
+    def _policy(self, context: RetryContext) -> Policy | None:
+        call = context.config
+        if call is not None and (any(a.star == "**" for a in call.args) or _single_attempt(self.model, call)):
+            return None  # settings we cannot see, or a "retry" that never retries
+        policy = Policy.empty(context, context.anchor)
+        reader = _BY_KIND.get(context.kind) or _BY_LIBRARY.get(context.library)
+        if reader is not None:
+            reader(self.model, context, policy)
+        return policy
+
+
+def _single_attempt(model: ModuleModel, call: cst.Call) -> bool:
+    """`stop=stop_after_attempt(1)`, `max_tries=1`, `attempts=1`: one try, no retry."""
+    for arg in call.args:
+        value = arg.value
+        if arg.keyword is not None and arg.keyword.value in (
+            "max_tries",
+            "attempts",
+            "tries",
+            "stop_max_attempt_number",
+        ):
+            if isinstance(value, cst.Integer) and value.value == "1":
+                return True
+        if arg.keyword is not None and arg.keyword.value == "stop":
+            # `stop=stop_after_attempt(1)`, directly or through a constant (`stop=_NO_RETRY`)
+            stops = [n for n in origin_nodes(model, value) if isinstance(n, cst.Call)]
+            if len(stops) == 1 and (model.call_name(stops[0]) or "").endswith("stop_after_attempt"):
+                first = stops[0].args[0].value if stops[0].args else None
+                return isinstance(first, cst.Integer) and first.value == "1"
+    return False

@@ -1,0 +1,106 @@
+"""Celery tasks: the task's retry settings (`autoretry_for`, `max_retries`, `retry_backoff`,
+`retry_jitter`, `default_retry_delay`, from the decorator or a base Task class), and the
+`.retry()` calls a task (or a helper handed the task object) makes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.model import ModuleModel, iter_nodes, keyword
+from idemlint.analysis.policy.common import handler_catches_all, is_catch_all, is_false, is_none
+from idemlint.analysis.policy.delays import has_random
+from idemlint.analysis.policy.records import Policy, Verdict
+from idemlint.analysis.retry import ClassSetting, RetryContext, task_keywords
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+# what `raise_for_status()` raises for 4xx as well as 5xx
+STATUS_ERRORS = {"requests.HTTPError", "requests.exceptions.HTTPError", "httpx.HTTPStatusError"}
+
+
+class _Setting:
+    """A Celery setting, from the decorator (`autoretry_for=...`) or a base Task class: its
+    value, and the node a finding about it is reported at."""
+
+    __slots__ = ("value", "node")
+
+    def __init__(self, found: cst.Arg | ClassSetting) -> None:
+        self.value: cst.BaseExpression = found.value
+        self.node: cst.CSTNode = found if isinstance(found, cst.Arg) else found.node
+
+
+def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> None:
+    call = context.config
+    label = context.label
+    keywords = {name: _Setting(found) for name, found in task_keywords(model, call).items()}
+    autoretry = keywords.get("autoretry_for")
+    if autoretry is not None and is_catch_all(model, autoretry.value):
+        policy.catches_all.append(Verdict("catch-all", "celery", autoretry.node, label))
+    if autoretry is not None:
+        elements = autoretry.value.elements if isinstance(autoretry.value, (cst.Tuple, cst.List)) else ()
+        for element in elements:
+            if (model.qualname(element.value) or "") in STATUS_ERRORS:
+                policy.non_retryable_statuses.append(Verdict("status-error-class", "celery", element.value, label))
+    max_retries = keywords.get("max_retries")
+    if max_retries is not None and is_none(max_retries.value):
+        policy.unbounded.append(Verdict("no-bound", "celery", max_retries.node, label))
+    jitter = keywords.get("retry_jitter")
+    if "retry_backoff" in keywords and jitter is not None and is_false(jitter.value):
+        policy.no_jitter.append(Verdict("jitter-off", "celery", jitter.node, label))
+    delay = keywords.get("default_retry_delay")
+    if delay is not None and "retry_backoff" not in keywords:
+        policy.no_jitter.append(Verdict("fixed-wait", "celery", delay.node, label))
+    assert isinstance(context.node, cst.FunctionDef)
+    for node in iter_nodes(context.node.body):
+        if isinstance(node, cst.Call) and (model.dotted(node.func) or "").endswith(".retry"):
+            if not any(isinstance(a, cst.ExceptHandler) for a in model.ancestors(node)):
+                continue  # `if not ready: raise self.retry(countdown=5)` polls; it does not retry a failure
+            # a bound task's own `.retry()`: named `self.retry()` whatever the parameter is called
+            countdown = keyword(node, "countdown")
+            if countdown is not None and not has_random(model, countdown.value):
+                policy.no_jitter.append(Verdict("fixed-wait", "celery-call", countdown, label, owner="self"))
+            retries = keyword(node, "max_retries")
+            if retries is not None and is_none(retries.value):
+                policy.unbounded.append(Verdict("no-bound", "celery-call", retries, label, owner="self"))
+    for handler in _retrying_handlers(model, context):
+        policy.catches_all.append(Verdict("catch-all-handler", "celery", handler, label))
+
+
+def read_task_object_retry(model: ModuleModel, call: cst.Call, retried: set[cst.CSTNode]) -> Policy | None:
+    """`task.retry(countdown=...)` in a helper handed the Celery task object (it reads
+    `task.request.retries`): the same countdown check as `self.retry()` in a task."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "retry" and isinstance(func.value, cst.Name)):
+        return None
+    scope = model.scope_of(call)
+    if not isinstance(scope, cst.FunctionDef) or scope in retried:
+        return None
+    owner = func.value.value
+    if not any(b.kind == "param" for b in model.bindings_of(scope, owner)):
+        return None
+    if not any(
+        isinstance(n, cst.Attribute) and model.dotted(n) == f"{owner}.request.retries" for n in iter_nodes(scope.body)
+    ):
+        return None
+    countdown = keyword(call, "countdown")
+    policy = Policy.empty(None, call)
+    if countdown is not None and not has_random(model, countdown.value):
+        policy.no_jitter.append(Verdict("fixed-wait", "celery-call", countdown, owner=owner))
+    return policy
+
+
+def _retrying_handlers(model: ModuleModel, context: RetryContext) -> Iterator[cst.ExceptHandler]:
+    """`except Exception as exc: raise self.retry(exc=exc)` in a Celery task."""
+    assert isinstance(context.node, cst.FunctionDef)
+    for node in iter_nodes(context.node.body):
+        if isinstance(node, cst.ExceptHandler) and handler_catches_all(model, node):
+            if any(
+                isinstance(n, cst.Call) and (model.dotted(n.func) or "").endswith(".retry")
+                for n in iter_nodes(node.body)
+            ):
+                yield node

@@ -1,0 +1,190 @@
+"""Hand-written retry loops (`for attempt in range(n)`, `while True`) and polling loops:
+what their `except` handlers and status checks retry, how they sleep, what ends them."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.flow import origin_nodes
+from idemlint.analysis.keys import CLOCK_CALLS
+from idemlint.analysis.model import ModuleModel, iter_nodes
+from idemlint.analysis.policy.common import expr_nodes, handler_catches_all, statuses_in
+from idemlint.analysis.policy.delays import deterministic_delay
+from idemlint.analysis.policy.fixes import jitter_sleep
+from idemlint.analysis.policy.records import Policy, Verdict
+from idemlint.analysis.retry import SLEEPS, RetryContext, _loop_nodes, always_leaves
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+_NETWORK_ERRORS = re.compile(
+    r"Connection|Timeout|requests\.|httpx\.|urllib3\.|aiohttp\.|socket\.|HTTP|Transport|Network|ProtocolError|RemoteDisconnected|OperationalError"
+)
+_BOUND_WORDS = re.compile(r"timeout|deadline|give_?up|expired|max_(attempts|tries|retries)|start_time", re.I)
+
+
+def read_loop(model: ModuleModel, context: RetryContext, policy: Policy) -> None:
+    loop = context.node
+    assert isinstance(loop, (cst.For, cst.While))
+    label = context.label
+    nodes = _loop_nodes(loop)
+    # a `while` loop that neither waits, nor talks to the network, nor counts attempts spins
+    # on a local condition (a keypress, a non-blocking read): not a retry of a failure
+    spins = isinstance(loop, cst.While) and not _waits_or_talks(model, nodes) and not _loop_bounded(model, loop, nodes)
+    for node in nodes:
+        if (
+            isinstance(node, cst.ExceptHandler)
+            and not spins
+            and handler_catches_all(model, node)
+            and not always_leaves(list(node.body.body))
+            and not _filters_exception(node)
+            and not _inside_handler(model, node, loop)
+        ):
+            caught = "" if node.type is None else model.dotted(node.type) or "Exception"
+            policy.catches_all.append(Verdict("catch-all-handler", "loop", node, label, caught=caught))
+        elif isinstance(node, cst.If):
+            statuses = statuses_in(node.test)
+            if statuses and not always_leaves(list(node.body.body)) and _is_status_test(model, node.test):
+                policy.non_retryable_statuses.append(
+                    Verdict("non-retryable-status", "loop", node, label, statuses=statuses)
+                )
+        elif isinstance(node, cst.Call) and model.call_name(node) in SLEEPS and node.args:
+            if deterministic_delay(model, node.args[0].value):
+                fix = jitter_sleep(model, node.args[0].value)
+                policy.no_jitter.append(Verdict("fixed-wait", "loop", node, label, fix=fix))
+    if isinstance(loop, cst.While) and not _loop_bounded(model, loop, nodes) and _waits_or_talks(model, nodes):
+        policy.unbounded.append(Verdict("no-bound", "loop", loop, label))
+    if isinstance(loop, cst.For) and (model.call_name(loop.iter) if isinstance(loop.iter, cst.Call) else None) in (
+        "itertools.count",
+        "count",
+    ):
+        if not _loop_bounded(model, loop, nodes):
+            policy.unbounded.append(Verdict("endless-count", "loop", loop, label))
+
+
+def read_poll(model: ModuleModel, context: RetryContext, policy: Policy) -> None:
+    """A loop that polls a remote status: only its bound is judged (it waits by design)."""
+    loop = context.node
+    assert isinstance(loop, cst.While)
+    if not _poll_bounded(model, _loop_nodes(loop)):
+        policy.unbounded.append(Verdict("no-bound", "poll", loop, context.label))
+
+
+def _poll_bounded(model: ModuleModel, nodes: list[cst.CSTNode]) -> bool:
+    """A counter (`n += 1`) or a clock read compared in the loop bounds a poll;
+    the comparison on the polled status does not."""
+    counters = {n.target.value for n in nodes if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
+
+    def clock(expr: cst.CSTNode) -> bool:
+        return any(isinstance(c, cst.Call) and (model.call_name(c) or "") in CLOCK_CALLS for c in expr_nodes(expr))
+
+    for n in nodes:
+        if isinstance(n, cst.Comparison):
+            for x in expr_nodes(n):
+                if isinstance(x, cst.Name) and x.value in counters:
+                    return True
+                if isinstance(x, cst.Call) and clock(x):
+                    return True
+                if isinstance(x, cst.Name):
+                    for b in model.bindings_of(model.scope_of(x), x.value):
+                        if b.value is not None and clock(b.value):
+                            return True
+    return False
+
+
+def _waits_or_talks(model: ModuleModel, nodes: list[cst.CSTNode]) -> bool:
+    """A retry loop worth bounding waits between attempts or fails on network errors.
+    `while True: try: return sock.recv() except WantRead: wait()` and "try the next
+    prime" loops spin on local conditions by design (measured: most of the unbounded
+    loops in the standard library and site-packages were of that kind)."""
+    for node in nodes:
+        if isinstance(node, cst.Call) and model.call_name(node) in SLEEPS:
+            return True
+        if isinstance(node, cst.ExceptHandler) and node.type is not None:
+            caught = " ".join(
+                model.qualname(n) or "" for n in expr_nodes(node.type) if isinstance(n, cst.BaseExpression)
+            )
+            if _NETWORK_ERRORS.search(caught):
+                return True
+    return False
+
+
+def _inside_handler(model: ModuleModel, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
+    """A try inside an `except` block (a hook guarded while handling the failure) is not
+    the catch that drives the retry."""
+    for ancestor in model.ancestors(node):
+        if ancestor is loop:
+            return False
+        if isinstance(ancestor, cst.ExceptHandler):
+            return True
+    return False
+
+
+def _loop_bounded(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst.CSTNode]) -> bool:
+    """A counter or clock comparison in the loop test, or an `if` on one that leaves."""
+    if isinstance(loop, cst.While) and not _is_constant_true(loop.test) and _has_comparison(loop.test):
+        return True
+    for node in nodes:
+        if isinstance(node, cst.If) and _has_comparison(node.test, model) and _either_branch_leaves(node):
+            return True
+        # `if self._check_give_up(timeout=..., start_time=...): raise`: a helper that owns the bound
+        if (
+            isinstance(node, cst.If)
+            and _either_branch_leaves(node)
+            and any(
+                isinstance(n, (cst.Name, cst.Attribute)) and _BOUND_WORDS.search(model.dotted(n) or "")
+                for n in expr_nodes(node.test)
+            )
+        ):
+            return True
+    return False
+
+
+def _is_status_test(model: ModuleModel, test: cst.BaseExpression) -> bool:
+    return (
+        any(
+            isinstance(n, (cst.Name, cst.Attribute)) and re.search(r"status", model.dotted(n) or "", re.IGNORECASE)
+            for n in iter_nodes(test)
+        )
+        or isinstance(test, (cst.Name, cst.Attribute))
+        and "status" in (model.dotted(test) or "")
+    )
+
+
+def _filters_exception(handler: cst.ExceptHandler) -> bool:
+    """`except Exception as e: if not retryable(e): raise` inspects what it caught."""
+    if handler.name is None or not isinstance(handler.name.name, cst.Name):
+        return False
+    caught = handler.name.name.value
+    for node in iter_nodes(handler.body):
+        if isinstance(node, cst.If) and any(
+            isinstance(n, cst.Name) and n.value == caught for n in expr_nodes(node.test)
+        ):
+            if _either_branch_leaves(node):
+                return True
+    return False
+
+
+def _either_branch_leaves(node: cst.If) -> bool:
+    """`if attempts < limit: sleep() else: raise` bounds the loop as well as `if ...: raise`."""
+    if always_leaves(list(node.body.body)):
+        return True
+    other = node.orelse
+    if other is None:
+        return False
+    return always_leaves([other] if isinstance(other, cst.If) else list(other.body.body))
+
+
+def _has_comparison(test: cst.BaseExpression, model: ModuleModel | None = None) -> bool:
+    """A comparison in the test, or in what a flag it reads was set to
+    (`exceeded = tries >= max_tries` ... `if exceeded: raise`)."""
+    nodes = origin_nodes(model, test) if model is not None else expr_nodes(test)
+    return any(isinstance(n, cst.Comparison) for n in nodes)
+
+
+def _is_constant_true(test: cst.BaseExpression) -> bool:
+    return isinstance(test, cst.Name) and test.value == "True" or isinstance(test, cst.Integer) and test.value != "0"

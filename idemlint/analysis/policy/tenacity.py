@@ -1,0 +1,117 @@
+"""tenacity (`@retry`, `Retrying(...)`) and its predecessor `retrying`: what the `retry=`,
+`stop=` and `wait=` arguments (or `retrying`'s keywords) say."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.model import ModuleModel, keyword
+from idemlint.analysis.policy.common import expr_nodes, is_catch_all, statuses_in
+from idemlint.analysis.policy.delays import RANDOMISH
+from idemlint.analysis.policy.fixes import jitter_tenacity_wait
+from idemlint.analysis.policy.records import Policy, Verdict
+from idemlint.analysis.retry import RetryContext
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+RANDOM_WAITS = {
+    "tenacity.wait_random",
+    "tenacity.wait_random_exponential",
+    "tenacity.wait_exponential_jitter",
+    "tenacity.wait_full_jitter",
+    "tenacity.wait.wait_random",
+    "tenacity.wait.wait_random_exponential",
+    "tenacity.wait.wait_exponential_jitter",
+}
+FIXED_WAITS = {
+    "tenacity.wait_fixed",
+    "tenacity.wait_exponential",
+    "tenacity.wait_incrementing",
+    "tenacity.wait_chain",
+    "tenacity.wait_none",
+    "tenacity.wait_combine",
+}
+UNBOUNDED_STOPS = {"tenacity.stop_never"}
+
+
+def read_tenacity(model: ModuleModel, context: RetryContext, policy: Policy) -> None:
+    call = context.config
+    label, anchor = context.label, context.anchor
+    retry_arg = keyword(call, "retry") if call else None
+    if retry_arg is None:
+        policy.catches_all.append(Verdict("no-filter", "tenacity", anchor, label))
+    else:
+        caught = _catches_all(model, retry_arg.value)
+        if caught is not None:
+            policy.catches_all.append(Verdict(caught, "tenacity", anchor, label))
+        statuses = statuses_in(retry_arg.value)
+        if statuses:
+            policy.non_retryable_statuses.append(
+                Verdict("non-retryable-status", "tenacity", anchor, label, statuses=statuses)
+            )
+    stop_arg = keyword(call, "stop") if call else None
+    if stop_arg is None:
+        policy.unbounded.append(Verdict("no-bound", "tenacity", anchor, label))
+    elif any(
+        model.qualname(n) in UNBOUNDED_STOPS
+        for n in expr_nodes(stop_arg.value)
+        if isinstance(n, (cst.Name, cst.Attribute))
+    ):
+        policy.unbounded.append(Verdict("stop-never", "tenacity", stop_arg, label))
+    wait_arg = keyword(call, "wait") if call else None
+    if wait_arg is None:
+        policy.no_jitter.append(Verdict("no-wait", "tenacity", anchor, label))
+    elif not _jitters(model, wait_arg.value):
+        fix = jitter_tenacity_wait(model, wait_arg.value)
+        policy.no_jitter.append(Verdict("fixed-wait", "tenacity", wait_arg, label, fix=fix))
+
+
+def _catches_all(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
+    """`retry_if_exception_type(Exception)` ("catch-all"), `retry_if_exception_type()`
+    ("catch-all-default"), or a `|` / `retry_any` with such a part."""
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, cst.BitOr):
+            return _catches_all(model, expr.left) or _catches_all(model, expr.right)
+        return None  # `&` narrows
+    if not isinstance(expr, cst.Call):
+        return None
+    name = model.call_name(expr) or ""
+    if name.endswith("retry_any"):
+        return next((found for a in expr.args if (found := _catches_all(model, a.value))), None)
+    if name.endswith(("retry_if_exception_type", "retry_if_not_exception_type")):
+        if not expr.args and name.endswith("retry_if_exception_type"):
+            return "catch-all-default"  # retry_if_exception_type() defaults to Exception
+        if name.endswith("retry_if_exception_type") and any(is_catch_all(model, a.value) for a in expr.args):
+            return "catch-all"
+    return None
+
+
+def _jitters(model: ModuleModel, expr: cst.BaseExpression) -> bool:
+    for node in expr_nodes(expr):
+        if isinstance(node, cst.Call):
+            name = model.call_name(node) or ""
+            if name in RANDOM_WAITS or RANDOMISH.search(name.rsplit(".", 1)[-1]):
+                return True
+            if name not in FIXED_WAITS and not name.startswith("tenacity."):
+                return True  # a custom wait function: cannot know, assume it jitters
+        elif isinstance(node, (cst.Name, cst.Attribute)):
+            parent = model.parents.get(node)
+            if isinstance(parent, cst.Arg) and parent.value is node and node is expr:
+                return True  # a wait strategy kept in a variable: unknown
+    return False
+
+
+def read_retrying(model: ModuleModel, context: RetryContext, policy: Policy) -> None:
+    call = context.config
+    label, anchor = context.label, context.anchor
+    keywords = {a.keyword.value for a in (call.args if call else ()) if a.keyword is not None}
+    if not keywords & {"retry_on_exception", "retry_on_result"}:
+        policy.catches_all.append(Verdict("no-filter", "retrying", anchor, label))
+    if not keywords & {"stop_max_attempt_number", "stop_max_delay", "stop_func", "stop"}:
+        policy.unbounded.append(Verdict("no-bound", "retrying", anchor, label))
+    if not keywords & {"wait_random_min", "wait_random_max", "wait_jitter_max", "wait_func", "wait"}:
+        policy.no_jitter.append(Verdict("fixed-wait", "retrying", anchor, label))
