@@ -10,34 +10,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from idemlint.analysis.edits import FixPlan, NodeEdit
+
+__all__ = ["FixPlan", "NodeEdit", "Report", "Rule"]  # FixPlan, NodeEdit: re-exported for rules
+
 if TYPE_CHECKING:
     import libcst as cst
 
     from idemlint.config import Config
     from idemlint.context import FileContext
-
-
-@dataclass(frozen=True, eq=False)
-class NodeEdit:
-    """One text change, placed by a node: the engine turns it into offsets.
-
-    replace: the node's text becomes `text`; delete_line: the lines the node spans go;
-    delete_item: the node, an item of a comma-separated list, goes with one adjacent comma
-    (or its whole lines, when it has them to itself);
-    insert_before: `text` (unindented code) goes above the node's first line, indented
-    like it; insert_after: likewise below its last line."""
-
-    kind: str
-    node: cst.CSTNode
-    text: str = ""
-    until: cst.CSTNode | None = None  # replace: up to the start of this node instead of the node's end
-
-
-@dataclass(frozen=True, eq=False)
-class FixPlan:
-    edits: tuple[NodeEdit, ...]
-    safe: bool
-    description: str
 
 
 @dataclass(frozen=True, eq=False)

@@ -12,8 +12,8 @@ import re
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.edits import FixPlan, NodeEdit
 from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
-from idemlint.rule import FixPlan, NodeEdit
 
 if TYPE_CHECKING:
     import libcst as cst

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import libcst as cst
 
+    from idemlint.analysis.edits import FixPlan
     from idemlint.analysis.retry import RetryContext
-    from idemlint.rule import FixPlan
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,55 @@
+"""The architecture the code assumes: analyses below rules, every verdict worded by a rule."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "idemlint"
+ABOVE_ANALYSIS = (
+    "idemlint.rule",
+    "idemlint.rules",
+    "idemlint.engine",
+    "idemlint.cli",
+    "idemlint.runner",
+    "idemlint.output",
+    "idemlint.registry",
+    "idemlint.fixes",
+    "idemlint.server",
+    "idemlint.api",
+)
+
+
+def imported_modules(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def test_analysis_imports_nothing_above_it() -> None:
+    offenders = {
+        (path.relative_to(PACKAGE).as_posix(), module)
+        for path in (PACKAGE / "analysis").rglob("*.py")
+        for module in imported_modules(path)
+        if module in ABOVE_ANALYSIS or module.startswith(tuple(m + "." for m in ABOVE_ANALYSIS))
+    }
+    assert offenders == set()
+
+
+def test_every_policy_verdict_has_a_message_in_its_rule() -> None:
+    from idemlint.rules.retry_policy import RetryNonRetryable, RetryWithoutJitter, UnboundedRetry
+
+    worded = {key for rule in (RetryNonRetryable, RetryWithoutJitter, UnboundedRetry) for key in rule.messages}
+    emitted = set()
+    for path in (PACKAGE / "analysis" / "policy").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Verdict":
+                kind, source = node.args[:2] if len(node.args) >= 2 else (None, None)
+                if isinstance(kind, ast.Constant) and isinstance(source, ast.Constant):
+                    emitted.add((kind.value, source.value))
+    assert emitted, "no verdicts found: the test reads the wrong files"
+    assert emitted - worded == set()
