@@ -8,7 +8,8 @@ Each document is checked as `idemlint check` would check the file: the nearest
 `[tool.idemlint]` above it, per-file-ignores, excludes, test and migration skips, `# noqa`.
 Settings come from `initializationOptions` (and `workspace/didChangeConfiguration`):
 `select` and `ignore` (lists of codes or prefixes, replacing the configured ones as
-`--select`/`--ignore` do) and `unsafeFixes` (offer unsafe fixes too; off by default).
+`--select`/`--ignore` do), `unsafeFixes` (offer unsafe fixes too; off by default) and
+`minConfidence` (`low`, `medium`, `high`: hide less sure findings, as `--min-confidence` does).
 
 Analysis runs on one worker thread, off the message loop, so the editor's requests are
 answered while a large file is checked; an exception while checking one document is logged
@@ -70,6 +71,7 @@ class Settings:
     select: tuple[str, ...] | None = None  # None: as configured
     ignore: tuple[str, ...] | None = None
     unsafe_fixes: bool = False
+    min_confidence: str = "low"  # hide findings less sure than this, as --min-confidence does
 
 
 def parse_settings(options: object, previous: Settings | None = None) -> Settings:
@@ -85,11 +87,19 @@ def parse_settings(options: object, previous: Settings | None = None) -> Setting
     for key in ("unsafeFixes", "unsafe-fixes", "unsafe_fixes"):
         if key in options:
             unsafe = options[key]
+    confidence: object = base.min_confidence
+    for key in ("minConfidence", "min-confidence", "min_confidence"):
+        if key in options:
+            confidence = options[key]
     return Settings(
         select=_codes(options["select"]) if "select" in options else base.select,
         ignore=_codes(options["ignore"]) if "ignore" in options else base.ignore,
         unsafe_fixes=unsafe is True,
+        min_confidence=str(confidence) if confidence in _CONFIDENCE else base.min_confidence,
     )
+
+
+_CONFIDENCE = {"low": 0, "medium": 1, "high": 2}
 
 
 def _codes(value: object) -> tuple[str, ...] | None:
@@ -240,8 +250,10 @@ class Checker:
             anchor=target.anchor,
         )
         notes.extend(result.errors)
-        diagnostics = tuple(to_diagnostic(finding, index) for finding in result.findings)
-        return Analysis(uri, version, text, target, result.findings, index, diagnostics, tuple(notes))
+        floor = _CONFIDENCE[self.settings.min_confidence]
+        findings = tuple(f for f in result.findings if _CONFIDENCE.get(f.confidence, 2) >= floor)
+        diagnostics = tuple(to_diagnostic(finding, index) for finding in findings)
+        return Analysis(uri, version, text, target, findings, index, diagnostics, tuple(notes))
 
     def project_index(self, target: Target) -> ProjectIndex:
         root = target.config.root

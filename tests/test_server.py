@@ -411,6 +411,11 @@ def test_configuration_settings_and_test_skips_are_honoured(tmp_path: Path) -> N
             client.open(uri, BUGGY)
             assert await client.diagnostics(uri) == []
 
+        async with session(root, {"minConfidence": "high"}) as client:
+            uri = uri_of(root, "fetch.py", SLEEP_IN_LOOP)
+            client.open(uri, SLEEP_IN_LOOP)
+            assert await client.diagnostics(uri) == []  # IDM202 is medium confidence
+
     run(body())
 
 
@@ -458,3 +463,12 @@ def test_a_changed_helper_rechecks_its_open_callers(tmp_path: Path) -> None:
             assert [(d.range.start.line, d.code) for d in diagnostics] == [(4, "IDM103"), (9, "IDM103")]
 
     run(body())
+
+
+def test_settings_read_min_confidence() -> None:
+    from idemlint.server import Settings, parse_settings
+
+    assert parse_settings({"minConfidence": "medium"}).min_confidence == "medium"
+    assert parse_settings({"idemlint": {"min-confidence": "high"}}).min_confidence == "high"
+    assert parse_settings({"minConfidence": "bogus"}, Settings(min_confidence="medium")).min_confidence == "medium"
+    assert parse_settings(None).min_confidence == "low"
