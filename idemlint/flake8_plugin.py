@@ -33,22 +33,12 @@ class Plugin:
         for option in OPTIONS:
             if not option.in_flake8:
                 continue
-            if option.kind == "bool":
-                parser.add_option(
-                    f"--idemlint-{option.key}",
-                    action="store_true",
-                    default=False,
-                    parse_from_config=True,
-                    help=option.help,
-                )
-            else:
-                parser.add_option(
-                    f"--idemlint-{option.key}",
-                    default="",
-                    parse_from_config=True,
-                    comma_separated_list=True,
-                    help=option.help,
-                )
+            kind = (
+                {"action": "store_true", "default": False}
+                if option.kind == "bool"
+                else {"default": "", "comma_separated_list": True}
+            )
+            parser.add_option(f"--idemlint-{option.key}", parse_from_config=True, help=option.help, **kind)
 
     @classmethod
     def parse_options(cls, options: Any) -> None:

@@ -71,6 +71,12 @@ class Client(BaseLanguageClient):
         item = lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
         self.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=item))
 
+    def open_file(self, root: Path, name: str, text: str) -> str:
+        """Write `name` under `root`, open it as the editor would, and return its URI."""
+        uri = uri_of(root, name, text)
+        self.open(uri, text)
+        return uri
+
     def change(self, uri: str, text: str) -> int:
         """Replace the whole (unsaved) buffer; the new version."""
         version = self.versions[uri] = self.versions[uri] + 1
@@ -205,8 +211,7 @@ def test_a_buggy_file_gets_idm001_at_the_exact_range_and_a_clean_buffer_clears_i
     async def body() -> None:
         root = project(tmp_path)
         async with session(root) as client:
-            uri = uri_of(root, "pay.py", BUGGY)
-            client.open(uri, BUGGY)
+            uri = client.open_file(root, "pay.py", BUGGY)
             [diagnostic] = await client.diagnostics(uri)
             assert diagnostic.code == "IDM001"
             assert diagnostic.range == lsp.Range(start=lsp.Position(7, 14), end=lsp.Position(7, 26))  # uuid.uuid4()
@@ -239,8 +244,7 @@ def test_columns_are_utf16_code_units(tmp_path: Path) -> None:
     async def body() -> None:
         root = project(tmp_path)
         async with session(root) as client:
-            uri = uri_of(root, "pay.py", source)
-            client.open(uri, source)
+            uri = client.open_file(root, "pay.py", source)
             [diagnostic] = await client.diagnostics(uri)
             # `    key = "😀é" + str(` is 21 characters, 22 UTF-16 units: the emoji takes two.
             assert diagnostic.code == "IDM001"
@@ -253,8 +257,7 @@ def test_the_suppress_action_adds_a_noqa_comment_that_silences_the_finding(tmp_p
     async def body() -> None:
         root = project(tmp_path)
         async with session(root) as client:
-            uri = uri_of(root, "pay.py", BUGGY)
-            client.open(uri, BUGGY)
+            uri = client.open_file(root, "pay.py", BUGGY)
             [diagnostic] = await client.diagnostics(uri)
             actions = await client.code_actions(uri, diagnostic)
             [suppress] = [a for a in actions if a.title == "Suppress IDM001 on this line"]
@@ -285,8 +288,7 @@ def test_a_safe_quick_fix_and_fix_all_leave_parsing_text_without_the_finding(tmp
     async def body() -> None:
         root = project(tmp_path)
         async with session(root) as client:
-            uri = uri_of(root, "pay.py", KEY_IN_LOOP)
-            client.open(uri, KEY_IN_LOOP)
+            uri = client.open_file(root, "pay.py", KEY_IN_LOOP)
             [diagnostic] = await client.diagnostics(uri)
             assert diagnostic.code == "IDM001"
             actions = await client.code_actions(uri, diagnostic)
@@ -315,8 +317,7 @@ def test_a_safe_quick_fix_and_fix_all_leave_parsing_text_without_the_finding(tmp
 def test_unsafe_fixes_are_offered_only_with_the_setting(tmp_path: Path) -> None:
     async def titles(root: Path, options: dict[str, Any] | None) -> list[str]:
         async with session(root, options) as client:
-            uri = uri_of(root, "fetch.py", SLEEP_IN_LOOP)
-            client.open(uri, SLEEP_IN_LOOP)
+            uri = client.open_file(root, "fetch.py", SLEEP_IN_LOOP)
             [diagnostic] = await client.diagnostics(uri)
             assert diagnostic.code == "IDM202"
             assert diagnostic.severity == lsp.DiagnosticSeverity.Warning
@@ -342,8 +343,7 @@ def test_a_syntax_error_gets_one_idm900_diagnostic(tmp_path: Path) -> None:
     async def body() -> None:
         root = project(tmp_path)
         async with session(root) as client:
-            uri = uri_of(root, "broken.py", source)
-            client.open(uri, source)
+            uri = client.open_file(root, "broken.py", source)
             [diagnostic] = await client.diagnostics(uri)
             assert diagnostic.code == "IDM900"
             assert diagnostic.message.startswith("syntax error")
@@ -364,8 +364,7 @@ def test_hover_shows_the_rules_summary_and_fix_hint(tmp_path: Path) -> None:
     async def body() -> None:
         root = project(tmp_path)
         async with session(root) as client:
-            uri = uri_of(root, "pay.py", source)
-            client.open(uri, source)
+            uri = client.open_file(root, "pay.py", source)
             diagnostic, unused = await client.diagnostics(uri)
             assert (diagnostic.code, unused.code) == ("IDM001", "IDM800")  # the noqa is on the wrong line
             assert unused.tags == [lsp.DiagnosticTag.Unnecessary]
@@ -407,13 +406,11 @@ def test_configuration_settings_and_test_skips_are_honoured(tmp_path: Path) -> N
             assert await client.diagnostics(ignored) == []
 
         async with session(root, {"ignore": ["IDM001"]}) as client:
-            uri = uri_of(root, "pay.py", BUGGY)
-            client.open(uri, BUGGY)
+            uri = client.open_file(root, "pay.py", BUGGY)
             assert await client.diagnostics(uri) == []
 
         async with session(root, {"minConfidence": "high"}) as client:
-            uri = uri_of(root, "fetch.py", SLEEP_IN_LOOP)
-            client.open(uri, SLEEP_IN_LOOP)
+            uri = client.open_file(root, "fetch.py", SLEEP_IN_LOOP)
             assert await client.diagnostics(uri) == []  # IDM202 is medium confidence
 
     run(body())
@@ -432,8 +429,7 @@ def test_a_failure_on_one_document_is_logged_and_the_server_keeps_serving(tmp_pa
             [error] = [m for m in client.logs if m.type == lsp.MessageType.Error]
             assert "failed" in error.message and "Traceback" in error.message
 
-            uri = uri_of(root, "pay.py", BUGGY)
-            client.open(uri, BUGGY)
+            uri = client.open_file(root, "pay.py", BUGGY)
             assert [d.code for d in await client.diagnostics(uri)] == ["IDM001"]
 
     run(body())

@@ -119,32 +119,27 @@ def on_payment_succeeded(event):
             columns = ", ".join(race.columns) or "the row"
             read = race.read
             if read.record:
-                yield Report(
-                    write.node,
+                message = (
                     f"{_what(write)} is decided by {read.instance}.{columns} ({_RECORD_ORIGINS[read.record]}), "
-                    "tested on line $test on the in-memory instance without a lock, and the write does not re-check it",
-                    suggestion=_condition_hint(ctx, write, "'created'"),
-                    lines=(("test", race.test),),
-                    confidence=_record_confidence(read, ctx),
+                    "tested on line $where on the in-memory instance without a lock, and the write does not re-check it"
                 )
-                continue
-            if race.test is read.call:
-                yield Report(
-                    write.node,
-                    f"{_what(write)} writes rows chosen by {columns} on line $read without a lock, and its filter "
+            elif race.test is read.call:
+                message = (
+                    f"{_what(write)} writes rows chosen by {columns} on line $where without a lock, and its filter "
                     f"does not re-check {columns}: a row that changed meanwhile, or one an overlapping run took, is "
-                    "written again",
-                    suggestion=_condition_hint(ctx, write, "'created'"),
-                    lines=(("read", read.call),),
-                    confidence=_record_confidence(None, ctx),
+                    "written again"
                 )
-                continue
+            else:
+                message = (
+                    f"{_what(write)} is decided by {columns} read on line $where without a lock, "
+                    "and the write does not re-check it"
+                )
             yield Report(
                 write.node,
-                f"{_what(write)} is decided by {columns} read on line $read without a lock, and the write does not re-check it",
+                message,
                 suggestion=_condition_hint(ctx, write, "'created'"),
-                lines=(("read", read.call),),
-                confidence=_record_confidence(None, ctx),
+                lines=(("where", race.test if read.record else read.call),),
+                confidence=_confidence(ctx, read),
             )
 
 
@@ -156,10 +151,10 @@ _RECORD_ORIGINS = {
 }
 
 
-def _record_confidence(read: DbRead | None, ctx: FileContext | None = None) -> str | None:
-    """Lower confidence where harm is less likely: a parameter or a loop variable (the caller
-    may hold a lock), or a management command (run by hand, one at a time)."""
-    if ctx is not None and _ONE_OFF.search(ctx.path.replace("\\", "/")):
+def _confidence(ctx: FileContext, read: DbRead | None = None) -> str | None:
+    """Lower than the rule's where harm is less likely: a management command or script (run by
+    hand, one at a time), or a parameter or loop variable (the caller may hold a lock)."""
+    if _ONE_OFF.search(ctx.path.replace("\\", "/")):
         return "low"
     return "low" if read is not None and read.record in ("parameter", "loop variable") else None
 
@@ -270,7 +265,7 @@ def mark_paid(conn, order_id):
                     write.statement,
                     message,
                     suggestion=_count_hint(ctx, write),
-                    confidence=_record_confidence(None, ctx),
+                    confidence=_confidence(ctx),
                 )
 
 
@@ -406,6 +401,6 @@ def ship(conn, order_id):
                     f"{_what(write)} sets {column} to {text if kind == 'constant' else repr(text)} with no "
                     "precondition on its current value",
                     suggestion=_condition_hint(ctx, write, "<the allowed predecessors>"),
-                    confidence=_record_confidence(read, ctx),
+                    confidence=_confidence(ctx, read),
                 )
                 break
