@@ -62,5 +62,8 @@ def lint_source():  # type: ignore[no-untyped-def]
 
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Runs in tests never touch the user's cache folder."""
+    """Runs in tests never touch the user's cache folder, and the machine's colour settings
+    (FORCE_COLOR, NO_COLOR, often set on CI) never change what a test reads."""
     monkeypatch.setenv("IDEMLINT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)

@@ -20,7 +20,7 @@ from idemlint.config import Config
 from idemlint.fixes import fix_source
 from idemlint.rules import ALL_RULES
 
-from conftest import FIXTURES
+from conftest import FIXTURES, lint
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 # What a hoisted key may be made of: the only calls a fix may take out of a loop.
@@ -47,18 +47,34 @@ def assert_loops_keep_their_calls(before: str, after: str, safe: bool) -> None:
             assert not now - was, f"loop {index}: a safe fix added {dict(now - was)}"
 
 
+# Files with a loop and a fix that applies there: the examples' gateway and the fix fixtures.
 FIXED_SOURCES = [
-    *sorted(EXAMPLES.rglob("*.py")),
-    *sorted(p for p in (FIXTURES / "fixes").glob("*.py") if not p.name.endswith(".fixed.py")),
+    p
+    for p in (
+        *sorted(EXAMPLES.rglob("*.py")),
+        *sorted(p for p in (FIXTURES / "fixes").glob("*.py") if not p.name.endswith(".fixed.py")),
+    )
+    if loop_calls(p.read_text(encoding="utf-8"))
 ]
+
+
+def test_the_fix_sources_are_the_ones_with_loops() -> None:
+    assert [p.name for p in FIXED_SOURCES] == [
+        "gateway.py",
+        "IDM001_helper_key.py",
+        "IDM001_hoist_key.py",
+        "IDM202_add_jitter.py",
+    ]
 
 
 @pytest.mark.parametrize("path", FIXED_SOURCES, ids=lambda p: p.name)
 @pytest.mark.parametrize("unsafe", [False, True], ids=["safe", "unsafe"])
 def test_fixes_keep_every_call_in_its_loop(path: Path, unsafe: bool) -> None:
     source = path.read_text(encoding="utf-8")
+    offered = [f for f in lint(source, path=path.name).findings if f.fix is not None and (f.fix.safe or unsafe)]
     outcome = fix_source(source, path.name, Config(), ALL_RULES, unsafe=unsafe)
     assert outcome.error is None
+    assert (outcome.text != source) == bool(offered), "an offered fix is applied, and only then does the text change"
     assert_loops_keep_their_calls(source, outcome.text, safe=not unsafe)
 
 

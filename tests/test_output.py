@@ -162,6 +162,9 @@ def test_every_sarif_help_uri_names_a_section_of_the_rules_page(project: Path) -
 
     rules = json.loads(run("check", "--format", "sarif", "svc")[1])["runs"][0]["tool"]["driver"]["rules"]
     anchors = _github_anchors((Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text())
+    from idemlint.rules import ALL_RULES
+
+    assert [r["id"] for r in rules] == [*(rule.code for rule in ALL_RULES), "IDM800", "IDM900"]
     for rule in rules:
         page, _, anchor = rule["helpUri"].partition("#")
         assert page == DOCS_URL
@@ -175,7 +178,7 @@ def test_sarif_levels_agree_with_the_severity_the_text_report_shows(project: Pat
     log = json.loads(run("check", "--format", "sarif", "svc")[1])
     rules = log["runs"][0]["tool"]["driver"]["rules"]
     results = log["runs"][0]["results"]
-    assert {r["ruleId"] for r in results} >= {"IDM800", "IDM900"}
+    assert sorted(r["ruleId"] for r in results) == ["IDM001", "IDM202", "IDM800", "IDM900"]
     text = run("check", "--color", "always", "svc")[1]
     for result in results:
         rule = rules[result["ruleIndex"]]
