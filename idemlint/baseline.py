@@ -60,3 +60,29 @@ def apply_baseline(findings: Sequence[Finding], baseline: Counter[tuple[str, str
         else:
             new.append(finding)
     return new, sum(remaining.values())
+
+
+def in_scope(
+    baseline: Counter[tuple[str, str, str]], paths: set[str], codes: set[str]
+) -> Counter[tuple[str, str, str]]:
+    """The entries a run can judge: for the files it checked and the rules it ran. The others
+    (another folder, an unselected rule) are neither matched nor stale."""
+    return Counter({key: n for key, n in baseline.items() if key[0] in paths and key[1] in codes})
+
+
+def drop_stale(path: Path, stale: Counter[tuple[str, str, str]]) -> int:
+    """Rewrite the baseline without the given entries (as many of each as counted); the rest,
+    messages included, stays as it was. Returns how many entries went."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    left = Counter(stale)
+    kept = []
+    for entry in data["findings"]:
+        key = (entry["path"], entry["code"], entry["fingerprint"])
+        if left[key] > 0:
+            left[key] -= 1
+        else:
+            kept.append(entry)
+    path.write_text(
+        json.dumps({"version": VERSION, "findings": kept}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return len(data["findings"]) - len(kept)

@@ -7,6 +7,7 @@ does not exist or cannot be read, or an internal error in a rule.
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -180,18 +181,23 @@ def check(
     from idemlint.registry import enabled_rules, validate_codes
     from idemlint.runner import default_cache_dir, run
 
-    if paths == ("-",):
-        _check_stdin(stdin_filename, config_file, isolated, select, ignore, output_format, apply_fixes, unsafe_fixes)
-    if "-" in paths or stdin_filename:
+    stdin = paths == ("-",)
+    if ("-" in paths or stdin_filename) and not stdin:
         _usage_error("standard input is checked alone: `idemlint check - --stdin-filename PATH`")
-    paths = paths or (".",)
-    config = _load_config(paths, None if isolated else config_file, isolated)
+    if stdin and (show_diff or write_baseline or baseline_file or add_noqa or fix_only):
+        _usage_error("with standard input, --diff, --fix-only, --add-noqa and baselines do not apply: use --fix")
+    if add_noqa and (show_diff or apply_fixes or fix_only or write_baseline or baseline_file):
+        _usage_error("--add-noqa rewrites files on its own: it takes no --diff, --fix or baseline")
+    if (show_fixes or exit_non_zero_on_fix) and not (apply_fixes or fix_only):
+        _usage_error("--show-fixes and --exit-non-zero-on-fix go with --fix or --fix-only")
+    paths = (stdin_filename or "stdin.py",) if stdin else paths or (".",)
+    config = _load_config(paths, config_file, isolated)
     cli_select, cli_ignore = _codes(select), _codes(ignore)
     cli_extend_select, cli_extend_ignore = _codes(extend_select), _codes(extend_ignore)
     if cli_select == ():
         _usage_error('--select "": name at least one code or prefix (or leave --select out to select all)')
-    if update_baseline and not baseline_file:
-        _usage_error("--update-baseline needs --baseline FILE")
+    if update_baseline and (not baseline_file or write_baseline):
+        _usage_error("--update-baseline needs --baseline FILE (and no --write-baseline)")
     if unsafe_fixes and not (apply_fixes or show_diff or fix_only):
         _usage_error("--unsafe-fixes only works with --fix or --diff")
     if fix_only and show_diff:
@@ -224,6 +230,19 @@ def check(
     rules = enabled_rules(config.selected, config.ignored)
     jobs = jobs or None  # 0: one per CPU
     apply_fixes = apply_fixes or fix_only
+    rank = {"low": 0, "medium": 1, "high": 2}
+    if stdin:
+        _check_stdin(
+            paths[0],
+            config,
+            rules,
+            output_format,
+            output_file,
+            apply_fixes,
+            unsafe_fixes,
+            exit_zero,
+            lambda f: rank.get(f.confidence, 2) >= rank[min_confidence],
+        )
 
     found = discover(list(paths), config, force_exclude)
     if show_settings:
@@ -245,13 +264,13 @@ def check(
     diffs: list[str] = []
     if apply_fixes or show_diff:
         fixable_before = [f for f in findings if f.fix is not None and (f.fix.safe or unsafe_fixes)]
-        findings, diffs, fix_errors, fixed = _fix(files, findings, config, rules, unsafe_fixes, write=not show_diff)
+        findings, diffs, fix_errors, fixed = _fix(
+            files, findings, config, rules, unsafe_fixes, write=not show_diff, found=found, project=project
+        )
         errors.extend(fix_errors)
         fixed_report = _fixes_applied(fixable_before, findings) if fixed else ""
     else:
         fixed, fixed_report = 0, ""
-    rank = {"low": 0, "medium": 1, "high": 2}
-    findings = [f for f in findings if rank.get(f.confidence, 2) >= rank[min_confidence]]
     if show_fixes and fixed_report:
         click.echo(fixed_report, err=True, nl=False)
     if fix_only:
@@ -272,30 +291,8 @@ def check(
         sys.exit(EXIT_ERROR if errors else EXIT_CLEAN)
     stale = 0
     if baseline_file:
-        from idemlint.baseline import BaselineError, apply_baseline, load_baseline
-
-        try:
-            anchored = _anchored(findings, found)
-            new, stale = apply_baseline(anchored, load_baseline(Path(baseline_file)))
-            kept = {(f.path, f.line, f.col, f.code) for f in new}
-            hidden = len(findings) - len(new)
-            findings = [f for f in findings if (found.anchors.get(f.path, f.path), f.line, f.col, f.code) in kept]
-            if update_baseline:
-                from idemlint.baseline import write_baseline as save
-
-                still = [f for f in anchored if (f.path, f.line, f.col, f.code) not in kept]
-                save(Path(baseline_file), still)
-                click.echo(f"idemlint: dropped {stale} stale entries from {baseline_file}", err=True)
-                stale = 0
-            if not quiet and (hidden or stale):
-                click.echo(
-                    f"idemlint: {hidden} finding{'s' * (hidden != 1)} hidden by the baseline, "
-                    f"{stale} stale entr{'ies' if stale != 1 else 'y'}"
-                    + (" (`--update-baseline` drops them)" if stale else ""),
-                    err=True,
-                )
-        except (BaselineError, OSError) as error:
-            _usage_error(str(error) if isinstance(error, BaselineError) else f"{baseline_file}: {error}")
+        findings, stale = _apply_baseline(Path(baseline_file), findings, found, rules, update_baseline, quiet)
+    findings = [f for f in findings if rank.get(f.confidence, 2) >= rank[min_confidence]]
 
     if show_diff:
         click.echo("".join(diffs), nl=False)
@@ -429,7 +426,39 @@ def _fixes_applied(before: list[Finding], after: list[Finding]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def _add_noqa(files: list[tuple[Path, str]], findings: list[Finding]) -> None:
+def _apply_baseline(
+    path: Path, findings: list[Finding], found: Discovery, rules: list[type[Rule]], update: bool, quiet: bool
+) -> tuple[list[Finding], int]:
+    """The findings the baseline does not hold, and its stale entries, judged only for the files
+    this run checked and the rules it ran (with `update`, those stale entries are dropped)."""
+    from idemlint.baseline import BaselineError, apply_baseline, drop_stale, in_scope, load_baseline
+
+    try:
+        entries = in_scope(load_baseline(path), set(found.anchors.values()), {rule.code for rule in rules})
+        anchored = _anchored(findings, found)
+        new, stale = apply_baseline(anchored, entries)
+        kept = {(f.path, f.line, f.col, f.code) for f in new}
+        hidden = len(findings) - len(new)
+        if update and stale:
+            matched = Counter(
+                (f.path, f.code, f.fingerprint) for f in anchored if (f.path, f.line, f.col, f.code) not in kept
+            )
+            dropped = drop_stale(path, entries - matched)
+            click.echo(f"idemlint: dropped {dropped} stale entr{'ies' if dropped != 1 else 'y'} from {path}", err=True)
+            stale = 0
+    except (BaselineError, OSError, ValueError, KeyError) as error:
+        _usage_error(str(error) if isinstance(error, BaselineError) else f"{path}: cannot update: {error}")
+    if not quiet and (hidden or stale):
+        click.echo(
+            f"idemlint: {hidden} finding{'s' * (hidden != 1)} hidden by the baseline, "
+            f"{stale} stale entr{'ies' if stale != 1 else 'y'}"
+            + (" (`--update-baseline` drops them)" if stale else ""),
+            err=True,
+        )
+    return [f for f in findings if (found.anchors.get(f.path, f.path), f.line, f.col, f.code) in kept], stale
+
+
+def _add_noqa(files: list[tuple[Path, str]], findings: list[Finding]) -> NoReturn:
     """`--add-noqa`: a `# noqa: CODE` on each reported line, files rewritten in place."""
     from idemlint.engine import decode
     from idemlint.fixes import encode_like
@@ -438,21 +467,24 @@ def _add_noqa(files: list[tuple[Path, str]], findings: list[Finding]) -> None:
     real = dict((shown, path) for path, shown in files)
     by_file: dict[str, dict[int, set[str]]] = {}
     for f in findings:
-        if f.code in ("IDM800", "IDM900"):
-            continue
-        by_file.setdefault(f.path, {}).setdefault(f.line, set()).add(f.code)
-    total = 0
+        if f.code not in ("IDM800", "IDM900"):
+            by_file.setdefault(f.path, {}).setdefault(f.line, set()).add(f.code)
+    total, errors = 0, []
     for shown, lines in sorted(by_file.items()):
-        path = real.get(shown)
-        if path is None:
+        path = real[shown]
+        try:
+            raw = path.read_bytes()
+            text, changed = add_noqa(decode(raw), lines)
+            if changed:
+                path.write_bytes(encode_like(raw, text))
+        except OSError as error:
+            errors.append(f"{shown}: cannot rewrite: {(error.strerror or str(error)).lower()}")
             continue
-        raw = path.read_bytes()
-        text, changed = add_noqa(decode(raw), lines)
-        if changed:
-            path.write_bytes(encode_like(raw, text))
-            total += changed
+        total += changed
     click.echo(f"idemlint: added noqa comments to {total} line{'s' * (total != 1)}", err=True)
-    sys.exit(EXIT_CLEAN)
+    for message in errors:
+        click.echo(f"idemlint: {message}", err=True)
+    sys.exit(EXIT_ERROR if errors else EXIT_CLEAN)
 
 
 def _progress_bar(clock: Callable[[], float] | None = None) -> Callable[[int, int], None]:
@@ -488,7 +520,7 @@ def _load_config(paths: tuple[str, ...], config_file: str | None, isolated: bool
     from idemlint.paths import project_root
 
     try:
-        pyproject = Path(config_file) if config_file else None if isolated else find_pyproject(Path(paths[0]))
+        pyproject = None if isolated else Path(config_file) if config_file else find_pyproject(Path(paths[0]))
         config = load_config(pyproject)
     except ConfigError as error:
         _usage_error(str(error))
@@ -496,41 +528,41 @@ def _load_config(paths: tuple[str, ...], config_file: str | None, isolated: bool
 
 
 def _check_stdin(
-    filename: str | None,
-    config_file: str | None,
-    isolated: bool,
-    select: str | None,
-    ignore: str | None,
+    shown: str,
+    config: Config,
+    rules: list[type[Rule]],
     output_format: str,
+    output_file: str | None,
     apply_fixes: bool,
     unsafe_fixes: bool,
+    exit_zero: bool,
+    confident: Callable[[Finding], bool],
 ) -> NoReturn:
     """`idemlint check - --stdin-filename app/pay.py`: the buffer, judged as that file would be
-    (its configuration, per-file-ignores and test status); with --fix, the fixed text on stdout."""
+    (the configuration and selection in force, per-file-ignores, test status); with --fix, the
+    fixed text on stdout."""
     from idemlint.engine import check_source, decode
     from idemlint.fixes import fix_source
     from idemlint.output import get_formatter
     from idemlint.paths import PathKinds
-    from idemlint.registry import enabled_rules
 
-    shown = filename or "stdin.py"
-    config = _load_config((shown,), config_file, isolated)
-    config = config.with_overrides(select=_codes(select), ignore=_codes(ignore))
-    rules = enabled_rules(config.selected, config.ignored)
     kinds = PathKinds(config.root)
     anchor = kinds.relative(Path(shown).absolute()) or shown
     kind = kinds.kind(Path(shown).absolute())
     source = sys.stdin.buffer.read()
     if apply_fixes:
-        text = decode(source)
-        outcome = fix_source(text, shown, config, rules, unsafe_fixes)
+        outcome = fix_source(decode(source), shown, config, rules, unsafe_fixes, kind=kind, anchor=anchor)
         sys.stdout.write(outcome.text)
-        sys.exit(EXIT_FINDINGS if outcome.findings else EXIT_CLEAN)
+        if outcome.error:
+            click.echo(f"idemlint: {outcome.error}", err=True)
+        left = [f for f in outcome.findings if confident(f)]
+        sys.exit(EXIT_FINDINGS if left and not exit_zero else EXIT_CLEAN)
     result = check_source(source, shown, config, rules, report_unused_noqa=True, kind=kind, anchor=anchor)
-    click.echo(get_formatter(output_format)(list(result.findings), False), nl=False)
+    findings = [f for f in result.findings if confident(f)]
+    _emit(get_formatter(output_format)(findings, False), output_file)
     for message in result.errors:
         click.echo(f"idemlint: {message}", err=True)
-    sys.exit(EXIT_ERROR if result.errors else EXIT_FINDINGS if result.findings else EXIT_CLEAN)
+    sys.exit(EXIT_ERROR if result.errors else EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
 
 
 def _print_settings(config: Config, rules: list[type[Rule]]) -> None:
@@ -597,22 +629,36 @@ def _colour(choice: str) -> bool:
     return sys.stdout.isatty()
 
 
-def _fix(files, findings, config, rules, unsafe, write):  # type: ignore[no-untyped-def]
-    """Fix every file that has a selected fix; return the remaining findings and diffs."""
+def _fix(files, findings, config, rules, unsafe, write, found, project):  # type: ignore[no-untyped-def]
+    """Fix every file that has a selected fix, judged as the run judged it (kind, root-relative
+    path, project index); return the remaining findings, diffs, errors and the count fixed."""
     import difflib
 
     from idemlint.engine import decode
     from idemlint.fixes import encode_like, fix_source, wanted
 
     real_paths = {shown: real for real, shown in files}
-    fixable = sorted({f.path for f in findings if wanted(f, unsafe)})
+    fixable = sorted({f.path for f in findings if wanted(f, unsafe)})  # sorted: files fixed in a stable order
     remaining = [f for f in findings if f.path not in fixable]
     diffs, errors, fixed_files, fixed_count = [], [], 0, 0
     for shown in fixable:
         path = real_paths[shown]
-        raw = path.read_bytes()
+        try:
+            raw = path.read_bytes()
+        except OSError as error:
+            errors.append(f"{shown}: cannot read: {(error.strerror or str(error)).lower()}")
+            continue
         text = decode(raw)
-        outcome = fix_source(text, shown, config, rules, unsafe)
+        outcome = fix_source(
+            text,
+            shown,
+            config,
+            rules,
+            unsafe,
+            kind=found.kinds.get(shown),
+            anchor=found.anchors.get(shown),
+            project=project,
+        )
         remaining.extend(outcome.findings)
         if outcome.error:
             errors.append(outcome.error)
@@ -621,7 +667,11 @@ def _fix(files, findings, config, rules, unsafe, write):  # type: ignore[no-unty
         fixed_files += 1
         fixed_count += outcome.applied
         if write:
-            path.write_bytes(encode_like(raw, outcome.text))
+            try:
+                path.write_bytes(encode_like(raw, outcome.text))
+            except OSError as error:
+                errors.append(f"{shown}: cannot write: {(error.strerror or str(error)).lower()}")
+                continue
         else:
             diffs.append(
                 "".join(

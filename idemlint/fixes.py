@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from idemlint.analysis.project import EMPTY, ProjectIndex
 from idemlint.config import Config
-from idemlint.engine import check_source
+from idemlint.engine import FileResult, check_source
 from idemlint.finding import Edit, Finding
 from idemlint.rule import Rule
 
@@ -52,10 +53,25 @@ def _overlaps(a: Edit, b: Edit) -> bool:
     return a.start < b.end and b.start < a.end or a.start == b.start
 
 
-def fix_source(text: str, path: str, config: Config, rules: Sequence[type[Rule]], unsafe: bool) -> FixOutcome:
+def fix_source(
+    text: str,
+    path: str,
+    config: Config,
+    rules: Sequence[type[Rule]],
+    unsafe: bool,
+    kind: str | None = None,
+    anchor: str | None = None,
+    project: ProjectIndex = EMPTY,
+) -> FixOutcome:
+    """`kind`, `anchor` and `project` as for `check_source`: the file is judged as the run judged it."""
     import libcst as cst
 
-    result = check_source(text, path, config, rules, report_unused_noqa=True)
+    def check(source: str) -> FileResult:
+        return check_source(
+            source, path, config, rules, report_unused_noqa=True, kind=kind, project=project, anchor=anchor
+        )
+
+    result = check(text)
     applied = 0
     error = None
     for _round in range(MAX_ROUNDS):
@@ -75,7 +91,7 @@ def fix_source(text: str, path: str, config: Config, rules: Sequence[type[Rule]]
             if count == 0:
                 break
         text, applied = new_text, applied + count
-        result = check_source(text, path, config, rules, report_unused_noqa=True)
+        result = check(text)
     return FixOutcome(text, applied, result.findings, error)
 
 

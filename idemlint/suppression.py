@@ -76,7 +76,8 @@ def add_noqa(text: str, codes_by_line: dict[int, set[str]]) -> tuple[str, int]:
     """`text` with `# noqa: CODE` added (or extended) on each given line, and how many lines
     changed. Line endings are kept; a line inside a multi-line string cannot be reached by a
     comment, so the caller only passes the lines findings are reported on."""
-    lines = text.splitlines(keepends=True)
+    parts = re.split(f"({_LINE_BREAK.pattern})", text)  # lines as Python counts them, with their endings
+    lines = [parts[i] + (parts[i + 1] if i + 1 < len(parts) else "") for i in range(0, len(parts), 2)]
     changed = 0
     for number, codes in sorted(codes_by_line.items()):
         if not 1 <= number <= len(lines):

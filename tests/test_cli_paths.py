@@ -501,3 +501,56 @@ def test_progress_shows_after_a_second_and_clears(
     show(-1, -1)
     err = capsys.readouterr().err
     assert err == "\rchecked 4/10 files (2 s)\rchecked 10/10 files (2 s)\r\x1b[2K"
+
+
+def test_update_baseline_keeps_entries_the_run_did_not_judge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".git").mkdir()
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text(BUGGY)
+    monkeypatch.chdir(tmp_path)
+    assert run("check", "--no-cache", "--write-baseline", "base.json")[0] == 0
+    (tmp_path / "b.py").write_text("x = 1\n")
+    # a run on a.py and b.py only, with IDM0 selected: c.py's entry is out of its scope
+    code, _, err = run(
+        "check", "--no-cache", "--select", "IDM0", "--baseline", "base.json", "--update-baseline", "a.py", "b.py"
+    )
+    assert code == 0 and "dropped 1 stale entry from base.json" in err
+    entries = json.loads((tmp_path / "base.json").read_text())["findings"]
+    assert sorted((e["path"], e["code"]) for e in entries) == [("a.py", "IDM001"), ("c.py", "IDM001")]
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (("--add-noqa", "--diff"), "--add-noqa rewrites files on its own"),
+        (("--show-fixes",), "--show-fixes and --exit-non-zero-on-fix go with --fix"),
+        (("--exit-non-zero-on-fix",), "--show-fixes and --exit-non-zero-on-fix go with --fix"),
+        (("--update-baseline", "--baseline", "b.json", "--write-baseline", "c.json"), "--update-baseline needs"),
+    ],
+)
+def test_options_that_would_be_ignored_together_are_refused(tmp_path: Path, args: tuple[str, ...], reason: str) -> None:
+    (tmp_path / "pay.py").write_text(BUGGY)
+    code, _, err = run("check", *args, str(tmp_path / "pay.py"))
+    assert code == 2 and err.startswith("idemlint: ") and reason in err and len(err.strip().splitlines()) == 1
+
+
+def test_stdin_follows_the_selection_and_confidence_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+
+    def check(*args: str) -> tuple[int, str]:
+        result = CliRunner().invoke(cli, ["check", "-", "--stdin-filename", "app/pay.py", *args], input=BUGGY)
+        return result.exit_code, result.stdout
+
+    assert check("--extend-ignore", "IDM001") == (0, "")
+    assert check("--min-confidence", "high", "--output-format", "concise")[1].startswith("app/pay.py:8:15: IDM001")
+    assert check("--exit-zero")[0] == 0
+    code, _, err = run("check", "-", "--stdin-filename", "x.py", "--diff")
+    assert code == 2 and "with standard input" in err
+
+
+def test_add_noqa_counts_lines_as_python_does() -> None:
+    from idemlint.suppression import add_noqa
+
+    text = "a = 1\x0cb = 2\r\nkey = f()\n"  # a form feed is not a line break for Python
+    assert add_noqa(text, {2: {"IDM001"}}) == ("a = 1\x0cb = 2\r\nkey = f()  # noqa: IDM001\n", 1)
