@@ -165,13 +165,14 @@ class EffectAnalysis:
                     effect.library,
                     effect.operation,
                     None,
-                    False if fresh_per_pass else True,
+                    not fresh_per_pass,
                     False,
                     effect.target,
                 )
         if (
             last in ("insert_rows_json", "insert_rows")
             and isinstance(call.func, cst.Attribute)
+            and any(target.startswith("google.cloud.bigquery") for target in self.model.imports.values())
             and any(a.keyword is not None and a.keyword.value in ("table", "json_rows", "rows") for a in call.args)
         ):
             # BigQuery streaming insert: without row_ids the client makes fresh insertIds per call

@@ -133,8 +133,9 @@ class RetryAnalysis:
         return None
 
     def _recursive_retry(self, function: cst.FunctionDef) -> RetryContext | None:
-        """`def _request(self, ..., retries=3): ... return self._request(..., retries=retries - 1)`:
-        a function that calls itself with its attempt counter stepped is retried as a whole."""
+        """`def _request(self, ..., retries=3): ... except X: return self._request(..., retries=retries - 1)`:
+        a function that calls itself from a failure handler with its attempt counter stepped is
+        retried as a whole (a call on the success path, `return poll(job, tries - 1)`, is a poll)."""
         model = self.model
         counters = {
             p.name.value
@@ -156,7 +157,8 @@ class RetryAnalysis:
                 and isinstance(func.value, cst.Name)
                 and func.value.value in ("self", "cls")
             ) or (isinstance(func, cst.Name) and func.value == name and not method)
-            if calls_itself and any(_steps(arg.value, counters) for arg in node.args):
+            failed = any(isinstance(a, (cst.ExceptHandler, cst.ExceptStarHandler)) for a in model.ancestors(node))
+            if calls_itself and failed and any(_steps(arg.value, counters) for arg in node.args):
                 return RetryContext("recursive", "custom", function, node, None, "recursive retry")
         return None
 

@@ -20,6 +20,7 @@ else:
     cst = LazyModule("libcst", globals(), "cst")
 
 EFFECT_WORDS = (
+    "insert_rows",
     ".post(",
     ".patch(",
     'post"',

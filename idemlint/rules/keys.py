@@ -144,6 +144,8 @@ def _post_charge(order, key):
                 if context is None or not model.is_inside(sink.value, context.node):
                     continue
                 fresh = fresh_value_name(model, call)
+                if fresh is not None and context.kind == "recursive" and _defaults_a_parameter(model, call):
+                    continue  # `key = key or uuid4()`: made once, then passed down to every retry
                 if fresh is not None:
                     reported.add(call)
                     yield Report(
@@ -195,6 +197,21 @@ def _post_charge(order, key):
                     fix = pass_key_to_helper(ctx, report.node, helper, report.lines[0][1], context)  # type: ignore[arg-type]
                     report = Report(report.node, report.message, report.suggestion, fix, report.lines)
             yield report
+
+
+def _defaults_a_parameter(model: ModuleModel, call: cst.Call) -> bool:
+    """The call only fills a parameter the caller left out: `key or str(uuid4())`."""
+    import libcst as cst
+
+    for ancestor in model.ancestors(call):
+        if isinstance(ancestor, cst.BooleanOperation) and isinstance(ancestor.operator, cst.Or):
+            left = ancestor.left
+            return isinstance(left, cst.Name) and any(
+                b.kind == "param" for b in model.bindings_of(model.scope_of(call), left.value)
+            )
+        if not isinstance(ancestor, (cst.Call, cst.Arg, cst.Attribute)):
+            return False
+    return False
 
 
 _DECORATOR_HINT = (

@@ -42,7 +42,8 @@ def setter_write(
         return None  # `change_fraud_status(..., commit=False)` changes the instance only
     if keyword(call, "pipeline") is not None or keyword(call, "pipe") is not None:
         return None  # queued on a transaction the caller executes (and WATCHes): judged there
-    column = next(c for c in (*state_columns, "status") if method.endswith(c))
+    # the longest state word the name ends with: `set_order_status` is `order_status` when that is configured
+    column = max((c for c in (*state_columns, "status") if method.endswith(c)), key=len)
     argument = keyword(call, "status") or keyword(call, "state") or keyword(call, "new_status")
     values = [argument.value] if argument else [a.value for a in call.args if a.keyword is None][-1:]
     kinds = [python_value_kind(model, v) for v in values]
@@ -154,12 +155,14 @@ _NOT_RECORD_METHODS = frozenset(
 )
 # Base classes of stored rows: Django/SQLAlchemy/Flask models and documents.
 _MODEL_BASE = re.compile(r"(^|\.)(\w*Model|Document|Base)$")
+_NOT_ROW_BASES = re.compile(r"(^|\.)(BaseModel|RootModel|BaseSettings)$")  # pydantic: data, not rows
 
 
 def _stores_itself(model: ModuleModel, owner: cst.ClassDef) -> bool:
     """A class whose instances are rows: a model base (`models.Model`, `db.Model`,
     `TimeStampedModel`, a declarative `Base`), or a mixin of one that saves itself."""
-    if any(_MODEL_BASE.search(model.dotted(b.value) or "") for b in owner.bases):
+    bases = [model.dotted(b.value) or "" for b in owner.bases]
+    if any(_MODEL_BASE.search(b) and not _NOT_ROW_BASES.search(b) for b in bases):
         return True
     return uses_database(model) and any(
         type(node) is cst.Call
