@@ -82,31 +82,28 @@ def _order(row: AuditRow) -> tuple[object, ...]:
 
 
 def audit_source(source: bytes | str, path: str, config: Config) -> list[AuditRow]:
-    """Rows for one file; a file that cannot be parsed or has no external call gives none."""
-    import libcst as cst
+    """Rows for one file; a file that cannot be parsed or has no external call gives none.
+    The file is parsed and bounded in time exactly as `idemlint check` parses it."""
+    from idemlint.parsing import FILE_TIME_BUDGET, Rejected, within_budget
 
-    from idemlint.context import FileContext
-    from idemlint.engine import _complexity_problem, _positions, decode
+    rows = within_budget(lambda: _audit(source, path, config), FILE_TIME_BUDGET)
+    return [] if isinstance(rows, Rejected) else rows
 
-    try:
-        text = decode(source) if isinstance(source, bytes) else source
-    except (SyntaxError, UnicodeDecodeError, LookupError):
+
+def _audit(source: bytes | str, path: str, config: Config) -> list[AuditRow]:
+    from idemlint.parsing import Rejected, parse_source, positions
+
+    ctx = parse_source(source, path, config)
+    if isinstance(ctx, Rejected):
         return []
-    if "\x00" in text or _complexity_problem(text) is not None:
-        return []
-    try:
-        module = cst.parse_module(text)
-    except Exception:
-        return []
-    ctx = FileContext(path, text, module, config)
     effects = ctx.effects.effects
     if not effects:
         return []
     key_problems = _key_problems(ctx)
-    positions = _positions(module)
+    located = positions(ctx.module)
     rows = []
     for effect in effects:
-        line = positions.get(effect.call, (0,))[0]
+        line = located.get(effect.call, (0,))[0]
         rows.append(
             AuditRow(
                 path=path,
@@ -116,7 +113,7 @@ def audit_source(source: bytes | str, path: str, config: Config) -> list[AuditRo
                 method=effect.method or "",
                 target=(effect.target or "?")[:80],
                 key=_key_status(ctx, effect, key_problems),
-                retried=_retried_by(ctx, effect, positions),
+                retried=_retried_by(ctx, effect, located),
                 timeout=_timeout_handling(ctx, effect),
             )
         )

@@ -391,7 +391,7 @@ def _per_file_ignores(values: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ..
 
 def _sources(files: list[tuple[Path, str]], findings: list[Finding]) -> dict[str, list[str]]:
     """The lines of the files that have findings, for `--show-source`."""
-    from idemlint.engine import decode
+    from idemlint.parsing import decode
     from idemlint.suppression import split_lines
 
     real = dict((shown, path) for path, shown in files)
@@ -460,8 +460,8 @@ def _apply_baseline(
 
 def _add_noqa(files: list[tuple[Path, str]], findings: list[Finding]) -> NoReturn:
     """`--add-noqa`: a `# noqa: CODE` on each reported line, files rewritten in place."""
-    from idemlint.engine import decode
     from idemlint.fixes import encode_like
+    from idemlint.parsing import decode
     from idemlint.suppression import add_noqa
 
     real = dict((shown, path) for path, shown in files)
@@ -541,9 +541,10 @@ def _check_stdin(
     """`idemlint check - --stdin-filename app/pay.py`: the buffer, judged as that file would be
     (the configuration and selection in force, per-file-ignores, test status); with --fix, the
     fixed text on stdout."""
-    from idemlint.engine import check_source, decode
+    from idemlint.engine import check_source
     from idemlint.fixes import fix_source
     from idemlint.output import get_formatter
+    from idemlint.parsing import decode
     from idemlint.paths import PathKinds
 
     kinds = PathKinds(config.root)
@@ -634,8 +635,8 @@ def _fix(files, findings, config, rules, unsafe, write, found, project):  # type
     path, project index); return the remaining findings, diffs, errors and the count fixed."""
     import difflib
 
-    from idemlint.engine import decode
     from idemlint.fixes import encode_like, fix_source, wanted
+    from idemlint.parsing import decode
 
     real_paths = {shown: real for real, shown in files}
     fixable = sorted({f.path for f in findings if wanted(f, unsafe)})  # sorted: files fixed in a stable order

@@ -93,14 +93,15 @@ def test_insert_after_a_last_line_without_line_break() -> None:
     """An import inserted after the file's last line starts on a line of its own."""
     import libcst as cst
 
-    from idemlint.engine import _line_starts, _positions, _resolve_fix
+    from idemlint.fix_offsets import line_starts, resolve_fix
+    from idemlint.parsing import positions
     from idemlint.rule import FixPlan, NodeEdit
     from idemlint.suppression import split_lines
 
     text = "import os\r\nimport time"
     module = cst.parse_module(text)
     plan = FixPlan((NodeEdit("insert_after", module.body[-1], "import uuid\n"),), safe=False, description="")
-    fix = _resolve_fix(plan, _positions(module), text, split_lines(text), _line_starts(text))
+    fix = resolve_fix(plan, positions(module), text, split_lines(text), line_starts(text))
     assert fix is not None
     (edit,) = fix.edits
     assert text[: edit.start] + edit.replacement + text[edit.end :] == "import os\r\nimport time\r\nimport uuid\r\n"
@@ -192,10 +193,10 @@ def test_jitter_none_in_an_indented_decorator_keeps_the_other_comments() -> None
     ],
 )
 def test_delete_item_takes_one_comma(before: str, after: str) -> None:
-    from idemlint.engine import _delete_item
+    from idemlint.fix_offsets import delete_item
 
     start = before.index("x=None")
-    edit = _delete_item(before, start, start + len("x=None"))
+    edit = delete_item(before, start, start + len("x=None"))
     assert before[: edit.start] + before[edit.end :] == after
 
 

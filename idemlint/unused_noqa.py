@@ -1,0 +1,52 @@
+"""IDM800: `# noqa: IDM...` codes that suppress nothing, reported at the comment.
+
+Only codes of rules that ran on the file are judged (a code for an unselected rule, or
+another tool's code, may well be needed), and only real comments: a docstring that shows
+`# noqa: IDM001` suppresses as flake8 does but is never "unused".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from idemlint.finding import Finding
+from idemlint.registry import RESERVED, UNUSED_SUPPRESSION
+from idemlint.rule import Rule
+from idemlint.suppression import comment_span, real_comment_lines
+
+
+def unused_suppressions(
+    path: str,
+    suppressions: dict[int, frozenset[str] | None],
+    findings: list[Finding],
+    rules: Sequence[type[Rule]],
+    lines: list[str],
+) -> list[Finding]:
+    """`# noqa: IDM...` codes that matched no finding on their line, for rules that ran."""
+    active = {rule.code for rule in rules}
+    out = []
+    comments = real_comment_lines("".join(line + "\n" for line in lines), set(suppressions))
+    for line, codes in sorted(suppressions.items()):
+        if codes is None or line not in comments:
+            continue
+        found_here = {f.code for f in findings if f.line == line}
+        unused = sorted(
+            c for c in codes if c.startswith("IDM") and c in active and not any(f.startswith(c) for f in found_here)
+        )
+        if unused:
+            name, _ = RESERVED[UNUSED_SUPPRESSION]
+            start, end = comment_span(lines[line - 1] if line <= len(lines) else "")
+            out.append(
+                Finding(
+                    path=path,
+                    line=line,
+                    col=start,
+                    code=UNUSED_SUPPRESSION,
+                    end_line=line,
+                    end_col=end,
+                    name=name,
+                    message=f"unused suppression of {', '.join(unused)}: nothing is reported here",
+                    suggestion="Remove the code from the noqa comment (or the comment).",
+                )
+            )
+    return out
