@@ -179,16 +179,16 @@ def test_parse_errors_are_on_unless_ignored_by_name(tmp_path: Path) -> None:
 
 
 def test_colour_follows_the_option_and_no_color(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from idemlint import cli as cli_module
+    from idemlint import console
 
     (tmp_path / "pay.py").write_text(BUGGY)
     assert "\x1b[1;31mIDM001" in run("check", "--color", "always", "--no-cache", str(tmp_path))[1]
     assert "\x1b[" not in run("check", "--color", "never", "--no-cache", str(tmp_path))[1]
     monkeypatch.setattr("sys.stdout.isatty", lambda: True)
     monkeypatch.setenv("NO_COLOR", "1")
-    assert cli_module._colour("auto") is False
+    assert console.colour("auto") is False
     monkeypatch.delenv("NO_COLOR")
-    assert cli_module._colour("auto") is True
+    assert console.colour("auto") is True
 
 
 def test_the_cache_lives_outside_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -480,20 +480,20 @@ def test_conflicting_options_are_refused(tmp_path: Path) -> None:
 
 
 def test_force_color(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from idemlint import cli as cli_module
+    from idemlint import console
 
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("FORCE_COLOR", "1")
-    assert cli_module._colour("auto") is True
+    assert console.colour("auto") is True
 
 
 def test_progress_shows_after_a_second_and_clears(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from idemlint import cli as cli_module
+    from idemlint import console
 
     clock = iter([100.0, 100.2, 101.5, 101.55, 102.0, 102.1])
-    show = cli_module._progress_bar(lambda: next(clock))  # started at 100.0
+    show = console.progress_bar(lambda: next(clock))  # started at 100.0
     show(1, 10)  # 0.2 s: too early to bother
     show(4, 10)  # 1.5 s: shown
     show(5, 10)  # 50 ms later: throttled

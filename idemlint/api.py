@@ -1,0 +1,305 @@
+"""idemlint as a library: what the CLI, the language server and the flake8 plugin call.
+
+Each front end used to hold its own copy of these steps (finding the configuration, judging
+a file's kind and root-relative path, building the project index, applying fixes); they
+live here once, so a file is judged the same way whichever way it reaches idemlint. Nothing
+here prints or exits: problems come back as values or as the exceptions named below.
+
+Typical use:
+
+    config = load_config(["src"])                     # ConfigError if the file is invalid
+    rules = enabled_rules(config.selected, config.ignored)
+    found = discover_files(["src"], config)
+    outcome = check_files(found, config, rules, project=build_project_index(config, rules, found))
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from idemlint.analysis.project import EMPTY, ProjectIndex
+from idemlint.config import Config
+from idemlint.finding import Finding
+
+if TYPE_CHECKING:
+    from idemlint.engine import FileResult
+    from idemlint.files import Discovery
+    from idemlint.fixes import FixOutcome
+    from idemlint.paths import PathKinds
+    from idemlint.rule import Rule
+    from idemlint.runner import Progress, RunResult
+
+Files = Sequence[tuple[Path, str]]  # (real path, path as shown)
+
+CONFIDENCE_RANK = {"low": 0, "medium": 1, "high": 2}
+
+
+# -- configuration and files -------------------------------------------------------------------
+
+
+def load_config(
+    paths: Sequence[str],
+    config_file: str | None = None,
+    isolated: bool = False,
+    read: Callable[[Path | None], Config] | None = None,
+) -> Config:
+    """The configuration in force for `paths`, anchored to the project root (see
+    idemlint.paths). `read` loads one configuration file (the server caches it); raises
+    ConfigError for an invalid one."""
+    from idemlint.config import find_pyproject
+    from idemlint.config import load_config as read_file
+    from idemlint.paths import project_root
+
+    pyproject = None if isolated else Path(config_file) if config_file else find_pyproject(Path(paths[0]))
+    config = (read or read_file)(pyproject)
+    return config.with_overrides(root=project_root(paths, pyproject), source=str(pyproject) if pyproject else "")
+
+
+def discover_files(paths: Sequence[str], config: Config, force_exclude: bool = False) -> Discovery:
+    """The Python files under `paths`, minus excluded and git-ignored ones, each with its
+    kind (test, migration, source) and its path relative to the project root."""
+    from idemlint.files import discover
+
+    return discover(list(paths), config, force_exclude)
+
+
+def kind_and_anchor(path: Path, config: Config, kinds: PathKinds | None = None) -> tuple[str, str | None]:
+    """A single file's kind and its path relative to the project root (None outside it),
+    judged as discovery judges a file it finds. Pass `kinds` to reuse one project's cache."""
+    from idemlint.paths import PathKinds
+
+    kinds = kinds or PathKinds(config.root)
+    return kinds.kind(path), kinds.relative(path)
+
+
+def project_files(config: Config, found: Discovery | None = None, paths: Sequence[str] = ()) -> list[Path]:
+    """Every Python file under the project root, and the files `found` outside it: a run on a
+    few files (as pre-commit makes it) sees the same helpers as a full run."""
+    from idemlint.files import discover
+    from idemlint.paths import resolved
+
+    given = found.files if found is not None else []
+    whole = found is not None and any(resolved(Path(p)) == resolved(config.root) for p in paths)
+    everything = discover([str(config.root)], config).files if config.root.is_dir() and not whole else given
+    return [path for path, _shown in [*everything, *given]]
+
+
+def build_project_index(
+    config: Config, rules: Sequence[type[Rule]], found: Discovery | None = None, paths: Sequence[str] = ()
+) -> ProjectIndex:
+    """What the project's own helpers do (idemlint.analysis.project), only when a rule needs it."""
+    from idemlint.analysis.project import build_index
+
+    if not any(rule.needs_project for rule in rules):
+        return EMPTY
+    return build_index(project_files(config, found, paths), config.root, config)
+
+
+# -- checking ------------------------------------------------------------------------------------
+
+
+def check_files(
+    found: Discovery,
+    config: Config,
+    rules: Sequence[type[Rule]],
+    project: ProjectIndex = EMPTY,
+    jobs: int | None = None,
+    cache: bool = True,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Check the files discovery keeps (tests only with `check-tests`), through the cache
+    and worker processes. Findings show paths as discovery shows them."""
+    from idemlint.runner import default_cache_dir, run
+
+    cache_dir = default_cache_dir(config.root) if cache else None
+    files = found.to_check(config.check_tests)
+    return run(files, config, rules, jobs, cache_dir, found.kinds, project, found.anchors, progress)
+
+
+def check_text(
+    source: bytes | str,
+    path: str,
+    config: Config,
+    rules: Sequence[type[Rule]],
+    kind: str | None = None,
+    anchor: str | None = None,
+    project: ProjectIndex = EMPTY,
+) -> FileResult:
+    """One file's contents (an editor's buffer, standard input), unused noqa included.
+    `kind` and `anchor` as `kind_and_anchor` gives them; None judges from `path` alone."""
+    from idemlint.engine import check_source
+
+    return check_source(source, path, config, rules, report_unused_noqa=True, kind=kind, project=project, anchor=anchor)
+
+
+def at_least(min_confidence: str) -> Callable[[Finding], bool]:
+    """Whether a finding's rule is at least this sure (`--min-confidence`, `minConfidence`)."""
+    floor = CONFIDENCE_RANK[min_confidence]
+    return lambda finding: CONFIDENCE_RANK.get(finding.confidence, 2) >= floor
+
+
+def anchored(findings: Iterable[Finding], found: Discovery) -> list[Finding]:
+    """The findings with paths relative to the project root (baselines, SARIF, CI annotations)."""
+    return [replace(f, path=found.anchors.get(f.path, f.path)) for f in findings]
+
+
+def source_lines(files: Files, findings: Iterable[Finding]) -> dict[str, list[str]]:
+    """The lines of the files that have findings, as Python counts lines (`--show-source`)."""
+    from idemlint.parsing import decode
+    from idemlint.suppression import split_lines
+
+    real = dict((shown, path) for path, shown in files)
+    out: dict[str, list[str]] = {}
+    for shown in {f.path for f in findings}:
+        try:
+            out[shown] = split_lines(decode(real[shown].read_bytes()))
+        except (KeyError, OSError, SyntaxError, UnicodeDecodeError, LookupError):
+            continue
+    return out
+
+
+# -- fixing --------------------------------------------------------------------------------------
+
+
+def fix_text(
+    text: str,
+    path: str,
+    config: Config,
+    rules: Sequence[type[Rule]],
+    unsafe: bool = False,
+    kind: str | None = None,
+    anchor: str | None = None,
+    project: ProjectIndex = EMPTY,
+) -> FixOutcome:
+    """One text with its selected fixes applied in rounds (idemlint.fixes), and what is left."""
+    from idemlint.fixes import fix_source
+
+    return fix_source(text, path, config, rules, unsafe, kind=kind, anchor=anchor, project=project)
+
+
+@dataclass
+class FixReport:
+    findings: list[Finding] = field(default_factory=list)  # what is left, fixed files re-checked
+    diffs: list[str] = field(default_factory=list)  # unified diffs, when not written
+    errors: list[str] = field(default_factory=list)
+    files: int = 0  # files changed
+    applied: int = 0  # fixes applied
+
+
+def fix_files(
+    findings: Sequence[Finding],
+    config: Config,
+    rules: Sequence[type[Rule]],
+    found: Discovery,
+    project: ProjectIndex = EMPTY,
+    unsafe: bool = False,
+    write: bool = True,
+) -> FixReport:
+    """Fix every file that has a selected fix, judged as the run judged it (kind, root-relative
+    path, project index): rewritten in its own encoding, or, with `write` off, as diffs."""
+    from idemlint.fixes import encode_like, wanted
+    from idemlint.parsing import decode
+
+    real_paths = {shown: real for real, shown in found.files}
+    fixable = sorted({f.path for f in findings if wanted(f, unsafe)})  # sorted: files fixed in a stable order
+    report = FixReport(findings=[f for f in findings if f.path not in fixable])
+    for shown in fixable:
+        path = real_paths[shown]
+        try:
+            raw = path.read_bytes()
+        except OSError as error:
+            report.errors.append(f"{shown}: cannot read: {(error.strerror or str(error)).lower()}")
+            continue
+        text = decode(raw)
+        kind, anchor = found.kinds.get(shown), found.anchors.get(shown)
+        outcome = fix_text(text, shown, config, rules, unsafe, kind=kind, anchor=anchor, project=project)
+        report.findings.extend(outcome.findings)
+        if outcome.error:
+            report.errors.append(outcome.error)
+        if outcome.text == text:
+            continue
+        report.files += 1
+        report.applied += outcome.applied
+        if not write:
+            before, after = text.splitlines(True), outcome.text.splitlines(True)
+            report.diffs.append("".join(difflib.unified_diff(before, after, f"a/{shown}", f"b/{shown}")))
+            continue
+        try:
+            path.write_bytes(encode_like(raw, outcome.text))
+        except OSError as error:
+            report.errors.append(f"{shown}: cannot write: {(error.strerror or str(error)).lower()}")
+    report.findings.sort()
+    return report
+
+
+def add_noqa(files: Files, findings: Iterable[Finding]) -> tuple[int, list[str]]:
+    """A `# noqa: CODE` on each line with a finding, files rewritten in place (IDM800 and
+    IDM900 cannot be suppressed). Returns the lines changed and the files that could not be."""
+    from idemlint.fixes import encode_like
+    from idemlint.parsing import decode
+    from idemlint.suppression import add_noqa as with_noqa
+
+    real = dict((shown, path) for path, shown in files)
+    by_file: dict[str, dict[int, set[str]]] = {}
+    for f in findings:
+        if f.code not in ("IDM800", "IDM900"):
+            by_file.setdefault(f.path, {}).setdefault(f.line, set()).add(f.code)
+    total, errors = 0, []
+    for shown, lines in sorted(by_file.items()):
+        path = real[shown]
+        try:
+            raw = path.read_bytes()
+            text, changed = with_noqa(decode(raw), lines)
+            if changed:
+                path.write_bytes(encode_like(raw, text))
+        except OSError as error:
+            errors.append(f"{shown}: cannot rewrite: {(error.strerror or str(error)).lower()}")
+            continue
+        total += changed
+    return total, errors
+
+
+# -- baselines -----------------------------------------------------------------------------------
+
+
+def write_baseline(path: Path, findings: Iterable[Finding], found: Discovery) -> None:
+    """Record the findings, by root-relative path, so later runs report only new ones."""
+    from idemlint.baseline import write_baseline as save
+
+    save(path, anchored(findings, found))
+
+
+@dataclass
+class BaselineOutcome:
+    findings: list[Finding]  # those the baseline does not hold
+    hidden: int  # findings the baseline holds
+    stale: int  # entries that matched nothing (0 once dropped)
+    dropped: int | None = None  # entries removed from the file, with `update`
+
+
+def apply_baseline(
+    path: Path, findings: Sequence[Finding], found: Discovery, rules: Sequence[type[Rule]], update: bool = False
+) -> BaselineOutcome:
+    """The findings the baseline does not hold, judged only for the files this run checked and
+    the rules it ran (entries for others are neither matched nor stale); with `update`, the
+    stale entries are dropped from the file. Raises BaselineError, OSError, ValueError, KeyError."""
+    from idemlint.baseline import apply_baseline as match
+    from idemlint.baseline import drop_stale, in_scope, load_baseline
+
+    entries = in_scope(load_baseline(path), set(found.anchors.values()), {rule.code for rule in rules})
+    located = anchored(findings, found)
+    new, stale = match(located, entries)
+    kept = {(f.path, f.line, f.col, f.code) for f in new}
+    dropped = None
+    if update and stale:
+        matched = Counter(
+            (f.path, f.code, f.fingerprint) for f in located if (f.path, f.line, f.col, f.code) not in kept
+        )
+        dropped, stale = drop_stale(path, entries - matched), 0
+    left = [f for f in findings if (found.anchors.get(f.path, f.path), f.line, f.col, f.code) in kept]
+    return BaselineOutcome(left, len(findings) - len(new), stale, dropped)
