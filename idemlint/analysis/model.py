@@ -65,9 +65,22 @@ class ModuleModel:
         # of its own ("db.source_order", "db.races"): they live and die with the model, so many
         # models (a project-wide index) can be alive at once.
         self.memo: dict[str, Any] = {}
+        # Every node's children (trivia skipped), recorded by the walk: libcst computes
+        # `node.children` by visiting the node's fields, about as costly per node as parsing,
+        # so the many small sub-walks the analyses make cost a dictionary lookup instead.
+        self.children: dict[cst.CSTNode, tuple[cst.CSTNode, ...]] = {}
         _Walker(self).walk(module)
 
     # -- tree navigation -------------------------------------------------------------
+
+    def children_of(self, node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
+        """`children_of(node)`, looked up in this model's walk when `node` is in its tree."""
+        found = self.children.get(node)
+        return found if found is not None else _syntax_children(node)
+
+    def iter_nodes(self, root: cst.CSTNode, stop_at_functions: bool = True) -> Iterator[cst.CSTNode]:
+        """`iter_nodes(root, ...)`, with children looked up in this model's walk."""
+        return _iter_nodes(root, stop_at_functions, self.children)
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         parent = self.parents.get(node)
@@ -178,18 +191,14 @@ def positional(call: cst.Call, index: int) -> cst.Arg | None:
     return plain[index] if index < len(plain) else None
 
 
-# libcst computes `node.children` by visiting the node's fields, which costs about as much
-# per node as parsing. The model's single walk records every node's children here, so the
-# many small sub-walks the rules make cost a dictionary lookup. It holds the file being
-# analysed (one at a time per process); nodes of other trees fall back to `.children`.
-_CHILDREN: dict[cst.CSTNode, tuple[cst.CSTNode, ...]] = {}
-
-
 def children_of(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
-    found = _CHILDREN.get(node)
-    return found if found is not None else tuple(node.children)
+    """A node's children in field order, whitespace and punctuation skipped. Code that holds
+    the file's model should ask `model.children_of`: the same answer from the walk's record."""
+    _load_syntax_types()
+    return _syntax_children(node)
 
 
+# Per node type, never per file: the same for every tree, so they can live at module level.
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _SYNTAX_TYPES: set[type] = set()
 # Whitespace and punctuation: a third of a tree's nodes, and no rule asks about them.
@@ -230,9 +239,17 @@ def _load_syntax_types() -> None:
 
 def iter_nodes(root: cst.CSTNode, stop_at_functions: bool = True) -> Iterator[cst.CSTNode]:
     """Every node below `root` in source order, not descending into nested functions,
-    classes or lambdas unless asked to."""
-    children = _CHILDREN
-    stack = list(reversed(children_of(root)))
+    classes or lambdas unless asked to. Code that holds the file's model should ask
+    `model.iter_nodes`: the same nodes, with each node's children looked up, not computed."""
+    _load_syntax_types()
+    return _iter_nodes(root, stop_at_functions, {})
+
+
+def _iter_nodes(
+    root: cst.CSTNode, stop_at_functions: bool, children: dict[cst.CSTNode, tuple[cst.CSTNode, ...]]
+) -> Iterator[cst.CSTNode]:
+    found = children.get(root)
+    stack = list(reversed(found if found is not None else _syntax_children(root)))
     scopes = (cst.FunctionDef, cst.ClassDef, cst.Lambda) if stop_at_functions else ()
     while stack:
         node = stack.pop()
@@ -240,7 +257,7 @@ def iter_nodes(root: cst.CSTNode, stop_at_functions: bool = True) -> Iterator[cs
         if type(node) in scopes:
             continue
         found = children.get(node)
-        stack.extend(reversed(found if found is not None else tuple(node.children)))
+        stack.extend(reversed(found if found is not None else _syntax_children(node)))
 
 
 class _Walker:
@@ -255,7 +272,7 @@ class _Walker:
         parents = model.parents
         handlers = self.handlers()
         _load_syntax_types()
-        _CHILDREN.clear()
+        memo = model.children
         function_types = (cst.FunctionDef, cst.Lambda)
         # An explicit stack instead of recursion: deep trees must not hit the recursion limit.
         stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
@@ -271,7 +288,7 @@ class _Walker:
                 self.scopes.append(node)
                 stack.append((node, True))
             children = _syntax_children(node)
-            _CHILDREN[node] = children
+            memo[node] = children
             for child in reversed(children):
                 parents[child] = node
                 stack.append((child, False))

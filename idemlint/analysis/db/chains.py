@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS
 from idemlint.analysis.db.scopes import source_order
-from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
+from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.sql import Predicate
 
 if TYPE_CHECKING:
@@ -184,7 +184,7 @@ def kwarg_predicates(model: ModuleModel, call: cst.Call) -> list[Predicate]:
             # `order__status=...` constrains a related row, not this one: kept as `order__status`.
             found.append(Predicate("__".join(parts), op, value))
         else:
-            for node in iter_nodes(arg.value):  # Q(status="paid") | Q(...)
+            for node in model.iter_nodes(arg.value):  # Q(status="paid") | Q(...)
                 if isinstance(node, cst.Call) and (model.call_name(node) or "").endswith("Q"):
                     found.extend(kwarg_predicates(model, node))
     return found
@@ -197,7 +197,7 @@ def _predicate_value(kind: str) -> str:
 def sa_predicates(model: ModuleModel, call: cst.Call) -> list[Predicate]:
     found = []
     for arg in call.args:
-        for node in (arg.value, *iter_nodes(arg.value)):
+        for node in (arg.value, *model.iter_nodes(arg.value)):
             if isinstance(node, cst.Comparison):
                 column = model.dotted(node.left)
                 for target in node.comparisons:

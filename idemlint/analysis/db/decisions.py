@@ -12,7 +12,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.db.records import IDENTITY, STATE_COLUMNS, DbRead, DbWrite
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import origin_nodes
-from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
+from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.retry import always_leaves
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def decided_columns(model: ModuleModel, test: cst.BaseExpression, read: DbRead) 
         for b in names
         if b.value is not None and (b.value is read.call or model.is_inside(read.call, b.value))
     }
-    for node in (test, *iter_nodes(test)):
+    for node in (test, *model.iter_nodes(test)):
         if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == read.instance:
             parent = model.parents.get(node)
             if type(parent) is cst.Call and parent.func is node:

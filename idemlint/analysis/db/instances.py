@@ -11,7 +11,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import python_value_kind
 from idemlint.analysis.db.records import DbRead, DbWrite
 from idemlint.analysis.db.scopes import persist_calls, source_order
-from idemlint.analysis.model import ModuleModel, iter_nodes, keyword
+from idemlint.analysis.model import ModuleModel, keyword
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -170,7 +170,7 @@ def _stores_itself(model: ModuleModel, owner: cst.ClassDef) -> bool:
         and node.func.attr.value in ("save", "asave")
         and type(node.func.value) is cst.Name
         and node.func.value.value == "self"
-        for node in iter_nodes(owner.body, stop_at_functions=False)
+        for node in model.iter_nodes(owner.body, stop_at_functions=False)
     )
 
 

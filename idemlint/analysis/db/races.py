@@ -21,7 +21,7 @@ from idemlint.analysis.db.records import VERSION_COLUMNS, DbRead, DbWrite
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.db.side_effects import side_effect_in
 from idemlint.analysis.flow import origin_nodes
-from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
+from idemlint.analysis.model import ModuleModel, string_value
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -141,10 +141,10 @@ def _accumulates(model: ModuleModel, value: cst.BaseExpression, column: str, ins
     """Arithmetic on the column's old value: `x.n + 1`, `F("credits") - amount`. Reading the
     old value to normalise it (`x.book = x.book.edition`) or another object's attribute of
     the same name (`x.connector = self.connector`) gives the same result on every run."""
-    for node in (value, *iter_nodes(value)):
+    for node in (value, *model.iter_nodes(value)):
         if type(node) is not cst.BinaryOperation:
             continue
-        for operand in (node.left, node.right, *iter_nodes(node)):
+        for operand in (node.left, node.right, *model.iter_nodes(node)):
             if type(operand) is cst.Attribute and operand.attr.value.lower() == column:
                 owner = model.dotted(operand.value)
                 if instance is None or owner == instance:
@@ -166,7 +166,7 @@ def _value_key(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
 def _compared_values(model: ModuleModel, test: cst.BaseExpression, column: str) -> set[str | None]:
     """What a test compares `column` with: `x.status != "paid"` gives {'paid'}."""
     found: set[str | None] = set()
-    for node in (test, *iter_nodes(test)):
+    for node in (test, *model.iter_nodes(test)):
         if type(node) is not cst.Comparison:
             continue
         sides = [node.left, *(c.comparator for c in node.comparisons)]

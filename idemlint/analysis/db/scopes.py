@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.records import SESSION
-from idemlint.analysis.model import ModuleModel, iter_nodes
+from idemlint.analysis.model import ModuleModel
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -26,7 +26,7 @@ def source_order(model: ModuleModel, scope: cst.CSTNode) -> dict[cst.CSTNode, in
     cache = _memo(model, "db.source_order")
     found = cache.get(scope)
     if found is None:
-        found = {node: index for index, node in enumerate(iter_nodes(scope))}
+        found = {node: index for index, node in enumerate(model.iter_nodes(scope))}
         cache[scope] = found
     return found
 
@@ -37,7 +37,7 @@ def names_in(model: ModuleModel, scope: cst.CSTNode) -> dict[str, list[cst.Name]
     found = cache.get(scope)
     if found is None:
         found = {}
-        for node in iter_nodes(scope):
+        for node in model.iter_nodes(scope):
             if type(node) is cst.Name:
                 found.setdefault(node.value, []).append(node)
         cache[scope] = found
@@ -51,7 +51,7 @@ def persist_calls(model: ModuleModel, scope: cst.CSTNode) -> list[tuple[int, str
     if found is None:
         position = source_order(model, scope)
         found = []
-        for node in iter_nodes(scope):
+        for node in model.iter_nodes(scope):
             if type(node) is cst.Call and type(node.func) is cst.Attribute:
                 method = node.func.attr.value
                 owner = model.dotted(node.func.value) or ""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS, DbWrite
 from idemlint.analysis.db.scopes import source_order
-from idemlint.analysis.model import ModuleModel, iter_nodes
+from idemlint.analysis.model import ModuleModel
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -72,7 +72,7 @@ def side_effect_in(model: ModuleModel, db: DbAnalysis, test: cst.BaseExpression,
         region = body[body.index(guard) + 1 :] if guard in body else []
     own = {id(w.call) for w in writes if w.call is not None}
     for root in region:
-        for node in iter_nodes(root):
+        for node in model.iter_nodes(root):
             if type(node) is cst.Call and id(node) not in own and not _quiet_call(model, node, writes):
                 return True
     return False
@@ -100,7 +100,7 @@ def effect_after(model: ModuleModel, write: DbWrite) -> bool:
     (not in another branch of an `if` that holds it, not past a `return` that follows it)."""
     scope = model.scope_of(write.node)
     position = source_order(model, scope)
-    end = max((position.get(n, 0) for n in (write.statement, *iter_nodes(write.statement))), default=0)
+    end = max((position.get(n, 0) for n in (write.statement, *model.iter_nodes(write.statement))), default=0)
     stop = _leaves_after(model, write.statement, position)
     other_branches = [
         branch
@@ -116,7 +116,7 @@ def effect_after(model: ModuleModel, write: DbWrite) -> bool:
         and id(node) not in own
         and not any(model.is_inside(node, branch) for branch in other_branches)
         and not _quiet_call(model, node, [write])
-        for node in iter_nodes(scope)
+        for node in model.iter_nodes(scope)
     )
 
 

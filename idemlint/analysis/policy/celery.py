@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import ModuleModel, iter_nodes, keyword
+from idemlint.analysis.model import ModuleModel, keyword
 from idemlint.analysis.policy.common import handler_catches_all, is_catch_all, is_false, is_none
 from idemlint.analysis.policy.delays import has_random
 from idemlint.analysis.policy.records import Policy, Verdict
@@ -56,7 +56,7 @@ def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> No
     if delay is not None and "retry_backoff" not in keywords:
         policy.no_jitter.append(Verdict("fixed-wait", "celery", delay.node, label))
     assert isinstance(context.node, cst.FunctionDef)
-    for node in iter_nodes(context.node.body):
+    for node in model.iter_nodes(context.node.body):
         if isinstance(node, cst.Call) and (model.dotted(node.func) or "").endswith(".retry"):
             if not any(isinstance(a, cst.ExceptHandler) for a in model.ancestors(node)):
                 continue  # `if not ready: raise self.retry(countdown=5)` polls; it does not retry a failure
@@ -84,7 +84,8 @@ def read_task_object_retry(model: ModuleModel, call: cst.Call, retried: set[cst.
     if not any(b.kind == "param" for b in model.bindings_of(scope, owner)):
         return None
     if not any(
-        isinstance(n, cst.Attribute) and model.dotted(n) == f"{owner}.request.retries" for n in iter_nodes(scope.body)
+        isinstance(n, cst.Attribute) and model.dotted(n) == f"{owner}.request.retries"
+        for n in model.iter_nodes(scope.body)
     ):
         return None
     countdown = keyword(call, "countdown")
@@ -97,10 +98,10 @@ def read_task_object_retry(model: ModuleModel, call: cst.Call, retried: set[cst.
 def _retrying_handlers(model: ModuleModel, context: RetryContext) -> Iterator[cst.ExceptHandler]:
     """`except Exception as exc: raise self.retry(exc=exc)` in a Celery task."""
     assert isinstance(context.node, cst.FunctionDef)
-    for node in iter_nodes(context.node.body):
+    for node in model.iter_nodes(context.node.body):
         if isinstance(node, cst.ExceptHandler) and handler_catches_all(model, node):
             if any(
                 isinstance(n, cst.Call) and (model.dotted(n.func) or "").endswith(".retry")
-                for n in iter_nodes(node.body)
+                for n in model.iter_nodes(node.body)
             ):
                 yield node

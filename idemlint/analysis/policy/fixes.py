@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.edits import FixPlan, NodeEdit
-from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
+from idemlint.analysis.model import ModuleModel, string_value
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -161,7 +161,7 @@ def _name_uses(model: ModuleModel) -> dict[str, int]:
     if uses is None:
         uses = {}
         parents = model.parents
-        for node in iter_nodes(model.module, stop_at_functions=False):
+        for node in model.iter_nodes(model.module, stop_at_functions=False):
             if not isinstance(node, cst.Name):
                 continue
             parent = parents.get(node)
