@@ -97,7 +97,7 @@ def build_project_index(
 
     if not any(rule.needs_project for rule in rules):
         return EMPTY
-    return build_index(project_files(config, found, paths), config.root, config)
+    return build_index(project_files(config, found, paths))
 
 
 # -- checking ------------------------------------------------------------------------------------
