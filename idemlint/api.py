@@ -129,12 +129,16 @@ def check_text(
     kind: str | None = None,
     anchor: str | None = None,
     project: ProjectIndex = EMPTY,
+    unused_noqa: bool = True,
 ) -> FileResult:
-    """One file's contents (an editor's buffer, standard input), unused noqa included.
-    `kind` and `anchor` as `kind_and_anchor` gives them; None judges from `path` alone."""
+    """One file's contents (an editor's buffer, standard input). `kind` and `anchor` as
+    `kind_and_anchor` gives them; None judges from `path` alone. `unused_noqa` off where
+    another tool owns `# noqa` (flake8)."""
     from idemlint.engine import check_source
 
-    return check_source(source, path, config, rules, report_unused_noqa=True, kind=kind, project=project, anchor=anchor)
+    return check_source(
+        source, path, config, rules, report_unused_noqa=unused_noqa, kind=kind, project=project, anchor=anchor
+    )
 
 
 def at_least(min_confidence: str) -> Callable[[Finding], bool]:

@@ -1,4 +1,4 @@
-"""flake8 adapter: a thin shim over the engine, as flake8's own pyflakes adapter is.
+"""flake8 adapter: a thin shim over idemlint.api, as flake8's own pyflakes adapter is.
 
 flake8 runs a plugin once per file only when its constructor asks for `tree`; the ast is
 ignored and `lines` (which may be an editor's unsaved buffer, filename "stdin") is parsed
@@ -54,11 +54,12 @@ class Plugin:
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:
+            from idemlint.api import check_text
             from idemlint.config import Config
-            from idemlint.engine import check_source
             from idemlint.rules import ALL_RULES
 
-            result = check_source("".join(self.lines), self.filename, self._config or Config(), ALL_RULES)
+            source = "".join(self.lines)
+            result = check_text(source, self.filename, self._config or Config(), ALL_RULES, unused_noqa=False)
             for message in result.errors:
                 print(f"idemlint: {message}", file=sys.stderr)
             for finding in result.findings:

@@ -5,8 +5,8 @@ debounced on change, from the unsaved buffer), its fixes and a `# noqa` suppress
 actions, `source.fixAll.idemlint` for every safe fix, and the rule's summary on hover.
 
 Each document is checked as `idemlint check` would check the file: the nearest
-`[tool.idemlint]` above it, per-file-ignores, excludes, test and migration skips, `# noqa`.
-Settings come from `initializationOptions` (and `workspace/didChangeConfiguration`):
+`[tool.idemlint]` above it, per-file-ignores, excludes, test and migration skips, `# noqa`
+(idemlint.lsp.checker, through idemlint.api as the CLI). Settings (idemlint.lsp.settings) come from `initializationOptions` (and `workspace/didChangeConfiguration`):
 `select` and `ignore` (lists of codes or prefixes, replacing the configured ones as
 `--select`/`--ignore` do), `unsafeFixes` (offer unsafe fixes too; off by default) and
 `minConfidence` (`low`, `medium`, `high`: hide less sure findings, as `--min-confidence` does).
@@ -33,26 +33,24 @@ import asyncio
 import logging
 import sys
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from idemlint import DOCS_URL, __version__
-from idemlint.analysis.project import EMPTY, ProjectIndex, setter_facts
-from idemlint.config import Config, ConfigError, find_pyproject, load_config
-from idemlint.finding import Finding
-from idemlint.lsp.text import UTF16, LineIndex, code_at, suppress_edit, units
-from idemlint.paths import SOURCE, TEST, PathKinds, project_root, resolved
-from idemlint.registry import PARSE_ERROR, UNUSED_SUPPRESSION, ReservedCode, enabled_rules, rule_by_code_or_name
-from idemlint.rule import Rule
+from idemlint import __version__
+from idemlint.lsp.checker import Analysis, Checker
+from idemlint.lsp.convert import hover_markdown, text_edit, to_range
+from idemlint.lsp.settings import NAME, Settings, parse_settings
+from idemlint.lsp.text import UTF16, code_at, suppress_edit
+from idemlint.registry import PARSE_ERROR, UNUSED_SUPPRESSION, rule_by_code_or_name
 
-NAME = "idemlint"
+__all__ = ["IdemlintServer", "Settings", "create_server", "main", "parse_settings", "serve"]
+
 DEBOUNCE_SECONDS = 0.3
 FIX_ALL = "source.fixAll.idemlint"
 # Files whose change can change a document's configuration or test status.
@@ -60,304 +58,6 @@ CONFIG_FILES = frozenset({"pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini"
 _PYTHON_SUFFIXES = (".py", ".pyi")
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
-
-
-# -- settings --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Settings:
-    select: tuple[str, ...] | None = None  # None: as configured
-    ignore: tuple[str, ...] | None = None
-    unsafe_fixes: bool = False
-    min_confidence: str = "low"  # hide findings less sure than this, as --min-confidence does
-
-
-def parse_settings(options: object, previous: Settings | None = None) -> Settings:
-    """Settings from `initializationOptions` or a `didChangeConfiguration` payload, flat
-    (`{"select": [...]}`) or under an `idemlint` key. Unknown keys are ignored."""
-    base = previous or Settings()
-    if not isinstance(options, dict):
-        return base
-    nested = options.get(NAME)
-    if isinstance(nested, dict):
-        options = nested
-    unsafe: object = base.unsafe_fixes
-    for key in ("unsafeFixes", "unsafe-fixes", "unsafe_fixes"):
-        if key in options:
-            unsafe = options[key]
-    confidence: object = base.min_confidence
-    for key in ("minConfidence", "min-confidence", "min_confidence"):
-        if key in options:
-            confidence = options[key]
-    return Settings(
-        select=_codes(options["select"]) if "select" in options else base.select,
-        ignore=_codes(options["ignore"]) if "ignore" in options else base.ignore,
-        unsafe_fixes=unsafe is True,
-        min_confidence=str(confidence) if confidence in _CONFIDENCE else base.min_confidence,
-    )
-
-
-_CONFIDENCE = {"low": 0, "medium": 1, "high": 2}
-
-
-def _codes(value: object) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else []
-    return tuple(str(item).strip().upper() for item in items if str(item).strip())
-
-
-# -- how one document is checked ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Target:
-    """A document's path, configuration, rules and test/migration status."""
-
-    path: str  # what findings show
-    config: Config
-    rules: tuple[type[Rule], ...]
-    kind: str
-    anchor: str  # relative to the project root
-    excluded: bool = False
-    real_path: Path | None = None  # None for a document that is not a file (untitled)
-
-
-@dataclass(frozen=True)
-class Analysis:
-    """The findings of one version of one document, with what converting them needs."""
-
-    uri: str
-    version: int | None
-    text: str
-    target: Target
-    findings: tuple[Finding, ...]
-    index: LineIndex
-    diagnostics: tuple[lsp.Diagnostic, ...]
-    notes: tuple[str, ...] = ()  # for the log: configuration errors, internal errors of rules
-
-    def span(self, finding: Finding) -> tuple[int, int]:
-        """The finding's start and end as character offsets."""
-        return _offset(self.index, finding.line, finding.col), _offset(self.index, finding.end_line, finding.end_col)
-
-
-def _offset(index: LineIndex, line: int, col: int) -> int:
-    if line < 1:
-        return 0
-    if line > index.line_count:
-        return len(index.text)
-    return min(index.starts[line - 1] + max(col - 1, 0), index.ends[line - 1])
-
-
-@dataclass
-class _ProjectFacts:
-    """The project index of one root, as facts per file so that one file can be updated."""
-
-    files: dict[Path, dict[str, bool]] = field(default_factory=dict)
-    index: ProjectIndex = EMPTY
-
-    def reduce(self) -> ProjectIndex:
-        guarded: dict[str, bool] = {}
-        for facts in self.files.values():
-            for name, is_guarded in facts.items():
-                guarded[name] = guarded.get(name, is_guarded) and is_guarded
-        self.index = ProjectIndex(
-            frozenset(n for n, g in guarded.items() if g), frozenset(n for n, g in guarded.items() if not g)
-        )
-        return self.index
-
-
-class Checker:
-    """Everything that touches the disk or the engine. Used from the one worker thread only,
-    so its caches need no locks."""
-
-    def __init__(self) -> None:
-        self.settings = Settings()
-        self._configs: dict[Path, tuple[int, Config]] = {}
-        self._kinds: dict[Path, PathKinds] = {}
-        self._projects: dict[Path, _ProjectFacts] = {}
-
-    def forget_configuration(self) -> None:
-        self._configs.clear()
-        self._kinds.clear()
-
-    def target(self, uri: str, notes: list[str]) -> Target:
-        fs_path = to_fs_path(uri) if uri.startswith("file:") else None
-        if not fs_path:
-            config = self._with_settings(Config())
-            shown = uri.rsplit("/", 1)[-1] or "untitled.py"
-            return Target(uri, config, tuple(enabled_rules(config.selected, config.ignored)), SOURCE, shown)
-        path = resolved(Path(fs_path))
-        try:
-            pyproject = find_pyproject(path)
-            config = self._load(pyproject)
-        except ConfigError as error:
-            notes.append(f"configuration error, checking {path.name} with the defaults: {error}")
-            pyproject, config = None, Config()
-        config = self._with_settings(config.with_overrides(root=project_root([str(path)], pyproject)))
-        if pyproject is not None:
-            config = config.with_overrides(source=str(pyproject))
-        kinds = self._kinds.get(config.root)
-        if kinds is None:
-            kinds = self._kinds[config.root] = PathKinds(config.root)
-        anchor = kinds.relative(path) or path.name
-        return Target(
-            str(path),
-            config,
-            tuple(enabled_rules(config.selected, config.ignored)),
-            kinds.kind(path),
-            anchor,
-            excluded=_excluded(anchor, config),
-            real_path=path,
-        )
-
-    def _load(self, pyproject: Path | None) -> Config:
-        if pyproject is None:
-            return Config()
-        try:
-            stamp = pyproject.stat().st_mtime_ns
-        except OSError:
-            stamp = -1
-        cached = self._configs.get(pyproject)
-        if cached is not None and cached[0] == stamp:
-            return cached[1]
-        config = load_config(pyproject)
-        self._configs[pyproject] = (stamp, config)
-        return config
-
-    def _with_settings(self, config: Config) -> Config:
-        return config.with_overrides(select=self.settings.select, ignore=self.settings.ignore)
-
-    def analyse(self, uri: str, version: int | None, text: str, encoding: str) -> Analysis:
-        from idemlint.engine import check_source
-
-        notes: list[str] = []
-        target = self.target(uri, notes)
-        index = LineIndex(text, encoding)
-        if target.excluded:
-            return Analysis(uri, version, text, target, (), index, (), tuple(notes))
-        project = self.project_index(target) if any(rule.needs_project for rule in target.rules) else EMPTY
-        result = check_source(
-            text,
-            target.path,
-            target.config,
-            target.rules,
-            report_unused_noqa=True,
-            kind=target.kind,
-            project=project,
-            anchor=target.anchor,
-        )
-        notes.extend(result.errors)
-        floor = _CONFIDENCE[self.settings.min_confidence]
-        findings = tuple(f for f in result.findings if _CONFIDENCE.get(f.confidence, 2) >= floor)
-        diagnostics = tuple(to_diagnostic(finding, index) for finding in findings)
-        return Analysis(uri, version, text, target, findings, index, diagnostics, tuple(notes))
-
-    def project_index(self, target: Target) -> ProjectIndex:
-        root = target.config.root
-        facts = self._projects.get(root)
-        if facts is None:
-            from idemlint.files import discover
-
-            facts = _ProjectFacts()
-            if root.is_dir():
-                for path, _shown in discover([str(root)], target.config).files:
-                    facts.files[resolved(path)] = _facts_of(path)
-            facts.reduce()
-            self._projects[root] = facts
-        return facts.index
-
-    def update_index(self, paths: Iterable[Path]) -> set[Path]:
-        """Re-read these Python files into the indexes built so far; the roots whose index changed."""
-        changed: set[Path] = set()
-        for path in paths:
-            path = resolved(path)
-            for root, facts in self._projects.items():
-                if not path.is_relative_to(root):
-                    continue
-                before = facts.index
-                if path.is_file():
-                    facts.files[path] = _facts_of(path)
-                else:
-                    facts.files.pop(path, None)
-                if facts.reduce() != before:
-                    changed.add(root)
-        return changed
-
-    def fix_all(self, analysis: Analysis) -> str | None:
-        """The document with every safe fix applied, or None when nothing changes."""
-        from idemlint.fixes import fix_source
-
-        target = analysis.target
-        if target.excluded or (target.kind == TEST and not target.config.check_tests):
-            return None
-        outcome = fix_source(analysis.text, target.anchor, target.config, target.rules, unsafe=False)
-        return outcome.text if outcome.applied and outcome.text != analysis.text else None
-
-
-def _facts_of(path: Path) -> dict[str, bool]:
-    try:
-        return setter_facts(path.read_bytes())
-    except OSError:
-        return {}
-
-
-def _excluded(anchor: str, config: Config) -> bool:
-    """Whether the configuration's `exclude`/`extend-exclude` leave the file out, as
-    discovery does for a folder walk."""
-    import pathspec
-
-    spec = pathspec.GitIgnoreSpec.from_lines([*config.exclude, *config.extend_exclude])
-    return spec.match_file(anchor)
-
-
-# -- findings to protocol objects ---------------------------------------------------------------
-
-_SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning}
-
-
-def docs_url(code: str, name: str) -> str:
-    from idemlint.explain import anchor
-
-    return f"{DOCS_URL}#{anchor(code, name)}"
-
-
-def to_diagnostic(finding: Finding, index: LineIndex) -> lsp.Diagnostic:
-    start = index.from_line_col(finding.line, finding.col)
-    end = index.from_line_col(finding.end_line, finding.end_col)
-    if end <= start:  # a point (a syntax error's position): one character, so editors can show it
-        text = index.line(start[0])
-        at = _offset(index, finding.line, finding.col) - index.starts[start[0]]
-        end = (start[0], start[1] + units(text[at : at + 1], index.encoding)) if at < len(text) else start
-    return lsp.Diagnostic(
-        range=_range(start, end),
-        message=finding.message,
-        severity=_SEVERITY.get(finding.severity, lsp.DiagnosticSeverity.Information),
-        code=finding.code,
-        code_description=lsp.CodeDescription(href=docs_url(finding.code, finding.name)),
-        source=NAME,
-        tags=[lsp.DiagnosticTag.Unnecessary] if finding.code == UNUSED_SUPPRESSION else None,
-        data={"fingerprint": finding.fingerprint, "fixable": finding.fix is not None},
-    )
-
-
-def _range(start: tuple[int, int], end: tuple[int, int]) -> lsp.Range:
-    return lsp.Range(start=lsp.Position(*start), end=lsp.Position(*end))
-
-
-def _text_edit(index: LineIndex, start: int, end: int, replacement: str) -> lsp.TextEdit:
-    return lsp.TextEdit(range=_range(index.from_offset(start), index.from_offset(end)), new_text=replacement)
-
-
-def hover_markdown(rule: type[Rule] | ReservedCode) -> str:
-    """The rule's summary and how to fix it: `idemlint explain`, shortened."""
-    return (
-        f"**{rule.code}** `{rule.name}` ({rule.severity})\n\n{rule.summary}\n\n"
-        f"**How to fix it:** {rule.fix_hint}\n\n"
-        f"[Documentation]({docs_url(rule.code, rule.name)}) · `idemlint explain {rule.code}`"
-    )
 
 
 # -- the server ---------------------------------------------------------------------------------
@@ -511,7 +211,7 @@ class IdemlintServer(LanguageServer):
             if asked or any(f.fix is not None and f.fix.safe for f in analysis.findings):
                 fixed = await self.in_worker(self.checker.fix_all, analysis)
                 if fixed is not None:
-                    edit = lsp.TextEdit(range=_range((0, 0), analysis.index.end()), new_text=fixed)
+                    edit = lsp.TextEdit(range=to_range((0, 0), analysis.index.end()), new_text=fixed)
                     actions.append(
                         lsp.CodeAction(
                             title="idemlint: apply all safe fixes",
@@ -534,7 +234,7 @@ class IdemlintServer(LanguageServer):
                 continue
             fix = finding.fix
             if fix is not None and (fix.safe or self.settings.unsafe_fixes):
-                edits = [_text_edit(index, e.start, e.end, e.replacement) for e in fix.edits]
+                edits = [text_edit(index, e.start, e.end, e.replacement) for e in fix.edits]
                 title = f"{finding.code}: {fix.description}" + ("" if fix.safe else " (unsafe)")
                 action = lsp.CodeAction(
                     title=title,
@@ -554,7 +254,7 @@ class IdemlintServer(LanguageServer):
                         title=f"Suppress {finding.code} on this line",
                         kind=lsp.CodeActionKind.QuickFix,
                         diagnostics=[diagnostic],
-                        edit=self.workspace_edit(analysis, [_text_edit(index, *noqa)]),
+                        edit=self.workspace_edit(analysis, [text_edit(index, *noqa)]),
                     )
                 )
         return [action for _, action in sorted(fixes, key=lambda item: item[0])] + suppressions

@@ -1,6 +1,8 @@
-"""Helpers of the language server (`idemlint server`) that do not need pygls.
+"""The language server's parts that are not the protocol loop (that is idemlint.server).
 
-`idemlint.lsp.text` converts between idemlint's positions (1-based lines, columns and
-offsets counted in characters) and the protocol's (0-based lines, columns counted in the
-negotiated unit, UTF-16 by default), and builds the `# noqa` edit of the suppress action.
+`settings` reads the editor's settings; `checker` checks a document as `idemlint check`
+would check the file, through idemlint.api; `convert` turns findings into diagnostics and
+hover text; `text` converts between idemlint's positions (1-based lines, columns and offsets
+counted in characters) and the protocol's (0-based lines, columns counted in the negotiated
+unit, UTF-16 by default), and builds the `# noqa` edit of the suppress action.
 """

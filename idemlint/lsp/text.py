@@ -70,6 +70,15 @@ class LineIndex:
         zero = line - 1
         return self.from_offset(min(self.starts[zero] + max(col - 1, 0), self.ends[zero]))
 
+    def offset_of(self, line: int, col: int) -> int:
+        """The character offset of idemlint's 1-based (line, column in characters), clamped
+        to the text and to the line's content."""
+        if line < 1:
+            return 0
+        if line > len(self.starts):
+            return len(self.text)
+        return min(self.starts[line - 1] + max(col - 1, 0), self.ends[line - 1])
+
     def to_offset(self, line: int, character: int) -> int:
         """The character offset of a protocol position (clamped to its line)."""
         if line < 0:
