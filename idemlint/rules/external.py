@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from idemlint.analysis.effects import SideEffect, records_failure, timeout_caught
+from idemlint.analysis.effects import SideEffect
 from idemlint.analysis.model import iter_nodes, local_callee
+from idemlint.analysis.timeouts import records_failure, timeout_caught
 from idemlint.rule import Report, Rule
 from idemlint.triggers import RETRY
 

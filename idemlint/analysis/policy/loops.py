@@ -14,7 +14,7 @@ from idemlint.analysis.policy.common import expr_nodes, handler_catches_all, sta
 from idemlint.analysis.policy.delays import deterministic_delay
 from idemlint.analysis.policy.fixes import jitter_sleep
 from idemlint.analysis.policy.records import Policy, Verdict
-from idemlint.analysis.retry import SLEEPS, RetryContext, _loop_nodes, always_leaves
+from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -31,7 +31,7 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy) -> None
     loop = context.node
     assert isinstance(loop, (cst.For, cst.While))
     label = context.label
-    nodes = _loop_nodes(loop)
+    nodes = loop_nodes(model, loop)
     # a `while` loop that neither waits, nor talks to the network, nor counts attempts spins
     # on a local condition (a keypress, a non-blocking read): not a retry of a failure
     spins = isinstance(loop, cst.While) and not _waits_or_talks(model, nodes) and not _loop_bounded(model, loop, nodes)
@@ -70,7 +70,7 @@ def read_poll(model: ModuleModel, context: RetryContext, policy: Policy) -> None
     """A loop that polls a remote status: only its bound is judged (it waits by design)."""
     loop = context.node
     assert isinstance(loop, cst.While)
-    if not _poll_bounded(model, _loop_nodes(loop)):
+    if not _poll_bounded(model, loop_nodes(model, loop)):
         policy.unbounded.append(Verdict("no-bound", "poll", loop, context.label))
 
 
@@ -148,7 +148,7 @@ def _is_status_test(model: ModuleModel, test: cst.BaseExpression) -> bool:
     return (
         any(
             isinstance(n, (cst.Name, cst.Attribute)) and re.search(r"status", model.dotted(n) or "", re.IGNORECASE)
-            for n in iter_nodes(test)
+            for n in model.iter_nodes(test)
         )
         or isinstance(test, (cst.Name, cst.Attribute))
         and "status" in (model.dotted(test) or "")

@@ -1,0 +1,61 @@
+"""The retry contexts of one file, and which of them re-runs a given node."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.model import ModuleModel
+from idemlint.analysis.retry.context import RetryContext
+from idemlint.analysis.retry.exits import in_loop_body
+from idemlint.analysis.retry.functions import classify_function, enqueued_with_retry, recursive_retry
+from idemlint.analysis.retry.loops import classify_loop
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+class RetryAnalysis:
+    def __init__(self, model: ModuleModel) -> None:
+        self.model = model
+        self.contexts: list[RetryContext] = []
+        self._by_node: dict[cst.CSTNode, RetryContext] = {}
+        for function in model.functions:
+            context = classify_function(model, function)
+            if context is not None:
+                self._add(context)
+        for function in model.functions:
+            if function not in self._by_node:
+                recursive = recursive_retry(model, function)
+                if recursive is not None:
+                    self._add(recursive)
+        for context in enqueued_with_retry(model):
+            if context.node not in self._by_node:
+                self._add(context)
+        for loop in model.loops:
+            context = classify_loop(model, loop)
+            if context is not None:
+                self._add(context)
+
+    def _add(self, context: RetryContext) -> None:
+        self.contexts.append(context)
+        self._by_node[context.node] = context
+
+    def context_of(self, node: cst.CSTNode) -> RetryContext | None:
+        """The innermost retry context that re-runs `node` on each attempt."""
+        for ancestor in self.model.ancestors(node):
+            context = self._by_node.get(ancestor)
+            if context is not None and context.kind == "poll":
+                context = None  # a poll re-reads; it does not re-attempt work
+            if context is not None:
+                if context.kind in ("loop", "iterator") and not in_loop_body(self.model, node, ancestor):
+                    continue
+                return context
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                return None
+        return None
+
+    def context_for_loop(self, loop: cst.CSTNode) -> RetryContext | None:
+        return self._by_node.get(loop)

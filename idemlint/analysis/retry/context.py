@@ -1,0 +1,37 @@
+"""What a retry context is, and the words that name an attempt counter."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+# A name that counts attempts, matched by whole words (`entry` and `retrieved` are not counters).
+ATTEMPT_TOKEN = re.compile(
+    r"(^|_)(attempts?|attempt_count|retry|retries|tries|tried|retry_count|retry_counter|num_retries|tries_left)(_|$)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, eq=False)
+class RetryContext:
+    """Code that runs again on each attempt.
+
+    kind: "loop" (hand-written), "iterator" (tenacity `Retrying`, `stamina.retry_context`),
+    "decorator" (the decorated function's body), "task" (a task queue re-runs the body),
+    "recursive" (a function that calls itself on failure), "poll" (a polling loop: not a
+    retry, but it needs a bound).
+    """
+
+    kind: str
+    library: str
+    node: cst.CSTNode  # the loop, or the FunctionDef whose body is retried
+    anchor: cst.CSTNode  # where policy findings are reported: decorator, loop header
+    config: cst.Call | None  # the decorator or iterator call carrying the policy, if any
+    label: str  # how messages name it: "@tenacity.retry", "retry loop", "Celery task"
+
+    def describe(self, line: int | None = None) -> str:
+        return f"{self.label} on line {line}" if line else self.label

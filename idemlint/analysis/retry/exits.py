@@ -1,0 +1,106 @@
+"""How a block ends: whether it leaves the loop, falls through, or goes round again.
+
+Shared by loop classification, the loop policy reader and the database analysis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.model import ModuleModel
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+def loop_nodes(model: ModuleModel, loop: cst.For | cst.While) -> list[cst.CSTNode]:
+    """Nodes of the loop body, not descending into nested loops or functions."""
+    out: list[cst.CSTNode] = []
+    stack = list(model.children_of(loop.body))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(model.children_of(node))
+    return out
+
+
+def in_loop_body(model: ModuleModel, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
+    """True when `node` sits in the loop's body, not in its iterator, test or else."""
+    assert isinstance(loop, (cst.For, cst.While))
+    return model.is_inside(node, loop.body)
+
+
+def always_leaves(statements: Sequence[cst.CSTNode], or_continues: bool = False) -> bool:
+    """Whether a block always raises, returns or breaks (so it never re-attempts); with
+    `or_continues`, a `continue` counts too (a guard that skips the rest of a pass)."""
+    if not statements:
+        return False
+    last = statements[-1]
+    leaving = (cst.Raise, cst.Return, cst.Break, cst.Continue) if or_continues else (cst.Raise, cst.Return, cst.Break)
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, leaving) for s in last.body)
+    if isinstance(last, cst.If):
+        if last.orelse is None:
+            return False
+        other = last.orelse
+        other_body = [other] if isinstance(other, cst.If) else list(other.body.body)
+        return always_leaves(list(last.body.body), or_continues) and always_leaves(other_body, or_continues)
+    return False
+
+
+def ends_by_leaving(statements: Sequence[cst.CSTNode]) -> bool:
+    """Whether a block's last statement leaves the loop (return or break) on every path."""
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, (cst.Return, cst.Break)) for s in last.body)
+    if isinstance(last, cst.With):
+        return ends_by_leaving(list(last.body.body))  # tenacity: `with attempt: ...; return x`
+    if isinstance(last, cst.If) and last.orelse is not None:
+        other = last.orelse
+        other_body = [other] if isinstance(other, cst.If) else list(other.body.body)
+        return ends_by_leaving(list(last.body.body)) and ends_by_leaving(other_body)
+    if isinstance(last, (cst.Try, cst.TryStar)):
+        blocks = [last.body, *([last.orelse.body] if last.orelse is not None else [])]
+        return any(ends_by_leaving(list(b.body)) for b in blocks)
+    return False
+
+
+def ends_with_continue(statements: Sequence[cst.CSTNode]) -> bool:
+    last = statements[-1] if statements else None
+    return isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, cst.Continue) for s in last.body)
+
+
+def leaves_loop(model: ModuleModel, block: cst.CSTNode) -> bool:
+    """A `break` or `return` in `block` that leaves the loop holding it."""
+    stack = list(model.children_of(block))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Return, cst.Break)):
+            return True
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, (cst.For, cst.While)):
+            # A nested loop's break leaves only that loop; its returns still leave ours.
+            if any(isinstance(n, cst.Return) for n in model.iter_nodes(node)):
+                return True
+            continue
+        stack.extend(model.children_of(node))
+    return False
+
+
+def leaves_after(model: ModuleModel, try_node: cst.CSTNode) -> bool:
+    """`try: r = call() except X: continue` followed by `return r` / `break` in the loop."""
+    parent = model.parents.get(try_node)
+    if not isinstance(parent, cst.IndentedBlock):
+        return False
+    body = list(parent.body)
+    index = next((i for i, s in enumerate(body) if s is try_node), -1)
+    return ends_by_leaving(body[index + 1 :])

@@ -1,0 +1,197 @@
+"""Functions whose whole body is retried: retry decorators, task queues that re-run a task,
+RQ jobs enqueued with a `Retry`, and functions that call themselves on failure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.model import ModuleModel, keyword
+from idemlint.analysis.retry.context import ATTEMPT_TOKEN, RetryContext
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+RETRY_DECORATORS = {
+    "tenacity.retry": "tenacity",
+    "tenacity.asyncio.retry": "tenacity",
+    "backoff.on_exception": "backoff",
+    "backoff.on_predicate": "backoff",
+    "stamina.retry": "stamina",
+    "retrying.retry": "retrying",
+    "retry.retry": "retry",
+    "retry.api.retry": "retry",
+}
+# Celery keywords that only make sense on a task decorator.
+_CELERY_KEYWORDS = {
+    "autoretry_for",
+    "retry_backoff",
+    "retry_kwargs",
+    "max_retries",
+    "bind",
+    "acks_late",
+    "default_retry_delay",
+    "retry_jitter",
+    "retry_backoff_max",
+}
+
+
+def classify_function(model: ModuleModel, function: cst.FunctionDef) -> RetryContext | None:
+    """The retry decorator or retrying task decorator on `function`, if any."""
+    for decorator in function.decorators:
+        expr = decorator.decorator
+        call = expr if isinstance(expr, cst.Call) else None
+        name = model.qualname(call.func if call else expr)
+        if name is None:
+            continue
+        library = RETRY_DECORATORS.get(name)
+        if library is not None:
+            return RetryContext("decorator", library, function, decorator, call, f"@{name}")
+        task = _task_retry(model, function, name, call)
+        if task is not None:
+            library, label = task
+            return RetryContext("task", library, function, decorator, call, label)
+    return None
+
+
+def _task_retry(
+    model: ModuleModel, function: cst.FunctionDef, name: str, call: cst.Call | None
+) -> tuple[str, str] | None:
+    last = name.rsplit(".", 1)[-1]
+    keywords = {k: a.value for k, a in task_keywords(model, call).items()}
+    if last == "actor" and ("dramatiq" in name or name == "actor"):
+        retries = keywords.get("max_retries")
+        if isinstance(retries, cst.Integer) and retries.value == "0":
+            return None
+        return "dramatiq", "Dramatiq actor (retried by default)"
+    if last in ("task", "db_task") and "retries" in keywords:
+        retries = keywords["retries"]
+        if isinstance(retries, cst.Integer) and retries.value == "0":
+            return None
+        return "huey", f"@{name}(retries=...)"
+    celery_like = (
+        last == "shared_task"
+        or last == "task"
+        and ("celery" in name or bool(_CELERY_KEYWORDS & keywords.keys()) or call is None)
+    )
+    if not celery_like:
+        return None
+    if "autoretry_for" in keywords:
+        return "celery", "Celery task with autoretry_for"
+    if _calls_self_retry(model, function):
+        return "celery", "Celery task that calls self.retry()"
+    if _is_true(keywords.get("acks_late")) and _is_true(keywords.get("task_reject_on_worker_lost")):
+        return "celery", "Celery task with acks_late and task_reject_on_worker_lost"
+    return None
+
+
+def _is_true(expr: cst.BaseExpression | None) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def _calls_self_retry(model: ModuleModel, function: cst.FunctionDef) -> bool:
+    params = function.params.params
+    if not params:
+        return False
+    owner = params[0].name.value
+    for node in model.iter_nodes(function.body):
+        if isinstance(node, cst.Call) and model.dotted(node.func) == f"{owner}.retry":
+            return True
+    return False
+
+
+def enqueued_with_retry(model: ModuleModel) -> list[RetryContext]:
+    """RQ: `queue.enqueue(charge, order_id, retry=Retry(max=3))` re-runs `charge`."""
+    found = []
+    for call in model.calls:
+        if not isinstance(call.func, cst.Attribute) or not call.func.attr.value.startswith("enqueue"):
+            continue
+        retry = keyword(call, "retry")
+        if retry is None or not isinstance(retry.value, cst.Call):
+            continue
+        if not (model.call_name(retry.value) or "").startswith("rq."):
+            continue
+        job = call.args[0].value if call.args and call.args[0].keyword is None else None
+        target = model.module_defs.get(job.value) if isinstance(job, cst.Name) else None
+        if isinstance(target, cst.FunctionDef):
+            found.append(RetryContext("task", "rq", target, retry.value, retry.value, "RQ job enqueued with Retry"))
+    return found
+
+
+def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryContext | None:
+    """`def _request(self, ..., retries=3): ... except X: return self._request(..., retries=retries - 1)`:
+    a function that calls itself from a failure handler with its attempt counter stepped is
+    retried as a whole (a call on the success path, `return poll(job, tries - 1)`, is a poll)."""
+    counters = {
+        p.name.value
+        for p in (*function.params.params, *function.params.kwonly_params)
+        if ATTEMPT_TOKEN.search(p.name.value)
+    }
+    if not counters:
+        return None
+    name = function.name.value
+    method = isinstance(model.parents.get(model.parents.get(function)), cst.ClassDef)  # type: ignore[arg-type]
+    for node in model.iter_nodes(function.body):
+        if not isinstance(node, cst.Call):
+            continue
+        func = node.func
+        calls_itself = (
+            isinstance(func, cst.Attribute)
+            and method
+            and func.attr.value == name
+            and isinstance(func.value, cst.Name)
+            and func.value.value in ("self", "cls")
+        ) or (isinstance(func, cst.Name) and func.value == name and not method)
+        failed = any(isinstance(a, (cst.ExceptHandler, cst.ExceptStarHandler)) for a in model.ancestors(node))
+        if calls_itself and failed and any(_steps(arg.value, counters) for arg in node.args):
+            return RetryContext("recursive", "custom", function, node, None, "recursive retry")
+    return None
+
+
+def _steps(expr: cst.BaseExpression, counters: set[str]) -> bool:
+    """`retries - 1`, `attempt + 1`: the counter moved by one step."""
+    return (
+        isinstance(expr, cst.BinaryOperation)
+        and isinstance(expr.operator, (cst.Subtract, cst.Add))
+        and isinstance(expr.left, cst.Name)
+        and expr.left.value in counters
+    )
+
+
+@dataclass(frozen=True)
+class ClassSetting:
+    """A Celery setting declared on a Task base class (`autoretry_for = (...)`): read like the
+    decorator's keyword argument (`.value`), reported at the class attribute (`.node`)."""
+
+    value: cst.BaseExpression
+    node: cst.CSTNode
+
+
+def task_keywords(model: ModuleModel, call: cst.Call | None) -> dict[str, cst.Arg | ClassSetting]:
+    """The decorator's keywords, plus the retry settings of a `base=` Task class
+    defined in this module (the decorator's own keywords win)."""
+    out: dict[str, cst.Arg | ClassSetting] = {}
+    if call is None:
+        return out
+    base = None
+    for a in call.args:
+        if a.keyword is not None:
+            out[a.keyword.value] = a
+            if a.keyword.value == "base" and isinstance(a.value, cst.Name):
+                base = model.module_defs.get(a.value.value)
+    if isinstance(base, cst.ClassDef):
+        for line in base.body.body:
+            if isinstance(line, cst.SimpleStatementLine):
+                for st in line.body:
+                    if (
+                        isinstance(st, cst.Assign)
+                        and len(st.targets) == 1
+                        and isinstance(st.targets[0].target, cst.Name)
+                    ):
+                        key = st.targets[0].target.value
+                        if key in _CELERY_KEYWORDS and key not in out:
+                            out[key] = ClassSetting(st.value, st)
+    return out

@@ -1,0 +1,263 @@
+"""Which loops re-attempt the same work.
+
+A loop counts as a retry loop only with evidence of re-attempting: it iterates over a
+counter (`range`, `itertools.count`) or is a `while` loop, and either catches an exception
+without leaving the loop while a success leaves it, or sleeps between attempts under an
+attempt counter. Loops over collections (per-item work), consumer loops that never leave on
+success, and polling loops without an attempt counter are not retry contexts; a `while True`
+loop that waits for a remote job's status is a "poll".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.model import ModuleModel
+from idemlint.analysis.retry.context import ATTEMPT_TOKEN, RetryContext
+from idemlint.analysis.retry.exits import (
+    always_leaves,
+    ends_by_leaving,
+    ends_with_continue,
+    leaves_after,
+    leaves_loop,
+    loop_nodes,
+)
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+RETRY_ITERATORS = {
+    "tenacity.Retrying": "tenacity",
+    "tenacity.AsyncRetrying": "tenacity",
+    "tenacity.asyncio.AsyncRetrying": "tenacity",
+    "stamina.retry_context": "stamina",
+}
+COUNTERS = {"range", "itertools.count", "xrange"}
+SLEEPS = {"time.sleep", "asyncio.sleep", "gevent.sleep", "trio.sleep", "anyio.sleep", "eventlet.sleep"}
+_NEXT_ITEM = {
+    "pop",
+    "popleft",
+    "heappop",
+    "get",
+    "get_nowait",
+    "next",
+    "readline",
+    "recv",
+    "receive",
+    "read",
+    "poll",
+    "dequeue",
+    "take",
+    "popitem",
+}
+_ATTEMPT_NAME = re.compile(r"attempt|retr|tries|try|tried", re.IGNORECASE)
+
+
+def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext | None:
+    if isinstance(loop, cst.For):
+        iterator = _unwrap_await(loop.iter)
+        call = iterator if isinstance(iterator, cst.Call) else _bound_call(model, iterator)
+        name = model.qualname(call.func) if call is not None else None
+        if name in RETRY_ITERATORS and call is not None:
+            return RetryContext("iterator", RETRY_ITERATORS[name], loop, loop, call, f"{name}(...) loop")
+        if name not in COUNTERS:
+            return None
+        counter_names = [n.value for n in model.iter_nodes(loop.target) if isinstance(n, cst.Name)]
+        if isinstance(loop.target, cst.Name):
+            counter_names.append(loop.target.value)
+    else:
+        counter_names = [n.value for n in model.iter_nodes(loop.test) if isinstance(n, cst.Name)]
+        if isinstance(loop.test, cst.Name):
+            counter_names.append(loop.test.value)
+    counter_names = counter_names + _incremented_attempt_counters(model, loop)
+    if _catches_and_reattempts(model, loop, counter_names) or _sleeps_between_attempts(model, loop, counter_names):
+        return RetryContext("loop", "loop", loop, loop, None, "retry loop")
+    if isinstance(loop, cst.While) and _polls_remote_status(model, loop):
+        return RetryContext("poll", "loop", loop, loop, None, "polling loop")
+    return None
+
+
+def _polls_remote_status(model: ModuleModel, loop: cst.While) -> bool:
+    """`while True: s = client.get_status(id); if s == READY: break; ...; sleep(n)`: a loop that
+    waits for a remote job. Not a retry (nothing is re-attempted), but it needs a bound."""
+    test = loop.test
+    if not (isinstance(test, cst.Name) and test.value == "True" or isinstance(test, cst.Integer) and test.value != "0"):
+        return False
+    nodes = loop_nodes(model, loop)
+    if not any(isinstance(n, cst.Call) and model.qualname(n.func) in SLEEPS for n in nodes):
+        return False
+    if any(isinstance(n, (cst.Try, cst.TryStar)) for n in nodes):
+        return False
+    # the value polled: a name bound in the loop from a call on a client-like receiver
+    polled = set()
+    for n in nodes:
+        if isinstance(n, cst.Assign) and isinstance(n.value, (cst.Call, cst.Await)):
+            call = n.value.expression if isinstance(n.value, cst.Await) else n.value
+            if not isinstance(call, cst.Call):
+                continue
+            last = (model.dotted(call.func) or "").rsplit(".", 1)[-1]
+            if last in _NEXT_ITEM or not re.search(r"status|state|result|job|task|progress", last, re.I):
+                continue
+            for t in n.targets:
+                if isinstance(t.target, cst.Name):
+                    polled.add(t.target.value)
+    if not polled:
+        return False
+    # leaves when a comparison on the polled value holds
+    for n in nodes:
+        if isinstance(n, cst.If) and isinstance(n.test, cst.Comparison):
+            names = {x.value for x in model.iter_nodes(n.test) if isinstance(x, cst.Name)}
+            if isinstance(n.test.left, cst.Name):
+                names.add(n.test.left.value)
+            if names & polled and leaves_loop(model, n.body):
+                return True
+    return False
+
+
+def _catches_and_reattempts(model: ModuleModel, loop: cst.For | cst.While, counter_names: Sequence[str] = ()) -> bool:
+    """A try in the loop whose failure stays in the loop and whose success leaves it."""
+    for try_node in loop_nodes(model, loop):
+        if not isinstance(try_node, (cst.Try, cst.TryStar)):
+            continue
+        if not any(isinstance(n, cst.Call) for n in model.iter_nodes(try_node.body)):
+            continue
+        if all(always_leaves(handler.body.body) for handler in try_node.handlers):
+            continue
+        if _works_on_next_item(model, loop, try_node) or _tries_next_candidate(model, loop, try_node):
+            continue
+        # Success must leave for sure; a conditional exit is a per-item or polling loop
+        # (result-checking retries are recognised by their counter and sleep instead).
+        success = [try_node.body]  # IndentedBlock; an `else:` holds one too
+        if try_node.orelse is not None:
+            success.append(try_node.orelse.body)
+        if any(ends_by_leaving(list(block.body)) for block in success):
+            return True
+        # `except X: sleep(); continue` then `return result`: only failures go round again.
+        # When the handler falls through to the same exit, failures leave too: no retry.
+        if any(ends_with_continue(h.body.body) for h in try_node.handlers) and leaves_after(model, try_node):
+            return True
+        if isinstance(loop, cst.While) and _sets_loop_flag(model, try_node.body, loop):
+            return True
+        # `if ok: break` in the try, and a give-up on the last attempt
+        if leaves_loop(model, try_node.body) and _gives_up_on_last_attempt(model, loop, counter_names):
+            return True
+    return False
+
+
+def _works_on_next_item(model: ModuleModel, loop: cst.For | cst.While, try_node: cst.CSTNode) -> bool:
+    """`item = heap.pop()` / `msg = queue.get()` before the try: each pass handles a new
+    item, so a failure moves on rather than re-attempting the same work."""
+    used = {n.value for n in model.iter_nodes(try_node) if isinstance(n, cst.Name)}
+    for name in used:
+        for binding in model.bindings_of(model.scope_of(loop), name):
+            value = binding.value
+            if isinstance(value, cst.Await):
+                value = value.expression
+            if (
+                isinstance(value, cst.Call)
+                and model.is_inside(binding.statement, loop)
+                and not model.is_inside(binding.statement, try_node)
+                and (model.dotted(value.func) or "").rsplit(".", 1)[-1] in _NEXT_ITEM
+            ):
+                return True
+    return False
+
+
+def _tries_next_candidate(model: ModuleModel, loop: cst.For | cst.While, try_node: cst.Try | cst.TryStar) -> bool:
+    """`for n in range(100): try: mkdir(f"{prefix}{n}")`: each pass tries a different
+    input, so a failure moves on to the next candidate. Only the counter's use in the
+    work itself counts (not in a log line)."""
+    if not isinstance(loop, cst.For):
+        return False
+    counters = {n.value for n in (loop.target, *model.iter_nodes(loop.target)) if isinstance(n, cst.Name)}
+    for node in model.iter_nodes(try_node.body):
+        if isinstance(node, cst.Name) and node.value in counters:
+            if any(isinstance(a, cst.Comparison) for a in _ancestors_until(model, node, try_node)):
+                continue  # `if i < attempts:` checks the bound, it is not the work's input
+            call = next((a for a in model.ancestors(node) if isinstance(a, cst.Call)), None)
+            callee = (model.dotted(call.func) or "") if call is not None else ""
+            if not re.search(r"(^|\.)(log|logger|logging|print|warn|info|debug|warning|error)\b", callee):
+                return True
+    return False
+
+
+def _sleeps_between_attempts(model: ModuleModel, loop: cst.For | cst.While, counter_names: list[str]) -> bool:
+    """Result-checking retry: an attempt counter, a sleep, and a way out on success."""
+    if not any(_ATTEMPT_NAME.search(name) for name in counter_names):
+        return False
+    has_sleep = any(isinstance(n, cst.Call) and model.qualname(n.func) in SLEEPS for n in loop_nodes(model, loop))
+    if not has_sleep and not (isinstance(loop, cst.For) and _gives_up_on_last_attempt(model, loop, counter_names)):
+        return False
+    return leaves_loop(model, loop.body)
+
+
+def _unwrap_await(expr: cst.BaseExpression) -> cst.BaseExpression:
+    return expr.expression if isinstance(expr, cst.Await) else expr
+
+
+def _bound_call(model: ModuleModel, expr: cst.BaseExpression) -> cst.Call | None:
+    """`retryer = Retrying(...); for attempt in retryer:` -> the Retrying call."""
+    if not isinstance(expr, cst.Name):
+        return None
+    for binding in model.bindings_of(model.scope_of(expr), expr.value):
+        if isinstance(binding.value, cst.Call):
+            return binding.value
+    return None
+
+
+def _sets_loop_flag(model: ModuleModel, block: cst.CSTNode, loop: cst.While) -> bool:
+    """`while not done: try: call(); done = True` style success flags."""
+    tested = {n.value for n in model.iter_nodes(loop.test) if isinstance(n, cst.Name)}
+    if isinstance(loop.test, cst.Name):
+        tested.add(loop.test.value)
+    for node in model.iter_nodes(block):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and target.target.value in tested:
+                    return True
+    return False
+
+
+def _incremented_attempt_counters(model: ModuleModel, loop: cst.For | cst.While) -> list[str]:
+    """`retry_counter += 1` in the loop body: an attempt counter the loop keeps (matched by
+    whole words, so `entry` and `retrieved` are not counters)."""
+    out = []
+    for n in loop_nodes(model, loop):
+        if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) and ATTEMPT_TOKEN.search(n.target.value):
+            out.append(n.target.value)
+    return out
+
+
+def _ancestors_until(model: ModuleModel, node: cst.CSTNode, stop: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    for a in model.ancestors(node):
+        if a is stop:
+            return
+        yield a
+
+
+def _gives_up_on_last_attempt(model: ModuleModel, loop: cst.For | cst.While, counter_names: Sequence[str]) -> bool:
+    """`if attempt == attempts: raise` / `if i < n: log else: raise`: an `if` that
+    compares the attempt counter and raises on one branch."""
+    names = set(counter_names)
+    if isinstance(loop, cst.For):
+        names |= {n.value for n in (loop.target, *model.iter_nodes(loop.target)) if isinstance(n, cst.Name)}
+    if not names:
+        return False
+    for n in loop_nodes(model, loop):
+        if isinstance(n, cst.If) and isinstance(n.test, cst.Comparison):
+            used = {x.value for x in (n.test, *model.iter_nodes(n.test)) if isinstance(x, cst.Name)}
+            if not used & names:
+                continue
+            branches = [list(n.body.body)]
+            if n.orelse is not None and not isinstance(n.orelse, cst.If):
+                branches.append(list(n.orelse.body.body))
+            for b in branches:
+                last = b[-1] if b else None
+                if isinstance(last, cst.SimpleStatementLine) and any(isinstance(x, cst.Raise) for x in last.body):
+                    return True
+    return False

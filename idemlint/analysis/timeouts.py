@@ -1,0 +1,148 @@
+"""Handlers of an outcome that is not known: timeouts, and what a handler does about one.
+
+A timeout after a request was sent does not say whether the other system acted on it. IDM302
+and the audit ask which `except` clauses catch a timeout-bearing exception and whether such a
+handler records a definite failure (a failed state, a refund, a compensating call) where the
+outcome is in fact unknown.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.model import ModuleModel, string_value
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+TIMEOUT_EXCEPTIONS = {
+    "requests.Timeout",
+    "requests.ReadTimeout",
+    "requests.exceptions.Timeout",
+    "requests.exceptions.ReadTimeout",
+    "requests.RequestException",
+    "requests.exceptions.RequestException",
+    "httpx.TimeoutException",
+    "httpx.ReadTimeout",
+    "httpx.WriteTimeout",
+    "httpx.PoolTimeout",
+    "httpx.TransportError",
+    "httpx.HTTPError",
+    "httpx.RequestError",
+    "httpx.NetworkError",
+    "socket.timeout",
+    "TimeoutError",
+    "asyncio.TimeoutError",
+    "concurrent.futures.TimeoutError",
+    "aiohttp.ServerTimeoutError",
+    "aiohttp.ClientError",
+    "aiohttp.ClientConnectionError",
+    "urllib3.exceptions.ReadTimeoutError",
+    "urllib3.exceptions.TimeoutError",
+    "botocore.exceptions.ReadTimeoutError",
+    "stripe.error.APIConnectionError",
+    "stripe.error.StripeError",
+    "stripe.APIConnectionError",
+    "stripe.StripeError",
+    "stripe._error.APIConnectionError",
+    "braintree.exceptions.TimeoutError",
+    "braintree.exceptions.RequestTimeoutError",
+}
+_FAILED_STATE = re.compile(r"fail|declin|cancel|reject|error|void|abort", re.IGNORECASE)
+_FAILURE_ACTION = re.compile(
+    r"refund|release|restock|unreserve|cancel|void|rollback|revert|compensat|mark_?\w*fail|fail_|_fail|set_failed|decline|notify\w*fail|send\w*fail|failure",
+    re.IGNORECASE,
+)
+_FAILURE_ERROR = re.compile(r"fail|declin|reject", re.IGNORECASE)
+_UNKNOWN_STATE = re.compile(
+    r"unknown|pending|uncertain|indetermin|reconcil|in_?progress|processing|timeout|timed_?out", re.IGNORECASE
+)
+
+
+def timeout_caught(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> str | None:
+    """The timeout-bearing exception an `except` clause catches, or None."""
+    if handler.type is None:
+        return "timeout (a bare except catches it)"
+    types = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
+    for expr in types:
+        name = model.qualname(expr) or ""
+        if name in TIMEOUT_EXCEPTIONS:
+            return name
+        if name in ("Exception", "BaseException"):
+            return f"timeout (caught by except {name})"
+    return None
+
+
+def records_failure(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> str | None:
+    """How a handler records a definite failure (a failed state, a refund, a 'failed' error), or None."""
+    nodes = list(model.iter_nodes(handler.body))
+    for node in nodes:
+        value = None
+        if isinstance(node, cst.Assign) and any(_is_state(model.dotted(t.target)) for t in node.targets):
+            value = string_value(node.value)
+        elif (
+            isinstance(node, cst.Arg)
+            and node.keyword is not None
+            and _is_state(node.keyword.value)
+            and not _is_lookup(model, node)
+        ):
+            value = string_value(node.value)
+        elif isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+            match = _SQL_STATE.search(string_value(node) or "")
+            value = match.group(2) if match else None
+        if value is not None and _UNKNOWN_STATE.search(value):
+            return None
+        if value is not None and _FAILED_STATE.search(value):
+            return f"state set to {value!r}"
+    for node in nodes:
+        # `line.set_status(LINE.FULFILLMENT_NETWORK_ERROR)`: a status setter given a failed state
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and _STATE_SETTER.match(node.func.attr.value)
+        ):
+            arg = node.args[0].value if node.args and node.args[0].keyword is None else None
+            if arg is not None:
+                text = string_value(arg) or (model.dotted(arg) or "").rsplit(".", 1)[-1]
+                tokens = [t for t in re.split(r"[^A-Za-z]+", text) if t]
+                if tokens and _FAILED_STATE.search(tokens[-1]) and not _UNKNOWN_STATE.search(tokens[-1]):
+                    return f"state set to {text}"
+    for node in nodes:
+        if isinstance(node, cst.Call):
+            dotted = model.dotted(node.func) or ""
+            last = dotted.rsplit(".", 1)[-1]
+            if (
+                _FAILURE_ACTION.search(last)
+                and not _UNKNOWN_STATE.search(last)
+                and not last.startswith(("log", "debug", "info", "warn", "exception"))
+            ):
+                return f"calls {dotted}()"
+        elif isinstance(node, cst.Raise) and isinstance(node.exc, cst.Call):
+            raised = model.dotted(node.exc.func) or ""
+            if _FAILURE_ERROR.search(raised.rsplit(".", 1)[-1]):
+                return f"raises {raised}"
+    return None
+
+
+_STATE_SETTER = re.compile(r"^(set|change|update)_?(status|state)$|^transition(_to)?$", re.IGNORECASE)
+_SQL_STATE = re.compile(r"\bSET\b.*?\b(status|state)\s*=\s*'(\w+)'", re.IGNORECASE | re.DOTALL)
+
+
+def _is_lookup(model: ModuleModel, arg: cst.Arg) -> bool:
+    """`filter(status="pending")` names the state looked for, not the one recorded."""
+    call = model.parents.get(arg)
+    return (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Attribute)
+        and call.func.attr.value in ("filter", "exclude", "get", "where", "filter_by", "select_for_update")
+    )
+
+
+def _is_state(name: str | None) -> bool:
+    return name is not None and bool(
+        re.search(r"(^|[._])(status|state|payment_status|order_status|result|outcome)$", name)
+    )
