@@ -1,31 +1,33 @@
-"""Check many files: a content-hash cache first, then worker processes for the rest.
+"""Check many files: the project's result cache first, then worker processes for the rest.
 
 Results are plain data, so they cross process boundaries and sit in the cache unchanged,
 and the output is sorted, so it is the same whatever `--jobs` is. A worker that dies (a
 native crash in the parser) breaks the pool; the files it left unfinished are then
 re-checked one process each, so only the file that kills a worker is lost, and it is
 reported as IDM900 rather than hanging or aborting the run.
+
+A warm run (every file a cache hit, see idemlint.cache) imports neither the engine nor
+the process pool: it stats each file, reads one cache file and returns.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from idemlint import __version__
 from idemlint.analysis.project import EMPTY, ProjectIndex
-from idemlint.config import Config
-from idemlint.engine import FileResult, check_source
-from idemlint.finding import Edit, Finding, Fix
-from idemlint.registry import PARSE_ERROR, RESERVED
-from idemlint.rule import Rule
+from idemlint.cache import SHAPE, ResultCache, Stamp, file_key
+from idemlint.finding import Finding
+
+if TYPE_CHECKING:
+    from idemlint.config import Config
+    from idemlint.engine import FileResult
+    from idemlint.rule import Rule
 
 Progress = Callable[[int, int], None]  # (files analysed, files to analyse)
 
@@ -61,34 +63,56 @@ def run(
     progress: Progress | None = None,
 ) -> RunResult:
     result = RunResult()
-    cache = _Cache(cache_dir, config, rules, project) if cache_dir is not None else None
-    pending: list[tuple[_Job, str | None]] = []
+    cache = _open_cache(cache_dir, config, rules, project) if cache_dir is not None else None
+    pending: list[tuple[_Job, str, Stamp | None, bytes]] = []
     for real, shown in files:
+        kind = kinds.get(shown) if kinds is not None else None
+        anchor = anchors.get(shown) if anchors is not None else None
+        key, now, digest = "", None, b""
+        source: bytes | None = None
         try:
-            source = real.read_bytes()
+            if cache is not None:
+                key = file_key(real, shown, kind, anchor)
+                hit, source, now, digest = cache.lookup(key, real)
+                if hit is not None:
+                    result.findings.extend(hit)
+                    result.cached += 1
+                    continue
+            if source is None:
+                source = real.read_bytes()
         except OSError as error:
             result.errors.append(f"{shown}: cannot read: {error.strerror or error}")
             continue
-        kind = kinds.get(shown) if kinds is not None else None
-        anchor = anchors.get(shown) if anchors is not None else None
-        key = cache.key(source, f"{shown}\0{kind}\0{anchor}") if cache else None
-        hit = cache.get(key) if cache and key else None
-        if hit is not None:
-            result.findings.extend(hit)
-            result.cached += 1
-            continue
-        pending.append((_Job(source, shown, kind, project, anchor), key))
+        pending.append((_Job(source, shown, kind, project, anchor), key, now, digest))
 
     jobs = jobs or os.cpu_count() or 1
     pending.sort(key=lambda item: -len(item[0].source))  # largest first: no long tail
-    outcomes = _check_all([job for job, _ in pending], config, rules, jobs, progress)
-    for (_job, key), outcome in zip(pending, outcomes, strict=True):
+    outcomes = _check_all([item[0] for item in pending], config, rules, jobs, progress) if pending else []
+    for (_job, key, now, digest), outcome in zip(pending, outcomes, strict=True):
         result.findings.extend(outcome.findings)
         result.errors.extend(outcome.errors)
-        if cache and key and not outcome.errors:
-            cache.put(key, outcome.findings)
+        if cache is not None and not outcome.errors:
+            cache.put(key, now, digest, outcome.findings)
+    if cache is not None:
+        cache.save()
     result.findings.sort()
     return result
+
+
+def _open_cache(directory: Path, config: Config, rules: Sequence[type[Rule]], project: ProjectIndex) -> ResultCache:
+    """The cache file of this project and run-wide key: version, rules, configuration, and the
+    project index (a change to a helper elsewhere re-checks its callers)."""
+    salt = hashlib.sha256(
+        f"{__version__}\0{','.join(r.code for r in rules)}\0{config.fingerprint()}\0{project.digest}\0{SHAPE}".encode()
+    ).hexdigest()
+    return ResultCache(directory, salt)
+
+
+def check_source(*args: Any, **kwargs: Any) -> FileResult:
+    """The engine's `check_source`, imported when a file is really checked (not on a warm run)."""
+    from idemlint.engine import check_source as check
+
+    return check(*args, **kwargs)
 
 
 def _check_one(job: _Job, config: Config, rules: Sequence[type[Rule]]) -> FileResult:
@@ -105,6 +129,8 @@ def _check_one(job: _Job, config: Config, rules: Sequence[type[Rule]]) -> FileRe
         )
     except Exception as error:  # a bug outside the per-rule guard: this file's error, not the run's
         import traceback
+
+        from idemlint.engine import FileResult
 
         where = traceback.extract_tb(error.__traceback__)[-1]
         message = f"{job.shown}: internal error: {type(error).__name__}: {error} [{where.filename}:{where.lineno}]"
@@ -125,6 +151,9 @@ def _check_all(
             serial.append(_check_one(job, config, rules))
             tick(len(serial), len(jobs_list))
         return serial
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     results: list[FileResult | None] = [None] * len(jobs_list)
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=_fork_context()) as pool:
@@ -145,6 +174,12 @@ def _check_all(
 
 def _check_isolated(job: _Job, config: Config, rules: Sequence[type[Rule]]) -> FileResult:
     """Re-check one file in its own process; if that process dies too, the file is the cause."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from idemlint.engine import FileResult
+    from idemlint.registry import PARSE_ERROR, RESERVED
+
     try:
         with ProcessPoolExecutor(max_workers=1, mp_context=_fork_context()) as pool:
             return pool.submit(_check_one, job, config, rules).result()
@@ -183,58 +218,3 @@ def default_cache_dir(root: Path) -> Path:
         home = (Path(xdg) if xdg else Path.home() / ".cache") / "idemlint"
     project = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
     return home / f"{root.name or 'root'}-{project}"
-
-
-class _Cache:
-    """One JSON file per (content, path, version, rules, configuration), written atomically
-    so several idemlint processes (pre-commit runs them in parallel) can share it."""
-
-    def __init__(
-        self, directory: Path, config: Config, rules: Sequence[type[Rule]], project: ProjectIndex = EMPTY
-    ) -> None:
-        self.directory = directory / __version__
-        # the project index is part of the key: a change to a helper elsewhere re-checks its callers
-        self.salt = hashlib.sha256(
-            f"{__version__}\0{','.join(r.code for r in rules)}\0{config.fingerprint()}\0{project.digest}".encode()
-        ).hexdigest()
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            ignore = directory / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("# Created by idemlint: cached results, safe to delete.\n*\n")
-        except OSError:
-            self.directory = None  # type: ignore[assignment]
-
-    def key(self, source: bytes, shown: str) -> str | None:
-        if self.directory is None:
-            return None
-        return hashlib.sha256(self.salt.encode() + b"\0" + shown.encode() + b"\0" + source).hexdigest()
-
-    def _path(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.json"
-
-    def get(self, key: str) -> list[Finding] | None:
-        try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-            return [_finding_from_dict(item) for item in data]
-        except (OSError, ValueError, TypeError, KeyError):
-            return None  # missing or corrupt: recompute and rewrite
-
-    def put(self, key: str, findings: Sequence[Finding]) -> None:
-        path = self._path(key)
-        try:
-            path.parent.mkdir(exist_ok=True)
-            with tempfile.NamedTemporaryFile(
-                "w", dir=path.parent, delete=False, suffix=".tmp", encoding="utf-8"
-            ) as handle:
-                json.dump([asdict(f) for f in findings], handle)
-            os.replace(handle.name, path)
-        except OSError:
-            pass  # a cache that cannot be written only costs time
-
-
-def _finding_from_dict(data: dict[str, object]) -> Finding:
-    fix = data.get("fix")
-    if isinstance(fix, dict):
-        data = {**data, "fix": Fix(tuple(Edit(**e) for e in fix["edits"]), fix["safe"], fix["description"])}
-    return Finding(**data)  # type: ignore[arg-type]

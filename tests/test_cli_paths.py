@@ -201,14 +201,17 @@ def test_the_cache_lives_outside_the_repository(tmp_path: Path, monkeypatch: pyt
     monkeypatch.chdir(project)
     first = run("check", "--format", "json")[1]
     assert not any(p.name.startswith(".idemlint") for p in project.iterdir())
-    assert any(cache.rglob("*.json"))
-    # a planted entry in the repository has no effect, and a corrupt user entry is recomputed
+    entries = list(cache.rglob("results-*.bin"))
+    assert entries
+    # a planted cache in the repository has no effect, and a corrupt user cache is recomputed
     (project / ".idemlint_cache").mkdir()
-    for entry in cache.rglob("*.json"):
-        entry.write_text("[]" if entry.stat().st_size > 2 else "not json")
-    for entry in cache.rglob("*.json"):
-        entry.write_text("not json")
-    assert run("check", "--format", "json")[1] == first
+    intact = entries[0].read_bytes()
+    for entry in entries:
+        (project / ".idemlint_cache" / entry.name).write_bytes(entry.read_bytes())
+    for broken in (b"[]", b"not json", intact[:-3]):
+        for entry in entries:
+            entry.write_bytes(broken)
+        assert run("check", "--format", "json")[1] == first
 
 
 def test_a_config_typo_gets_a_suggestion(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

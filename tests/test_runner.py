@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,10 @@ FILES = sorted(p for p in FIXTURES.rglob("*.py") if "errors" not in p.parts)
 
 def as_pairs(paths: list[Path]) -> list[tuple[Path, str]]:
     return [(p, p.relative_to(FIXTURES).as_posix()) for p in paths]
+
+
+def cache_files(cache: Path) -> list[Path]:
+    return sorted(cache.rglob("results-*.bin"))
 
 
 def keyed(findings: list) -> list[tuple[str, int, int, str, str]]:  # type: ignore[type-arg]
@@ -44,13 +49,19 @@ def test_warm_cache_returns_the_same_findings_without_analysing(tmp_path: Path) 
 def test_cache_is_keyed_on_configuration_and_survives_corruption(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     pairs = as_pairs(FILES[:3])
+    expected = keyed(run(pairs, Config(), ALL_RULES, jobs=1).findings)
     run(pairs, Config(), ALL_RULES, jobs=1, cache_dir=cache)
     other = run(pairs, Config(key_names=("txn_token",)), ALL_RULES, jobs=1, cache_dir=cache)
     assert other.cached == 0
-    for entry in cache.rglob("*.json"):
-        entry.write_text("{broken")
-    again = run(pairs, Config(), ALL_RULES, jobs=1, cache_dir=cache)
-    assert again.cached == 0 and keyed(again.findings) == keyed(run(pairs, Config(), ALL_RULES, jobs=1).findings)
+    assert len(cache_files(cache)) == 2  # one per configuration
+    intact = cache_files(cache)[0].read_bytes()
+    # not the format, cut short, one bit flipped, empty: each is ignored and rebuilt
+    for broken in (b"{broken", intact[: len(intact) // 2], intact[:-1] + bytes([intact[-1] ^ 1]), b""):
+        for entry in cache_files(cache):
+            entry.write_bytes(broken)
+        again = run(pairs, Config(), ALL_RULES, jobs=1, cache_dir=cache)
+        assert again.cached == 0 and keyed(again.findings) == expected
+    assert run(pairs, Config(), ALL_RULES, jobs=1, cache_dir=cache).cached == 3  # rebuilt
 
 
 def test_unreadable_file_is_an_error_and_the_others_are_checked(tmp_path: Path) -> None:
@@ -99,3 +110,165 @@ def test_an_engine_bug_on_one_file_is_an_internal_error_not_a_traceback(
     assert result.findings == []
     (message,) = result.errors
     assert message.startswith("a.py: internal error: KeyError: 'boom' [")
+
+
+def age(paths: list[Path], seconds: int = 3600) -> None:
+    """Modified an hour ago (the inode's change time stays now)."""
+    past = time.time() - seconds
+    for path in paths:
+        os.utime(path, (past, past))
+
+
+@pytest.fixture
+def later(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs start a minute from now: files written by the test are old enough for their stat
+    to be trusted (see idemlint.cache)."""
+    import idemlint.cache
+
+    monkeypatch.setattr(idemlint.cache, "clock", lambda: time.time_ns() + 60 * 10**9)
+
+
+def count_checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    import idemlint.runner as runner
+
+    checked: list[str] = []
+    real = runner.check_source
+
+    def counting(source: bytes, shown: str, *args: object, **kwargs: object) -> object:
+        checked.append(shown)
+        return real(source, shown, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "check_source", counting)
+    return checked
+
+
+@pytest.fixture
+def copied(tmp_path: Path) -> list[tuple[Path, str]]:
+    """Three fixture files copied, so a test may edit them."""
+    pairs = []
+    for path in FILES[:3]:
+        copy = tmp_path / "src" / path.name
+        copy.parent.mkdir(exist_ok=True)
+        copy.write_bytes(path.read_bytes())
+        pairs.append((copy, path.name))
+    return pairs
+
+
+def test_an_unchanged_file_is_served_by_its_stat_without_reading_it(
+    later: None, copied: list[tuple[Path, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    age([p for p, _ in copied])
+    cold = run(copied, Config(), ALL_RULES, jobs=1, cache_dir=cache)
+    checked = count_checks(monkeypatch)
+    read: list[Path] = []
+    original = Path.read_bytes
+
+    def reading(self: Path) -> bytes:
+        read.append(self)
+        return original(self)
+
+    monkeypatch.setattr(Path, "read_bytes", reading)
+    warm = run(copied, Config(), ALL_RULES, jobs=1, cache_dir=cache)
+    assert warm.cached == 3 and checked == [] and keyed(warm.findings) == keyed(cold.findings)
+    assert [p for p in read if p.suffix == ".py"] == []
+
+
+def test_an_edited_file_is_rechecked_and_only_it(
+    later: None, copied: list[tuple[Path, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    age([p for p, _ in copied])
+    run(copied, Config(), ALL_RULES, jobs=1, cache_dir=cache)
+    checked = count_checks(monkeypatch)
+    edited, shown = copied[0]
+    stat = edited.stat()
+    # same size and the same mtime as before: only the inode's change time tells
+    text = edited.read_bytes()
+    edited.write_bytes(b"#" * len(text))
+    os.utime(edited, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    warm = run(copied, Config(), ALL_RULES, jobs=1, cache_dir=cache)
+    assert checked == [shown] and warm.cached == 2
+    assert [f for f in warm.findings if f.path == shown] == []
+    assert keyed(warm.findings) == keyed(run(copied, Config(), ALL_RULES, jobs=1).findings)
+
+
+def test_a_touched_file_is_hashed_not_rechecked(
+    later: None, copied: list[tuple[Path, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    age([p for p, _ in copied])
+    cold = run(copied, Config(), ALL_RULES, jobs=1, cache_dir=cache)
+    age([copied[0][0]], seconds=7200)  # a new mtime, the same text
+    checked = count_checks(monkeypatch)
+    warm = run(copied, Config(), ALL_RULES, jobs=1, cache_dir=cache)
+    assert checked == [] and warm.cached == 3 and keyed(warm.findings) == keyed(cold.findings)
+
+
+def test_a_file_changed_just_before_the_run_is_compared_by_content_next_time(
+    copied: list[tuple[Path, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An edit in the same clock tick as the read, keeping size and mtime, must not be missed:
+    a stat is trusted only for a file changed well before the run that cached it."""
+    from idemlint import cache as cache_module
+
+    cache = tmp_path / "cache"
+    fresh, shown = copied[0]
+    stat = fresh.stat()  # written just now
+    run(copied, Config(), ALL_RULES, jobs=1, cache_dir=cache)
+    (entries,) = [cache_module.ResultCache(cache, salt).entries for salt in run_keys(cache)]
+    assert [entry[0] for key, entry in entries.items() if f"\0{shown}\0" in key] == [None]
+    fresh.write_bytes(b"#" * stat.st_size)  # same size; pretend the same tick
+    os.utime(fresh, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    checked = count_checks(monkeypatch)
+    warm = run(copied, Config(), ALL_RULES, jobs=1, cache_dir=cache)
+    assert checked == [shown] and warm.cached == 2
+
+
+def run_keys(cache: Path) -> list[str]:
+    import marshal
+
+    from idemlint.cache import CHECKSUM_SIZE, MAGIC
+
+    return [marshal.loads(p.read_bytes()[len(MAGIC) + CHECKSUM_SIZE :])[0] for p in cache_files(cache)]
+
+
+def test_rules_version_and_project_index_are_part_of_the_key(
+    later: None, copied: list[tuple[Path, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import idemlint.runner as runner
+    from idemlint.analysis.project import ProjectIndex
+
+    cache = tmp_path / "cache"
+    age([p for p, _ in copied])
+    assert run(copied, Config(), ALL_RULES, jobs=1, cache_dir=cache).cached == 0
+    assert run(copied, Config(), ALL_RULES, jobs=1, cache_dir=cache).cached == 3
+    assert run(copied, Config(), ALL_RULES[:2], jobs=1, cache_dir=cache).cached == 0
+    helper = ProjectIndex(guarded_setters=frozenset({"set_status"}))
+    assert run(copied, Config(), ALL_RULES, jobs=1, cache_dir=cache, project=helper).cached == 0
+    assert run(copied, Config(), ALL_RULES, jobs=1, cache_dir=cache, project=helper).cached == 3
+    monkeypatch.setattr(runner, "__version__", "99.0")
+    assert run(copied, Config(), ALL_RULES, jobs=1, cache_dir=cache).cached == 0
+    # the path as shown, its kind and its root-relative path are part of an entry's key
+    renamed = [(real, f"other/{shown}") for real, shown in copied]
+    assert run(renamed, Config(), ALL_RULES, jobs=1, cache_dir=cache).cached == 0
+    kinds = {shown: "test" for _, shown in copied}
+    assert run(copied, Config(), ALL_RULES, jobs=1, cache_dir=cache, kinds=kinds).cached == 0
+
+
+def test_concurrent_runs_merge_their_entries_and_leave_no_temporary_files(
+    copied: list[tuple[Path, str]], tmp_path: Path
+) -> None:
+    from idemlint.cache import ResultCache, content_hash
+
+    cache = tmp_path / "cache"
+    first, second = ResultCache(cache, "salt"), ResultCache(cache, "salt")  # both read an empty cache
+    for opened, (real, shown) in ((first, copied[0]), (second, copied[1])):
+        assert opened.lookup(shown, real)[0] is None
+        opened.put(shown, None, content_hash(real.read_bytes()), [])
+    first.save()
+    second.save()
+    merged = ResultCache(cache, "salt")
+    assert sorted(merged.entries) == sorted([copied[0][1], copied[1][1]])
+    assert merged.lookup(copied[0][1], copied[0][0])[0] == []
+    assert [p.name for p in cache.rglob("*") if p.is_file() and p.name != ".gitignore"] == [merged.path.name]

@@ -1,0 +1,217 @@
+"""The result cache: one file per project and run-wide key, trusted by file stat first.
+
+A warm run (nothing changed since the last one) must cost little more than start-up, so a
+file's entry is found without reading the file: the entry keeps the file's size, mtime,
+ctime and inode, and when all four match it is served as it is. When they differ, the file
+is read and its content hash compared (a `touch`, a checkout of the same text); only a
+different hash means checking the file again.
+
+One file holds every entry for a project root and one run-wide key (idemlint's version, the
+rules selected, the configuration, the project index's digest), so a warm run reads one file
+instead of one per source file. Entries are plain tuples written with `marshal` behind a
+magic line and a checksum: a truncated or corrupt file (or one from another version) is
+ignored and rebuilt. It is written to a temporary file and renamed over the old one, so
+concurrent runs (pre-commit starts several) never see half a file; the last writer wins,
+after merging the entries already on disk.
+
+A stat is trusted only when the file was last changed a while before it was read: an edit
+in the same clock tick as the read, keeping the size, would otherwise look unchanged (git's
+"racily clean" problem). Such a file's entry keeps only the hash, and the next run reads it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import marshal
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import fields, is_dataclass
+from pathlib import Path
+from typing import Any
+
+from idemlint import __version__
+from idemlint import finding as finding_module
+from idemlint.finding import Finding
+
+MAGIC = b"idemlint-results-1\n"
+CHECKSUM_SIZE = 16
+# a stat is trusted only if the file changed at least this long before it was read
+RACY_NS = 2_000_000_000
+# entries kept per cache file: those of the current run always, older ones up to this many
+MAX_ENTRIES = 200_000
+# run-wide keys (cache files) kept per project: a few selections or configurations in turn
+MAX_FILES = 8
+
+clock = time.time_ns  # when a run starts (tests move it on)
+
+Stamp = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
+# stamp (None: read the file to compare), content hash, findings as plain tuples
+Entry = tuple[Stamp | None, bytes, tuple[Any, ...]]
+
+# the plain-data classes a finding is made of (Finding, Fix, Edit...), by name
+_TYPES: dict[str, type] = {
+    name: cls
+    for name, cls in vars(finding_module).items()
+    if isinstance(cls, type) and is_dataclass(cls) and cls.__module__ == finding_module.__name__
+}
+_FIELDS = {name: tuple(f.name for f in fields(cls) if f.init) for name, cls in _TYPES.items()}
+SHAPE = repr(sorted(_FIELDS.items()))  # part of the run-wide key: a new field starts afresh
+_PLAIN = (str, int, float, bytes, type(None))
+
+
+def stamp(stat: os.stat_result) -> Stamp:
+    return (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
+
+
+def content_hash(source: bytes) -> bytes:
+    return hashlib.blake2b(source, digest_size=16).digest()
+
+
+def encode(findings: Sequence[Finding]) -> tuple[Any, ...]:
+    """Findings as tuples of plain values; an object of a finding class is a list of its
+    class name and fields. Raises ValueError for anything else (the file is not cached)."""
+    return tuple(_encode(finding) for finding in findings)
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, _PLAIN):
+        return value
+    if type(value) is tuple:
+        return tuple(_encode(item) for item in value)
+    name = type(value).__name__
+    if _TYPES.get(name) is type(value):
+        return [name, *(_encode(getattr(value, field)) for field in _FIELDS[name])]
+    raise ValueError(f"cannot cache a {name}")
+
+
+def decode(rows: tuple[Any, ...]) -> list[Finding]:
+    return [_decode(row) for row in rows]
+
+
+def _decode(value: Any) -> Any:
+    if type(value) is list:
+        return _TYPES[value[0]](*(_decode(item) for item in value[1:]))
+    if type(value) is tuple:
+        return tuple(_decode(item) for item in value)
+    return value
+
+
+def file_key(real: Path, shown: str, kind: str | None, anchor: str | None) -> str:
+    return f"{real}\0{shown}\0{kind}\0{anchor}"
+
+
+class ResultCache:
+    """The entries of one project and run-wide key; `save` writes back what changed."""
+
+    def __init__(self, directory: Path, salt: str) -> None:
+        self.folder = directory / __version__
+        self.path = self.folder / f"results-{salt[:32]}.bin"
+        self.salt = salt
+        self.directory = directory
+        self.entries = self._load(self.path)
+        self.changed: dict[str, Entry] = {}
+        self.used: set[str] = set()
+        self.started = clock()
+
+    def _load(self, path: Path) -> dict[str, Entry]:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return {}
+        if not data.startswith(MAGIC):
+            return {}
+        checksum = data[len(MAGIC) : len(MAGIC) + CHECKSUM_SIZE]
+        payload = data[len(MAGIC) + CHECKSUM_SIZE :]
+        if hashlib.blake2b(payload, digest_size=CHECKSUM_SIZE).digest() != checksum:
+            return {}
+        try:
+            salt, entries = marshal.loads(payload)
+        except (EOFError, ValueError, TypeError):
+            return {}
+        if salt != self.salt or not isinstance(entries, dict):
+            return {}
+        return entries
+
+    def lookup(self, key: str, real: Path) -> tuple[list[Finding] | None, bytes | None, Stamp | None, bytes]:
+        """(cached findings or None, the source if it was read, the file's stamp, its hash).
+
+        An OSError from reading the file propagates: the caller reports it."""
+        self.used.add(key)
+        entry = self.entries.get(key)
+        if type(entry) is not tuple or len(entry) != 3:
+            entry = None  # absent, or malformed: recompute
+        try:
+            now = stamp(os.stat(real))
+        except OSError:
+            now = None
+        if entry is not None and now is not None and entry[0] == now:
+            found = self._findings(entry)
+            if found is not None:
+                return found, None, now, entry[1]
+        source = real.read_bytes()
+        digest = content_hash(source)
+        if entry is not None and entry[1] == digest:
+            found = self._findings(entry)
+            if found is not None:
+                if now is not None and self._trusted(now) and entry[0] != now:
+                    self.changed[key] = (now, digest, entry[2])  # next time, the stat is enough
+                return found, source, now, digest
+        return None, source, now, digest
+
+    def _findings(self, entry: Entry) -> list[Finding] | None:
+        try:
+            return decode(entry[2])
+        except (TypeError, ValueError, IndexError, KeyError):
+            return None  # a malformed entry: recompute it
+
+    def _trusted(self, now: Stamp) -> bool:
+        return max(now[1], now[2]) < self.started - RACY_NS
+
+    def put(self, key: str, now: Stamp | None, digest: bytes, findings: Sequence[Finding]) -> None:
+        try:
+            rows = encode(findings)
+        except ValueError:
+            return
+        self.changed[key] = (now if now is not None and self._trusted(now) else None, digest, rows)
+
+    def save(self) -> None:
+        """Merge the changes into the file on disk (another run may have written it since)."""
+        if not self.changed:
+            with contextlib.suppress(OSError):
+                os.utime(self.path)  # most recently used: the last to be pruned
+            return
+        entries = self._load(self.path)
+        entries.update(self.changed)
+        if len(entries) > MAX_ENTRIES:
+            keep = self.used | set(self.changed)
+            entries = {k: v for k, v in entries.items() if k in keep}
+        try:
+            payload = marshal.dumps((self.salt, entries))
+        except ValueError:
+            return  # a finding holding something marshal cannot write: do without the cache
+        import tempfile
+
+        temporary = ""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            ignore = self.directory / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# Created by idemlint: cached results, safe to delete.\n*\n")
+            with tempfile.NamedTemporaryFile("wb", dir=self.folder, delete=False, suffix=".tmp") as handle:
+                temporary = handle.name
+                handle.write(MAGIC + hashlib.blake2b(payload, digest_size=CHECKSUM_SIZE).digest() + payload)
+            os.replace(temporary, self.path)
+        except OSError:
+            if temporary:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
+            return  # a cache that cannot be written only costs time
+        self._prune()
+
+    def _prune(self) -> None:
+        with contextlib.suppress(OSError):
+            others = sorted(self.folder.glob("results-*.bin"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+            for old in others[MAX_FILES:]:
+                old.unlink()
