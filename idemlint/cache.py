@@ -26,13 +26,14 @@ import hashlib
 import marshal
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
 from idemlint import __version__
 from idemlint import finding as finding_module
+from idemlint.analysis.project import ProjectIndex
 from idemlint.finding import Finding
 
 MAGIC = b"idemlint-results-1\n"
@@ -116,15 +117,8 @@ class ResultCache:
         self.started = clock()
 
     def _load(self, path: Path) -> dict[str, Entry]:
-        try:
-            data = path.read_bytes()
-        except OSError:
-            return {}
-        if not data.startswith(MAGIC):
-            return {}
-        checksum = data[len(MAGIC) : len(MAGIC) + CHECKSUM_SIZE]
-        payload = data[len(MAGIC) + CHECKSUM_SIZE :]
-        if hashlib.blake2b(payload, digest_size=CHECKSUM_SIZE).digest() != checksum:
+        payload = _read_checked(path, MAGIC)
+        if payload is None:
             return {}
         try:
             salt, entries = marshal.loads(payload)
@@ -191,22 +185,12 @@ class ResultCache:
             payload = marshal.dumps((self.salt, entries))
         except ValueError:
             return  # a finding holding something marshal cannot write: do without the cache
-        import tempfile
-
-        temporary = ""
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):
             ignore = self.directory / ".gitignore"
             if not ignore.exists():
+                self.directory.mkdir(parents=True, exist_ok=True)
                 ignore.write_text("# Created by idemlint: cached results, safe to delete.\n*\n")
-            with tempfile.NamedTemporaryFile("wb", dir=self.folder, delete=False, suffix=".tmp") as handle:
-                temporary = handle.name
-                handle.write(MAGIC + hashlib.blake2b(payload, digest_size=CHECKSUM_SIZE).digest() + payload)
-            os.replace(temporary, self.path)
-        except OSError:
-            if temporary:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
+        if not _write_checked(self.path, MAGIC, payload):
             return  # a cache that cannot be written only costs time
         self._prune()
 
@@ -215,3 +199,93 @@ class ResultCache:
             others = sorted(self.folder.glob("results-*.bin"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
             for old in others[MAX_FILES:]:
                 old.unlink()
+
+
+INDEX_MAGIC = b"idemlint-index-1\n"
+
+
+def cached_index(
+    files: Iterable[Path], directory: Path | None, key: str, build: Callable[[list[Path]], ProjectIndex]
+) -> ProjectIndex:
+    """`build(files)`, or the index it built last time for the same files (same stat, or
+    same content) and the same `key` (what else the index depends on: its configuration and
+    root). Facts are the builder's own: the whole index is stored, not a copy of its logic."""
+    import pickle
+
+    paths = list(files)
+    if directory is None:
+        return build(paths)
+    started = clock()
+    store = directory / __version__ / f"index-{hashlib.sha256(key.encode()).hexdigest()[:32]}.bin"
+    unique = list(dict.fromkeys(str(p) for p in paths))
+    stored = _read_checked(store, INDEX_MAGIC)
+    manifest: list[tuple[str, Stamp | None, bytes]] = []
+    reusable = False
+    try:
+        old_key, old_manifest, blob = marshal.loads(stored) if stored is not None else ("", (), b"")
+        reusable = old_key == key and len(old_manifest) == len(unique)
+    except (EOFError, ValueError, TypeError):
+        old_manifest, blob = (), b""
+    for index, name in enumerate(unique):
+        try:
+            now: Stamp | None = stamp(os.stat(name))
+        except OSError:
+            now = None
+        old = old_manifest[index] if reusable else None
+        if old is not None and old[0] == name and old[1] is not None and old[1] == now:
+            manifest.append(old)
+            continue
+        try:
+            digest = content_hash(Path(name).read_bytes())
+        except OSError:
+            digest = b""
+        trusted = now if now is not None and max(now[1], now[2]) < started - RACY_NS else None
+        manifest.append((name, trusted, digest))
+        reusable = reusable and old is not None and old[0] == name and old[2] == digest
+    if reusable:
+        try:
+            found = pickle.loads(blob)
+        except Exception:  # a stored index this version cannot read: build afresh
+            found = None
+        if isinstance(found, ProjectIndex):
+            if tuple(manifest) != tuple(old_manifest):
+                _write_checked(store, INDEX_MAGIC, marshal.dumps((key, tuple(manifest), blob)))
+            return found
+    built = build(paths)
+    try:
+        _write_checked(store, INDEX_MAGIC, marshal.dumps((key, tuple(manifest), pickle.dumps(built))))
+    except (ValueError, pickle.PicklingError):
+        pass
+    return built
+
+
+def _read_checked(path: Path, magic: bytes) -> bytes | None:
+    """The payload of a file written by `_write_checked`, or None if missing or corrupt."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    checksum = data[len(magic) : len(magic) + CHECKSUM_SIZE]
+    payload = data[len(magic) + CHECKSUM_SIZE :]
+    if not data.startswith(magic) or hashlib.blake2b(payload, digest_size=CHECKSUM_SIZE).digest() != checksum:
+        return None
+    return payload
+
+
+def _write_checked(path: Path, magic: bytes, payload: bytes) -> bool:
+    """Write atomically: a temporary file in the same folder, renamed over the old one."""
+    import tempfile
+
+    temporary = ""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False, suffix=".tmp") as handle:
+            temporary = handle.name
+            handle.write(magic + hashlib.blake2b(payload, digest_size=CHECKSUM_SIZE).digest() + payload)
+        os.replace(temporary, path)
+    except OSError:
+        if temporary:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        return False
+    return True

@@ -272,3 +272,41 @@ def test_concurrent_runs_merge_their_entries_and_leave_no_temporary_files(
     assert sorted(merged.entries) == sorted([copied[0][1], copied[1][1]])
     assert merged.lookup(copied[0][1], copied[0][0])[0] == []
     assert [p.name for p in cache.rglob("*") if p.is_file() and p.name != ".gitignore"] == [merged.path.name]
+
+
+def test_the_project_index_is_rebuilt_only_when_a_file_or_the_key_changes(
+    later: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from idemlint.analysis.project import build_index
+    from idemlint.cache import cached_index
+
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES.parent / "data" / "project_index", project)
+    files = sorted(project.rglob("*.py"))
+    cache = tmp_path / "cache"
+    builds: list[int] = []
+
+    def build(paths: list[Path]) -> object:
+        builds.append(len(paths))
+        return build_index(paths)
+
+    def index(key: str = "config", paths: list[Path] = files) -> object:
+        return cached_index(paths, cache, key, build)  # type: ignore[arg-type]
+
+    first = index()
+    assert first == build_index(files) and first.guarded_setters == frozenset({"set_status"})  # type: ignore[attr-defined]
+    assert index() == first and builds == [len(files)]
+    age(files, seconds=7200)  # touched: compared by content, not rebuilt
+    assert index() == first and index() == first and len(builds) == 1
+    assert index(key="other") == first and len(builds) == 2
+    assert index(paths=files[:-1]) == build_index(files[:-1]) and len(builds) == 3
+    models = project / "shop" / "models.py"
+    models.write_text(models.read_text().replace("        if self.complete:\n            return\n", ""))
+    edited = index()
+    assert len(builds) == 4 and edited == build_index(files) and edited.guarded_setters == frozenset()  # type: ignore[attr-defined]
+    for stored in cache.rglob("index-*.bin"):
+        stored.write_bytes(stored.read_bytes()[:-1])
+    assert index() == edited and len(builds) == 5
+    assert cached_index(files, None, "config", build) == edited and len(builds) == 6  # type: ignore[arg-type]
