@@ -94,10 +94,14 @@ def build_project_index(
 ) -> ProjectIndex:
     """What the project's own helpers do (idemlint.analysis.project), only when a rule needs it."""
     from idemlint.analysis.project import build_index
+    from idemlint.paths import SOURCE, PathKinds
 
     if not any(rule.needs_project for rule in rules):
         return EMPTY
-    return build_index(project_files(config, found, paths))
+    kinds = PathKinds(config.root)
+    return build_index(
+        project_files(config, found, paths), config.root, config, lambda path: kinds.kind(path) == SOURCE
+    )
 
 
 # -- checking ------------------------------------------------------------------------------------

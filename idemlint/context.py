@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from idemlint.analysis.keys import KeySinks
     from idemlint.analysis.policy import PolicyAnalysis
     from idemlint.analysis.retry import RetryAnalysis
+    from idemlint.analysis.summaries import Callee, ModuleSummaries
     from idemlint.config import Config
 
 
@@ -63,6 +64,38 @@ class FileContext:
         from idemlint.analysis.effects import EffectAnalysis
 
         return EffectAnalysis(self.model, self.sinks, self.config)
+
+    @cached_property
+    def module_name(self) -> str:
+        """This file's dotted module name, from its path relative to the project root."""
+        from pathlib import Path
+
+        from idemlint.analysis.calls import module_name
+
+        self.model.memo["is_package"] = self.path.endswith("__init__.py")
+        relative = self.path
+        if self._project.root:
+            try:
+                relative = Path(self.path).resolve().relative_to(self._project.root).as_posix()
+            except ValueError:
+                pass
+        return module_name(relative)
+
+    @cached_property
+    def summaries(self) -> ModuleSummaries:
+        """What each function does that its callers inherit, followed through calls."""
+        from idemlint.analysis.summaries import summarise
+
+        project = self._project if self._project is not EMPTY else None
+        return summarise(self.model, self.retry, self.sinks, self.effects, self.module_name, project)
+
+    def callee(self, call: cst.Call) -> Callee | None:
+        """The function `call` runs and its summary, in this module or (with a project index)
+        elsewhere in the project."""
+        from idemlint.analysis.summaries import callee_of
+
+        project = self._project if self._project is not EMPTY else None
+        return callee_of(self.model, call, self.summaries, self.module_name, project)
 
     @cached_property
     def db(self) -> DbAnalysis:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from idemlint.analysis.project import EMPTY, ProjectIndex
 from idemlint.config import Config
-from idemlint.finding import Finding
+from idemlint.finding import Finding, Related
 from idemlint.parsing import FILE_TIME_BUDGET, HELP_LIMIT, Rejected, decode_source, parse_source, within_budget
 from idemlint.per_file import rules_for_path
 from idemlint.registry import PARSE_ERROR, RESERVED, UNUSED_SUPPRESSION, is_enabled
@@ -29,6 +29,7 @@ from idemlint.suppression import find_suppressions, is_suppressed, split_lines
 if TYPE_CHECKING:
     import libcst as cst
 
+    from idemlint.analysis.summaries import Step
     from idemlint.context import FileContext
     from idemlint.rule import Report
 
@@ -75,7 +76,7 @@ def _check_source(
     if isinstance(text, Rejected):
         return _rejected(path, text, config)
     lowered = text.lower()
-    wanted = [rule for rule in rules if rule.wanted(lowered, config)]
+    wanted = [rule for rule in rules if rule.wanted(lowered, config, project)]
     suppressions = find_suppressions(text)
     if not wanted and not (report_unused_noqa and suppressions):
         return FileResult(path)  # the pre-filter: libcst is never loaded for this file
@@ -148,9 +149,18 @@ def _findings(ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor
                     lines[line - 1] if line <= len(lines) else "",
                     _function_name(ctx, report.node),
                 ),
+                related=tuple(_related(step, positions, anchor) for step in report.related),
             )
         )
     return findings
+
+
+def _related(step: Step, positions: dict[cst.CSTNode, tuple[int, int, int, int]], anchor: str) -> Related:
+    """A step of a finding's chain: in this file (its node's line) or in another (path and line
+    from the project index); paths are relative to the project root."""
+    if step.node is not None:
+        return Related(anchor, positions.get(step.node, (0, 0, 0, 0))[0], step.text)
+    return Related(step.path, step.line, step.text)
 
 
 def fingerprint(code: str, path: str, line_text: str, function: str) -> str:

@@ -21,6 +21,15 @@ class Fix:
     description: str
 
 
+@dataclass(frozen=True, slots=True)
+class Related:
+    """A place a reader follows from a finding to its cause (a helper, the key it makes)."""
+
+    path: str
+    line: int
+    message: str
+
+
 @dataclass(frozen=True, slots=True, order=True)
 class Finding:
     """One reported problem. Lines and columns are 1-based, as editors count them."""
@@ -40,6 +49,7 @@ class Finding:
     # Stable across unrelated edits: code, path, the finding's normalised source line and
     # enclosing function, not the line number (baselines and SARIF fingerprints use it).
     fingerprint: str = field(default="", compare=False)
+    related: tuple[Related, ...] = field(default=(), compare=False)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -56,4 +66,5 @@ class Finding:
             "confidence": self.confidence,
             "fingerprint": self.fingerprint,
             "fix_available": self.fix is not None,
+            "related": [{"path": r.path, "line": r.line, "message": r.message} for r in self.related],
         }

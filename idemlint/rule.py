@@ -17,6 +17,8 @@ __all__ = ["FixPlan", "NodeEdit", "Report", "Rule"]  # FixPlan, NodeEdit: re-exp
 if TYPE_CHECKING:
     import libcst as cst
 
+    from idemlint.analysis.project import ProjectIndex
+    from idemlint.analysis.summaries import Step
     from idemlint.config import Config
     from idemlint.context import FileContext
 
@@ -34,6 +36,9 @@ class Report:
     # a caller may have locked, a failure status written on an error path): `--min-confidence`
     # then keeps the findings a reviewer must see.
     confidence: str | None = None
+    # Where a reader follows the finding to its cause (the helper in another module, the
+    # key it makes): SARIF relatedLocations, JSON `related`, a `via` line in text.
+    related: tuple[Step, ...] = ()
 
 
 class Rule:
@@ -57,6 +62,11 @@ class Rule:
     skips_migrations: ClassVar[bool] = False
     # Reads the project index (idemlint.analysis.project): the runner builds it only when needed.
     needs_project: ClassVar[bool] = False
+    # Trigger groups (by position) that a call to a project function with one of these
+    # summary facts satisfies too: a file that calls `client.post(...)`, where `post` makes a
+    # key, needs no key-making word of its own.
+    project_facts: ClassVar[tuple[str, ...]] = ()
+    project_groups: ClassVar[frozenset[int]] = frozenset()
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         raise NotImplementedError
@@ -66,5 +76,14 @@ class Rule:
         return cls.triggers
 
     @classmethod
-    def wanted(cls, lowered_source: str, config: Config) -> bool:
-        return all(any(word in lowered_source for word in group) for group in cls.trigger_groups(config))
+    def wanted(cls, lowered_source: str, config: Config, project: ProjectIndex | None = None) -> bool:
+        names: set[str] = set()
+        if project is not None:
+            for fact in cls.project_facts:
+                names.update(project.names_with.get(fact, ()))
+        return all(
+            any(word in lowered_source for word in group)
+            or index in cls.project_groups
+            and any(name in lowered_source for name in names)
+            for index, group in enumerate(cls.trigger_groups(config))
+        )

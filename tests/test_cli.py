@@ -81,6 +81,7 @@ def test_json_output_has_the_documented_keys(project: Path) -> None:
             "confidence": "high",
             "fingerprint": data[0]["fingerprint"],
             "fix_available": False,
+            "related": [],
         }
     ]
 

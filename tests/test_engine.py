@@ -119,7 +119,7 @@ def test_pre_filter_never_hides_a_fixture_finding(monkeypatch) -> None:  # type:
 
     sources = {p: p.read_text(encoding="utf-8") for p in sorted(FIXTURES.rglob("*.py"))}
     filtered = {p: found(s, path=p.name) for p, s in sources.items()}
-    monkeypatch.setattr(Rule, "wanted", classmethod(lambda cls, lowered, config: True))
+    monkeypatch.setattr(Rule, "wanted", classmethod(lambda cls, lowered, config, project=None: True))
     unfiltered = {p: found(s, path=p.name) for p, s in sources.items()}
     assert filtered == unfiltered
     assert sum(len(v) for v in filtered.values()) > 300

@@ -18,9 +18,14 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from idemlint.analysis.summaries import ModuleFacts, Passed, Summary
+    from idemlint.config import Config
 
 # `set_status`, `change_status`, `update_subscription_status`, `mark_state`...
 SETTER = re.compile(r"^(set|change|update|mark)_(\w+_)?(status|state|stage|phase)$")
@@ -34,11 +39,73 @@ class ProjectIndex:
     guarded_setters: frozenset[str] = frozenset()
     # state setters defined in the project that write without such a check
     unguarded_setters: frozenset[str] = frozenset()
+    # what each summarised function does (`analysis/summaries.py`), followed across modules:
+    # dotted name -> (summary, root-relative path, line of the def)
+    functions: Mapping[str, tuple[Summary, str, int]] = field(default_factory=dict)
+    # dotted class name -> (bases as dotted names, names of the methods it defines)
+    classes: Mapping[str, tuple[tuple[str, ...], frozenset[str]]] = field(default_factory=dict)
+    # module-level instances (`psp = PspClient()`): dotted name -> class
+    instances: Mapping[str, str] = field(default_factory=dict)
+    root: str = ""  # the project root the module names are relative to (not in the digest)
+    # for the pre-filter: `name(` of every summarised function with each fact, lower-cased
+    names_with: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def digest(self) -> str:
-        text = repr((sorted(self.guarded_setters), sorted(self.unguarded_setters)))
+        text = repr(
+            (
+                sorted(self.guarded_setters),
+                sorted(self.unguarded_setters),
+                sorted(self.functions.items()),
+                sorted(self.classes.items()),
+                sorted(self.instances.items()),
+            )
+        )
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def function(self, target: str) -> tuple[str, Summary, str, int] | None:
+        """The summarised function a call target names: itself, the method a base class
+        defines (the first in depth-first base order, as far as the index knows the classes),
+        or, for `~api_client.post`, the method of the one project class named like the
+        receiver. A method the class defines itself without a summary hides its bases'."""
+        from idemlint.analysis.calls import CONVENTION
+
+        if target.startswith(CONVENTION):
+            receiver, _, method = target[len(CONVENTION) :].partition(".")
+            owner = self._class_named(receiver)
+            if owner is None:
+                return None
+            target = f"{owner}.{method}"
+        found = self.functions.get(target)
+        if found is not None:
+            return (target, *found)
+        owner, _, method = target.rpartition(".")
+        if owner in self.instances:
+            owner = self.instances[owner]
+            target = f"{owner}.{method}"
+            found = self.functions.get(target)
+            if found is not None:
+                return (target, *found)
+        seen: set[str] = set()
+        pending = [owner]
+        while pending and len(seen) < 20:
+            current = pending.pop(0)
+            if current in seen or current not in self.classes:
+                continue
+            seen.add(current)
+            bases, methods = self.classes[current]
+            if current != owner and method in methods:
+                found = self.functions.get(f"{current}.{method}")
+                return (f"{current}.{method}", *found) if found is not None else None
+            if current == owner and method in methods:
+                return None
+            pending.extend(bases)
+        return None
+
+    def _class_named(self, receiver: str) -> str | None:
+        wanted = receiver.replace("_", "").lower()
+        matches = [name for name in self.classes if name.rsplit(".", 1)[-1].lower() == wanted]
+        return matches[0] if len(matches) == 1 else None
 
 
 EMPTY = ProjectIndex()
@@ -124,17 +191,140 @@ def _writes_self(statement: ast.stmt) -> bool:
     return False
 
 
-def build_index(files: Iterable[Path]) -> ProjectIndex:
-    """Map every file to its facts, reduce to one index. Unreadable files are skipped
-    (the check itself reports them)."""
+@dataclass(frozen=True)
+class FileFacts:
+    """What the index keeps of one file (map), so one file can be re-read and the index
+    reduced again (the language server does, on every save)."""
+
+    setters: Mapping[str, bool] = field(default_factory=dict)
+    summaries: ModuleFacts | None = None
+
+
+def file_facts(
+    source: bytes, path: Path, root: Path | None = None, config: Config | None = None, summarise: bool = True
+) -> FileFacts:
+    """Map one file. With `config` and `summarise` (production code: tests and migrations are
+    never called from it), its functions are summarised too (module names from the path
+    relative to `root`)."""
+    summaries = summary_facts(source, _relative(path, root), config) if config is not None and summarise else None
+    return FileFacts(setter_facts(source), summaries)
+
+
+def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> ProjectIndex:
+    """Reduce: one index from every file's facts. A setter is guarded only if every
+    definition in the project is; calls are followed across modules (`follow_calls`)."""
     guarded: dict[str, bool] = {}
+    modules: list[ModuleFacts] = []
+    for facts in files:
+        for name, is_guarded in facts.setters.items():
+            guarded[name] = guarded.get(name, is_guarded) and is_guarded
+        if facts.summaries is not None:
+            modules.append(facts.summaries)
+    index = ProjectIndex(
+        frozenset(n for n, g in guarded.items() if g),
+        frozenset(n for n, g in guarded.items() if not g),
+        root=str(root.resolve()) if root is not None else "",
+    )
+    return follow_calls(index, modules) if modules else index
+
+
+def build_index(
+    files: Iterable[Path],
+    root: Path | None = None,
+    config: Config | None = None,
+    summarise: Callable[[Path], bool] = lambda path: True,
+) -> ProjectIndex:
+    """Map every file to its facts, reduce to one index. Unreadable files are skipped (the
+    check itself reports them)."""
+    facts = []
     for path in files:
         try:
             source = path.read_bytes()
         except OSError:
             continue
-        for name, is_guarded in setter_facts(source).items():
-            guarded[name] = guarded.get(name, is_guarded) and is_guarded
-    return ProjectIndex(
-        frozenset(n for n, g in guarded.items() if g), frozenset(n for n, g in guarded.items() if not g)
-    )
+        facts.append(file_facts(source, path, root, config, summarise(path)))
+    return reduce_facts(facts, root)
+
+
+# Files worth summarising: they call another system (an HTTP or SDK library is imported) or
+# make random values; a function elsewhere inherits facts only from such a file.
+_SUMMARY_CANDIDATE = re.compile(
+    rb"^[ \t]*(?:from|import)[ \t]+(?:requests|httpx|aiohttp|urllib3|boto3|stripe|braintree|adyen|Adyen|square|"
+    rb"squareup|paypalrestsdk|mollie|razorpay|twilio)\b|uuid[1-7]?\(|token_(?:hex|urlsafe|bytes)\(|urandom\(",
+    re.MULTILINE,
+)
+
+
+def summary_facts(source: bytes, path: str, config: Config) -> ModuleFacts | None:
+    """One module's function summaries for the index, or None when it has none."""
+    from idemlint.analysis.calls import module_name
+    from idemlint.analysis.summaries import module_facts
+
+    extra = tuple(re.escape(name.split(".")[0]).encode() for name in config.side_effect_calls)
+    if not _SUMMARY_CANDIDATE.search(source) and not (extra and re.search(b"|".join(extra), source)):
+        return None
+    try:
+        text = source.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return module_facts(text, path, module_name(path), config)
+
+
+def _relative(path: Path, root: Path | None) -> str:
+    if root is not None:
+        try:
+            return path.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    return path.as_posix()
+
+
+def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectIndex:
+    """Reduce: every summarised function, then a few rounds in which a function inherits what
+    the functions it calls do (a POST without a key, a key made per call), each round one call
+    deeper; recursion and cycles end because a fact, once known, is never replaced."""
+    from idemlint.analysis.summaries import MAX_DEPTH, Step, Summary, short_name
+
+    functions: dict[str, tuple[Summary, str, int]] = {}
+    classes: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
+    instances: dict[str, str] = {}
+    edges: list[tuple[str, int, str, str, int, Passed]] = []
+    for facts in modules:
+        for name, summary, line in facts.functions:
+            functions[name] = (summary, facts.path, line)
+        for name, bases, methods in facts.classes:
+            classes[name] = (bases, methods)
+        instances.update(facts.instances)
+        for caller, def_line, target, line, passed in facts.edges:
+            edges.append((caller, def_line, target, facts.path, line, passed))
+    index = replace(index, functions=functions, classes=classes, instances=instances)
+    for _round in range(MAX_DEPTH):
+        changed = False
+        for caller, def_line, target, path, line, passed in edges:
+            found = index.function(target)
+            if found is None or found[0] == caller:
+                continue
+            qualname, inner, _where, _line = found
+            current = functions[caller][0] if caller in functions else Summary()
+            step = Step(f"{short_name(qualname)}()", path=path, line=line)
+            supplied, forwarded = inner.key_binding(passed)
+            updates: dict[str, object] = {}
+            if inner.sends_key and current.sends_key is None and not supplied:
+                updates["sends_key"] = (step, *inner.sends_key)
+                updates["key_params"] = current.key_params | forwarded
+            if inner.unkeyed_effect and current.unkeyed_effect is None:
+                updates["unkeyed_effect"] = (step, *inner.unkeyed_effect)
+                updates["effect_operation"] = current.effect_operation or inner.effect_operation
+            if inner.effect and current.effect is None:
+                updates["effect"] = (step, *inner.effect)
+            if updates:
+                functions[caller] = (replace(current, **updates), path, def_line)  # type: ignore[arg-type]
+                changed = True
+        if not changed:
+            break
+    names: dict[str, set[str]] = {}
+    for name, (summary, _path, _line) in functions.items():
+        for fact in ("returns_key", "sends_key", "unkeyed_effect", "effect"):
+            if getattr(summary, fact):
+                names.setdefault(fact, set()).add(name.rsplit(".", 1)[-1].lower() + "(")
+    return replace(index, functions=functions, names_with={fact: frozenset(found) for fact, found in names.items()})

@@ -17,7 +17,7 @@ from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 
 from idemlint import api
-from idemlint.analysis.project import EMPTY, ProjectIndex, setter_facts
+from idemlint.analysis.project import EMPTY, FileFacts, ProjectIndex, file_facts, reduce_facts
 from idemlint.config import Config, ConfigError, load_config
 from idemlint.finding import Finding
 from idemlint.lsp.convert import to_diagnostic
@@ -64,17 +64,21 @@ class Analysis:
 class ProjectFacts:
     """The project index of one root, as facts per file so that one file can be updated."""
 
-    files: dict[Path, dict[str, bool]] = field(default_factory=dict)
+    config: Config
+    files: dict[Path, FileFacts] = field(default_factory=dict)
     index: ProjectIndex = EMPTY
 
+    def read(self, path: Path) -> None:
+        try:
+            source = path.read_bytes()
+        except OSError:
+            self.files.pop(path, None)
+            return
+        production = PathKinds(self.config.root).kind(path) == SOURCE
+        self.files[path] = file_facts(source, path, self.config.root, self.config, production)
+
     def reduce(self) -> ProjectIndex:
-        guarded: dict[str, bool] = {}
-        for facts in self.files.values():
-            for name, is_guarded in facts.items():
-                guarded[name] = guarded.get(name, is_guarded) and is_guarded
-        self.index = ProjectIndex(
-            frozenset(n for n, g in guarded.items() if g), frozenset(n for n, g in guarded.items() if not g)
-        )
+        self.index = reduce_facts(self.files.values(), self.config.root)
         return self.index
 
 
@@ -156,9 +160,9 @@ class Checker:
         root = target.config.root
         facts = self._projects.get(root)
         if facts is None:
-            facts = ProjectFacts()
+            facts = ProjectFacts(target.config)
             for path in api.project_files(target.config):
-                facts.files[resolved(path)] = _facts_of(path)
+                facts.read(resolved(path))
             facts.reduce()
             self._projects[root] = facts
         return facts.index
@@ -173,7 +177,7 @@ class Checker:
                     continue
                 before = facts.index
                 if path.is_file():
-                    facts.files[path] = _facts_of(path)
+                    facts.read(path)
                 else:
                     facts.files.pop(path, None)
                 if facts.reduce() != before:
@@ -187,10 +191,3 @@ class Checker:
             return None
         outcome = api.fix_text(analysis.text, target.anchor, target.config, target.rules, unsafe=False)
         return outcome.text if outcome.applied and outcome.text != analysis.text else None
-
-
-def _facts_of(path: Path) -> dict[str, bool]:
-    try:
-        return setter_facts(path.read_bytes())
-    except OSError:
-        return {}

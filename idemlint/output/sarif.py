@@ -50,23 +50,16 @@ def _rules() -> list[dict[str, object]]:
     return rules
 
 
-def _location(finding: Finding) -> dict[str, object]:
+def _location(path: str, line: int, col: int = 0, end_line: int = 0, end_col: int = 0) -> dict[str, object]:
     artifact: dict[str, object]
-    if Path(finding.path).is_absolute():
-        artifact = {"uri": Path(finding.path).as_uri()}
+    if Path(path).is_absolute():
+        artifact = {"uri": Path(path).as_uri()}
     else:
-        artifact = {"uri": finding.path, "uriBaseId": "%SRCROOT%"}
-    return {
-        "physicalLocation": {
-            "artifactLocation": artifact,
-            "region": {
-                "startLine": finding.line,
-                "startColumn": finding.col,
-                "endLine": max(finding.end_line, finding.line),
-                "endColumn": max(finding.end_col, 1),
-            },
-        }
-    }
+        artifact = {"uri": path, "uriBaseId": "%SRCROOT%"}
+    region: dict[str, int] = {"startLine": max(line, 1)}
+    if col:
+        region.update(startColumn=col, endLine=max(end_line, line), endColumn=max(end_col, 1))
+    return {"physicalLocation": {"artifactLocation": artifact, "region": region}}
 
 
 def format_sarif(findings: Sequence[Finding], color: bool, root: Path | None = None) -> str:
@@ -75,16 +68,20 @@ def format_sarif(findings: Sequence[Finding], color: bool, root: Path | None = N
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     results = []
     for finding, line_hash in zip(findings, occurrence_fingerprints(findings), strict=True):
-        results.append(
-            {
-                "ruleId": finding.code,
-                "ruleIndex": index[finding.code],
-                "level": _LEVEL.get(finding.severity, "warning"),
-                "message": {"text": f"{finding.message}. {finding.suggestion}"},
-                "locations": [_location(finding)],
-                "partialFingerprints": {"primaryLocationLineHash": line_hash},
-            }
-        )
+        result: dict[str, object] = {
+            "ruleId": finding.code,
+            "ruleIndex": index[finding.code],
+            "level": _LEVEL.get(finding.severity, "warning"),
+            "message": {"text": f"{finding.message}. {finding.suggestion}"},
+            "locations": [_location(finding.path, finding.line, finding.col, finding.end_line, finding.end_col)],
+            "partialFingerprints": {"primaryLocationLineHash": line_hash},
+        }
+        if finding.related:  # the chain from the finding to its cause, in another function or file
+            result["relatedLocations"] = [
+                {**_location(r.path, r.line), "id": number, "message": {"text": r.message}}
+                for number, r in enumerate(finding.related)
+            ]
+        results.append(result)
     log = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",

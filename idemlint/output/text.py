@@ -40,6 +40,7 @@ def format_text(findings: Sequence[Finding], color: bool, sources: Mapping[str, 
         lines.append(headline(f, color))
         if sources is not None and f.path in sources:
             lines.extend(source_excerpt(f, sources[f.path], color))
+        lines.extend(f"    via: {r.path}:{r.line}: {r.message}" for r in f.related)
         lines.append(f"    help: {f.suggestion}")
         if f.code in RESERVED_CODES:  # reported by idemlint itself: no confidence to state
             lines.append(f"    ({f.severity}; `idemlint explain {f.code}`)")

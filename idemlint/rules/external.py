@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint.analysis.effects import SideEffect
-from idemlint.analysis.model import iter_nodes, local_callee
+from idemlint.analysis.model import iter_nodes
+from idemlint.analysis.summaries import chain_origin, related_steps, via
 from idemlint.analysis.timeouts import records_failure, timeout_caught
 from idemlint.rule import Report, Rule
 from idemlint.triggers import RETRY
@@ -99,24 +100,17 @@ def pay_invoice(invoice, key):
         ("boto3 SQS/SNS FIFO", "`MessageDeduplicationId=event.id`."),
     )
     triggers = (EFFECT_WORDS, (*RETRY, "while ", "range(", "autoretry"))
+    needs_project = True
+    project_facts = ("unkeyed_effect",)
+    project_groups = frozenset({0})
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         model, retry, effects = ctx.model, ctx.retry, ctx.effects
         if not retry.contexts:
             return
-        helpers: dict[cst.CSTNode, SideEffect] = {}
         for effect in effects.effects:
-            if unkeyed_effect(effect):
-                scope = model.scope_of(effect.call)
-                if (
-                    isinstance(scope, cst.FunctionDef)
-                    and retry.context_of(effect.call) is None
-                    and scope not in helpers
-                ):
-                    helpers[scope] = effect
-        for effect in effects.effects:
-            if not unkeyed_effect(effect):
-                continue
+            if not unkeyed_effect(effect) or ctx.callee(effect.call) is not None:
+                continue  # a project function: what it sends is known from its summary, below
             context = retry.context_of(effect.call)
             if context is not None:
                 what = f"{effect.method} " if effect.method else ""
@@ -126,19 +120,19 @@ def pay_invoice(invoice, key):
                     lines=(("context", context.anchor),),
                 )
         for call in model.calls:
-            helper = local_callee(model, call)
-            helped = helpers.get(helper) if helper is not None else None
-            if helped is None:
-                continue
-            effect = helped
             context = retry.context_of(call)
-            if context is not None:
-                yield Report(
-                    call,
-                    f"{helper.name.value}() makes {effect.operation}() without an idempotency key (line $effect) "  # type: ignore[union-attr]
-                    f"and is called on every attempt of the {context.label} on line $context",
-                    lines=(("effect", effect.call), ("context", context.anchor)),
-                )
+            callee = ctx.callee(call) if context is not None else None
+            chain = callee.summary.unkeyed_effect if callee is not None else None
+            if callee is None or chain is None or context is None:
+                continue
+            origin, lines = chain_origin(chain, "effect")
+            yield Report(
+                call,
+                f"{callee.name}() makes {callee.summary.effect_operation}() without an idempotency key ({origin}"
+                f"{via(chain)}) and is called on every attempt of the {context.label} on line $context",
+                lines=(*lines, ("context", context.anchor)),
+                related=related_steps(callee, chain),
+            )
 
 
 class TimeoutAsFailure(Rule):
@@ -209,12 +203,12 @@ def capture(order):
         ),
         EFFECT_WORDS,
     )
+    needs_project = True
+    project_facts = ("effect",)
+    project_groups = frozenset({1})
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
-        model, effects = ctx.model, ctx.effects
-        if not effects.effects:
-            return
-        with_effects: set[cst.CSTNode] = {model.scope_of(e.call) for e in effects.effects}
+        model = ctx.model
         for handler in model.handlers:
             caught = timeout_caught(ctx.model, handler)
             if caught is None:
@@ -227,7 +221,7 @@ def capture(order):
                 if any(timeout_caught(ctx.model, h) for h in earlier):
                     continue  # a catch-all after a clause that already takes the timeouts
 
-            effect = self._effect_in(ctx, try_node.body, with_effects)
+            effect = self._effect_in(ctx, try_node.body)
             if effect is None:
                 continue
             failure = records_failure(ctx.model, handler)
@@ -237,14 +231,14 @@ def capture(order):
                     f"a {caught} from {effect} is handled as a definite failure ({failure}), but the request may have succeeded",
                 )
 
-    def _effect_in(self, ctx: FileContext, block: cst.CSTNode, with_effects: set[cst.CSTNode]) -> str | None:
-        model, effects = ctx.model, ctx.effects
+    def _effect_in(self, ctx: FileContext, block: cst.CSTNode) -> str | None:
+        effects = ctx.effects
         for node in iter_nodes(block):
             if isinstance(node, cst.Call):
                 effect = effects.by_call.get(node)
                 if effect is not None:
                     return f"{effect.operation}()"
-                helper = local_callee(model, node)
-                if helper is not None and helper in with_effects:
-                    return f"{helper.name.value}()"
+                callee = ctx.callee(node)
+                if callee is not None and callee.summary.effect:
+                    return f"{callee.name}()"
         return None

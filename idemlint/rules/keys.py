@@ -12,7 +12,8 @@ from idemlint.analysis.keys import (
     fresh_value_name,
     hashed_content,
 )
-from idemlint.analysis.model import ModuleModel, local_callee
+from idemlint.analysis.model import ModuleModel
+from idemlint.analysis.summaries import Callee, Chain, chain_origin, related_steps, via
 from idemlint.rule import Report, Rule
 from idemlint.triggers import RETRY
 
@@ -129,12 +130,14 @@ def _post_charge(order, key):
         "and passes it (unsafe because the helper's signature changes)."
     )
     triggers = (FRESH_WORDS, (*RETRY, "for ", "while ", "task"), SINK_WORDS)
+    needs_project = True
+    project_facts = ("returns_key", "sends_key")
+    project_groups = frozenset({0, 2})
 
-    def _check(self, ctx: FileContext) -> Iterator[Report]:
+    def check(self, ctx: FileContext) -> Iterator[Report]:
         model, retry = ctx.model, ctx.retry
         if not retry.contexts:
             return
-        helpers = fresh_key_helpers(ctx)
         reported: set[cst.CSTNode] = set()
         for sink in ctx.sinks.sinks:
             for call in origin_calls(model, sink.value):
@@ -157,46 +160,38 @@ def _post_charge(order, key):
                         lines=(("context", context.anchor),),
                     )
                     continue
-                helper = local_callee(model, call)
-                if helper is not None and helper in helpers.returns_fresh and not key_supplied(model, call, helper):
+                callee = ctx.callee(call)
+                if callee is not None and callee.summary.returns_key and not callee.summary.supplied_by(call):
                     reported.add(call)
-                    yield self._helper_report(
-                        call, helper, helpers.returns_fresh[helper], context.label, context.anchor
-                    )
+                    yield self._helper_report(ctx, call, callee, callee.summary.returns_key, context)
         for call in model.calls:
             if call in reported:
                 continue
-            helper = local_callee(model, call)
-            if helper is None or helper not in helpers.sends_fresh or key_supplied(model, call, helper):
+            callee = ctx.callee(call)
+            if callee is None or not callee.summary.sends_key or callee.summary.supplied_by(call):
                 continue
             context = retry.context_of(call)
             if context is not None:
                 reported.add(call)
-                yield self._helper_report(call, helper, helpers.sends_fresh[helper], context.label, context.anchor)
+                yield self._helper_report(ctx, call, callee, callee.summary.sends_key, context)
 
-    @staticmethod
     def _helper_report(
-        call: cst.Call, helper: cst.FunctionDef, fresh: tuple[str, cst.CSTNode], label: str, anchor: cst.CSTNode
+        self, ctx: FileContext, call: cst.Call, callee: Callee, chain: Chain, context: RetryContext
     ) -> Report:
-        name, origin = fresh
+        origin, lines = chain_origin(chain, "origin")
+        fix = None
+        if callee.function is not None and len(chain) == 1 and chain[0].node is not None:
+            fix = pass_key_to_helper(ctx, call, callee.function, chain[0].node, context)
         return Report(
             call,
-            f"{helper.name.value}() makes a new idempotency key ({name} on line $origin) and is called on every "
-            f"attempt of the {label} on line $context",
+            f"{callee.name}() makes a new idempotency key ({chain[-1].text} {origin}{via(chain)}) and is called on "
+            f"every attempt of the {context.label} on line $context",
             suggestion="Call the key-making code once before retrying and pass the key in; "
-            f"{helper.name.value}() should take the key as a parameter.",
-            lines=(("origin", origin), ("context", anchor)),
+            f"{callee.name}() should take the key as a parameter.",
+            fix=fix,
+            lines=(*lines, ("context", context.anchor)),
+            related=related_steps(callee, chain),
         )
-
-    def check(self, ctx: FileContext) -> Iterator[Report]:
-        for report in self._check(ctx):
-            if report.fix is None and report.lines and report.lines[0][0] == "origin":
-                context = ctx.retry.context_of(report.node)
-                helper = local_callee(ctx.model, report.node)  # type: ignore[arg-type]
-                if context is not None and helper is not None:
-                    fix = pass_key_to_helper(ctx, report.node, helper, report.lines[0][1], context)  # type: ignore[arg-type]
-                    report = Report(report.node, report.message, report.suggestion, fix, report.lines)
-            yield report
 
 
 def _defaults_a_parameter(model: ModuleModel, call: cst.Call) -> bool:
@@ -392,26 +387,6 @@ def _mentions(scope: cst.CSTNode, name: str) -> bool:
     return any(type(n) is cst.Name and n.value == name for n in iter_nodes(scope, stop_at_functions=False))
 
 
-def key_supplied(model: ModuleModel, call: cst.Call, helper: cst.FunctionDef) -> bool:
-    """`helper(..., idempotency_key=key)` where the helper makes a key only as a fallback
-    (`idempotency_key or uuid4()`): this call supplies it."""
-    import libcst as cst
-
-    from idemlint.analysis.model import iter_nodes
-
-    passed = {a.keyword.value for a in call.args if a.keyword is not None}
-    positional = [p.name.value for p in helper.params.params]
-    if positional and positional[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
-        positional = positional[1:]
-    passed |= set(positional[: len([a for a in call.args if a.keyword is None and not a.star])])
-    for node in iter_nodes(helper):
-        if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
-            left = node.left
-            if isinstance(left, cst.Name) and left.value in passed:
-                return True
-    return False
-
-
 def pass_key_to_helper(
     ctx: FileContext, call: cst.Call, helper: cst.FunctionDef, origin: cst.CSTNode, context: RetryContext
 ) -> FixPlan | None:
@@ -457,59 +432,6 @@ def pass_key_to_helper(
         safe=False,
         description=f"make the key once before the loop and pass it to {helper.name.value}()",
     )
-
-
-class FreshKeyHelpers:
-    """Module functions that make a fresh key: returned, or put in a key sink themselves."""
-
-    def __init__(self) -> None:
-        self.returns_fresh: dict[cst.FunctionDef, tuple[str, cst.CSTNode]] = {}
-        self.sends_fresh: dict[cst.FunctionDef, tuple[str, cst.CSTNode]] = {}
-
-
-def fresh_key_helpers(ctx: FileContext) -> FreshKeyHelpers:
-    cached = getattr(ctx, "_fresh_key_helpers", None)
-    if cached is not None:
-        return cached
-    model, retry = ctx.model, ctx.retry
-    helpers = FreshKeyHelpers()
-    retried = {c.node for c in retry.contexts}
-    candidates = [f for f in model.functions if f not in retried]
-    # A few rounds reach helpers that call helpers; the bound keeps it linear.
-    for _round in range(3):
-        changed = False
-        for function in candidates:
-            if function not in helpers.returns_fresh:
-                for ret in model.returns.get(function, ()):
-                    found = ret.value is not None and _fresh_origin(model, ret.value, helpers)
-                    if found:
-                        helpers.returns_fresh[function] = found
-                        changed = True
-                        break
-        if not changed:
-            break
-    candidate_of = {function: function for function in candidates}
-    for sink in ctx.sinks.sinks:
-        sender = candidate_of.get(model.scope_of(sink.value))  # type: ignore[arg-type]
-        if sender is not None and sender not in helpers.sends_fresh:
-            found = _fresh_origin(model, sink.value, helpers)
-            if found:
-                helpers.sends_fresh[sender] = found
-    ctx._fresh_key_helpers = helpers  # type: ignore[attr-defined]
-    return helpers
-
-
-def _fresh_origin(
-    model: ModuleModel, expr: cst.BaseExpression, helpers: FreshKeyHelpers
-) -> tuple[str, cst.CSTNode] | None:
-    for call in origin_calls(model, expr):
-        fresh = fresh_value_name(model, call)
-        if fresh is not None:
-            return fresh, call
-        callee = local_callee(model, call)
-        if callee is not None and callee in helpers.returns_fresh:
-            return helpers.returns_fresh[callee]
-    return None
 
 
 CLOCK_WORDS = ("time", "now(", "today(", "utcnow", "monotonic", "perf_counter")

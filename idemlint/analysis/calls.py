@@ -1,0 +1,198 @@
+"""Which function a call runs, as a dotted name the project index can look up.
+
+`send(order)` after `from shop.mail import send` is `shop.mail.send`; `self._client.post()`
+where `__init__` did `self._client = ApiClient()` is `shop.client.ApiClient.post`;
+`self.charge()` is the enclosing class's `charge` (the index walks the bases when the class
+does not define it). A receiver whose class cannot be seen stays unknown, with one
+convention: a parameter or attribute named after exactly one class of the project
+(`api_client` for `ApiClient`) is taken for an instance of it, written `~api_client.post`
+for the index to settle. Nothing is ever matched by method name alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.analysis.model import ModuleModel
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+CONVENTION = "~"
+
+
+def module_name(relative_path: str, source_roots: tuple[str, ...] = ("src",)) -> str:
+    """`shop/orders/models.py` -> `shop.orders.models`; `pkg/__init__.py` -> `pkg`; a file
+    under a source root (`src/shop/x.py`) drops it, as the installed package is named."""
+    parts = list(PurePosixPath(relative_path.replace("\\", "/")).with_suffix("").parts)
+    if len(parts) > 1 and parts[0] in source_roots:
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(p for p in parts if p not in ("", "."))
+
+
+def absolute(dotted: str, module: str, is_package: bool = False) -> str:
+    """Make a relative import's name (`..errors.ApiError`) absolute from the importing module."""
+    if not dotted.startswith("."):
+        return dotted
+    level = len(dotted) - len(dotted.lstrip("."))
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    if level > 1:
+        package = package[: len(package) - (level - 1)]
+    rest = dotted[level:]
+    return ".".join([*package, rest] if rest else package)
+
+
+def call_target(model: ModuleModel, call: cst.Call, module: str) -> str | None:
+    """The dotted name of the function `call` runs, or None when it cannot be known."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        return _name(model, func, module)
+    if not isinstance(func, cst.Attribute):
+        return None
+    method = func.attr.value
+    receiver = func.value
+    if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):
+        owner = model.enclosing_class(call)
+        return f"{_class_name(model, owner, module)}.{method}" if owner is not None else None
+    if isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and receiver.value.value == "self":
+        owner = model.enclosing_class(call)
+        kind = _attribute_class(model, owner, receiver.attr.value, module) if owner is not None else None
+        return f"{kind}.{method}" if kind else None
+    if isinstance(receiver, cst.Call):
+        kind = _name(model, receiver.func, module) if isinstance(receiver.func, cst.Name) else None
+        return f"{kind}.{method}" if kind and _is_class_name(kind) else None
+    if isinstance(receiver, cst.Name):
+        kind = _instance_class(model, receiver, module)
+        if kind:
+            return f"{kind}.{method}"
+    dotted = model.dotted(func)
+    head = (dotted or "").split(".")[0]
+    if dotted and head in model.imports and not model._shadowed(func, head):
+        return absolute(model.qualname(func) or dotted, module, _is_package(model))
+    return None
+
+
+def _is_package(model: ModuleModel) -> bool:
+    return bool(model.memo.get("is_package"))
+
+
+def _is_class_name(dotted: str) -> bool:
+    return dotted.rsplit(".", 1)[-1][:1].isupper()
+
+
+def _name(model: ModuleModel, name: cst.Name, module: str) -> str | None:
+    """A function or class of this module, or an imported one; None for a local variable."""
+    value = name.value
+    scope = model.scope_of(name)
+    if scope is not model.module and model.bindings_of(scope, value):
+        return None
+    if value in model.module_defs:
+        return f"{module}.{value}"
+    imported = model.imports.get(value)
+    if imported and all(b.kind == "import" for b in model.bindings_of(model.module, value)):
+        return absolute(imported, module, _is_package(model))
+    return None
+
+
+def _class_name(model: ModuleModel, owner: cst.ClassDef, module: str) -> str:
+    return f"{module}.{owner.name.value}"
+
+
+def class_bases(model: ModuleModel, owner: cst.ClassDef, module: str) -> tuple[str, ...]:
+    """The class's bases as dotted names (imported ones made absolute)."""
+    bases = []
+    for arg in owner.bases:
+        if arg.keyword is not None:
+            continue
+        value = arg.value
+        if isinstance(value, cst.Name):
+            resolved = _name(model, value, module)
+        else:
+            dotted = model.qualname(value)
+            resolved = absolute(dotted, module, _is_package(model)) if dotted else None
+        if resolved:
+            bases.append(resolved)
+    return tuple(bases)
+
+
+def _attribute_class(model: ModuleModel, owner: cst.ClassDef, attribute: str, module: str) -> str | None:
+    """`self._client = ApiClient()` (or `= client` of a parameter named like a class) in a
+    method of the class: the attribute's class."""
+    found: str | None = None
+    for target, value, _statement in model.attribute_assigns:
+        if not (isinstance(target.value, cst.Name) and target.value.value == "self" and target.attr.value == attribute):
+            continue
+        if model.enclosing_class(target) is not owner:
+            continue
+        kind = _value_class(model, value, module)
+        if kind is None or found is not None and kind != found:
+            return None  # assigned two different things: unknown
+        found = kind
+    return found
+
+
+def _value_class(model: ModuleModel, value: cst.BaseExpression, module: str) -> str | None:
+    if isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)):
+        kind = _name(model, value.func, module) if isinstance(value.func, cst.Name) else None
+        if kind is None and isinstance(value.func, cst.Attribute):
+            dotted = model.qualname(value.func)
+            head = (model.dotted(value.func) or "").split(".")[0]
+            kind = absolute(dotted, module, _is_package(model)) if dotted and head in model.imports else None
+        return kind if kind and _is_class_name(kind) else None
+    if isinstance(value, cst.Name):
+        scope = model.scope_of(value)
+        bindings = model.bindings_of(scope, value.value)
+        if bindings and all(b.kind == "param" for b in bindings):
+            annotated = bindings[0].annotation
+            if annotated is not None:
+                return _annotation_class(model, annotated, module)
+            return f"{CONVENTION}{value.value}"
+    return None
+
+
+def _annotation_class(model: ModuleModel, annotation: cst.BaseExpression, module: str) -> str | None:
+    if isinstance(annotation, cst.Name):
+        kind = _name(model, annotation, module)
+    elif isinstance(annotation, cst.Attribute):
+        dotted = model.qualname(annotation)
+        kind = absolute(dotted, module, _is_package(model)) if dotted else None
+    else:
+        return None
+    return kind if kind and _is_class_name(kind) else None
+
+
+def _instance_class(model: ModuleModel, receiver: cst.Name, module: str) -> str | None:
+    """`client = ApiClient(); client.post()`, `client: ApiClient`, a module-level singleton
+    (`psp = PspClient()`), or a class used directly (`ApiClient.create()`)."""
+    scope = model.scope_of(receiver)
+    bindings = model.bindings_of(scope, receiver.value) or (
+        model.bindings_of(model.module, receiver.value) if scope is not model.module else []
+    )
+    if not bindings:
+        target = model.module_defs.get(receiver.value)
+        return f"{module}.{receiver.value}" if isinstance(target, cst.ClassDef) else None
+    kinds = set()
+    for binding in bindings:
+        if binding.kind == "import":
+            return None
+        if binding.annotation is not None:
+            kinds.add(_annotation_class(model, binding.annotation, module))
+        elif binding.kind == "param":
+            kinds.add(None)
+        elif binding.value is not None:
+            value = binding.value
+            if isinstance(value, cst.Await):
+                value = value.expression
+            kinds.add(_value_class(model, value, module) if isinstance(value, cst.Call) else None)
+        else:
+            kinds.add(None)
+    if len(kinds) == 1:
+        return kinds.pop()
+    return None

@@ -1,0 +1,553 @@
+"""What a function does that its callers inherit: one mechanism for looking through calls.
+
+IDM001 needs to know that `make_key()` returns a fresh random key or that `send(order)` puts
+one in an `Idempotency-Key` header; IDM301 that `notify(order)` POSTs without a key; IDM302
+that `charge(order)` calls another system at all. Each of those is a `Summary` of a function,
+built from the same shared analyses the rules read (key sinks, effects, retry contexts) and
+followed through calls: first within the module (a few rounds reach helpers that call
+helpers), then, when a project index is given, into other modules, whose summaries were built
+the same way (`analysis/project.py` maps files to `ModuleSummaries`, then follows the edges).
+
+A chain of `Step`s says how a fact was reached, from the call in the function down to the
+origin (`send()` -> `_post()` -> `requests.post()`); steps in the file being checked hold their
+node (lines are resolved only for files with findings), steps elsewhere hold a path and line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.calls import call_target
+from idemlint.analysis.flow import origin_calls
+from idemlint.analysis.keys import fresh_value_name
+from idemlint.analysis.model import iter_nodes, local_callee
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.analysis.effects import EffectAnalysis, SideEffect
+    from idemlint.analysis.keys import KeySinks
+    from idemlint.analysis.model import ModuleModel
+    from idemlint.analysis.project import ProjectIndex
+    from idemlint.analysis.retry import RetryAnalysis
+    from idemlint.config import Config
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+# Rounds of following calls: within a module, then across modules. Each round extends a
+# chain by one call, so a fact is seen through at most this many helpers.
+MAX_DEPTH = 4
+
+
+@dataclass(frozen=True)
+class Step:
+    """One link of a chain: what happens (`uuid.uuid4()`, `send()`) and where."""
+
+    text: str
+    node: cst.CSTNode | None = None  # in the file being checked
+    path: str = ""  # elsewhere in the project (root-relative)
+    line: int = 0
+
+
+Chain = tuple[Step, ...]
+# The arguments of a call: (the parameter it binds: a keyword name, or `#0`, `#1`... by
+# position; the caller's own parameter it forwards unchanged, or "")
+Passed = tuple[tuple[str, str], ...]
+
+
+def passed_arguments(call: cst.Call, own_params: frozenset[str] = frozenset()) -> Passed:
+    """What a call passes, for matching against a callee's key parameters. Star arguments
+    pass nothing we can see."""
+    passed: list[tuple[str, str]] = []
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            continue
+        value = arg.value
+        source = value.value if isinstance(value, cst.Name) and value.value in own_params else ""
+        if arg.keyword is not None:
+            passed.append((arg.keyword.value, source))
+        else:
+            passed.append((f"#{position}", source))
+            position += 1
+    return tuple(passed)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Facts about one function a caller inherits. Each chain starts at the first step inside
+    the function and ends at the origin."""
+
+    returns_key: Chain | None = None  # returns a fresh random key it made
+    sends_key: Chain | None = None  # puts a fresh key in a key sink itself
+    key_params: frozenset[str] = frozenset()  # `key or uuid4()`: passing one of these supplies the key
+    params: tuple[str, ...] = ()  # positional parameters, without self/cls
+    unkeyed_effect: Chain | None = None  # calls another system without an idempotency key
+    effect: Chain | None = None  # calls another system at all
+    effect_operation: str = ""  # the origin effect's operation, e.g. "requests.post"
+
+    def key_binding(self, passed: Passed) -> tuple[bool, frozenset[str]]:
+        """Whether a call with these arguments gives the function the key it would otherwise
+        make, and which of the caller's own parameters it forwards into the function's key
+        parameters (the caller then makes the key unless given one: a key parameter of its own)."""
+        supplied, forwarded = False, set()
+        for slot, source in passed:
+            name = slot
+            if slot.startswith("#"):
+                index = int(slot[1:])
+                name = self.params[index] if index < len(self.params) else ""
+            if name in self.key_params:
+                if source:
+                    forwarded.add(source)
+                else:
+                    supplied = True
+        return supplied, frozenset(forwarded)
+
+    def supplied_by(self, call: cst.Call) -> bool:
+        """The call passes a parameter the function uses instead of making a key (a value
+        made outside a retry is the same on every attempt)."""
+        supplied, forwarded = self.key_binding(passed_arguments(call))
+        return supplied or bool(forwarded)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.returns_key or self.sends_key or self.unkeyed_effect or self.effect)
+
+
+@dataclass
+class Callee:
+    """A called function as the caller's message names it."""
+
+    name: str  # `send_receipt`, `ApiClient.post`
+    summary: Summary
+    function: cst.FunctionDef | None = None  # when it is in this module
+    path: str = ""  # set when the function is in another file
+    line: int = 0
+
+
+@dataclass
+class _Edge:
+    """A call from a function of this module to a function elsewhere, kept for the project map."""
+
+    target: str
+    call: cst.Call
+    passed: Passed = ()
+
+
+@dataclass
+class ModuleSummaries:
+    """The summaries of one module's functions."""
+
+    by_function: dict[cst.FunctionDef, Summary] = field(default_factory=dict)
+    edges: dict[cst.FunctionDef, list[_Edge]] = field(default_factory=dict)
+
+
+def summarise(
+    model: ModuleModel,
+    retry: RetryAnalysis,
+    sinks: KeySinks,
+    effects: EffectAnalysis,
+    module: str = "",
+    project: ProjectIndex | None = None,
+) -> ModuleSummaries:
+    """Summaries of every function of the module, followed through calls within it and,
+    with a project index, into the rest of the project."""
+    result = ModuleSummaries()
+    retried = {c.node for c in retry.contexts}
+    functions = [f for f in model.functions if f not in retried]
+    direct = _direct_facts(model, retry, sinks, effects)
+    for function in model.functions:
+        facts = direct.get(function, Summary())
+        if function in retried:  # retried itself: its keys are reported where they are made
+            facts = replace(facts, returns_key=None, sends_key=None)
+        result.by_function[function] = _with_parameters(model, function, facts)
+    sent: dict[cst.CSTNode, set[cst.Call]] = {}
+    for sink in sinks.sinks:
+        sent.setdefault(model.scope_of(sink.value), set()).update(origin_calls(model, sink.value))
+    for _round in range(MAX_DEPTH):
+        changed = False
+        for function in functions:
+            updated = _through_calls(model, retry, result, function, sent.get(function, set()), module, project)
+            if updated != result.by_function[function]:
+                result.by_function[function] = updated
+                changed = True
+        if not changed:
+            break
+    if module:
+        for function in model.functions:
+            result.edges[function] = [
+                _Edge(target, call, passed_arguments(call, _own_params(function)))
+                for call in _calls_of(model, function)
+                if local_callee(model, call) is None
+                and retry.context_of(call) is None
+                and (target := call_target(model, call, module)) is not None
+            ]
+    return result
+
+
+def _own_params(function: cst.FunctionDef) -> frozenset[str]:
+    params = function.params
+    return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+
+
+def _with_parameters(model: ModuleModel, function: cst.FunctionDef, summary: Summary) -> Summary:
+    """Positional parameter names, and the parameters that stand in for a key the function
+    would make: `key or str(uuid4())`, `if key is None: key = ...`, `if "Idempotency-Key" not
+    in headers: headers[...] = ...`."""
+    names = [p.name.value for p in function.params.params]
+    if names and names[0] in ("self", "cls") and model.enclosing_class(function) is not None:
+        names = names[1:]
+    own = _own_params(function) - {"self", "cls"}
+    key_params: set[str] = set()
+    mints = summary.returns_key or summary.sends_key
+    origin = mints[-1].node if mints else None
+    if origin is not None:
+        for ancestor in model.ancestors(origin):
+            if ancestor is function:
+                break
+            if isinstance(ancestor, cst.BooleanOperation) and isinstance(ancestor.operator, cst.Or):
+                if isinstance(ancestor.left, cst.Name):
+                    key_params.add(ancestor.left.value)
+            if isinstance(ancestor, cst.If):
+                key_params.update(n.value for n in iter_nodes(ancestor.test) if isinstance(n, cst.Name))
+    return replace(summary, params=tuple(names), key_params=frozenset(key_params & own))
+
+
+def _direct_facts(
+    model: ModuleModel, retry: RetryAnalysis, sinks: KeySinks, effects: EffectAnalysis
+) -> dict[cst.CSTNode, Summary]:
+    """What each function does itself, before any call is followed (the first fact of each
+    kind, in source order)."""
+    facts: dict[cst.CSTNode, dict[str, Chain]] = {}
+    operations: dict[cst.CSTNode, str] = {}
+    for effect in effects.effects:
+        scope = model.scope_of(effect.call)
+        chain = (Step(f"{effect.operation}()", effect.call),)
+        facts.setdefault(scope, {}).setdefault("effect", chain)
+        if _unkeyed(effect) and retry.context_of(effect.call) is None:
+            facts[scope].setdefault("unkeyed_effect", chain)
+            operations.setdefault(scope, effect.operation)
+    for function in model.functions:
+        for ret in model.returns.get(function, ()):
+            fresh = _fresh_call(model, ret.value) if ret.value is not None else None
+            if fresh is not None:
+                facts.setdefault(function, {}).setdefault("returns_key", fresh)
+                break
+    for sink in sinks.sinks:
+        fresh = _fresh_call(model, sink.value)
+        if fresh is not None:
+            facts.setdefault(model.scope_of(sink.value), {}).setdefault("sends_key", fresh)
+    return {
+        scope: Summary(
+            returns_key=found.get("returns_key"),
+            sends_key=found.get("sends_key"),
+            unkeyed_effect=found.get("unkeyed_effect"),
+            effect=found.get("effect"),
+            effect_operation=operations.get(scope, ""),
+        )
+        for scope, found in facts.items()
+    }
+
+
+def _fresh_call(model: ModuleModel, expr: cst.BaseExpression) -> Chain | None:
+    for call in origin_calls(model, expr):
+        name = fresh_value_name(model, call)
+        if name is not None:
+            return (Step(name, call),)
+    return None
+
+
+def _unkeyed(effect: SideEffect) -> bool:
+    return not effect.retry_safe and effect.keyed is False
+
+
+def _calls_of(model: ModuleModel, function: cst.FunctionDef) -> Iterator[cst.Call]:
+    for node in iter_nodes(function.body):
+        if isinstance(node, cst.Call):
+            yield node
+
+
+def _through_calls(
+    model: ModuleModel,
+    retry: RetryAnalysis,
+    result: ModuleSummaries,
+    function: cst.FunctionDef,
+    sent: set[cst.Call],
+    module: str,
+    project: ProjectIndex | None,
+) -> Summary:
+    """The function's summary extended by one more level of the calls it makes."""
+    summary = result.by_function[function]
+    returned = {
+        call
+        for ret in model.returns.get(function, ())
+        if ret.value is not None
+        for call in origin_calls(model, ret.value)
+    }
+    updates: dict[str, Chain] = {}
+    for call in _calls_of(model, function):
+        callee = callee_of(model, call, result, module, project)
+        if callee is None:
+            continue
+        step = Step(f"{callee.name}()", call)
+        inner = callee.summary
+        supplied, forwarded = inner.key_binding(passed_arguments(call, _own_params(function)))
+        if not supplied and inner.returns_key and summary.returns_key is None and call in returned:
+            updates.setdefault("returns_key", (step, *inner.returns_key))
+            summary = replace(summary, key_params=summary.key_params | forwarded)
+        elif not supplied and summary.sends_key is None and (inner.sends_key or inner.returns_key and call in sent):
+            # `headers={"Idempotency-Key": make_key()}` sends what the helper returns
+            updates.setdefault("sends_key", (step, *(inner.sends_key or inner.returns_key or ())))
+            summary = replace(summary, key_params=summary.key_params | forwarded)
+        if inner.unkeyed_effect and summary.unkeyed_effect is None and retry.context_of(call) is None:
+            updates.setdefault("unkeyed_effect", (step, *inner.unkeyed_effect))
+            if not summary.effect_operation:
+                summary = replace(summary, effect_operation=inner.effect_operation)
+        if inner.effect and summary.effect is None:
+            updates.setdefault("effect", (step, *inner.effect))
+    return replace(summary, **updates) if updates else summary  # type: ignore[arg-type]
+
+
+def callee_of(
+    model: ModuleModel,
+    call: cst.Call,
+    summaries: ModuleSummaries,
+    module: str = "",
+    project: ProjectIndex | None = None,
+) -> Callee | None:
+    """The function `call` runs and what it does: a function of this module, or one of the
+    project the index knows. Unknown stays unknown: a call is never matched by name alone."""
+    helper = local_callee(model, call)
+    if helper is not None:
+        summary = summaries.by_function.get(helper)
+        return Callee(helper.name.value, summary, helper) if summary is not None and not summary.empty else None
+    if project is None or not module:
+        return None
+    target = call_target(model, call, module)
+    if target is None:
+        return None
+    found = project.function(target)
+    if found is None or found[1].empty:
+        return None
+    qualname, summary, path, line = found
+    return Callee(short_name(qualname), summary, None, path, line)
+
+
+def short_name(qualname: str) -> str:
+    """`shop.payments.client.ApiClient.post` -> `ApiClient.post`; a module function keeps its name."""
+    parts = qualname.split(".")
+    if len(parts) >= 2 and parts[-2][:1].isupper():
+        return ".".join(parts[-2:])
+    return parts[-1]
+
+
+def chain_origin(chain: Chain, placeholder: str) -> tuple[str, tuple[tuple[str, cst.CSTNode], ...]]:
+    """Where a chain ends, as a message names it: `on line $origin` in this file (the line
+    is filled in later), `at shop/client.py:67` in another."""
+    origin = chain[-1]
+    if origin.node is not None:
+        return f"on line ${placeholder}", ((placeholder, origin.node),)
+    return f"at {origin.path}:{origin.line}", ()
+
+
+def via(chain: Chain) -> str:
+    """`, via _post()` for the calls between the function and the origin."""
+    middle = [step.text for step in chain[:-1]]
+    return f", via {' -> '.join(middle)}" if middle else ""
+
+
+def related_steps(callee: Callee, chain: Chain) -> tuple[Step, ...]:
+    """The places a reader follows from the finding to the origin, each saying what happens
+    there: the called function when it lives in another file, each call on the way, the origin."""
+    steps: list[Step] = []
+    if callee.path:
+        steps.append(Step(f"{callee.name}() is defined here", path=callee.path, line=callee.line))
+    caller = f"{callee.name}()"
+    for step in chain[:-1]:
+        steps.append(replace(step, text=f"{caller} calls {step.text}"))
+        caller = step.text
+    origin = chain[-1]
+    steps.append(replace(origin, text=f"{caller} calls {origin.text}"))
+    return tuple(steps)
+
+
+# -- the project map: one module's summaries as plain data ------------------------------
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    """What the project index keeps of one module: picklable, no CST nodes."""
+
+    path: str  # root-relative
+    functions: tuple[tuple[str, Summary, int], ...]  # (dotted name, summary, line of the def)
+    # (caller, its def line, target, line of the call, what the call passes)
+    edges: tuple[tuple[str, int, str, int, Passed], ...]
+    classes: tuple[tuple[str, tuple[str, ...], frozenset[str]], ...]  # (dotted name, bases, methods)
+    instances: tuple[tuple[str, str], ...] = ()  # module-level `psp = PspClient()`: (dotted name, class)
+
+
+def module_facts(source: str, path: str, module: str, config: Config) -> ModuleFacts | None:
+    """Parse one module and summarise its functions for the project index; None when it
+    cannot be parsed or holds nothing a caller inherits."""
+    import libcst as cst_module
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from idemlint.analysis.calls import class_bases
+    from idemlint.analysis.effects import EffectAnalysis
+    from idemlint.analysis.keys import KeySinks
+    from idemlint.analysis.model import ModuleModel
+    from idemlint.analysis.retry import RetryAnalysis
+
+    try:
+        tree = cst_module.parse_module(source)
+    except (cst_module.ParserSyntaxError, RecursionError, MemoryError, ValueError):
+        return None
+    model = ModuleModel(tree)
+    model.memo["is_package"] = path.endswith("__init__.py")
+    sinks = KeySinks(model, (*config.key_names, *config.key_headers))
+    retry = RetryAnalysis(model)
+    local = summarise(model, retry, sinks, EffectAnalysis(model, sinks, config), module)
+    names = {f: _dotted(model, f, module) for f in model.functions}
+    retried = {c.node for c in retry.contexts}
+    edges = {f: e for f, e in local.edges.items() if e and names[f] and f not in retried}
+    facts = {f: s for f, s in local.by_function.items() if names[f] and (not s.empty or f in edges)}
+    if not facts and not edges and not model.classes:
+        return None
+    lines = _lines_by_ast(model, source)
+    if lines is None:  # the two parsers disagree on the calls: ask libcst (slower, exact)
+        positions = MetadataWrapper(tree, unsafe_skip_copy=True).resolve(PositionProvider)
+        lines = {node: position.start.line for node, position in positions.items()}
+
+    def line(node: cst.CSTNode) -> int:
+        return lines.get(node, 0)
+
+    def plain(chain: Chain | None) -> Chain | None:
+        if chain is None:
+            return None
+        return tuple(Step(s.text, None, path, line(s.node)) if s.node is not None else s for s in chain)
+
+    functions = tuple(
+        (
+            names[f],
+            replace(
+                s,
+                returns_key=plain(s.returns_key),
+                sends_key=plain(s.sends_key),
+                unkeyed_effect=plain(s.unkeyed_effect),
+                effect=plain(s.effect),
+            ),
+            line(f.name),
+        )
+        for f, s in facts.items()
+    )
+    plain_edges = tuple(
+        (names[f], line(f.name), e.target, line(e.call), e.passed) for f, found in edges.items() for e in found
+    )
+    classes = tuple(
+        (
+            f"{module}.{c.name.value}",
+            class_bases(model, c, module),
+            frozenset(s.name.value for s in c.body.body if isinstance(s, cst.FunctionDef)),
+        )
+        for c in model.classes
+        if model.scope_of(c) is model.module
+    )
+    instances = tuple(
+        (f"{module}.{name}", kind)
+        for name, bindings in model.bindings.get(model.module, {}).items()
+        if len(bindings) == 1
+        and isinstance(bindings[0].value, cst.Call)
+        and (kind := call_target(model, bindings[0].value, module)) is not None
+        and kind.rsplit(".", 1)[-1][:1].isupper()
+    )
+    return ModuleFacts(path, functions, plain_edges, classes, instances)
+
+
+def _lines_by_ast(model: ModuleModel, source: str) -> dict[cst.CSTNode, int] | None:
+    """Lines of the module's calls and function names, from the standard library's parser
+    (libcst's position metadata costs twice the parse): both parsers see the same calls and
+    functions in the same source order, which is checked name by name; None if they differ."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    ast_nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef))]
+    ast_nodes.sort(key=_source_order)
+    cst_nodes = [n for n in _in_source_order(model) if isinstance(n, (cst.Call, cst.FunctionDef))]
+    if len(ast_nodes) != len(cst_nodes):
+        return None
+    lines: dict[cst.CSTNode, int] = {}
+    for ours, theirs in zip(cst_nodes, ast_nodes, strict=True):
+        if isinstance(ours, cst.FunctionDef):
+            if not isinstance(theirs, (ast.FunctionDef, ast.AsyncFunctionDef)) or theirs.name != ours.name.value:
+                return None
+            lines[ours.name] = theirs.lineno
+        elif not isinstance(theirs, ast.Call) or _tail(ours.func) != _ast_tail(theirs.func):
+            return None
+        else:
+            lines[ours] = theirs.lineno
+    return lines
+
+
+def _in_source_order(model: ModuleModel) -> Iterator[cst.CSTNode]:
+    """Every node, outer before inner, in the order the source shows them. libcst keeps some
+    fields out of that order (a function's decorators after its body, a conditional
+    expression's test before its value), so those nodes' children are put back in order."""
+    stack: list[cst.CSTNode] = [model.module]
+    while stack:
+        node = stack.pop()
+        yield node
+        children = list(model.children_of(node))
+        first: tuple[cst.CSTNode | None, ...] = ()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            first = tuple(node.decorators)
+            if isinstance(node, cst.ClassDef):
+                first += tuple(node.bases) + tuple(node.keywords)
+            else:
+                first += (node.name, node.params, node.returns)
+        elif isinstance(node, cst.IfExp):
+            first = (node.body,)
+        elif isinstance(node, cst.ExceptHandler):
+            first = (node.type, node.name)
+        if first:
+            early = [c for c in first if c is not None and any(c is child for child in children)]
+            children = early + [c for c in children if not any(c is e for e in early)]
+        stack.extend(reversed(children))
+
+
+def _source_order(node: object) -> tuple[int, int, int, int]:
+    """Where a node starts (a decorated function at its first decorator's `@`), outer nodes
+    before the nodes they hold."""
+    import ast
+
+    assert isinstance(node, (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef))
+    line, col = node.lineno, node.col_offset
+    if not isinstance(node, ast.Call) and node.decorator_list:
+        line, col = node.decorator_list[0].lineno, node.decorator_list[0].col_offset - 1
+    return line, col, -(node.end_lineno or 0), -(node.end_col_offset or 0)
+
+
+def _tail(func: cst.BaseExpression) -> str:
+    return func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+
+
+def _ast_tail(func: object) -> str:
+    import ast
+
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _dotted(model: ModuleModel, function: cst.FunctionDef, module: str) -> str:
+    """`module.function` or `module.Class.method`; "" for nested functions (not callable by name)."""
+    path = [function.name.value]
+    for ancestor in model.ancestors(function):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            return ""
+        if isinstance(ancestor, cst.ClassDef):
+            path.insert(0, ancestor.name.value)
+    return ".".join([module, *path]) if len(path) <= 2 else ""

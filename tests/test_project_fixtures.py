@@ -1,0 +1,100 @@
+"""Fixture projects: bugs behind helpers in other modules, found through the project index.
+
+Each folder under tests/projects is a small project (flat and src layouts) whose files carry
+the same `# expect:` / `# ok:` annotations as tests/fixtures; the whole project is checked by
+the real CLI, and the findings must be exactly the annotated ones, with their message parts.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from idemlint.cli import cli
+
+from expectations import parse_fixture
+
+PROJECTS = Path(__file__).parent / "projects"
+
+
+def _copy(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    copy = tmp_path / name
+    shutil.copytree(PROJECTS / name, copy)
+    monkeypatch.chdir(copy)
+    return copy
+
+
+@pytest.fixture(params=sorted(p.name for p in PROJECTS.iterdir() if p.is_dir()))
+def project(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return _copy(request.param, tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def flat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return _copy("flat", tmp_path, monkeypatch)
+
+
+def check(*args: str) -> list[dict[str, object]]:
+    result = CliRunner().invoke(cli, ["check", "--format", "json", "--exit-zero", *args])
+    assert result.exit_code == 0, result.output
+    findings: list[dict[str, object]] = json.loads(result.stdout)
+    return findings
+
+
+def expectations(root: Path) -> dict[str, list]:  # type: ignore[type-arg]
+    return {
+        path.relative_to(root).as_posix(): parse_fixture(path).expectations
+        for path in sorted(root.rglob("*.py"))
+        if parse_fixture(path).expectations
+    }
+
+
+def test_findings_through_other_modules_match_the_annotations(project: Path) -> None:
+    found = check("--no-cache")
+    actual = {(f["path"], f["line"], f["code"]) for f in found}
+    expected = {
+        (path, e.line, e.code) for path, items in expectations(project).items() for e in items if e.kind == "expect"
+    }
+    assert sorted(actual - expected) == [] and sorted(expected - actual) == []  # type: ignore[type-var]
+    messages = {(f["path"], f["line"], f["code"]): str(f["message"]) for f in found}
+    for path, items in expectations(project).items():
+        for e in items:
+            if e.kind == "expect" and e.message is not None:
+                assert e.message in messages[(path, e.line, e.code)], messages[(path, e.line, e.code)]
+
+
+def test_a_one_file_run_gives_that_file_the_same_findings(project: Path) -> None:
+    whole = check("--no-cache")
+    for path in expectations(project):
+        alone = check("--no-cache", path)
+        assert alone == [f for f in whole if f["path"] == path]
+
+
+def test_findings_name_the_chain_as_related_locations(flat: Path) -> None:
+    found = {(f["path"], f["line"]): f for f in check("--no-cache")}
+    assert found[("shop/services/base.py", 20)]["related"] == [
+        {"path": "shop/services/base.py", "line": 14, "message": "_attempt() calls ApiClient.post()"},
+        {"path": "shop/payments/client.py", "line": 15, "message": "ApiClient.post() calls uuid.uuid4()"},
+    ]
+
+
+def test_editing_a_helper_in_another_module_rechecks_its_callers(flat: Path) -> None:
+    before = {(f["path"], f["line"], f["code"]) for f in check()}
+    assert ("shop/services/notifications.py", 13, "IDM301") in before
+    client = flat / "shop" / "payments" / "client.py"
+    client.write_text(
+        client.read_text().replace(
+            "return requests.post(url, json=payload, timeout=5)  # ok: IDM301 not retried here",
+            "return requests.put(url, json=payload, timeout=5)",
+        )
+    )
+    after = {(f["path"], f["line"], f["code"]) for f in check()}
+    assert before - after == {
+        ("shop/services/notifications.py", 13, "IDM301"),
+        ("shop/services/notifications.py", 18, "IDM301"),
+    }
+    assert after - before == set()
