@@ -86,21 +86,33 @@ def project_files(config: Config, found: Discovery | None = None, paths: Sequenc
     given = found.files if found is not None else []
     whole = found is not None and any(resolved(Path(p)) == resolved(config.root) for p in paths)
     everything = discover([str(config.root)], config).files if config.root.is_dir() and not whole else given
-    return [path for path, _shown in [*everything, *given]]
+    return list(dict.fromkeys(path for path, _shown in [*everything, *given]))
 
 
 def build_project_index(
-    config: Config, rules: Sequence[type[Rule]], found: Discovery | None = None, paths: Sequence[str] = ()
+    config: Config,
+    rules: Sequence[type[Rule]],
+    found: Discovery | None = None,
+    paths: Sequence[str] = (),
+    cache: bool = False,
 ) -> ProjectIndex:
-    """What the project's own helpers do (idemlint.analysis.project), only when a rule needs it."""
+    """What the project's own helpers do (idemlint.analysis.project), only when a rule needs it;
+    with `cache`, the index built last time is reused while none of its files changed."""
     from idemlint.analysis.project import build_index
+    from idemlint.cache import cached_index
     from idemlint.paths import SOURCE, PathKinds
+    from idemlint.runner import default_cache_dir
 
     if not any(rule.needs_project for rule in rules):
         return EMPTY
     kinds = PathKinds(config.root)
-    return build_index(
-        project_files(config, found, paths), config.root, config, lambda path: kinds.kind(path) == SOURCE
+
+    def build(files: list[Path]) -> ProjectIndex:
+        return build_index(files, config.root, config, lambda path: kinds.kind(path) == SOURCE)
+
+    key = f"{config.fingerprint()}\0{config.root.resolve()}"
+    return cached_index(
+        project_files(config, found, paths), default_cache_dir(config.root) if cache else None, key, build
     )
 
 

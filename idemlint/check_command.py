@@ -101,7 +101,7 @@ def run_check(o: CheckOptions) -> NoReturn:
         print_files(found, config)
         sys.exit(EXIT_ERROR if found.errors else EXIT_CLEAN)
     files = found.to_check(config.check_tests)
-    project = api.build_project_index(config, rules, found, paths)
+    project = api.build_project_index(config, rules, found, paths, cache=not o.no_cache)
     bar = progress_bar() if not o.quiet and sys.stderr.isatty() else None
     outcome = api.check_files(found, config, rules, project, o.jobs or None, not o.no_cache, bar)  # jobs 0: per CPU
     if bar is not None:
