@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from idemlint.analysis.summaries import ModuleFacts, Passed, Summary
+    from idemlint.analysis.module_facts import ModuleFacts
+    from idemlint.analysis.summaries import Passed, Summary
     from idemlint.config import Config
 
 # `set_status`, `change_status`, `update_subscription_status`, `mark_state`...
@@ -258,7 +259,7 @@ _SUMMARY_CANDIDATE = re.compile(
 def summary_facts(source: bytes, path: str, config: Config) -> ModuleFacts | None:
     """One module's function summaries for the index, or None when it has none."""
     from idemlint.analysis.calls import module_name
-    from idemlint.analysis.summaries import module_facts
+    from idemlint.analysis.module_facts import module_facts
 
     extra = tuple(re.escape(name.split(".")[0]).encode() for name in config.side_effect_calls)
     if not _SUMMARY_CANDIDATE.search(source) and not (extra and re.search(b"|".join(extra), source)):

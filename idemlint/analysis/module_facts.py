@@ -1,0 +1,201 @@
+"""The project map's view of one module: its function summaries as plain data.
+
+`analysis/project.py` calls `module_facts` for every production module worth summarising
+(one that imports an HTTP or SDK library or makes random values), then follows the calls
+between modules. Nothing here holds a CST node: the facts are pickled into the project
+index and cached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.calls import call_target
+from idemlint.analysis.summaries import Chain, Passed, Step, Summary, summarise
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.analysis.model import ModuleModel
+    from idemlint.config import Config
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    """What the project index keeps of one module: picklable, no CST nodes."""
+
+    path: str  # root-relative
+    functions: tuple[tuple[str, Summary, int], ...]  # (dotted name, summary, line of the def)
+    # (caller, its def line, target, line of the call, what the call passes)
+    edges: tuple[tuple[str, int, str, int, Passed], ...]
+    classes: tuple[tuple[str, tuple[str, ...], frozenset[str]], ...]  # (dotted name, bases, methods)
+    instances: tuple[tuple[str, str], ...] = ()  # module-level `psp = PspClient()`: (dotted name, class)
+
+
+def module_facts(source: str, path: str, module: str, config: Config) -> ModuleFacts | None:
+    """Parse one module and summarise its functions for the project index; None when it
+    cannot be parsed or holds nothing a caller inherits."""
+    import libcst as cst_module
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from idemlint.analysis.calls import class_bases
+    from idemlint.analysis.effects import EffectAnalysis
+    from idemlint.analysis.keys import KeySinks
+    from idemlint.analysis.model import ModuleModel
+    from idemlint.analysis.retry import RetryAnalysis
+
+    try:
+        tree = cst_module.parse_module(source)
+    except (cst_module.ParserSyntaxError, RecursionError, MemoryError, ValueError):
+        return None
+    model = ModuleModel(tree)
+    model.memo["is_package"] = path.endswith("__init__.py")
+    sinks = KeySinks(model, (*config.key_names, *config.key_headers))
+    retry = RetryAnalysis(model)
+    local = summarise(model, retry, sinks, EffectAnalysis(model, sinks, config), module)
+    names = {f: _dotted(model, f, module) for f in model.functions}
+    retried = {c.node for c in retry.contexts}
+    edges = {f: e for f, e in local.edges.items() if e and names[f] and f not in retried}
+    facts = {f: s for f, s in local.by_function.items() if names[f] and (not s.empty or f in edges)}
+    if not facts and not edges and not model.classes:
+        return None
+    lines = _lines_by_ast(model, source)
+    if lines is None:  # the two parsers disagree on the calls: ask libcst (slower, exact)
+        positions = MetadataWrapper(tree, unsafe_skip_copy=True).resolve(PositionProvider)
+        lines = {node: position.start.line for node, position in positions.items()}
+
+    def line(node: cst.CSTNode) -> int:
+        return lines.get(node, 0)
+
+    def plain(chain: Chain | None) -> Chain | None:
+        if chain is None:
+            return None
+        return tuple(Step(s.text, None, path, line(s.node)) if s.node is not None else s for s in chain)
+
+    functions = tuple(
+        (
+            names[f],
+            replace(
+                s,
+                returns_key=plain(s.returns_key),
+                sends_key=plain(s.sends_key),
+                unkeyed_effect=plain(s.unkeyed_effect),
+                effect=plain(s.effect),
+            ),
+            line(f.name),
+        )
+        for f, s in facts.items()
+    )
+    plain_edges = tuple(
+        (names[f], line(f.name), e.target, line(e.call), e.passed) for f, found in edges.items() for e in found
+    )
+    classes = tuple(
+        (
+            f"{module}.{c.name.value}",
+            class_bases(model, c, module),
+            frozenset(s.name.value for s in c.body.body if isinstance(s, cst.FunctionDef)),
+        )
+        for c in model.classes
+        if model.scope_of(c) is model.module
+    )
+    instances = tuple(
+        (f"{module}.{name}", kind)
+        for name, bindings in model.bindings.get(model.module, {}).items()
+        if len(bindings) == 1
+        and isinstance(bindings[0].value, cst.Call)
+        and (kind := call_target(model, bindings[0].value, module)) is not None
+        and kind.rsplit(".", 1)[-1][:1].isupper()
+    )
+    return ModuleFacts(path, functions, plain_edges, classes, instances)
+
+
+def _lines_by_ast(model: ModuleModel, source: str) -> dict[cst.CSTNode, int] | None:
+    """Lines of the module's calls and function names, from the standard library's parser
+    (libcst's position metadata costs twice the parse): both parsers see the same calls and
+    functions in the same source order, which is checked name by name; None if they differ."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    ast_nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef))]
+    ast_nodes.sort(key=_source_order)
+    cst_nodes = [n for n in _in_source_order(model) if isinstance(n, (cst.Call, cst.FunctionDef))]
+    if len(ast_nodes) != len(cst_nodes):
+        return None
+    lines: dict[cst.CSTNode, int] = {}
+    for ours, theirs in zip(cst_nodes, ast_nodes, strict=True):
+        if isinstance(ours, cst.FunctionDef):
+            if not isinstance(theirs, (ast.FunctionDef, ast.AsyncFunctionDef)) or theirs.name != ours.name.value:
+                return None
+            lines[ours.name] = theirs.lineno
+        elif not isinstance(theirs, ast.Call) or _tail(ours.func) != _ast_tail(theirs.func):
+            return None
+        else:
+            lines[ours] = theirs.lineno
+    return lines
+
+
+def _in_source_order(model: ModuleModel) -> Iterator[cst.CSTNode]:
+    """Every node, outer before inner, in the order the source shows them. libcst keeps some
+    fields out of that order (a function's decorators after its body, a conditional
+    expression's test before its value), so those nodes' children are put back in order."""
+    stack: list[cst.CSTNode] = [model.module]
+    while stack:
+        node = stack.pop()
+        yield node
+        children = list(model.children_of(node))
+        first: tuple[cst.CSTNode | None, ...] = ()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            first = tuple(node.decorators)
+            if isinstance(node, cst.ClassDef):
+                first += tuple(node.bases) + tuple(node.keywords)
+            else:
+                first += (node.name, node.params, node.returns)
+        elif isinstance(node, cst.IfExp):
+            first = (node.body,)
+        elif isinstance(node, cst.ExceptHandler):
+            first = (node.type, node.name)
+        if first:
+            early = [c for c in first if c is not None and any(c is child for child in children)]
+            children = early + [c for c in children if not any(c is e for e in early)]
+        stack.extend(reversed(children))
+
+
+def _source_order(node: object) -> tuple[int, int, int, int]:
+    """Where a node starts (a decorated function at its first decorator's `@`), outer nodes
+    before the nodes they hold."""
+    import ast
+
+    assert isinstance(node, (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef))
+    line, col = node.lineno, node.col_offset
+    if not isinstance(node, ast.Call) and node.decorator_list:
+        line, col = node.decorator_list[0].lineno, node.decorator_list[0].col_offset - 1
+    return line, col, -(node.end_lineno or 0), -(node.end_col_offset or 0)
+
+
+def _tail(func: cst.BaseExpression) -> str:
+    return func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+
+
+def _ast_tail(func: object) -> str:
+    import ast
+
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _dotted(model: ModuleModel, function: cst.FunctionDef, module: str) -> str:
+    """`module.function` or `module.Class.method`; "" for nested functions (not callable by name)."""
+    path = [function.name.value]
+    for ancestor in model.ancestors(function):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            return ""
+        if isinstance(ancestor, cst.ClassDef):
+            path.insert(0, ancestor.name.value)
+    return ".".join([module, *path]) if len(path) <= 2 else ""
