@@ -81,11 +81,14 @@ def project_files(config: Config, found: Discovery | None = None, paths: Sequenc
     """Every Python file under the project root, and the files `found` outside it: a run on a
     few files (as pre-commit makes it) sees the same helpers as a full run."""
     from idemlint.files import discover
-    from idemlint.paths import resolved
+    from idemlint.paths import Resolver, resolved
 
     given = found.files if found is not None else []
-    whole = found is not None and any(resolved(Path(p)) == resolved(config.root) for p in paths)
-    everything = discover([str(config.root)], config).files if config.root.is_dir() and not whole else given
+    root, resolver = str(resolved(config.root)), Resolver()
+    # the paths given include the root: the run's own discovery already walked it all
+    whole = found is not None and any(resolver.resolved_text(Path(p)) == root for p in paths)
+    walk = config.root.is_dir() and not whole
+    everything = discover([str(config.root)], config, judge=False).files if walk else given
     return list(dict.fromkeys(path for path, _shown in [*everything, *given]))
 
 

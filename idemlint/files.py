@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from idemlint.config import Config
-from idemlint.paths import SOURCE, TEST, PathKinds
+from idemlint.paths import SOURCE, TEST, PathKinds, Resolver
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+_GROUP_NAME = re.compile(r"\(\?P<(\w+)>")
+_BACKREFERENCE = re.compile(r"\\\d")
 
 
 @dataclass
@@ -40,45 +44,59 @@ def display_path(path: Path, cwd: Path) -> str:
 
 
 def discover(
-    paths: list[str], config: Config, force_exclude: bool = False, respect_gitignore: bool = True
+    paths: list[str],
+    config: Config,
+    force_exclude: bool = False,
+    respect_gitignore: bool = True,
+    judge: bool = True,
 ) -> Discovery:
-    import pathspec
+    """The Python files under `paths` (see api.discover_files). With `judge` off, the files
+    alone: their kinds and anchors are left empty (the project index needs only the files)."""
+    import stat
 
     cwd = Path.cwd()
     found = Discovery()
-    excludes = pathspec.GitIgnoreSpec.from_lines([*config.exclude, *config.extend_exclude])
+    excludes = _Spec([*config.exclude, *config.extend_exclude])
     seen: set[str] = set()
-    kinds = PathKinds(config.root)
+    resolver = Resolver()
+    kinds = PathKinds(config.root, resolver) if judge else None
+    under_cwd = _Prefixes(cwd)  # a folder's path relative to cwd, for the paths as shown
+    under_root = _Prefixes(config.root)  # and relative to the root, for the excludes
 
-    def excluded(path: Path) -> bool:
-        try:
-            relative = path.relative_to(config.root)
-        except ValueError:
-            relative = Path(path.name)
-        text = relative.as_posix() + ("/" if path.is_dir() else "")
-        return excludes.match_file(text)
+    def excluded(path: Path, is_dir: bool) -> bool:
+        prefix = under_root.get(path.parent)
+        if prefix is not None:
+            text = prefix + path.name
+        else:  # outside the root: the name alone (or the root itself, named from above it)
+            text = "." if path == config.root else path.name
+        text += "/" if is_dir else ""
+        return excludes.match(text)
 
     def add(path: Path, explicit: bool = False) -> None:
         try:
-            key = os.path.normcase(os.path.realpath(path))  # a symlink and its target are one file
+            key = os.path.normcase(resolver.realpath(path))  # a symlink and its target are one file
         except OSError:
             key = os.path.normcase(str(path))
         if key not in seen:
             seen.add(key)
-            shown = display_path(path, cwd)
+            prefix = under_cwd.get(path.parent)
+            shown = path.as_posix() if prefix is None else prefix + path.name
             found.files.append((path, shown))
-            found.kinds[shown] = SOURCE if explicit else kinds.kind(path)
-            found.anchors[shown] = kinds.relative(path) or shown
+            if kinds is not None:
+                kind, relative = kinds.judge(path)
+                found.kinds[shown] = SOURCE if explicit else kind
+                found.anchors[shown] = relative or shown
 
     for given in paths:
         path = Path(given)
         absolute = path if path.is_absolute() else cwd / path
-        problem = _unusable(absolute)
-        if problem:
-            found.errors.append(f"{given}: {problem}")
+        try:
+            mode = absolute.stat().st_mode
+        except OSError as error:
+            found.errors.append(f"{given}: {_problem(error)}")
             continue
-        if absolute.is_file():
-            if not (force_exclude and excluded(absolute)):
+        if stat.S_ISREG(mode):
+            if not (force_exclude and excluded(absolute, False)):
                 # named files are checked whatever their name, unless excludes apply to them too
                 # (`--force-exclude`, as the pre-commit hooks pass): then test files are skipped too
                 add(absolute, explicit=not force_exclude)
@@ -89,39 +107,110 @@ def discover(
         ):
             here = Path(directory)
             ignores.enter(here)
-            dirnames[:] = sorted(d for d in dirnames if not excluded(here / d) and not ignores.ignored(here / d, True))
+            ignored = ignores.matcher(here)
+            dirnames[:] = sorted(d for d in dirnames if not excluded(here / d, True) and not ignored(d, True))
             for filename in sorted(filenames):
                 if filename.endswith(PYTHON_SUFFIXES):
                     file = here / filename
-                    if not excluded(file) and not ignores.ignored(file, False):
+                    if not excluded(file, False) and not ignored(filename, False):
                         add(file)
     found.files.sort(key=lambda item: item[1])
     return found
 
 
-def _unusable(path: Path) -> str | None:
-    """Why a path given on the command line cannot be checked, in a few words, or None."""
-    try:
-        path.stat()
-    except OSError as error:
-        import errno
+class _Prefixes:
+    """Folders' paths relative to one base, as POSIX text ending in `/` ("" for the base
+    itself; None outside it), each computed once: a file's is its folder's plus its name,
+    as `(folder / name).relative_to(base).as_posix()` would give."""
 
-        if error.errno == errno.ELOOP:
-            return "symlink loop"
-        if error.errno == errno.ENOENT:
-            return "no such file or directory"
-        return (error.strerror or str(error)).lower()
-    return None
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self._known: dict[Path, str | None] = {}
+
+    def get(self, folder: Path) -> str | None:
+        try:
+            return self._known[folder]
+        except KeyError:
+            pass
+        try:
+            relative = folder.relative_to(self.base).as_posix()
+        except ValueError:
+            prefix = None
+        else:
+            prefix = "" if relative == "." else relative + "/"
+        self._known[folder] = prefix
+        return prefix
+
+
+class _Spec:
+    """A GitIgnoreSpec, matched as pathspec matches it, with a quick first test: a path that
+    none of the patterns' regular expressions finds cannot match the spec (pathspec's result
+    is then "no pattern matched", which is not a match), so only paths that some pattern
+    finds are decided by pathspec itself (negations, directory patterns, order)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        import pathspec
+        from pathspec.pattern import RegexPattern
+        from pathspec.util import normalize_file
+
+        self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        self._normalize = normalize_file
+        regexes = [
+            regex
+            for pattern in self.spec.patterns
+            if pattern.include is not None and (regex := getattr(pattern, "regex", None)) is not None
+        ]
+        self._regexes = _one_regex(regexes)
+        # the quick test holds for patterns matched by `regex.search` alone; for any other kind
+        # of pattern, ask pathspec every time
+        self._exact = all(
+            isinstance(pattern, RegexPattern) and type(pattern).match_file is RegexPattern.match_file
+            for pattern in self.spec.patterns
+        )
+
+    def match(self, text: str) -> bool:
+        if self._exact:
+            normal = self._normalize(text)
+            if not any(regex.search(normal) for regex in self._regexes):
+                return False
+        return bool(self.spec.match_file(text))
+
+
+def _problem(error: OSError) -> str:
+    """Why a path given on the command line cannot be checked, in a few words."""
+    import errno
+
+    if error.errno == errno.ELOOP:
+        return "symlink loop"
+    if error.errno == errno.ENOENT:
+        return "no such file or directory"
+    return (error.strerror or str(error)).lower()
+
+
+def _one_regex(regexes: list[re.Pattern[str]]) -> list[re.Pattern[str]]:
+    """The patterns' regular expressions as one (found by it when found by any), or as they
+    are when they cannot be joined (back-references, different flags, bytes)."""
+    if len(regexes) < 2 or len({regex.flags for regex in regexes}) != 1:
+        return regexes
+    sources = []
+    for index, regex in enumerate(regexes):
+        source = regex.pattern
+        if not isinstance(source, str) or "(?P=" in source or _BACKREFERENCE.search(source):
+            return regexes
+        # group names must be unique in one expression: number them by pattern
+        named = _GROUP_NAME.sub(rf"(?P<\1_{index}>", source)
+        sources.append(f"(?:{named})")
+    try:
+        return [re.compile("|".join(sources), regexes[0].flags)]
+    except re.error:
+        return regexes
 
 
 class _GitIgnores:
     """The .gitignore files that apply below a directory, from its repository root down."""
 
     def __init__(self, start: Path | None) -> None:
-        import pathspec
-
-        self._pathspec = pathspec
-        self.specs: dict[Path, object] = {}
+        self.specs: dict[Path, _Spec] = {}
         self.enabled = start is not None
         if start is None:
             return
@@ -140,14 +229,24 @@ class _GitIgnores:
                 lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
             except OSError:
                 return
-            self.specs[directory] = self._pathspec.GitIgnoreSpec.from_lines(lines)
+            self.specs[directory] = _Spec(lines)
 
     def ignored(self, path: Path, is_dir: bool) -> bool:
+        return self.matcher(path.parent)(path.name, is_dir)
+
+    def matcher(self, directory: Path) -> Callable[[str, bool], bool]:
+        """Whether a name in `directory` is ignored (a folder when the flag is set): each spec
+        with the folder's path relative to its own folder, computed once."""
+        prefixes: list[tuple[_Spec, str]] = []
         for base, spec in self.specs.items():
             try:
-                relative = path.relative_to(base).as_posix()
+                relative = directory.relative_to(base).as_posix()
             except ValueError:
                 continue
-            if spec.match_file(relative + ("/" if is_dir else "")):  # type: ignore[attr-defined]
-                return True
-        return False
+            prefixes.append((spec, "" if relative == "." else relative + "/"))
+
+        def ignored(name: str, is_dir: bool) -> bool:
+            suffix = "/" if is_dir else ""
+            return any(spec.match(prefix + name + suffix) for spec, prefix in prefixes)
+
+        return ignored

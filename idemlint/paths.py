@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from collections.abc import Iterable
 from functools import lru_cache
@@ -56,31 +57,107 @@ def project_root(paths: Iterable[str], pyproject: Path | None) -> Path:
     else the common root of the given paths."""
     if pyproject is not None:
         return resolved(pyproject).parent
-    absolute = [resolved(Path(p)) for p in paths] or [Path.cwd()]
-    first = absolute[0] if absolute[0].is_dir() else absolute[0].parent
+    resolver = Resolver()
+    absolute = [resolver.resolved_text(Path(p)) for p in paths] or [os.getcwd()]
+    first = Path(absolute[0]) if os.path.isdir(absolute[0]) else Path(absolute[0]).parent
     for candidate in (first, *first.parents):
         if (candidate / ".git").exists():
             return candidate
-    directories = [p if p.is_dir() else p.parent for p in absolute]
-    return Path(os.path.commonpath([str(d) for d in directories]))
+    directories = {p if os.path.isdir(p) else os.path.dirname(p): None for p in absolute}
+    return Path(os.path.commonpath(list(directories)))
+
+
+class Resolver:
+    """`resolved()` and `os.path.realpath()` for the many files of one run, at the cost of one
+    `lstat` each: a file's folder is resolved once, and a file that is not itself a symlink
+    resolves to its resolved folder joined with its name (what a full resolution would give).
+    Anything unusual (a symlink, a name like `..`, a file that cannot be examined) takes the
+    full resolution. Keep one per run: a folder renamed meanwhile is not noticed."""
+
+    def __init__(self) -> None:
+        self._resolved: dict[str, str] = {}
+        self._real: dict[str, str] = {}
+        self._plain_files: dict[str, tuple[str, str] | None] = {}
+
+    def _plain(self, text: str) -> tuple[str, str] | None:
+        """(folder, name) when `text` names an existing file that is not a symlink."""
+        try:
+            return self._plain_files[text]
+        except KeyError:
+            pass
+        head, name = os.path.split(text)
+        plain: tuple[str, str] | None = (head, name)
+        if name in ("", ".", ".."):
+            plain = None
+        else:
+            try:
+                if stat.S_ISLNK(os.lstat(text).st_mode):
+                    plain = None
+            except (OSError, ValueError):
+                plain = None
+        self._plain_files[text] = plain
+        return plain
+
+    def resolved(self, path: Path) -> Path:
+        """What `resolved(path)` gives."""
+        return Path(self.resolved_text(path))
+
+    def resolved_text(self, path: Path) -> str:
+        """What `str(resolved(path))` gives."""
+        parts = self._plain(os.fspath(path))
+        if parts is None:
+            return str(resolved(path))
+        head, name = parts
+        folder = self._resolved.get(head)
+        if folder is None:
+            folder = self._resolved[head] = str(resolved(Path(head)))
+        return os.path.join(folder, name)
+
+    def realpath(self, path: Path) -> str:
+        """What `os.path.realpath(path)` gives."""
+        text = os.fspath(path)
+        parts = self._plain(text)
+        if parts is None:
+            return os.path.realpath(text)
+        head, name = parts
+        folder = self._real.get(head)
+        if folder is None:
+            folder = self._real[head] = os.path.realpath(head)
+        return os.path.join(folder, name)
 
 
 class PathKinds:
     """Classifies files of one project: the path-name conventions above, pytest's
     `testpaths`, and conftest.py folders named like test folders."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, resolver: Resolver | None = None) -> None:
         self.root = root
         self.testpaths = tuple(_pytest_testpaths(root))
+        self.resolver = resolver or Resolver()
+        self._real_root = resolved(root)
+        text = str(self._real_root)
+        self._root_text, self._root_prefix = text, text if text.endswith(os.sep) else text + os.sep
 
     def relative(self, path: Path) -> str | None:
+        if os.sep == "/":  # as `relative_to` would give it, from the text
+            text = self.resolver.resolved_text(path)
+            if text == self._root_text:
+                return "."
+            return text[len(self._root_prefix) :] if text.startswith(self._root_prefix) else None
         try:
-            return resolved(path).relative_to(resolved(self.root)).as_posix()
+            return self.resolver.resolved(path).relative_to(self._real_root).as_posix()
         except ValueError:
             return None
 
     def kind(self, path: Path) -> str:
+        return self.judge(path)[0]
+
+    def judge(self, path: Path) -> tuple[str, str | None]:
+        """The file's kind and its path relative to the root (None outside it), in one go."""
         relative = self.relative(path)
+        return self._kind(path, relative), relative
+
+    def _kind(self, path: Path, relative: str | None) -> str:
         if relative is None:
             return kind_of_relative(path.name)
         kind = kind_of_relative(relative)
