@@ -98,3 +98,26 @@ def test_editing_a_helper_in_another_module_rechecks_its_callers(flat: Path) -> 
         ("shop/services/notifications.py", 18, "IDM301"),
     }
     assert after - before == set()
+
+
+def test_the_index_digest_does_not_depend_on_the_hash_seed() -> None:
+    # the digest is part of every cache key: if it changed between processes, no run would hit
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "from pathlib import Path; from idemlint.analysis.project import build_index; from idemlint.config import Config; "
+        f"r = Path({str(PROJECTS / 'flat')!r}); print(build_index(sorted(r.rglob('*.py')), r, Config()).digest)"
+    )
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(digests) == 1

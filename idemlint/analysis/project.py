@@ -53,12 +53,18 @@ class ProjectIndex:
 
     @property
     def digest(self) -> str:
+        """Stable across processes: sets are sorted (their order follows the hash seed)."""
+        functions = sorted(
+            (name, repr(replace(summary, key_params=sorted(summary.key_params))), path, line)  # type: ignore[arg-type]
+            for name, (summary, path, line) in self.functions.items()
+        )
+        classes = sorted((name, bases, sorted(methods)) for name, (bases, methods) in self.classes.items())
         text = repr(
             (
                 sorted(self.guarded_setters),
                 sorted(self.unguarded_setters),
-                sorted(self.functions.items()),
-                sorted(self.classes.items()),
+                functions,
+                classes,
                 sorted(self.instances.items()),
             )
         )
