@@ -58,8 +58,8 @@ class UnkeyedRetriedSideEffect(Rule):
         "in its arguments or headers: HTTP POST or PATCH through requests, httpx (sync and async), aiohttp or "
         "urllib3; payment SDK calls that create, charge, capture, refund, transfer or pay (stripe, braintree, "
         "adyen, square, ...); boto3 `send_message`/`publish` to FIFO queues and topics without "
-        "`MessageDeduplicationId`. A same-module helper that makes such a call and is called on every attempt is "
-        "reported at that call. Calls whose headers are built elsewhere (so a key may be there) are not reported."
+        "`MessageDeduplicationId`. A helper that makes such a call (in this module or, through the project "
+        "index, in another, up to four calls deep) and is called on every attempt is reported at that call. Calls whose headers are built elsewhere (so a key may be there) are not reported."
     )
     why = (
         "A timeout does not mean the request failed: the server may have charged the card and the response got "
@@ -157,7 +157,8 @@ class TimeoutAsFailure(Rule):
     fix_hint = "Record the outcome as unknown (pending), then retry with the same idempotency key or reconcile with a status query before deciding."
     known_problems = (
         "A failure recorded by a helper whose name does not say so (`finish(order)`) is not recognised, nor a "
-        "side-effecting call made through another module's wrapper unless it is declared in `side-effect-calls`."
+        "side-effecting call behind a wrapper whose class cannot be seen (an interface, a service locator) unless it "
+        "is declared in `side-effect-calls`."
     )
     bad = """\
 import requests

@@ -59,8 +59,10 @@ class KeyRegeneratedPerAttempt(KeyRule):
         "sink: an `Idempotency-Key` header, an `idempotency_key=` argument, `MessageDeduplicationId`, "
         "`ClientToken` and the like. Retry contexts are hand-written retry loops, retry decorators "
         "(tenacity, backoff, stamina, retrying, retry), tenacity's `Retrying` iterator, and task-queue tasks that "
-        "are retried (Celery `autoretry_for`/`self.retry()`, Dramatiq actors, Huey `retries=`). A helper of the "
-        "same module that generates the key and is called on every attempt is reported at that call."
+        "are retried (Celery `autoretry_for`/`self.retry()`, Dramatiq actors, Huey `retries=`). A helper that generates the key "
+        "(in this module, or, through the project index, in another: up to four calls deep) and is called on every "
+        "attempt is reported at that call, with the chain to the key's origin; a call that passes the key the "
+        "helper would otherwise make (`key or uuid4()`, `if 'Idempotency-Key' not in headers`) is not."
     )
     why = (
         "An idempotency key tells the server that two requests are the same logical operation. A key "
@@ -74,8 +76,9 @@ class KeyRegeneratedPerAttempt(KeyRule):
     )
     known_problems = (
         "A key generated inside the loop only when none exists yet (`if key is None: key = uuid4()`) is reused "
-        "and still reported. Keys that travel through other modules, class attributes or containers built "
-        "elsewhere are not followed."
+        "and still reported. Keys that travel through class attributes or containers built "
+        "elsewhere are not followed, nor calls whose receiver's class cannot be seen (unknown stays unknown); "
+        "the flake8 plugin has no project index and follows helpers of the same module only."
     )
     bad = """\
 import uuid, requests
