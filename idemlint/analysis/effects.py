@@ -190,6 +190,8 @@ class EffectAnalysis:
     def _effect(self, call: cst.Call, library: str, operation: str, method: str | None, retry_safe: bool) -> SideEffect:
         # An SDK call's "target" is the API object it acts on (stripe.Refund), not an argument.
         target = _target(self.model, call) if method or library == "boto3" else operation.rsplit(".", 1)[0]
+        if method and _asks_for_a_token(call, target):
+            retry_safe = True  # an OAuth token request changes nothing on the server
         return SideEffect(call, library, operation, method, self._keyed(call), retry_safe, target)
 
     def _url_argument(self, call: cst.Call) -> bool:
@@ -371,6 +373,20 @@ def _is_fifo(call: cst.Call) -> bool:
         if arg.keyword.value in ("QueueUrl", "TopicArn"):
             value = string_value(arg.value)
             if value and value.endswith(".fifo"):
+                return True
+    return False
+
+
+_TOKEN_URL = re.compile(r"oauth2?/token|access_?token|/token/?$", re.IGNORECASE)
+
+
+def _asks_for_a_token(call: cst.Call, target: str | None) -> bool:
+    """An OAuth token request: a token endpoint URL, or a `grant_type` in the body it posts."""
+    if target and _TOKEN_URL.search(target):
+        return True
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("data", "json") and isinstance(arg.value, cst.Dict):
+            if any(string_value(e.key) == "grant_type" for e in arg.value.elements if isinstance(e, cst.DictElement)):
                 return True
     return False
 

@@ -119,6 +119,7 @@ def records_failure(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptS
                 _FAILURE_ACTION.search(last)
                 and not _UNKNOWN_STATE.search(last)
                 and not last.startswith(("log", "debug", "info", "warn", "exception"))
+                and not last.lstrip("_").startswith(("is_", "has_", "should_", "can_"))  # a question, not a record
             ):
                 return f"calls {dotted}()"
         elif isinstance(node, cst.Raise) and isinstance(node.exc, cst.Call):
