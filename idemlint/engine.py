@@ -22,7 +22,7 @@ from idemlint.config import Config
 from idemlint.finding import Finding, Related
 from idemlint.parsing import FILE_TIME_BUDGET, HELP_LIMIT, Rejected, decode_source, parse_source, within_budget
 from idemlint.per_file import rules_for_path
-from idemlint.registry import PARSE_ERROR, RESERVED, UNUSED_SUPPRESSION, is_enabled
+from idemlint.registry import PARSE_ERROR, UNUSED_SUPPRESSION, is_enabled, reserved_finding
 from idemlint.rule import Rule
 from idemlint.suppression import find_suppressions, is_suppressed, split_lines
 
@@ -191,17 +191,6 @@ def _rejected(path: str, problem: Rejected, config: Config) -> FileResult:
     could not be checked must never look clean) and off only when `ignore` names it."""
     if any(PARSE_ERROR.startswith(pattern.upper()) for pattern in config.ignored):
         return FileResult(path)
-    name, summary = RESERVED[PARSE_ERROR]
     line, col = max(problem.line, 1), max(problem.col, 1)
-    finding = Finding(
-        path=path,
-        line=line,
-        col=col,
-        code=PARSE_ERROR,
-        end_line=line,
-        end_col=col,
-        name=name,
-        message=problem.message,
-        suggestion=problem.help,
-    )
+    finding = reserved_finding(PARSE_ERROR, path, line, col, col, problem.message, problem.help)
     return FileResult(path, (finding,))

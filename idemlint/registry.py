@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from idemlint.finding import Finding
 from idemlint.rule import Rule
 from idemlint.rules import ALL_RULES
 
@@ -160,3 +161,19 @@ def is_enabled(code: str, select: Iterable[str], ignore: Iterable[str]) -> bool:
 def enabled_rules(select: Iterable[str], ignore: Iterable[str]) -> list[type[Rule]]:
     select, ignore = tuple(select), tuple(ignore)
     return [rule for rule in ALL_RULES if is_enabled(rule.code, select, ignore)]
+
+
+def reserved_finding(code: str, path: str, line: int, col: int, end_col: int, message: str, help: str) -> Finding:
+    """A finding of idemlint itself (IDM800, IDM900): its name from the reserved table."""
+    name, _summary = RESERVED[code]
+    return Finding(
+        path=path,
+        line=line,
+        col=col,
+        code=code,
+        end_line=line,
+        end_col=end_col,
+        name=name,
+        message=message,
+        suggestion=help,
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from idemlint.finding import Finding
-from idemlint.registry import RESERVED, UNUSED_SUPPRESSION
+from idemlint.registry import UNUSED_SUPPRESSION, reserved_finding
 from idemlint.rule import Rule
 from idemlint.suppression import comment_span, real_comment_lines
 
@@ -34,19 +34,16 @@ def unused_suppressions(
             c for c in codes if c.startswith("IDM") and c in active and not any(f.startswith(c) for f in found_here)
         )
         if unused:
-            name, _ = RESERVED[UNUSED_SUPPRESSION]
             start, end = comment_span(lines[line - 1] if line <= len(lines) else "")
             out.append(
-                Finding(
-                    path=path,
-                    line=line,
-                    col=start,
-                    code=UNUSED_SUPPRESSION,
-                    end_line=line,
-                    end_col=end,
-                    name=name,
-                    message=f"unused suppression of {', '.join(unused)}: nothing is reported here",
-                    suggestion="Remove the code from the noqa comment (or the comment).",
+                reserved_finding(
+                    UNUSED_SUPPRESSION,
+                    path,
+                    line,
+                    start,
+                    end,
+                    f"unused suppression of {', '.join(unused)}: nothing is reported here",
+                    "Remove the code from the noqa comment (or the comment).",
                 )
             )
     return out

@@ -60,14 +60,14 @@ def call_target(model: ModuleModel, call: cst.Call, module: str) -> str | None:
     receiver = func.value
     if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):
         owner = model.enclosing_class(call)
-        return f"{_class_name(model, owner, module)}.{method}" if owner is not None else None
+        return f"{module}.{owner.name.value}.{method}" if owner is not None else None
     if isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and receiver.value.value == "self":
         owner = model.enclosing_class(call)
         kind = _attribute_class(model, owner, receiver.attr.value, module) if owner is not None else None
         return f"{kind}.{method}" if kind else None
     if isinstance(receiver, cst.Call):
         kind = _name(model, receiver.func, module) if isinstance(receiver.func, cst.Name) else None
-        return f"{kind}.{method}" if kind and _is_class_name(kind) else None
+        return f"{kind}.{method}" if kind and is_class_name(kind) else None
     if isinstance(receiver, cst.Name):
         kind = _instance_class(model, receiver, module)
         if kind:
@@ -83,7 +83,8 @@ def _is_package(model: ModuleModel) -> bool:
     return bool(model.memo.get("is_package"))
 
 
-def _is_class_name(dotted: str) -> bool:
+def is_class_name(dotted: str) -> bool:
+    """`shop.client.ApiClient`: by the convention that classes are capitalised."""
     return dotted.rsplit(".", 1)[-1][:1].isupper()
 
 
@@ -99,10 +100,6 @@ def _name(model: ModuleModel, name: cst.Name, module: str) -> str | None:
     if imported and all(b.kind == "import" for b in model.bindings_of(model.module, value)):
         return absolute(imported, module, _is_package(model))
     return None
-
-
-def _class_name(model: ModuleModel, owner: cst.ClassDef, module: str) -> str:
-    return f"{module}.{owner.name.value}"
 
 
 def class_bases(model: ModuleModel, owner: cst.ClassDef, module: str) -> tuple[str, ...]:
@@ -145,7 +142,7 @@ def _value_class(model: ModuleModel, value: cst.BaseExpression, module: str) -> 
             dotted = model.qualname(value.func)
             head = (model.dotted(value.func) or "").split(".")[0]
             kind = absolute(dotted, module, _is_package(model)) if dotted and head in model.imports else None
-        return kind if kind and _is_class_name(kind) else None
+        return kind if kind and is_class_name(kind) else None
     if isinstance(value, cst.Name):
         scope = model.scope_of(value)
         bindings = model.bindings_of(scope, value.value)
@@ -165,7 +162,7 @@ def _annotation_class(model: ModuleModel, annotation: cst.BaseExpression, module
         kind = absolute(dotted, module, _is_package(model)) if dotted else None
     else:
         return None
-    return kind if kind and _is_class_name(kind) else None
+    return kind if kind and is_class_name(kind) else None
 
 
 def _instance_class(model: ModuleModel, receiver: cst.Name, module: str) -> str | None:

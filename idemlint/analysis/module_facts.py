@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.calls import call_target
+from idemlint.analysis.calls import call_target, is_class_name
 from idemlint.analysis.summaries import Chain, Passed, Step, Summary, summarise
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
         if len(bindings) == 1
         and isinstance(bindings[0].value, cst.Call)
         and (kind := call_target(model, bindings[0].value, module)) is not None
-        and kind.rsplit(".", 1)[-1][:1].isupper()
+        and is_class_name(kind)
     )
     return ModuleFacts(path, functions, plain_edges, classes, instances)
 
