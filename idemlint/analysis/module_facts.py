@@ -31,8 +31,8 @@ class ModuleFacts:
 
     path: str  # root-relative
     functions: tuple[tuple[str, Summary, int], ...]  # (dotted name, summary, line of the def)
-    # (caller, its def line, target, line of the call, what the call passes)
-    edges: tuple[tuple[str, int, str, int, Passed], ...]
+    # (caller, its def line, target, line of the call, what the call passes, made on every call)
+    edges: tuple[tuple[str, int, str, int, Passed, bool], ...]
     classes: tuple[tuple[str, tuple[str, ...], frozenset[str]], ...]  # (dotted name, bases, methods)
     instances: tuple[tuple[str, str], ...] = ()  # module-level `psp = PspClient()`: (dotted name, class)
 
@@ -86,13 +86,16 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
                 sends_key=plain(s.sends_key),
                 unkeyed_effect=plain(s.unkeyed_effect),
                 effect=plain(s.effect),
+                records_failure=plain(s.records_failure),
             ),
             line(f.name),
         )
         for f, s in facts.items()
     )
     plain_edges = tuple(
-        (names[f], line(f.name), e.target, line(e.call), e.passed) for f, found in edges.items() for e in found
+        (names[f], line(f.name), e.target, line(e.call), e.passed, e.always)
+        for f, found in edges.items()
+        for e in found
     )
     classes = tuple(
         (
@@ -115,18 +118,20 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
 
 
 def _lines_by_ast(model: ModuleModel, source: str) -> dict[cst.CSTNode, int] | None:
-    """Lines of the module's calls and function names, from the standard library's parser
-    (libcst's position metadata costs twice the parse): both parsers see the same calls and
-    functions in the same source order, which is checked name by name; None if they differ."""
+    """Lines of the module's calls, assignments and function names, from the standard library's parser
+    (libcst's position metadata costs twice the parse): both parsers see the same nodes
+    in the same source order, which is checked kind by kind and name by name; None if they differ."""
     import ast
 
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    ast_nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef))]
+    ast_nodes = [
+        n for n in ast.walk(tree) if isinstance(n, (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign))
+    ]
     ast_nodes.sort(key=_source_order)
-    cst_nodes = [n for n in _in_source_order(model) if isinstance(n, (cst.Call, cst.FunctionDef))]
+    cst_nodes = [n for n in _in_source_order(model) if isinstance(n, (cst.Call, cst.FunctionDef, cst.Assign))]
     if len(ast_nodes) != len(cst_nodes):
         return None
     lines: dict[cst.CSTNode, int] = {}
@@ -135,6 +140,10 @@ def _lines_by_ast(model: ModuleModel, source: str) -> dict[cst.CSTNode, int] | N
             if not isinstance(theirs, (ast.FunctionDef, ast.AsyncFunctionDef)) or theirs.name != ours.name.value:
                 return None
             lines[ours.name] = theirs.lineno
+        elif isinstance(ours, cst.Assign) or isinstance(theirs, ast.Assign):
+            if not (isinstance(ours, cst.Assign) and isinstance(theirs, ast.Assign)):
+                return None
+            lines[ours] = theirs.lineno
         elif not isinstance(theirs, ast.Call) or _tail(ours.func) != _ast_tail(theirs.func):
             return None
         else:
@@ -173,9 +182,9 @@ def _source_order(node: object) -> tuple[int, int, int, int]:
     before the nodes they hold."""
     import ast
 
-    assert isinstance(node, (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef))
+    assert isinstance(node, (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign))
     line, col = node.lineno, node.col_offset
-    if not isinstance(node, ast.Call) and node.decorator_list:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list:
         line, col = node.decorator_list[0].lineno, node.decorator_list[0].col_offset - 1
     return line, col, -(node.end_lineno or 0), -(node.end_col_offset or 0)
 

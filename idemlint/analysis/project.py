@@ -253,11 +253,13 @@ def build_index(
     return reduce_facts(facts, root)
 
 
-# Files worth summarising: they call another system (an HTTP or SDK library is imported) or
-# make random values; a function elsewhere inherits facts only from such a file.
+# Files worth summarising: they call another system (an HTTP or SDK library is imported),
+# make random values, or set a failed state; a function elsewhere inherits facts only from
+# such a file.
 _SUMMARY_CANDIDATE = re.compile(
     rb"^[ \t]*(?:from|import)[ \t]+(?:requests|httpx|aiohttp|urllib3|boto3|stripe|braintree|adyen|Adyen|square|"
-    rb"squareup|paypalrestsdk|mollie|razorpay|twilio)\b|uuid[1-7]?\(|token_(?:hex|urlsafe|bytes)\(|urandom\(",
+    rb"squareup|paypalrestsdk|mollie|razorpay|twilio)\b|uuid[1-7]?\(|token_(?:hex|urlsafe|bytes)\(|urandom\(|"
+    rb"(?i:(?:status|state)(?:\w*\s*=\s*|\([^)\n]*)[\w.]*[\"']?\w*(?:fail|declin|cancel|reject|abort|void))",
     re.MULTILINE,
 )
 
@@ -295,19 +297,19 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
     functions: dict[str, tuple[Summary, str, int]] = {}
     classes: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
     instances: dict[str, str] = {}
-    edges: list[tuple[str, int, str, str, int, Passed]] = []
+    edges: list[tuple[str, int, str, str, int, Passed, bool]] = []
     for facts in modules:
         for name, summary, line in facts.functions:
             functions[name] = (summary, facts.path, line)
         for name, bases, methods in facts.classes:
             classes[name] = (bases, methods)
         instances.update(facts.instances)
-        for caller, def_line, target, line, passed in facts.edges:
-            edges.append((caller, def_line, target, facts.path, line, passed))
+        for caller, def_line, target, line, passed, always in facts.edges:
+            edges.append((caller, def_line, target, facts.path, line, passed, always))
     index = replace(index, functions=functions, classes=classes, instances=instances)
     for _round in range(MAX_DEPTH):
         changed = False
-        for caller, def_line, target, path, line, passed in edges:
+        for caller, def_line, target, path, line, passed, always in edges:
             found = index.function(target)
             if found is None or found[0] == caller:
                 continue
@@ -324,6 +326,8 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
                 updates["effect_operation"] = current.effect_operation or inner.effect_operation
             if inner.effect and current.effect is None:
                 updates["effect"] = (step, *inner.effect)
+            if inner.records_failure and current.records_failure is None and always:
+                updates["records_failure"] = (step, *inner.records_failure)
             if updates:
                 functions[caller] = (replace(current, **updates), path, def_line)  # type: ignore[arg-type]
                 changed = True
@@ -331,7 +335,7 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
             break
     names: dict[str, set[str]] = {}
     for name, (summary, _path, _line) in functions.items():
-        for fact in ("returns_key", "sends_key", "unkeyed_effect", "effect"):
+        for fact in ("returns_key", "sends_key", "unkeyed_effect", "effect", "records_failure"):
             if getattr(summary, fact):
                 names.setdefault(fact, set()).add(name.rsplit(".", 1)[-1].lower() + "(")
     return replace(index, functions=functions, names_with={fact: frozenset(found) for fact, found in names.items()})

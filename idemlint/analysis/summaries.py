@@ -24,6 +24,7 @@ from idemlint.analysis.calls import call_target
 from idemlint.analysis.flow import origin_calls
 from idemlint.analysis.keys import fresh_value_name
 from idemlint.analysis.model import iter_nodes, local_callee
+from idemlint.analysis.timeouts import unconditional_failure, unconditional_statements
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -87,6 +88,7 @@ class Summary:
     unkeyed_effect: Chain | None = None  # calls another system without an idempotency key
     effect: Chain | None = None  # calls another system at all
     effect_operation: str = ""  # the origin effect's operation, e.g. "requests.post"
+    records_failure: Chain | None = None  # marks a definite failure on every call (`status = "failed"`)
 
     def key_binding(self, passed: Passed) -> tuple[bool, frozenset[str]]:
         """Whether a call with these arguments gives the function the key it would otherwise
@@ -113,7 +115,7 @@ class Summary:
 
     @property
     def empty(self) -> bool:
-        return not (self.returns_key or self.sends_key or self.unkeyed_effect or self.effect)
+        return not (self.returns_key or self.sends_key or self.unkeyed_effect or self.effect or self.records_failure)
 
 
 @dataclass
@@ -134,6 +136,7 @@ class _Edge:
     target: str
     call: cst.Call
     passed: Passed = ()
+    always: bool = False  # made on every call of the function (not under an `if`, a loop, a handler)
 
 
 @dataclass
@@ -177,8 +180,9 @@ def summarise(
             break
     if module:
         for function in model.functions:
+            always = _unconditional_calls(model, function)
             result.edges[function] = [
-                _Edge(target, call, passed_arguments(call, _own_params(function)))
+                _Edge(target, call, passed_arguments(call, _own_params(function)), call in always)
                 for call in _calls_of(model, function)
                 if local_callee(model, call) is None
                 and retry.context_of(call) is None
@@ -239,6 +243,10 @@ def _direct_facts(
         fresh = _fresh_call(model, sink.value)
         if fresh is not None:
             facts.setdefault(model.scope_of(sink.value), {}).setdefault("sends_key", fresh)
+    for function in model.functions:
+        failure = unconditional_failure(model, function)
+        if failure is not None:
+            facts.setdefault(function, {})["records_failure"] = (Step(failure[0], failure[1]),)
     return {
         scope: Summary(
             returns_key=found.get("returns_key"),
@@ -246,6 +254,7 @@ def _direct_facts(
             unkeyed_effect=found.get("unkeyed_effect"),
             effect=found.get("effect"),
             effect_operation=operations.get(scope, ""),
+            records_failure=found.get("records_failure"),
         )
         for scope, found in facts.items()
     }
@@ -269,6 +278,16 @@ def _calls_of(model: ModuleModel, function: cst.FunctionDef) -> Iterator[cst.Cal
             yield node
 
 
+def _unconditional_calls(model: ModuleModel, function: cst.FunctionDef) -> set[cst.Call]:
+    """The calls a function makes every time it runs (`finish(order)` in its own body)."""
+    return {
+        node
+        for statement in unconditional_statements(function.body)
+        for node in model.iter_nodes(statement)
+        if isinstance(node, cst.Call)
+    }
+
+
 def _through_calls(
     model: ModuleModel,
     retry: RetryAnalysis,
@@ -287,6 +306,7 @@ def _through_calls(
         for call in origin_calls(model, ret.value)
     }
     updates: dict[str, Chain] = {}
+    always = _unconditional_calls(model, function)
     for call in _calls_of(model, function):
         callee = callee_of(model, call, result, module, project)
         if callee is None:
@@ -307,6 +327,8 @@ def _through_calls(
                 summary = replace(summary, effect_operation=inner.effect_operation)
         if inner.effect and summary.effect is None:
             updates.setdefault("effect", (step, *inner.effect))
+        if inner.records_failure and summary.records_failure is None and call in always:
+            updates.setdefault("records_failure", (step, *inner.records_failure))
     return replace(summary, **updates) if updates else summary  # type: ignore[arg-type]
 
 
@@ -358,9 +380,10 @@ def via(chain: Chain) -> str:
     return f", via {' -> '.join(middle)}" if middle else ""
 
 
-def related_steps(callee: Callee, chain: Chain) -> tuple[Step, ...]:
+def related_steps(callee: Callee, chain: Chain, verb: str = "calls") -> tuple[Step, ...]:
     """The places a reader follows from the finding to the origin, each saying what happens
-    there: the called function when it lives in another file, each call on the way, the origin."""
+    there: the called function when it lives in another file, each call on the way, the origin
+    (`_post() calls requests.post()`; with `verb=""`, `finish() state set to 'failed'`...)."""
     steps: list[Step] = []
     if callee.path:
         steps.append(Step(f"{callee.name}() is defined here", path=callee.path, line=callee.line))
@@ -369,5 +392,5 @@ def related_steps(callee: Callee, chain: Chain) -> tuple[Step, ...]:
         steps.append(replace(step, text=f"{caller} calls {step.text}"))
         caller = step.text
     origin = chain[-1]
-    steps.append(replace(origin, text=f"{caller} calls {origin.text}"))
+    steps.append(replace(origin, text=f"{caller} {verb} {origin.text}" if verb else f"{caller}: {origin.text}"))
     return tuple(steps)

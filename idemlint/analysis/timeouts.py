@@ -9,10 +9,11 @@ outcome is in fact unknown.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.analysis.model import ModuleModel, keyword, string_value
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -79,7 +80,43 @@ def timeout_caught(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptSt
 
 def records_failure(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> str | None:
     """How a handler records a definite failure (a failed state, a refund, a 'failed' error), or None."""
-    nodes = list(model.iter_nodes(handler.body))
+    return failure_in(model, list(model.iter_nodes(handler.body)))
+
+
+def unconditional_failure(model: ModuleModel, function: cst.FunctionDef) -> tuple[str, cst.CSTNode] | None:
+    """How a function records a definite failure on every call (`order.status = "failed"`,
+    `payment.set_status(FAILED)` in its own body, not under an `if`, a loop or a handler),
+    and the statement that does: a caller's handler that calls it records that failure.
+    A function that may record one (`if declined: ...`) is not taken for one that does."""
+    for statement in unconditional_statements(function.body):
+        nodes = list(model.iter_nodes(statement))
+        found = failure_in(model, nodes, calls=False)
+        if found is not None:
+            # the assignment or call that does it (what the project map knows the line of)
+            anchor = next((n for n in nodes if isinstance(n, (cst.Assign, cst.Call))), statement)
+            return found, anchor
+    return None
+
+
+def unconditional_statements(block: cst.BaseSuite) -> Iterator[cst.CSTNode]:
+    """The statements of a block that run whenever it does: up to its first `if` or loop,
+    into `with` and `try` bodies, and not past a `return` or `raise`."""
+    body = block.body if isinstance(block, cst.IndentedBlock) else (block,)
+    for statement in body:
+        if isinstance(statement, (cst.With, cst.Try)):
+            yield from unconditional_statements(statement.body)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            yield statement
+            if any(isinstance(small, (cst.Return, cst.Raise)) for small in statement.body):
+                return
+        elif not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            return  # an `if` or a loop: what follows may not run
+
+
+def failure_in(model: ModuleModel, nodes: list[cst.CSTNode], calls: bool = True) -> str | None:
+    """How these nodes record a definite failure, or None. With `calls=False` only a failed
+    state counts, not a call named for a failure action nor a raise: in a helper's body
+    `self._lock.release()` releases a lock, not the customer's stock."""
     for node in nodes:
         value = None
         if isinstance(node, cst.Assign) and any(_is_state(model.dotted(t.target)) for t in node.targets):
@@ -105,13 +142,15 @@ def records_failure(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptS
             and isinstance(node.func, cst.Attribute)
             and _STATE_SETTER.match(node.func.attr.value)
         ):
-            arg = node.args[0].value if node.args and node.args[0].keyword is None else None
-            if arg is not None:
-                text = string_value(arg) or (model.dotted(arg) or "").rsplit(".", 1)[-1]
+            # `line.set_status(FAILED)`, `repo.set_status(order_id, "cancelled")`, `set_status(status=...)`
+            named = keyword(node, "status") or keyword(node, "state")
+            positional = [a.value for a in node.args if a.keyword is None and not a.star]
+            for arg in [named.value] if named is not None else positional:
+                text = string_value(arg) or _constant_name(model, arg)
                 tokens = [t for t in re.split(r"[^A-Za-z]+", text) if t]
                 if tokens and _FAILED_STATE.search(tokens[-1]) and not _UNKNOWN_STATE.search(tokens[-1]):
                     return f"state set to {text}"
-    for node in nodes:
+    for node in nodes if calls else ():
         if isinstance(node, cst.Call):
             dotted = model.dotted(node.func) or ""
             last = dotted.rsplit(".", 1)[-1]
@@ -127,6 +166,12 @@ def records_failure(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptS
             if _FAILURE_ERROR.search(raised.rsplit(".", 1)[-1]):
                 return f"raises {raised}"
     return None
+
+
+def _constant_name(model: ModuleModel, expr: cst.BaseExpression) -> str:
+    """`LINE.NETWORK_ERROR`, `FAILED`: a constant's last name; "" for a variable (`error`)."""
+    name = (model.dotted(expr) or "").rsplit(".", 1)[-1]
+    return name if isinstance(expr, cst.Attribute) or name.isupper() else ""
 
 
 _STATE_SETTER = re.compile(r"^(set|change|update)_?(status|state)$|^transition(_to)?$", re.IGNORECASE)

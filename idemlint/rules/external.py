@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from idemlint.analysis.effects import SideEffect
 from idemlint.analysis.model import iter_nodes
-from idemlint.analysis.summaries import chain_origin, related_steps, via
+from idemlint.analysis.summaries import Callee, Chain, Step, chain_origin, related_steps, via
 from idemlint.analysis.timeouts import records_failure, timeout_caught
 from idemlint.rule import Report, Rule
 from idemlint.triggers import RETRY
@@ -156,9 +156,10 @@ class TimeoutAsFailure(Rule):
     )
     fix_hint = "Record the outcome as unknown (pending), then retry with the same idempotency key or reconcile with a status query before deciding."
     known_problems = (
-        "A failure recorded by a helper whose name does not say so (`finish(order)`) is not recognised, nor a "
-        "side-effecting call behind a wrapper whose class cannot be seen (an interface, a service locator) unless it "
-        "is declared in `side-effect-calls`."
+        "A failure recorded by a helper whose name does not say so (`finish(order)`) is recognised when the helper, "
+        "in this module or (with the project index) another, sets a failed state on every call; one that records it "
+        "only on some branch is not. A side-effecting call behind a wrapper whose class cannot be seen (an "
+        "interface, a service locator) is not recognised unless it is declared in `side-effect-calls`."
     )
     bad = """\
 import requests
@@ -226,11 +227,32 @@ def capture(order):
             if effect is None:
                 continue
             failure = records_failure(ctx.model, handler)
-            if failure is not None:
-                yield Report(
-                    handler,
-                    f"a {caught} from {effect} is handled as a definite failure ({failure}), but the request may have succeeded",
-                )
+            related: tuple[Step, ...] = ()
+            lines: tuple[tuple[str, cst.CSTNode], ...] = ()
+            if failure is None:
+                found = self._failure_helper(ctx, handler)
+                if found is None:
+                    continue
+                callee, chain = found
+                origin, lines = chain_origin(chain, "failure")
+                failure = f"calls {callee.name}(): {chain[-1].text} {origin}{via(chain)}"
+                related = related_steps(callee, chain, verb="")
+            yield Report(
+                handler,
+                f"a {caught} from {effect} is handled as a definite failure ({failure}), but the request may have succeeded",
+                lines=lines,
+                related=related,
+            )
+
+    def _failure_helper(self, ctx: FileContext, handler: cst.CSTNode) -> tuple[Callee, Chain] | None:
+        """`finish(order)` in the handler, where `finish` sets a failed state on every call
+        (in this module or, with the project index, in another)."""
+        for node in ctx.model.iter_nodes(handler):
+            if isinstance(node, cst.Call):
+                callee = ctx.callee(node)
+                if callee is not None and callee.summary.records_failure:
+                    return callee, callee.summary.records_failure
+        return None
 
     def _effect_in(self, ctx: FileContext, block: cst.CSTNode) -> str | None:
         effects = ctx.effects
