@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from idemlint.analysis.project import EMPTY, ProjectIndex
 from idemlint.config import Config
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from idemlint.fixes import FixOutcome
     from idemlint.paths import PathKinds
     from idemlint.rule import Rule
+    from idemlint.rule_table import RuleRow
     from idemlint.runner import Progress, RunResult
 
 Files = Sequence[tuple[Path, str]]  # (real path, path as shown)
@@ -77,19 +78,37 @@ def kind_and_anchor(path: Path, config: Config, kinds: PathKinds | None = None) 
     return kinds.kind(path), kinds.relative(path)
 
 
-def project_files(config: Config, found: Discovery | None = None, paths: Sequence[str] = ()) -> list[Path]:
+def project_files(
+    config: Config, found: Discovery | None = None, paths: Sequence[str] = (), cache_dir: Path | None = None
+) -> list[Path]:
     """Every Python file under the project root, and the files `found` outside it: a run on a
-    few files (as pre-commit makes it) sees the same helpers as a full run."""
-    from idemlint.files import discover
+    few files (as pre-commit makes it) sees the same helpers as a full run. With `cache_dir`,
+    the root's listing is kept there and reused while no folder in it changed."""
     from idemlint.paths import Resolver, resolved
 
     given = found.files if found is not None else []
     root, resolver = str(resolved(config.root)), Resolver()
     # the paths given include the root: the run's own discovery already walked it all
-    whole = found is not None and any(resolver.resolved_text(Path(p)) == root for p in paths)
-    walk = config.root.is_dir() and not whole
-    everything = discover([str(config.root)], config, judge=False).files if walk else given
-    return list(dict.fromkeys(path for path, _shown in [*everything, *given]))
+    walked = set(found.walked) if found is not None else set()
+    whole = any(resolver.resolved_text(Path(p)) == root for p in paths if p in walked)
+    everything = _root_files(config, cache_dir) if config.root.is_dir() and not whole else [p for p, _ in given]
+    return list(dict.fromkeys([*everything, *(path for path, _shown in given)]))
+
+
+def _root_files(config: Config, cache_dir: Path | None) -> list[Path]:
+    from idemlint.cache import cached_listing
+    from idemlint.files import discover, repository_chain
+
+    def walk() -> tuple[list[str], list[str], bool]:
+        found = discover([str(config.root)], config, judge=False)
+        return [str(path) for path, _shown in found.files], found.watched, found.plain
+
+    if cache_dir is None:
+        return [Path(name) for name in walk()[0]]
+    # where the repository starts decides which .gitignore files above the root apply
+    chain = [str(folder) for folder in repository_chain(config.root)]
+    key = repr((str(config.root), config.exclude, config.extend_exclude, chain))
+    return [Path(name) for name in cached_listing(cache_dir, key, walk)]
 
 
 def build_project_index(
@@ -113,10 +132,17 @@ def build_project_index(
     def build(files: list[Path]) -> ProjectIndex:
         return build_index(files, config.root, config, lambda path: kinds.kind(path) == SOURCE)
 
-    key = f"{config.fingerprint()}\0{config.root.resolve()}"
     return cached_index(
-        project_files(config, found, paths), default_cache_dir(config.root) if cache else None, key, build
+        project_files(config, found, paths),
+        default_cache_dir(config.root) if cache else None,
+        _index_key(config),
+        build,
     )
+
+
+def _index_key(config: Config) -> str:
+    """What the project index depends on besides its files: the configuration and the root."""
+    return f"{config.fingerprint()}\0{config.root.resolve()}"
 
 
 # -- checking ------------------------------------------------------------------------------------
@@ -138,6 +164,44 @@ def check_files(
     cache_dir = default_cache_dir(config.root) if cache else None
     files = found.to_check(config.check_tests)
     return run(files, config, rules, jobs, cache_dir, found.kinds, project, found.anchors, progress)
+
+
+def cached_results(
+    found: Discovery, config: Config, rows: Sequence[RuleRow], paths: Sequence[str] = ()
+) -> RunResult | None:
+    """What `check_files` with the cache on would return, when the cache holds every file
+    `found` keeps (a warm run); None as soon as one file misses. It imports no rule class
+    (`rows` are the selection's rows in idemlint.rule_table) and does not load the project
+    index: the results' run-wide key needs only its digest, stored beside it. The key is
+    the runner's own, so rows that disagreed with the rule classes could only miss."""
+    from types import SimpleNamespace
+
+    from idemlint.cache import file_key, stored_index_digest
+    from idemlint.runner import RunResult, _open_cache, default_cache_dir
+
+    directory = default_cache_dir(config.root)
+    digest: str | None = EMPTY.digest
+    if any(row.needs_project for row in rows):
+        files = project_files(config, found, paths, directory)
+        digest = stored_index_digest(files, directory, _index_key(config))
+        if digest is None:
+            return None
+    # _open_cache reads the rules' codes and the index's digest, nothing else
+    runs = cast("Sequence[type[Rule]]", rows)
+    cache = _open_cache(directory, config, runs, cast(ProjectIndex, SimpleNamespace(digest=digest)))
+    result = RunResult()
+    for real, shown in found.to_check(config.check_tests):
+        try:
+            hit = cache.lookup(file_key(real, shown, found.kinds.get(shown), found.anchors.get(shown)), real)[0]
+        except OSError:
+            return None  # the full run reports it
+        if hit is None:
+            return None
+        result.findings.extend(hit)
+        result.cached += 1
+    cache.save()
+    result.findings.sort()
+    return result
 
 
 def check_text(

@@ -201,7 +201,7 @@ class ResultCache:
                 old.unlink()
 
 
-INDEX_MAGIC = b"idemlint-index-1\n"
+INDEX_MAGIC = b"idemlint-index-2\n"
 
 
 def cached_index(
@@ -215,17 +215,51 @@ def cached_index(
     paths = list(files)
     if directory is None:
         return build(paths)
+    store = _index_store(directory, key)
+    manifest, blob, digest = _stored_index(store, key, paths)
+    if blob is not None:
+        try:
+            found = pickle.loads(blob)
+        except Exception:  # a stored index this version cannot read: build afresh
+            found = None
+        if isinstance(found, ProjectIndex):
+            if found.digest != digest:  # stored by a build whose digest was computed otherwise
+                _write_checked(store, INDEX_MAGIC, marshal.dumps((key, manifest, blob, found.digest)))
+            return found
+    built = build(paths)
+    try:
+        _write_checked(store, INDEX_MAGIC, marshal.dumps((key, manifest, pickle.dumps(built), built.digest)))
+    except (ValueError, pickle.PicklingError):
+        pass
+    return built
+
+
+def stored_index_digest(files: Iterable[Path], directory: Path, key: str) -> str | None:
+    """The digest of the index `cached_index` would reuse for these files and `key`, without
+    loading the index (a warm run needs only its digest, for the results' run-wide key); None
+    when it would build a new one."""
+    _manifest, blob, digest = _stored_index(_index_store(directory, key), key, list(files))
+    return digest if blob is not None else None
+
+
+def _index_store(directory: Path, key: str) -> Path:
+    return directory / __version__ / f"index-{hashlib.sha256(key.encode()).hexdigest()[:32]}.bin"
+
+
+def _stored_index(store: Path, key: str, paths: list[Path]) -> tuple[tuple[Any, ...], bytes | None, str]:
+    """(the manifest of `paths` as they are now, the stored index's pickle or None when it is
+    not for these files' contents and `key`, its digest). A manifest entry whose stat changed
+    but not its content is written back, so that the next run trusts the stat again."""
     started = clock()
-    store = directory / __version__ / f"index-{hashlib.sha256(key.encode()).hexdigest()[:32]}.bin"
     unique = list(dict.fromkeys(str(p) for p in paths))
     stored = _read_checked(store, INDEX_MAGIC)
     manifest: list[tuple[str, Stamp | None, bytes]] = []
     reusable = False
     try:
-        old_key, old_manifest, blob = marshal.loads(stored) if stored is not None else ("", (), b"")
+        old_key, old_manifest, blob, digest = marshal.loads(stored) if stored is not None else ("", (), b"", "")
         reusable = old_key == key and len(old_manifest) == len(unique)
     except (EOFError, ValueError, TypeError):
-        old_manifest, blob = (), b""
+        old_manifest, blob, digest = (), b"", ""
     for index, name in enumerate(unique):
         try:
             now: Stamp | None = stamp(os.stat(name))
@@ -236,27 +270,54 @@ def cached_index(
             manifest.append(old)
             continue
         try:
-            digest = content_hash(Path(name).read_bytes())
+            content = content_hash(Path(name).read_bytes())
         except OSError:
-            digest = b""
+            content = b""
         trusted = now if now is not None and max(now[1], now[2]) < started - RACY_NS else None
-        manifest.append((name, trusted, digest))
-        reusable = reusable and old is not None and old[0] == name and old[2] == digest
-    if reusable:
+        manifest.append((name, trusted, content))
+        reusable = reusable and old is not None and old[0] == name and old[2] == content
+    if not reusable or not isinstance(blob, bytes) or not isinstance(digest, str):
+        return tuple(manifest), None, ""
+    if tuple(manifest) != tuple(old_manifest):
+        _write_checked(store, INDEX_MAGIC, marshal.dumps((key, tuple(manifest), blob, digest)))
+    return tuple(manifest), blob, digest
+
+
+LISTING_MAGIC = b"idemlint-listing-1\n"
+
+
+def _stamps(paths: Iterable[str]) -> tuple[Stamp | None, ...]:
+    out: list[Stamp | None] = []
+    for name in paths:
         try:
-            found = pickle.loads(blob)
-        except Exception:  # a stored index this version cannot read: build afresh
-            found = None
-        if isinstance(found, ProjectIndex):
-            if tuple(manifest) != tuple(old_manifest):
-                _write_checked(store, INDEX_MAGIC, marshal.dumps((key, tuple(manifest), blob)))
-            return found
-    built = build(paths)
+            out.append(stamp(os.stat(name)))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+def cached_listing(directory: Path, key: str, walk: Callable[[], tuple[list[str], list[str], bool]]) -> list[str]:
+    """The files `walk()` lists, or the list it gave last time for the same `key` while every
+    path it watched has the same stat (or is still missing). `walk` returns (files, watched
+    paths, whether the listing may be kept): a folder's stat changes when a name in it is
+    added, removed or renamed, so watching the folders walked (and the ignore files that
+    applied) finds every change to the listing. Kept only when nothing watched changed in
+    the last moments before the walk (see RACY_NS), like a file's stat in the results."""
+    store = directory / __version__ / f"listing-{hashlib.sha256(key.encode()).hexdigest()[:32]}.bin"
+    stored = _read_checked(store, LISTING_MAGIC)
     try:
-        _write_checked(store, INDEX_MAGIC, marshal.dumps((key, tuple(manifest), pickle.dumps(built))))
-    except (ValueError, pickle.PicklingError):
+        old_key, watched, stamps, files = marshal.loads(stored) if stored is not None else ("", (), (), ())
+        if old_key == key and isinstance(files, list) and _stamps(watched) == stamps:
+            return files
+    except (EOFError, ValueError, TypeError):
         pass
-    return built
+    started = clock()
+    files, watched, keep = walk()
+    now = _stamps(watched)
+    if keep and all(s is None or max(s[1], s[2]) < started - RACY_NS for s in now):
+        with contextlib.suppress(ValueError):
+            _write_checked(store, LISTING_MAGIC, marshal.dumps((key, tuple(watched), now, files)))
+    return files
 
 
 def _read_checked(path: Path, magic: bytes) -> bytes | None:

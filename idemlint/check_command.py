@@ -82,33 +82,49 @@ class CheckOptions:
 
 
 def run_check(o: CheckOptions) -> NoReturn:
-    from idemlint.registry import enabled_rules
+    from idemlint.registry import enabled_rows, enabled_rules
 
     stdin = o.paths == ("-",)
     _refuse_conflicts(o, stdin)
     paths = (o.stdin_filename or "stdin.py",) if stdin else o.paths or (".",)
     config = _configured(o, paths)
-    rules = enabled_rules(config.selected, config.ignored)
     confident = api.at_least(o.min_confidence)
     if stdin:
-        _check_stdin(o, paths[0], config, rules, confident)
+        _check_stdin(o, paths[0], config, enabled_rules(config.selected, config.ignored), confident)
 
+    _timing("configuration", 0)
     found = api.discover_files(paths, config, o.force_exclude)
+    _timing("discovery", len(found.files))
     if o.show_settings:
-        print_settings(config, rules)
+        print_settings(config, enabled_rules(config.selected, config.ignored))
         sys.exit(EXIT_CLEAN)
     if o.show_files:
         print_files(found, config)
         sys.exit(EXIT_ERROR if found.errors else EXIT_CLEAN)
     files = found.to_check(config.check_tests)
-    project = api.build_project_index(config, rules, found, paths, cache=not o.no_cache)
-    bar = progress_bar() if not o.quiet and sys.stderr.isatty() else None
-    outcome = api.check_files(found, config, rules, project, o.jobs or None, not o.no_cache, bar)  # jobs 0: per CPU
-    if bar is not None:
-        bar(-1, -1)  # clear the line
+    # A warm run (every file in the cache) needs neither the rule classes nor the project
+    # index: see api.cached_results. Fixes need both, so they take the full path.
+    fixing = o.apply_fixes or o.fix_only or o.show_diff
+    warm = None
+    if not o.no_cache and not fixing:
+        warm = api.cached_results(found, config, enabled_rows(config.selected, config.ignored), paths)
+    rules: list[type[Rule]] = []
+    project = api.EMPTY
+    if warm is not None:
+        outcome = warm
+        _timing("warm (all cached)", len(files))
+    else:
+        rules = enabled_rules(config.selected, config.ignored)
+        project = api.build_project_index(config, rules, found, paths, cache=not o.no_cache)
+        _timing("project index", len(files))
+        bar = progress_bar() if not o.quiet and sys.stderr.isatty() else None
+        outcome = api.check_files(found, config, rules, project, o.jobs or None, not o.no_cache, bar)  # jobs 0: per CPU
+        if bar is not None:
+            bar(-1, -1)  # clear the line
+        _timing(f"checked ({outcome.cached} cached)", len(files))
     errors = [*found.errors, *outcome.errors]
     findings, diffs, fixed = outcome.findings, [], 0
-    if o.apply_fixes or o.fix_only or o.show_diff:
+    if fixing:
         before = [f for f in findings if f.fix is not None and (f.fix.safe or o.unsafe_fixes)]
         fixes = api.fix_files(findings, config, rules, found, project, o.unsafe_fixes, write=not o.show_diff)
         if not o.show_diff and fixes.applied:
@@ -130,7 +146,7 @@ def run_check(o: CheckOptions) -> NoReturn:
         _write_baseline(o.write_baseline, findings, found, errors)
     stale = None
     if o.baseline_file:
-        findings, stale = _apply_baseline(o, findings, found, rules)
+        findings, stale = _apply_baseline(o, findings, found, rules or enabled_rules(config.selected, config.ignored))
     findings = [f for f in findings if confident(f)]
 
     if o.show_diff:
@@ -151,6 +167,40 @@ def run_check(o: CheckOptions) -> NoReturn:
     if o.exit_non_zero_on_fix and fixed:
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_FINDINGS if findings and not o.exit_zero else EXIT_CLEAN)
+
+
+_LAST = [0.0]
+
+
+def _timing(step: str, files: int) -> None:
+    """With IDEMLINT_TIMING set: each step's time since the last (the first since the process
+    started) and per file, on standard error (benchmarks/run.py reads them)."""
+    import os
+    import time
+
+    if not os.environ.get("IDEMLINT_TIMING"):
+        return
+    now = time.perf_counter()
+    if not _LAST[0]:
+        _LAST[0] = now - (time.time() - _started())
+    spent, _LAST[0] = now - _LAST[0], now
+    per_file = f"  {spent / files * 1e6:.1f} us/file" if files else ""
+    click.echo(f"idemlint timing: {step:<24} {spent * 1000:8.1f} ms{per_file}", err=True)
+
+
+def _started() -> float:
+    """When this process started (wall clock), from /proc where there is one."""
+    import os
+    import time
+
+    try:
+        with open("/proc/self/stat") as handle:
+            ticks = int(handle.read().rpartition(")")[2].split()[19])
+        with open("/proc/uptime") as handle:
+            uptime = float(handle.read().split()[0])
+        return time.time() - uptime + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return time.time()
 
 
 def _refuse_conflicts(o: CheckOptions, stdin: bool) -> None:

@@ -6,14 +6,21 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from idemlint.config import Config
 from idemlint.paths import SOURCE, TEST, PathKinds, Resolver
 
+if TYPE_CHECKING:
+    import pathspec
+
 PYTHON_SUFFIXES = (".py", ".pyi")
 _GROUP_NAME = re.compile(r"\(\?P<(\w+)>")
 _BACKREFERENCE = re.compile(r"\\\d")
+# a gitignore pattern that is a name alone: no wildcard, slash, negation, escape or comment
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]*[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 
 
 @dataclass
@@ -26,6 +33,12 @@ class Discovery:
     # Path as shown -> path relative to the project root: what baselines, per-file-ignores,
     # fingerprints and SARIF/GitHub locations use, whatever folder idemlint runs from.
     anchors: dict[str, str] = field(default_factory=dict)
+    walked: list[str] = field(default_factory=list)  # the paths given that were walked as folders
+    # What a walk's result depends on, for idemlint.cache.cached_listing: the folders walked and
+    # the .gitignore files that applied (or could appear); `plain` is False once a symlink or
+    # an unreadable folder was met (a listing that their targets could change is not cached).
+    watched: list[str] = field(default_factory=list)
+    plain: bool = True
 
     def skipped_tests(self, check_tests: bool) -> list[tuple[Path, str]]:
         return [] if check_tests else [f for f in self.files if self.kinds.get(f[1]) == TEST]
@@ -63,8 +76,8 @@ def discover(
     under_cwd = _Prefixes(cwd)  # a folder's path relative to cwd, for the paths as shown
     under_root = _Prefixes(config.root)  # and relative to the root, for the excludes
 
-    def excluded(path: Path, is_dir: bool) -> bool:
-        prefix = under_root.get(path.parent)
+    def excluded(path: Path, is_dir: bool, head: str | None = None) -> bool:
+        prefix = under_root.get(path.parent) if head is None else under_root.of_text(head)
         if prefix is not None:
             text = prefix + path.name
         else:  # outside the root: the name alone (or the root itself, named from above it)
@@ -72,14 +85,17 @@ def discover(
         text += "/" if is_dir else ""
         return excludes.match(text)
 
-    def add(path: Path, explicit: bool = False) -> None:
+    def add(path: Path, head: str, explicit: bool = False) -> None:
+        """`path`, whose folder is `head` (as text), unless a file seen already."""
         try:
             key = os.path.normcase(resolver.realpath(path))  # a symlink and its target are one file
         except OSError:
             key = os.path.normcase(str(path))
+        if not resolver.is_plain(path):
+            found.plain = False
         if key not in seen:
             seen.add(key)
-            prefix = under_cwd.get(path.parent)
+            prefix = under_cwd.of_text(head)
             shown = path.as_posix() if prefix is None else prefix + path.name
             found.files.append((path, shown))
             if kinds is not None:
@@ -87,7 +103,20 @@ def discover(
                 found.kinds[shown] = SOURCE if explicit else kind
                 found.anchors[shown] = relative or shown
 
+    cwd_text = str(cwd)
     for given in paths:
+        text = _joined(cwd_text, given)
+        if text is not None:  # a plain regular file (the usual named file): one lstat, no resolution
+            try:
+                regular = stat.S_ISREG(os.lstat(text).st_mode)
+            except OSError:
+                regular = False
+            if regular:
+                resolver.note_regular(text)
+                absolute, head = Path(text), os.path.dirname(text)
+                if not (force_exclude and excluded(absolute, False, head)):
+                    add(absolute, head, explicit=not force_exclude)
+                continue
         path = Path(given)
         absolute = path if path.is_absolute() else cwd / path
         try:
@@ -99,21 +128,29 @@ def discover(
             if not (force_exclude and excluded(absolute, False)):
                 # named files are checked whatever their name, unless excludes apply to them too
                 # (`--force-exclude`, as the pre-commit hooks pass): then test files are skipped too
-                add(absolute, explicit=not force_exclude)
+                add(absolute, str(absolute.parent), explicit=not force_exclude)
             continue
+        found.walked.append(given)
         ignores = _GitIgnores(absolute if respect_gitignore else None)
+        found.watched.extend(str(d / ".gitignore") for d in ignores.chain)
         for directory, dirnames, filenames in os.walk(
             absolute, onerror=lambda e: found.errors.append(f"{e.filename}: {e.strerror}")
         ):
             here = Path(directory)
+            head = str(here)
+            found.watched.append(directory)
             ignores.enter(here)
             ignored = ignores.matcher(here)
             dirnames[:] = sorted(d for d in dirnames if not excluded(here / d, True) and not ignored(d, True))
+            if found.plain and any(os.path.islink(os.path.join(directory, d)) for d in dirnames):
+                found.plain = False  # not walked (as os.walk does), but its target could change kind
             for filename in sorted(filenames):
                 if filename.endswith(PYTHON_SUFFIXES):
                     file = here / filename
-                    if not excluded(file, False) and not ignored(filename, False):
-                        add(file)
+                    if not excluded(file, False, head) and not ignored(filename, False):
+                        add(file, head)
+        found.watched.extend(str(d / ".gitignore") for d in ignores.specs)
+        found.plain = found.plain and not found.errors
     found.files.sort(key=lambda item: item[1])
     return found
 
@@ -126,6 +163,15 @@ class _Prefixes:
     def __init__(self, base: Path) -> None:
         self.base = base
         self._known: dict[Path, str | None] = {}
+        self._by_text: dict[str, str | None] = {}
+
+    def of_text(self, folder: str) -> str | None:
+        """What `get(Path(folder))` gives, found by the folder's text."""
+        try:
+            return self._by_text[folder]
+        except KeyError:
+            prefix = self._by_text[folder] = self.get(Path(folder))
+            return prefix
 
     def get(self, folder: Path) -> str | None:
         try:
@@ -146,14 +192,22 @@ class _Spec:
     """A GitIgnoreSpec, matched as pathspec matches it, with a quick first test: a path that
     none of the patterns' regular expressions finds cannot match the spec (pathspec's result
     is then "no pattern matched", which is not a match), so only paths that some pattern
-    finds are decided by pathspec itself (negations, directory patterns, order)."""
+    finds are decided by pathspec itself (negations, directory patterns, order).
+
+    Patterns that are all plain names (the default excludes: `.git`, `build`...) are matched
+    without pathspec, which is then not imported: such a name matches a path with that name
+    as one of its parts, which is the expression pathspec makes of it."""
 
     def __init__(self, lines: list[str]) -> None:
-        import pathspec
+        self._lines = lines
+        self._names: re.Pattern[str] | None = None
+        if lines and all(_PLAIN_NAME.fullmatch(line) for line in lines):
+            names = "|".join(re.escape(line) for line in lines)
+            self._names = re.compile(rf"^(?:.+/)?(?:{names})(?:/|$)")
+            return
         from pathspec.pattern import RegexPattern
         from pathspec.util import normalize_file
 
-        self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
         self._normalize = normalize_file
         regexes = [
             regex
@@ -168,12 +222,46 @@ class _Spec:
             for pattern in self.spec.patterns
         )
 
+    @cached_property
+    def spec(self) -> pathspec.GitIgnoreSpec:
+        """pathspec's own spec of the lines (built on first use when the names are plain)."""
+        import pathspec
+
+        return pathspec.GitIgnoreSpec.from_lines(self._lines)
+
     def match(self, text: str) -> bool:
+        if self._names is not None:
+            if os.sep != "/" or os.altsep:
+                text = text.replace(os.sep, "/").replace(os.altsep or os.sep, "/")
+            text = text[1:] if text.startswith("/") else text[2:] if text.startswith("./") else text
+            return self._names.match(text) is not None
         if self._exact:
             normal = self._normalize(text)
             if not any(regex.search(normal) for regex in self._regexes):
                 return False
         return bool(self.spec.match_file(text))
+
+
+def _joined(cwd: str, given: str) -> str | None:
+    """`str(Path(cwd) / given)` (`given` itself when absolute), from the text alone when that is
+    sure: POSIX, and no empty or `.` parts to fold; None otherwise."""
+    while given.startswith("./"):
+        given = given[2:]
+    if os.sep != "/" or not given or "//" in given or "/./" in given or given.endswith(("/", "/.")) or given == ".":
+        return None
+    if given.startswith("/"):
+        return given
+    return None if cwd == "/" or "//" in cwd else cwd + "/" + given
+
+
+def repository_chain(start: Path) -> list[Path]:
+    """The folders from the git repository's root down to `start` (none outside a repository):
+    their .gitignore files apply below `start`."""
+    root = next((p for p in (start, *start.parents) if (p / ".git").exists()), None)
+    if root is None:
+        return []
+    chain = [start, *start.parents]
+    return list(reversed(chain[: chain.index(root) + 1]))
 
 
 def _problem(error: OSError) -> str:
@@ -212,13 +300,9 @@ class _GitIgnores:
     def __init__(self, start: Path | None) -> None:
         self.specs: dict[Path, _Spec] = {}
         self.enabled = start is not None
-        if start is None:
-            return
-        root = next((p for p in (start, *start.parents) if (p / ".git").exists()), None)
-        if root is not None:
-            chain = [start, *start.parents]
-            for directory in reversed(chain[: chain.index(root) + 1]):
-                self.enter(directory)
+        self.chain = repository_chain(start) if start is not None else []
+        for directory in self.chain:
+            self.enter(directory)
 
     def enter(self, directory: Path) -> None:
         if not self.enabled or directory in self.specs:

@@ -58,12 +58,13 @@ def project_root(paths: Iterable[str], pyproject: Path | None) -> Path:
     if pyproject is not None:
         return resolved(pyproject).parent
     resolver = Resolver()
-    absolute = [resolver.resolved_text(Path(p)) for p in paths] or [os.getcwd()]
-    first = Path(absolute[0]) if os.path.isdir(absolute[0]) else Path(absolute[0]).parent
+    given = list(paths)
+    start = resolver.resolved_text(Path(given[0])) if given else os.getcwd()
+    first = Path(start) if os.path.isdir(start) else Path(start).parent
     for candidate in (first, *first.parents):
         if (candidate / ".git").exists():
             return candidate
-    directories = {p if os.path.isdir(p) else os.path.dirname(p): None for p in absolute}
+    directories = {resolver.folder_text(p): None for p in given} or {str(first): None}
     return Path(os.path.commonpath(list(directories)))
 
 
@@ -97,6 +98,31 @@ class Resolver:
                 plain = None
         self._plain_files[text] = plain
         return plain
+
+    def folder_text(self, given: str) -> str:
+        """The resolved folder `given` names, or holds when it is a file: for a regular file
+        that is not a symlink, its resolved folder (one `lstat`), else from its resolution."""
+        try:
+            regular = stat.S_ISREG(os.lstat(given).st_mode)
+        except (OSError, ValueError):
+            regular = False
+        head, name = os.path.split(given)
+        if regular and name not in ("", ".", ".."):
+            folder = self._resolved.get(head)
+            if folder is None:
+                folder = self._resolved[head] = str(resolved(Path(head)))
+            return folder
+        text = self.resolved_text(Path(given))
+        return text if os.path.isdir(text) else os.path.dirname(text)
+
+    def note_regular(self, text: str) -> None:
+        """`text` names a regular file (an `lstat` said so): no need to examine it again."""
+        head, name = os.path.split(text)
+        self._plain_files[text] = (head, name) if name not in ("", ".", "..") else None
+
+    def is_plain(self, path: Path) -> bool:
+        """Whether `path` names an existing file that is not a symlink (one `lstat`, once)."""
+        return self._plain(os.fspath(path)) is not None
 
     def resolved(self, path: Path) -> Path:
         """What `resolved(path)` gives."""

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from idemlint.finding import Finding
-from idemlint.rule import Rule
-from idemlint.rules import ALL_RULES
+from idemlint.rule_table import RULE_TABLE, RuleRow
+
+if TYPE_CHECKING:
+    from idemlint.rule import Rule
+
+# The rule classes (idemlint.rules) are imported only where a rule's class is needed: codes,
+# names and selection come from idemlint.rule_table, so a warm run never imports them.
 
 # Findings the engine itself reports; they have no rule class. Their documentation lives
 # here, once: `idemlint rules`, `idemlint explain`, docs/rules.md, SARIF and the text report
@@ -119,11 +125,13 @@ RESERVED = {code: (doc.name, doc.summary) for code, doc in RESERVED_CODES.items(
 
 
 def all_codes() -> list[str]:
-    return sorted([rule.code for rule in ALL_RULES] + list(RESERVED))
+    return sorted([rule.code for rule in RULE_TABLE] + list(RESERVED))
 
 
 def rule_by_code_or_name(key: str) -> type[Rule] | ReservedCode | None:
     """A rule, or the documentation of a code the engine reports itself (IDM800, IDM900)."""
+    from idemlint.rules import ALL_RULES
+
     key = key.strip()
     for rule in ALL_RULES:
         if rule.code == key.upper() or rule.name == key.lower():
@@ -159,8 +167,16 @@ def is_enabled(code: str, select: Iterable[str], ignore: Iterable[str]) -> bool:
 
 
 def enabled_rules(select: Iterable[str], ignore: Iterable[str]) -> list[type[Rule]]:
+    from idemlint.rules import ALL_RULES
+
     select, ignore = tuple(select), tuple(ignore)
     return [rule for rule in ALL_RULES if is_enabled(rule.code, select, ignore)]
+
+
+def enabled_rows(select: Iterable[str], ignore: Iterable[str]) -> list[RuleRow]:
+    """What `enabled_rules` selects, as rows of the static table: no rule module imported."""
+    select, ignore = tuple(select), tuple(ignore)
+    return [row for row in RULE_TABLE if is_enabled(row.code, select, ignore)]
 
 
 def reserved_finding(code: str, path: str, line: int, col: int, end_col: int, message: str, help: str) -> Finding:
