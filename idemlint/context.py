@@ -87,7 +87,9 @@ class FileContext:
         from idemlint.analysis.summaries import summarise
 
         project = self._project if self._project is not EMPTY else None
-        return summarise(self.model, self.retry, self.sinks, self.effects, self.module_name, project)
+        return summarise(
+            self.model, self.retry, self.sinks, self.effects, self.module_name, project, db=lambda: self.db
+        )
 
     def callee(self, call: cst.Call) -> Callee | None:
         """The function `call` runs and its summary, in this module or (with a project index)

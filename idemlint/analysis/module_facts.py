@@ -44,6 +44,7 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
     from libcst.metadata import MetadataWrapper, PositionProvider
 
     from idemlint.analysis.calls import class_bases
+    from idemlint.analysis.db import DbAnalysis
     from idemlint.analysis.effects import EffectAnalysis
     from idemlint.analysis.keys import KeySinks
     from idemlint.analysis.model import ModuleModel
@@ -57,7 +58,9 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
     model.memo["is_package"] = path.endswith("__init__.py")
     sinks = KeySinks(model, (*config.key_names, *config.key_headers))
     retry = RetryAnalysis(model)
-    local = summarise(model, retry, sinks, EffectAnalysis(model, sinks, config), module)
+    local = summarise(
+        model, retry, sinks, EffectAnalysis(model, sinks, config), module, db=lambda: DbAnalysis(model, config)
+    )
     names = {f: _dotted(model, f, module) for f in model.functions}
     retried = {c.node for c in retry.contexts}
     edges = {f: e for f, e in local.edges.items() if e and names[f] and f not in retried}
@@ -87,6 +90,7 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
                 unkeyed_effect=plain(s.unkeyed_effect),
                 effect=plain(s.effect),
                 records_failure=plain(s.records_failure),
+                returns_count=plain(s.returns_count),
             ),
             line(f.name),
         )

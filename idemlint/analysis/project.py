@@ -254,12 +254,13 @@ def build_index(
 
 
 # Files worth summarising: they call another system (an HTTP or SDK library is imported),
-# make random values, or set a failed state; a function elsewhere inherits facts only from
-# such a file.
+# make random values, set a failed state or return an update's row count; a function
+# elsewhere inherits facts only from such a file.
 _SUMMARY_CANDIDATE = re.compile(
     rb"^[ \t]*(?:from|import)[ \t]+(?:requests|httpx|aiohttp|urllib3|boto3|stripe|braintree|adyen|Adyen|square|"
     rb"squareup|paypalrestsdk|mollie|razorpay|twilio)\b|uuid[1-7]?\(|token_(?:hex|urlsafe|bytes)\(|urandom\(|"
-    rb"(?i:(?:status|state)(?:\w*\s*=\s*|\([^)\n]*)[\w.]*[\"']?\w*(?:fail|declin|cancel|reject|abort|void))",
+    rb"(?i:(?:status|state)(?:\w*\s*=\s*|\([^)\n]*)[\w.]*[\"']?\w*(?:fail|declin|cancel|reject|abort|void))|"
+    rb"^[ \t]*return[ \t][^\n]*(?:\.a?update\(|\.rowcount|\.execute\()",
     re.MULTILINE,
 )
 
@@ -335,7 +336,7 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
             break
     names: dict[str, set[str]] = {}
     for name, (summary, _path, _line) in functions.items():
-        for fact in ("returns_key", "sends_key", "unkeyed_effect", "effect", "records_failure"):
+        for fact in ("returns_key", "sends_key", "unkeyed_effect", "effect", "records_failure", "returns_count"):
             if getattr(summary, fact):
                 names.setdefault(fact, set()).add(name.rsplit(".", 1)[-1].lower() + "(")
     return replace(index, functions=functions, names_with={fact: frozenset(found) for fact, found in names.items()})

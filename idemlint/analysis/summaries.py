@@ -15,7 +15,7 @@ node (lines are resolved only for files with findings), steps elsewhere hold a p
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -29,6 +29,7 @@ from idemlint.analysis.timeouts import unconditional_failure, unconditional_stat
 if TYPE_CHECKING:
     import libcst as cst
 
+    from idemlint.analysis.db import DbAnalysis
     from idemlint.analysis.effects import EffectAnalysis, SideEffect
     from idemlint.analysis.keys import KeySinks
     from idemlint.analysis.model import ModuleModel
@@ -89,6 +90,7 @@ class Summary:
     effect: Chain | None = None  # calls another system at all
     effect_operation: str = ""  # the origin effect's operation, e.g. "requests.post"
     records_failure: Chain | None = None  # marks a definite failure on every call (`status = "failed"`)
+    returns_count: Chain | None = None  # returns the row count of a conditional update (zero: a duplicate)
 
     def key_binding(self, passed: Passed) -> tuple[bool, frozenset[str]]:
         """Whether a call with these arguments gives the function the key it would otherwise
@@ -115,7 +117,14 @@ class Summary:
 
     @property
     def empty(self) -> bool:
-        return not (self.returns_key or self.sends_key or self.unkeyed_effect or self.effect or self.records_failure)
+        return not (
+            self.returns_key
+            or self.sends_key
+            or self.unkeyed_effect
+            or self.effect
+            or self.records_failure
+            or self.returns_count
+        )
 
 
 @dataclass
@@ -154,13 +163,17 @@ def summarise(
     effects: EffectAnalysis,
     module: str = "",
     project: ProjectIndex | None = None,
+    db: Callable[[], DbAnalysis] | None = None,
 ) -> ModuleSummaries:
     """Summaries of every function of the module, followed through calls within it and,
-    with a project index, into the rest of the project."""
+    with a project index, into the rest of the project. `db` gives the module's database
+    analysis, asked for only when a function returns what may be a write's row count."""
     result = ModuleSummaries()
     retried = {c.node for c in retry.contexts}
     functions = [f for f in model.functions if f not in retried]
     direct = _direct_facts(model, retry, sinks, effects)
+    for function, chain in (_returned_counts(model, db) if db is not None else {}).items():
+        direct[function] = replace(direct.get(function, Summary()), returns_count=chain)
     for function in model.functions:
         facts = direct.get(function, Summary())
         if function in retried:  # retried itself: its keys are reported where they are made
@@ -278,6 +291,48 @@ def _calls_of(model: ModuleModel, function: cst.FunctionDef) -> Iterator[cst.Cal
             yield node
 
 
+# methods whose result, returned, may be a write's row count
+_WRITE_METHODS = frozenset({"update", "aupdate", "execute", "executemany"})
+
+
+def _returned_counts(model: ModuleModel, db: Callable[[], DbAnalysis]) -> dict[cst.CSTNode, Chain]:
+    """Functions that return the row count of a conditional update, which then says to the
+    caller whether this was a duplicate: `return Order.objects.filter(pk=pk,
+    status="pending").update(status="paid")`, `return cur.rowcount`, `return await
+    conn.execute("UPDATE ... WHERE ... AND status = 'pending'")`."""
+    returned: dict[cst.CSTNode, set[cst.Call]] = {}
+    by_rowcount: set[cst.CSTNode] = set()
+    for function in model.functions:
+        for ret in model.returns.get(function, ()):
+            value = ret.value.expression if isinstance(ret.value, cst.Await) else ret.value
+            if isinstance(value, cst.Attribute) and value.attr.value == "rowcount":
+                by_rowcount.add(function)
+            elif value is not None:
+                calls = {
+                    c
+                    for c in origin_calls(model, value)
+                    if isinstance(c.func, cst.Attribute) and c.func.attr.value in _WRITE_METHODS
+                }
+                if calls:
+                    returned.setdefault(function, set()).update(calls)
+    if not returned and not by_rowcount:
+        return {}
+    from idemlint.analysis.db.counts import count_conditions
+
+    analysis = db()
+    found: dict[cst.CSTNode, Chain] = {}
+    for write in analysis.writes:
+        scope = model.scope_of(write.node)
+        if scope in found or write.call is None:
+            continue
+        if write.call in returned.get(scope, ()) or scope in by_rowcount and write.kind == "sql":
+            conditions = count_conditions(model, analysis, write)
+            if conditions:
+                what = ", ".join(sorted({p.column for p in conditions}))
+                found[scope] = (Step(f"an update conditional on {what}", write.call),)
+    return found
+
+
 def _unconditional_calls(model: ModuleModel, function: cst.FunctionDef) -> set[cst.Call]:
     """The calls a function makes every time it runs (`finish(order)` in its own body)."""
     return {
@@ -329,6 +384,8 @@ def _through_calls(
             updates.setdefault("effect", (step, *inner.effect))
         if inner.records_failure and summary.records_failure is None and call in always:
             updates.setdefault("records_failure", (step, *inner.records_failure))
+        if inner.returns_count and summary.returns_count is None and call in returned:
+            updates.setdefault("returns_count", (step, *inner.returns_count))
     return replace(summary, **updates) if updates else summary  # type: ignore[arg-type]
 
 

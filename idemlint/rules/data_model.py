@@ -10,20 +10,25 @@ from idemlint.analysis.db import (
     VERSION_COLUMNS,
     DbRead,
     DbWrite,
-    chain_calls,
+    count_conditions,
     decisions,
-    effect_after,
     is_locked,
     loaded_read,
     races,
 )
+from idemlint.analysis.summaries import chain_origin, related_steps, via
 from idemlint.rule import Report, Rule
 from idemlint.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS
 
 if TYPE_CHECKING:
-    from idemlint.analysis.sql import Predicate
+    import libcst as cst
+
     from idemlint.config import Config
     from idemlint.context import FileContext
+else:
+    from idemlint._lazy import LazyModule
+
+    cst = LazyModule("libcst", globals(), "cst")
 
 _DESCRIBE = {"sql": "UPDATE", "django": "QuerySet.update()", "sqlalchemy": "update()", "attribute": "assignment"}
 
@@ -230,43 +235,54 @@ def mark_paid(conn, order_id):
     )
     triggers = (("update",), DATABASE)
     skips_migrations = True
+    needs_project = True
+    project_facts = ("returns_count",)
+    project_groups = frozenset({0, 1})
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         db = ctx.db
         every = ctx.config.all_updates_need_count
         for write in db.writes:
-            if write.kind == "attribute" or write.count_read:
+            if write.count_read:
                 continue
-            conditions = [p for p in write.where if db.is_condition(p)]
-            if (
-                conditions
-                and not every
-                and _keeps_extreme(ctx, write, conditions)
-                and not effect_after(ctx.model, write)
-            ):
-                continue  # `filter(pk=i, created__gt=v).update(created=v)` and nothing else: keeps the min
-            if (
-                conditions
-                and not every
-                and not any(p.column in write.sets for p in conditions)
-                and not any(db.is_state_column(p.column) or VERSION_COLUMNS.match(p.column) for p in conditions)
-            ):
-                continue  # `filter(pk=i, is_active=True).update(synced_at=now)`: the flag selects, it claims nothing
-            if db.is_guarded_write(write) or every:
-                if conditions:
-                    what = ", ".join(sorted({p.column for p in conditions}))
-                    message = f"{_what(write)} is conditional on {what} but its affected-row count is never read"
-                else:
-                    message = (
-                        f"{_what(write)} writes without reading its affected-row count "
-                        "(`all-updates-need-count` asks for it on every update)"
-                    )
-                yield Report(
-                    write.statement,
-                    message,
-                    suggestion=_count_hint(ctx, write),
-                    confidence=_confidence(ctx),
+            conditions = count_conditions(ctx.model, db, write, every)
+            if conditions is None:
+                continue
+            if conditions:
+                what = ", ".join(sorted({p.column for p in conditions}))
+                message = f"{_what(write)} is conditional on {what} but its affected-row count is never read"
+            else:
+                message = (
+                    f"{_what(write)} writes without reading its affected-row count "
+                    "(`all-updates-need-count` asks for it on every update)"
                 )
+            yield Report(write.statement, message, suggestion=_count_hint(ctx, write), confidence=_confidence(ctx))
+        yield from self._dropped_counts(ctx)
+
+    def _dropped_counts(self, ctx: FileContext) -> Iterator[Report]:
+        """`claim(order_id)` as a statement, where `claim` returns a conditional update's
+        row count (in this module or, with the project index, another): the caller drops
+        what says whether this delivery was a duplicate."""
+        for call in ctx.model.calls:
+            parent = ctx.model.parents.get(call)
+            if isinstance(parent, cst.Await):
+                parent = ctx.model.parents.get(parent)
+            if not isinstance(parent, cst.Expr):
+                continue
+            callee = ctx.callee(call)
+            chain = callee.summary.returns_count if callee is not None else None
+            if callee is None or chain is None:
+                continue
+            origin, lines = chain_origin(chain, "update")
+            yield Report(
+                parent,
+                f"{callee.name}() returns the affected-row count of {chain[-1].text} ({origin}{via(chain)}) "
+                "but the count is dropped here",
+                suggestion=f"Branch on it: `if not {callee.name}(...): return  # duplicate`.",
+                lines=lines,
+                related=related_steps(callee, chain, verb="runs"),
+                confidence=_confidence(ctx),
+            )
 
 
 def _placeholder(ctx: FileContext, write: DbWrite) -> str:
@@ -304,22 +320,6 @@ def _condition_hint(ctx: FileContext, write: DbWrite, states: str) -> str:
         f"Put the precondition in the write and branch on its row count: `UPDATE ... SET status = ... WHERE id = {mark} "
         f"AND status IN ({states})`; or lock the row for the read (`SELECT ... FOR UPDATE`)."
     )
-
-
-def _keeps_extreme(ctx: FileContext, write: DbWrite, conditions: list[Predicate]) -> bool:
-    """A min/max update: every condition compares a column with the very value the write
-    sets it to (`created__gt=v` with `created=v`), so zero rows means "already earlier",
-    not "a duplicate". A lease claim (`expires_at__lt=now` setting `now + ttl`) is not one."""
-    if write.call is None or not all(p.op in ("lt", "gt") for p in conditions):
-        return False
-    filters = {
-        arg.keyword.value.lower().split("__")[0]: ctx.module.code_for_node(arg.value)
-        for link in chain_calls(write.call)
-        for arg in link.args
-        if arg.keyword is not None and "__" in arg.keyword.value and link is not write.call
-    }
-    values = {column: ctx.module.code_for_node(value) for column, value in write.values.items()}
-    return all(p.column in values and filters.get(p.column) == values[p.column] for p in conditions)
 
 
 class NonMonotonicTransition(Rule):

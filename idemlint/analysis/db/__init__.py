@@ -10,6 +10,7 @@ WHERE/filter constrains, and whether its row count is read. A *read* is a SELECT
 - `scopes`: per-scope indexes (source order, names, persisting calls), memoised on the model
 - `chains`: method chains, querysets, filters as predicates, kinds of values
 - `rowcount`: whether a write's row count is read
+- `counts`: whether that count says something a reader must act on (IDM102, summaries)
 - `instances`: state setters, persisted attribute assignments, rows a function did not load
 - `classify`: `DbAnalysis`, which classifies every call of a file
 - `decisions`: which read decides a write, and whether that read is locked
@@ -19,6 +20,7 @@ WHERE/filter constrains, and whether its row count is read. A *read* is a SELECT
 
 from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.classify import DbAnalysis
+from idemlint.analysis.db.counts import count_conditions
 from idemlint.analysis.db.decisions import deciding_tests, decisions, is_locked, loaded_read
 from idemlint.analysis.db.races import Race, races
 from idemlint.analysis.db.records import (
@@ -37,6 +39,7 @@ from idemlint.analysis.db.records import (
 from idemlint.analysis.db.side_effects import effect_after
 
 __all__ = [
+    "count_conditions",
     "ASYNCPG_FETCH",
     "CURSOR_FETCH",
     "DJANGO_CHAIN",

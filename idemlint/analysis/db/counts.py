@@ -1,0 +1,60 @@
+"""Whether a write's affected-row count says something a caller must read.
+
+Zero rows is how a conditional write says "a duplicate" or "someone else got there first".
+IDM102 asks this of every write whose count a function drops; the function summaries ask it
+of a write a function returns (`return Order.objects.filter(..., status="pending").update(...)`),
+so a caller that drops the returned count is judged like the write itself.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from idemlint.analysis.db.chains import chain_calls
+from idemlint.analysis.db.records import VERSION_COLUMNS
+from idemlint.analysis.db.side_effects import effect_after
+
+if TYPE_CHECKING:
+    from idemlint.analysis.db.classify import DbAnalysis
+    from idemlint.analysis.db.records import DbWrite
+    from idemlint.analysis.model import ModuleModel
+    from idemlint.analysis.sql import Predicate
+
+
+def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: bool = False) -> list[Predicate] | None:
+    """The conditions whose zero-row answer the write's count carries, or None when the
+    count says nothing a reader must act on. With `every` (`all-updates-need-count`) every
+    UPDATE's count matters, conditional or not (then the list may be empty)."""
+    if write.kind == "attribute":
+        return None
+    conditions = [p for p in write.where if db.is_condition(p)]
+    if every:
+        return conditions
+    if conditions and _keeps_extreme(model, write, conditions) and not effect_after(model, write):
+        return None  # `filter(pk=i, created__gt=v).update(created=v)` and nothing else: keeps the min
+    if (
+        conditions
+        and not any(p.column in write.sets for p in conditions)
+        and not any(db.is_state_column(p.column) or VERSION_COLUMNS.match(p.column) for p in conditions)
+    ):
+        return None  # `filter(pk=i, is_active=True).update(synced_at=now)`: the flag selects, it claims nothing
+    if not conditions or not db.is_guarded_write(write):
+        return None
+    return conditions
+
+
+def _keeps_extreme(model: ModuleModel, write: DbWrite, conditions: list[Predicate]) -> bool:
+    """A min/max update: every condition compares a column with the very value the write
+    sets it to (`created__gt=v` with `created=v`), so zero rows means "already earlier",
+    not "a duplicate". A lease claim (`expires_at__lt=now` setting `now + ttl`) is not one."""
+    if write.call is None or not all(p.op in ("lt", "gt") for p in conditions):
+        return False
+    code = model.module.code_for_node
+    filters = {
+        arg.keyword.value.lower().split("__")[0]: code(arg.value)
+        for link in chain_calls(write.call)
+        for arg in link.args
+        if arg.keyword is not None and "__" in arg.keyword.value and link is not write.call
+    }
+    values = {column: code(value) for column, value in write.values.items()}
+    return all(p.column in values and filters.get(p.column) == values[p.column] for p in conditions)
