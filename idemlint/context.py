@@ -43,9 +43,18 @@ class FileContext:
 
     @cached_property
     def retry(self) -> RetryAnalysis:
+        from idemlint.analysis.calls import class_named
         from idemlint.analysis.retry import RetryAnalysis
 
-        return RetryAnalysis(self.model)
+        if self._project is EMPTY or not self._project.task_settings:
+            return RetryAnalysis(self.model)
+        project, module = self._project, self.module_name
+
+        def inherited(base: cst.BaseExpression) -> frozenset[str]:
+            owner = class_named(self.model, base, module)
+            return project.inherited_settings(owner) if owner else frozenset()
+
+        return RetryAnalysis(self.model, inherited)
 
     @cached_property
     def sinks(self) -> KeySinks:

@@ -108,15 +108,18 @@ def class_bases(model: ModuleModel, owner: cst.ClassDef, module: str) -> tuple[s
     for arg in owner.bases:
         if arg.keyword is not None:
             continue
-        value = arg.value
-        if isinstance(value, cst.Name):
-            resolved = _name(model, value, module)
-        else:
-            dotted = model.qualname(value)
-            resolved = absolute(dotted, module, _is_package(model)) if dotted else None
+        resolved = class_named(model, arg.value, module)
         if resolved:
             bases.append(resolved)
     return tuple(bases)
+
+
+def class_named(model: ModuleModel, value: cst.BaseExpression, module: str) -> str | None:
+    """The dotted name an expression naming a class refers to (`Base`, `tasks.Base`), or None."""
+    if isinstance(value, cst.Name):
+        return _name(model, value, module)
+    dotted = model.qualname(value)
+    return absolute(dotted, module, _is_package(model)) if dotted else None
 
 
 def _attribute_class(model: ModuleModel, owner: cst.ClassDef, attribute: str, module: str) -> str | None:

@@ -35,6 +35,8 @@ class ModuleFacts:
     edges: tuple[tuple[str, int, str, int, Passed, bool], ...]
     classes: tuple[tuple[str, tuple[str, ...], frozenset[str]], ...]  # (dotted name, bases, methods)
     instances: tuple[tuple[str, str], ...] = ()  # module-level `psp = PspClient()`: (dotted name, class)
+    # Celery Task classes and the retry settings their bodies declare (`autoretry_for = ...`)
+    task_settings: tuple[tuple[str, frozenset[str]], ...] = ()
 
 
 def module_facts(source: str, path: str, module: str, config: Config) -> ModuleFacts | None:
@@ -48,7 +50,7 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
     from idemlint.analysis.effects import EffectAnalysis
     from idemlint.analysis.keys import KeySinks
     from idemlint.analysis.model import ModuleModel
-    from idemlint.analysis.retry import RetryAnalysis
+    from idemlint.analysis.retry import RetryAnalysis, class_settings
 
     try:
         tree = cst_module.parse_module(source)
@@ -118,7 +120,12 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
         and (kind := call_target(model, bindings[0].value, module)) is not None
         and is_class_name(kind)
     )
-    return ModuleFacts(path, functions, plain_edges, classes, instances)
+    task_settings = tuple(
+        (f"{module}.{c.name.value}", frozenset(settings))
+        for c in model.classes
+        if model.scope_of(c) is model.module and (settings := class_settings(c))
+    )
+    return ModuleFacts(path, functions, plain_edges, classes, instances, task_settings)
 
 
 def _lines_by_ast(model: ModuleModel, source: str) -> dict[cst.CSTNode, int] | None:

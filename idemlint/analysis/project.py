@@ -48,6 +48,8 @@ class ProjectIndex:
     # module-level instances (`psp = PspClient()`): dotted name -> class
     instances: Mapping[str, str] = field(default_factory=dict)
     root: str = ""  # the project root the module names are relative to (not in the digest)
+    # Celery Task classes: dotted name -> the retry settings their bodies declare
+    task_settings: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # for the pre-filter: `name(` of every summarised function with each fact, lower-cased
     names_with: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
@@ -66,6 +68,7 @@ class ProjectIndex:
                 functions,
                 classes,
                 sorted(self.instances.items()),
+                sorted((name, sorted(settings)) for name, settings in self.task_settings.items()),
             )
         )
         return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -108,6 +111,20 @@ class ProjectIndex:
                 return None
             pending.extend(bases)
         return None
+
+    def inherited_settings(self, owner: str) -> frozenset[str]:
+        """The Celery retry settings a Task class declares or inherits from its bases (as far
+        as the index knows them): what `@app.task(base=owner)` gets from it."""
+        found: set[str] = set()
+        pending, seen = [owner], set[str]()
+        while pending and len(seen) < 20:
+            current = pending.pop(0)
+            if current in seen:
+                continue
+            seen.add(current)
+            found |= self.task_settings.get(current, frozenset())
+            pending.extend(self.classes.get(current, ((), frozenset()))[0])
+        return frozenset(found)
 
     def _class_named(self, receiver: str) -> str | None:
         wanted = receiver.replace("_", "").lower()
@@ -254,13 +271,13 @@ def build_index(
 
 
 # Files worth summarising: they call another system (an HTTP or SDK library is imported),
-# make random values, set a failed state or return an update's row count; a function
-# elsewhere inherits facts only from such a file.
+# make random values, set a failed state, return an update's row count or declare a Celery
+# Task class's retries; a function elsewhere inherits facts only from such a file.
 _SUMMARY_CANDIDATE = re.compile(
     rb"^[ \t]*(?:from|import)[ \t]+(?:requests|httpx|aiohttp|urllib3|boto3|stripe|braintree|adyen|Adyen|square|"
     rb"squareup|paypalrestsdk|mollie|razorpay|twilio)\b|uuid[1-7]?\(|token_(?:hex|urlsafe|bytes)\(|urandom\(|"
     rb"(?i:(?:status|state)(?:\w*\s*=\s*|\([^)\n]*)[\w.]*[\"']?\w*(?:fail|declin|cancel|reject|abort|void))|"
-    rb"^[ \t]*return[ \t][^\n]*(?:\.a?update\(|\.rowcount|\.execute\()",
+    rb"^[ \t]*return[ \t][^\n]*(?:\.a?update\(|\.rowcount|\.execute\()|^[ \t]+autoretry_for[ \t]*=",
     re.MULTILINE,
 )
 
@@ -298,6 +315,7 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
     functions: dict[str, tuple[Summary, str, int]] = {}
     classes: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
     instances: dict[str, str] = {}
+    task_settings: dict[str, frozenset[str]] = {}
     edges: list[tuple[str, int, str, str, int, Passed, bool]] = []
     for facts in modules:
         for name, summary, line in facts.functions:
@@ -305,9 +323,10 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
         for name, bases, methods in facts.classes:
             classes[name] = (bases, methods)
         instances.update(facts.instances)
+        task_settings.update(facts.task_settings)
         for caller, def_line, target, line, passed, always in facts.edges:
             edges.append((caller, def_line, target, facts.path, line, passed, always))
-    index = replace(index, functions=functions, classes=classes, instances=instances)
+    index = replace(index, functions=functions, classes=classes, instances=instances, task_settings=task_settings)
     for _round in range(MAX_DEPTH):
         changed = False
         for caller, def_line, target, path, line, passed, always in edges:

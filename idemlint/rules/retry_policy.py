@@ -60,7 +60,9 @@ class RetryNonRetryable(PolicyRule):
         "`autoretry_for=(Exception,)` or `except Exception: raise self.retry(...)`; and status lists that retry "
         "HTTP 400, 401, 403, 404, 405, 410 or 422 (`status_forcelist`, `retry_if_result`, `if resp.status_code "
         "in (...)` in a retry loop). urllib3 `Retry(allowed_methods=...)` that includes POST or PATCH is reported "
-        "too: it retries non-idempotent requests at the transport level, where no key is added."
+        "too: it retries non-idempotent requests at the transport level, where no key is added. A Celery Task "
+        "class that declares `autoretry_for` (used as `base=` by tasks here or in other modules) is judged where "
+        "its settings are written, once for every task that inherits them."
     )
     why = (
         "Retrying a bug, a rejected card, a validation error or an expired credential never succeeds; it "

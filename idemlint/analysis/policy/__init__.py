@@ -26,7 +26,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.policy.backoff import read_backoff, read_retry_package, read_stamina
-from idemlint.analysis.policy.celery import read_celery, read_task_object_retry
+from idemlint.analysis.policy.celery import read_celery, read_task_class, read_task_object_retry
 from idemlint.analysis.policy.loops import read_loop, read_poll
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.policy.tenacity import read_retrying, read_tenacity
@@ -68,6 +68,18 @@ class PolicyAnalysis:
             policy = read_task_object_retry(model, call, retried)
             if policy is not None:
                 self.policies.append(policy)
+        used_as_base = {
+            arg.value.value
+            for context in retry.contexts
+            if context.library == "celery" and context.config is not None
+            for arg in context.config.args
+            if arg.keyword is not None and arg.keyword.value == "base" and isinstance(arg.value, cst.Name)
+        }
+        for owner in model.classes:
+            if owner.name.value not in used_as_base and model.scope_of(owner) is model.module:
+                policy = read_task_class(model, owner)  # read with its tasks when they are here
+                if policy is not None:
+                    self.policies.append(policy)
 
     def _policy(self, context: RetryContext) -> Policy | None:
         call = context.config

@@ -12,7 +12,7 @@ from idemlint.analysis.model import ModuleModel, keyword
 from idemlint.analysis.policy.common import handler_catches_all, is_catch_all, is_false, is_none
 from idemlint.analysis.policy.delays import has_random
 from idemlint.analysis.policy.records import Policy, Verdict
-from idemlint.analysis.retry import ClassSetting, RetryContext, task_keywords
+from idemlint.analysis.retry import ClassSetting, RetryContext, class_settings, task_keywords
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -35,9 +35,40 @@ class _Setting:
 
 
 def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> None:
-    call = context.config
     label = context.label
-    keywords = {name: _Setting(found) for name, found in task_keywords(model, call).items()}
+    keywords = {name: _Setting(found) for name, found in task_keywords(model, context.config).items()}
+    _read_settings(model, keywords, label, policy)
+    assert isinstance(context.node, cst.FunctionDef)
+    for node in model.iter_nodes(context.node.body):
+        if isinstance(node, cst.Call) and (model.dotted(node.func) or "").endswith(".retry"):
+            if not any(isinstance(a, cst.ExceptHandler) for a in model.ancestors(node)):
+                continue  # `if not ready: raise self.retry(countdown=5)` polls; it does not retry a failure
+            # a bound task's own `.retry()`: named `self.retry()` whatever the parameter is called
+            countdown = keyword(node, "countdown")
+            if countdown is not None and not has_random(model, countdown.value):
+                policy.no_jitter.append(Verdict("fixed-wait", "celery-call", countdown, label, owner="self"))
+            retries = keyword(node, "max_retries")
+            if retries is not None and is_none(retries.value):
+                policy.unbounded.append(Verdict("no-bound", "celery-call", retries, label, owner="self"))
+    for handler in _retrying_handlers(model, context):
+        policy.catches_all.append(Verdict("catch-all-handler", "celery", handler, label))
+
+
+def read_task_class(model: ModuleModel, owner: cst.ClassDef) -> Policy | None:
+    """A Celery Task class that declares retries (`autoretry_for = (Exception,)`): its
+    settings are every task's that names it as `base=`, wherever those tasks live, so they
+    are judged here, once, where they are written."""
+    settings = class_settings(owner)
+    if "autoretry_for" not in settings:
+        return None
+    policy = Policy.empty(None, owner)
+    keywords = {name: _Setting(found) for name, found in settings.items()}
+    _read_settings(model, keywords, f"Celery Task class {owner.name.value}", policy)
+    return policy
+
+
+def _read_settings(model: ModuleModel, keywords: dict[str, _Setting], label: str, policy: Policy) -> None:
+    """What a task's settings (decorator or Task class) retry on, how they wait, what bounds them."""
     autoretry = keywords.get("autoretry_for")
     if autoretry is not None and is_catch_all(model, autoretry.value):
         policy.catches_all.append(Verdict("catch-all", "celery", autoretry.node, label))
@@ -55,20 +86,6 @@ def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> No
     delay = keywords.get("default_retry_delay")
     if delay is not None and "retry_backoff" not in keywords:
         policy.no_jitter.append(Verdict("fixed-wait", "celery", delay.node, label))
-    assert isinstance(context.node, cst.FunctionDef)
-    for node in model.iter_nodes(context.node.body):
-        if isinstance(node, cst.Call) and (model.dotted(node.func) or "").endswith(".retry"):
-            if not any(isinstance(a, cst.ExceptHandler) for a in model.ancestors(node)):
-                continue  # `if not ready: raise self.retry(countdown=5)` polls; it does not retry a failure
-            # a bound task's own `.retry()`: named `self.retry()` whatever the parameter is called
-            countdown = keyword(node, "countdown")
-            if countdown is not None and not has_random(model, countdown.value):
-                policy.no_jitter.append(Verdict("fixed-wait", "celery-call", countdown, label, owner="self"))
-            retries = keyword(node, "max_retries")
-            if retries is not None and is_none(retries.value):
-                policy.unbounded.append(Verdict("no-bound", "celery-call", retries, label, owner="self"))
-    for handler in _retrying_handlers(model, context):
-        policy.catches_all.append(Verdict("catch-all-handler", "celery", handler, label))
 
 
 def read_task_object_retry(model: ModuleModel, call: cst.Call, retried: set[cst.CSTNode]) -> Policy | None:

@@ -13,7 +13,13 @@ answer (see `loops` for what makes a loop a retry loop).
 from idemlint.analysis.retry.analysis import RetryAnalysis
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.exits import always_leaves, ends_by_leaving, loop_nodes
-from idemlint.analysis.retry.functions import RETRY_DECORATORS, ClassSetting, task_keywords
+from idemlint.analysis.retry.functions import (
+    RETRY_DECORATORS,
+    ClassSetting,
+    InheritedSettings,
+    class_settings,
+    task_keywords,
+)
 from idemlint.analysis.retry.loops import COUNTERS, RETRY_ITERATORS, SLEEPS
 
 __all__ = [
@@ -22,6 +28,8 @@ __all__ = [
     "RETRY_ITERATORS",
     "SLEEPS",
     "ClassSetting",
+    "InheritedSettings",
+    "class_settings",
     "RetryAnalysis",
     "RetryContext",
     "always_leaves",

@@ -8,7 +8,12 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.exits import in_loop_body
-from idemlint.analysis.retry.functions import classify_function, enqueued_with_retry, recursive_retry
+from idemlint.analysis.retry.functions import (
+    InheritedSettings,
+    classify_function,
+    enqueued_with_retry,
+    recursive_retry,
+)
 from idemlint.analysis.retry.loops import classify_loop
 
 if TYPE_CHECKING:
@@ -18,12 +23,12 @@ else:
 
 
 class RetryAnalysis:
-    def __init__(self, model: ModuleModel) -> None:
+    def __init__(self, model: ModuleModel, inherited: InheritedSettings | None = None) -> None:
         self.model = model
         self.contexts: list[RetryContext] = []
         self._by_node: dict[cst.CSTNode, RetryContext] = {}
         for function in model.functions:
-            context = classify_function(model, function)
+            context = classify_function(model, function, inherited)
             if context is not None:
                 self._add(context)
         for function in model.functions:

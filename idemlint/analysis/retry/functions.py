@@ -3,6 +3,7 @@ RQ jobs enqueued with a `Retry`, and functions that call themselves on failure."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,9 @@ if TYPE_CHECKING:
     import libcst as cst
 else:
     cst = LazyModule("libcst", globals(), "cst")
+
+# the Celery settings a task's `base=` class (defined elsewhere) declares, by its expression
+InheritedSettings = Callable[["cst.BaseExpression"], frozenset[str]]
 
 RETRY_DECORATORS = {
     "tenacity.retry": "tenacity",
@@ -39,8 +43,12 @@ _CELERY_KEYWORDS = {
 }
 
 
-def classify_function(model: ModuleModel, function: cst.FunctionDef) -> RetryContext | None:
-    """The retry decorator or retrying task decorator on `function`, if any."""
+def classify_function(
+    model: ModuleModel, function: cst.FunctionDef, inherited: InheritedSettings | None = None
+) -> RetryContext | None:
+    """The retry decorator or retrying task decorator on `function`, if any. `inherited`
+    names the Celery settings of a `base=` class defined in another module (the project
+    index knows them)."""
     for decorator in function.decorators:
         expr = decorator.decorator
         call = expr if isinstance(expr, cst.Call) else None
@@ -50,7 +58,7 @@ def classify_function(model: ModuleModel, function: cst.FunctionDef) -> RetryCon
         library = RETRY_DECORATORS.get(name)
         if library is not None:
             return RetryContext("decorator", library, function, decorator, call, f"@{name}")
-        task = _task_retry(model, function, name, call)
+        task = _task_retry(model, function, name, call, inherited)
         if task is not None:
             library, label = task
             return RetryContext("task", library, function, decorator, call, label)
@@ -58,10 +66,12 @@ def classify_function(model: ModuleModel, function: cst.FunctionDef) -> RetryCon
 
 
 def _task_retry(
-    model: ModuleModel, function: cst.FunctionDef, name: str, call: cst.Call | None
+    model: ModuleModel, function: cst.FunctionDef, name: str, call: cst.Call | None, inherited: InheritedSettings | None
 ) -> tuple[str, str] | None:
     last = name.rsplit(".", 1)[-1]
     keywords = {k: a.value for k, a in task_keywords(model, call).items()}
+    base = inherited_base(call)
+    from_base = inherited(base) if inherited is not None and base is not None else frozenset()
     if last == "actor" and ("dramatiq" in name or name == "actor"):
         retries = keywords.get("max_retries")
         if isinstance(retries, cst.Integer) and retries.value == "0":
@@ -81,6 +91,8 @@ def _task_retry(
         return None
     if "autoretry_for" in keywords:
         return "celery", "Celery task with autoretry_for"
+    if "autoretry_for" in from_base:
+        return "celery", "Celery task with autoretry_for (from its base class)"
     if _calls_self_retry(model, function):
         return "celery", "Celery task that calls self.retry()"
     if _is_true(keywords.get("acks_late")) and _is_true(keywords.get("task_reject_on_worker_lost")):
@@ -183,15 +195,27 @@ def task_keywords(model: ModuleModel, call: cst.Call | None) -> dict[str, cst.Ar
             if a.keyword.value == "base" and isinstance(a.value, cst.Name):
                 base = model.module_defs.get(a.value.value)
     if isinstance(base, cst.ClassDef):
-        for line in base.body.body:
-            if isinstance(line, cst.SimpleStatementLine):
-                for st in line.body:
-                    if (
-                        isinstance(st, cst.Assign)
-                        and len(st.targets) == 1
-                        and isinstance(st.targets[0].target, cst.Name)
-                    ):
-                        key = st.targets[0].target.value
-                        if key in _CELERY_KEYWORDS and key not in out:
-                            out[key] = ClassSetting(st.value, st)
+        for key, setting in class_settings(base).items():
+            out.setdefault(key, setting)
     return out
+
+
+def class_settings(owner: cst.ClassDef) -> dict[str, ClassSetting]:
+    """The Celery retry settings a Task class declares in its body (`autoretry_for = (...)`)."""
+    found: dict[str, ClassSetting] = {}
+    for line in owner.body.body:
+        if isinstance(line, cst.SimpleStatementLine):
+            for st in line.body:
+                if isinstance(st, cst.Assign) and len(st.targets) == 1 and isinstance(st.targets[0].target, cst.Name):
+                    key = st.targets[0].target.value
+                    if key in _CELERY_KEYWORDS:
+                        found[key] = ClassSetting(st.value, st)
+    return found
+
+
+def inherited_base(call: cst.Call | None) -> cst.BaseExpression | None:
+    """The `base=` class of a task decorator, when this module does not define it."""
+    for a in call.args if call is not None else ():
+        if a.keyword is not None and a.keyword.value == "base":
+            return a.value
+    return None
