@@ -65,9 +65,9 @@ def call_target(model: ModuleModel, call: cst.Call, module: str) -> str | None:
         owner = model.enclosing_class(call)
         kind = _attribute_class(model, owner, receiver.attr.value, module) if owner is not None else None
         return f"{kind}.{method}" if kind else None
-    if isinstance(receiver, cst.Call):
-        kind = _name(model, receiver.func, module) if isinstance(receiver.func, cst.Name) else None
-        return f"{kind}.{method}" if kind and is_class_name(kind) else None
+    if isinstance(receiver, cst.Call):  # `ApiClient().post()`, `clients.ApiClient().post()`
+        kind = _value_class(model, receiver, module)
+        return f"{kind}.{method}" if kind else None
     if isinstance(receiver, cst.Name):
         kind = _instance_class(model, receiver, module)
         if kind:

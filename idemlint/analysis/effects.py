@@ -72,6 +72,8 @@ SDK_VERBS = {
     "create_invoice",
     "refund_payment",
     "complete_payment",
+    "send_campaign_message",
+    "send_canvas_message",
 }
 # Not sendgrid: it takes no idempotency key, and on real code (saleor) every retried send
 # was retried only on errors raised before the request left (measured: 0 of 16 right).
@@ -96,6 +98,7 @@ SDK_CLIENTS = {
     "razorpay.Client": "razorpay",
     "twilio.rest.Client": "twilio",
     "mollie.api.client.Client": "mollie",
+    "braze.client.BrazeClient": "braze",  # edx-braze-client: campaign and Canvas sends take no key
 }
 # SDKs whose resource objects carry the request key (paypalrestsdk's PayPal-Request-Id is made
 # once per object), and their verbs beyond SDK_VERBS

@@ -8,6 +8,7 @@ index and cached.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -125,7 +126,32 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
         for c in model.classes
         if model.scope_of(c) is model.module and (settings := class_settings(c))
     )
-    return ModuleFacts(path, functions, plain_edges, classes, instances, task_settings)
+    inherited = _sdk_methods(classes, source, path)
+    return ModuleFacts(path, functions + inherited, plain_edges, classes, instances, task_settings)
+
+
+def _sdk_methods(
+    classes: tuple[tuple[str, tuple[str, ...], frozenset[str]], ...], source: str, path: str
+) -> tuple[tuple[str, Summary, int], ...]:
+    """A project class that extends an SDK client (`class BrazeApiClient(BrazeClient)`) inherits
+    the client's side-effecting methods: each SDK verb it does not define itself is summarised
+    as calling the SDK without an idempotency key, so `BrazeApiClient().send_campaign_message()`
+    is an effect wherever it is called."""
+    from idemlint.analysis.effects import SDK_CLIENTS, SDK_VERBS
+
+    found: list[tuple[str, Summary, int]] = []
+    for name, bases, methods in classes:
+        client = next((base for base in bases if base in SDK_CLIENTS), None)
+        if client is None:
+            continue
+        short = name.rsplit(".", 1)[-1]
+        header = re.search(rf"^[ \t]*class[ \t]+{re.escape(short)}\b", source, re.MULTILINE)
+        line = source.count("\n", 0, header.start()) + 1 if header else 0
+        for verb in sorted(SDK_VERBS - methods):
+            chain = (Step(f"{client.rsplit('.', 1)[-1]}.{verb}()", None, path, line),)
+            summary = Summary(unkeyed_effect=chain, effect=chain, effect_operation=f"{SDK_CLIENTS[client]}.{verb}")
+            found.append((f"{name}.{verb}", summary, line))
+    return tuple(found)
 
 
 def _lines_by_ast(model: ModuleModel, source: str) -> dict[cst.CSTNode, int] | None:

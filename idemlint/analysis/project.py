@@ -52,6 +52,9 @@ class ProjectIndex:
     task_settings: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # for the pre-filter: `name(` of every summarised function with each fact, lower-cased
     names_with: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # names a package's `__init__.py` re-exports (`from .client import ApiClient`):
+    # `shop.payments.ApiClient` -> `shop.payments.client.ApiClient`
+    reexports: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def digest(self) -> str:
@@ -69,6 +72,7 @@ class ProjectIndex:
                 classes,
                 sorted(self.instances.items()),
                 sorted((name, sorted(settings)) for name, settings in self.task_settings.items()),
+                sorted(self.reexports.items()),
             )
         )
         return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -86,6 +90,7 @@ class ProjectIndex:
             if owner is None:
                 return None
             target = f"{owner}.{method}"
+        target = self.defined_as(target)
         found = self.functions.get(target)
         if found is not None:
             return (target, *found)
@@ -104,6 +109,7 @@ class ProjectIndex:
                 continue
             seen.add(current)
             bases, methods = self.classes[current]
+            bases = tuple(self.defined_as(base) for base in bases)
             if current != owner and method in methods:
                 found = self.functions.get(f"{current}.{method}")
                 return (f"{current}.{method}", *found) if found is not None else None
@@ -112,18 +118,33 @@ class ProjectIndex:
             pending.extend(bases)
         return None
 
+    def defined_as(self, dotted: str) -> str:
+        """Where a name is defined when it is imported through a package that re-exports it:
+        `shop.payments.ApiClient.post` -> `shop.payments.client.ApiClient.post` (a chain of
+        re-exports is followed a few packages deep)."""
+        for _hop in range(4):
+            parts = dotted.split(".")
+            for end in range(len(parts), 0, -1):
+                origin = self.reexports.get(".".join(parts[:end]))
+                if origin is not None:
+                    dotted = ".".join([origin, *parts[end:]])
+                    break
+            else:
+                return dotted
+        return dotted
+
     def inherited_settings(self, owner: str) -> frozenset[str]:
         """The Celery retry settings a Task class declares or inherits from its bases (as far
         as the index knows them): what `@app.task(base=owner)` gets from it."""
         found: set[str] = set()
-        pending, seen = [owner], set[str]()
+        pending, seen = [self.defined_as(owner)], set[str]()
         while pending and len(seen) < 20:
             current = pending.pop(0)
             if current in seen:
                 continue
             seen.add(current)
             found |= self.task_settings.get(current, frozenset())
-            pending.extend(self.classes.get(current, ((), frozenset()))[0])
+            pending.extend(self.defined_as(base) for base in self.classes.get(current, ((), frozenset()))[0])
         return frozenset(found)
 
     def _class_named(self, receiver: str) -> str | None:
@@ -222,6 +243,7 @@ class FileFacts:
 
     setters: Mapping[str, bool] = field(default_factory=dict)
     summaries: ModuleFacts | None = None
+    reexports: Mapping[str, str] = field(default_factory=dict)  # of a package's `__init__.py`
 
 
 def file_facts(
@@ -230,8 +252,32 @@ def file_facts(
     """Map one file. With `config` and `summarise` (production code: tests and migrations are
     never called from it), its functions are summarised too (module names from the path
     relative to `root`)."""
-    summaries = summary_facts(source, _relative(path, root), config) if config is not None and summarise else None
-    return FileFacts(setter_facts(source), summaries)
+    relative = _relative(path, root)
+    summaries = summary_facts(source, relative, config) if config is not None and summarise else None
+    return FileFacts(setter_facts(source), summaries, package_reexports(source, relative))
+
+
+def package_reexports(source: bytes, path: str) -> dict[str, str]:
+    """`from .client import ApiClient` (or `from shop.payments.client import ApiClient as
+    Client`) in `shop/payments/__init__.py`: {`shop.payments.ApiClient`: ...}. Other files
+    re-export nothing callers import through them."""
+    from idemlint.analysis.calls import absolute, module_name
+
+    if not path.endswith("__init__.py") or b"import" not in source:
+        return {}
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return {}
+    package = module_name(path)
+    found: dict[str, str] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.ImportFrom):
+            origin = absolute("." * statement.level + (statement.module or ""), package, is_package=True)
+            for alias in statement.names:
+                if alias.name != "*" and origin:
+                    found[f"{package}.{alias.asname or alias.name}"] = f"{origin}.{alias.name}"
+    return found
 
 
 def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> ProjectIndex:
@@ -239,7 +285,9 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
     definition in the project is; calls are followed across modules (`follow_calls`)."""
     guarded: dict[str, bool] = {}
     modules: list[ModuleFacts] = []
+    reexports: dict[str, str] = {}
     for facts in files:
+        reexports.update(facts.reexports)
         for name, is_guarded in facts.setters.items():
             guarded[name] = guarded.get(name, is_guarded) and is_guarded
         if facts.summaries is not None:
@@ -248,6 +296,7 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         frozenset(n for n, g in guarded.items() if g),
         frozenset(n for n, g in guarded.items() if not g),
         root=str(root.resolve()) if root is not None else "",
+        reexports={name: origin for name, origin in reexports.items() if name != origin},
     )
     return follow_calls(index, modules) if modules else index
 
@@ -275,7 +324,7 @@ def build_index(
 # Task class's retries; a function elsewhere inherits facts only from such a file.
 _SUMMARY_CANDIDATE = re.compile(
     rb"^[ \t]*(?:from|import)[ \t]+(?:requests|httpx|aiohttp|urllib3|boto3|stripe|braintree|adyen|Adyen|square|"
-    rb"squareup|paypalrestsdk|mollie|razorpay|twilio)\b|uuid[1-7]?\(|token_(?:hex|urlsafe|bytes)\(|urandom\(|"
+    rb"squareup|paypalrestsdk|mollie|razorpay|twilio|braze)\b|uuid[1-7]?\(|token_(?:hex|urlsafe|bytes)\(|urandom\(|"
     rb"(?i:(?:status|state)(?:\w*\s*=\s*|\([^)\n]*)[\w.]*[\"']?\w*(?:fail|declin|cancel|reject|abort|void))|"
     rb"^[ \t]*return[ \t][^\n]*(?:\.a?update\(|\.rowcount|\.execute\()|^[ \t]+autoretry_for[ \t]*=",
     re.MULTILINE,

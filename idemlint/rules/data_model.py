@@ -55,7 +55,9 @@ class ReadDecideWrite(Rule):
         "later `save()`/`commit()` persists) that an `if` on a value read from the same table or instance decides, "
         "when the read takes no row lock (`SELECT ... FOR UPDATE`, `select_for_update()`, `with_for_update()`) "
         "and the write does not re-check the decision in its own WHERE/filter (`WHERE status = 'created'`, "
-        "`.filter(status=...)`, a version compare)."
+        "`.filter(status=...)`, a version compare). A method of the class that only returns its own fields "
+        "(`if new not in self.available_statuses():`) reads those fields; a helper named for storing the instance "
+        "it is given (`update_payment(payment)`, `save_order(order)`) persists it as `save()` would."
     )
     why = (
         "Two deliveries of the same message (a retry, a redelivered webhook, two workers) both read the old "
@@ -333,7 +335,9 @@ class NonMonotonicTransition(Rule):
         "statement: `UPDATE orders SET status='paid' WHERE id=%s`, `Order.objects.filter(pk=pk).update(status='paid')`, "
         "`update(Order).where(Order.id == oid).values(status='paid')`, or `order.status = 'paid'; order.save()` on an "
         "instance loaded in the function without a locked, checked read. Not reported where IDM101 reports the "
-        "same write. Flags (`shipped = true`), version compares and insert-only tables are monotonic already."
+        "same write. An update's value may be an attribute the function set to a constant first "
+        "(`source.status = QUEUED; ....update(status=source.status)`). Flags (`shipped = true`), version compares "
+        "and insert-only tables are monotonic already."
     )
     why = (
         "Messages arrive late, twice, and out of order. A transition with no precondition lets a late "

@@ -59,7 +59,10 @@ class UnkeyedRetriedSideEffect(Rule):
         "urllib3; payment SDK calls that create, charge, capture, refund, transfer or pay (stripe, braintree, "
         "adyen, square, ...); boto3 `send_message`/`publish` to FIFO queues and topics without "
         "`MessageDeduplicationId`. A helper that makes such a call (in this module or, through the project "
-        "index, in another, up to four calls deep) and is called on every attempt is reported at that call. Calls whose headers are built elsewhere (so a key may be there) are not reported."
+        "index, in another, up to four calls deep) and is called on every attempt is reported at that call; so "
+        "is a method a project class inherits from an SDK client it extends (`class Campaigns(BrazeClient)`, "
+        "then `Campaigns().send_campaign_message(...)`). Calls whose headers are built elsewhere (so a key may "
+        "be there) are not reported."
     )
     why = (
         "A timeout does not mean the request failed: the server may have charged the card and the response got "

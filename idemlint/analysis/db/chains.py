@@ -260,4 +260,29 @@ def python_value_kind(model: ModuleModel, expr: cst.BaseExpression) -> tuple[str
         return "constant", dotted
     if dotted is not None and _STATE_ENUM.search(dotted):
         return "constant", dotted  # `SubscriptionStatus.Active`, `Order.Status.paid`
+    assigned = _assigned_before(model, expr)
+    if assigned is not None:
+        return python_value_kind(model, assigned)
     return "expr", ""
+
+
+def _assigned_before(model: ModuleModel, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`source.status = QUEUED; ....update(status=source.status)`: the value the attribute was
+    given earlier in the same function, when it was given exactly one."""
+    if type(expr) is not cst.Attribute or type(expr.value) is not cst.Name:
+        return None
+    scope = model.scope_of(expr)
+    given = [
+        (statement, value)
+        for target, value, statement in model.attribute_assigns
+        if target is not expr
+        and target.attr.value == expr.attr.value
+        and type(target.value) is cst.Name
+        and target.value.value == expr.value.value
+        and model.scope_of(target) is scope
+    ]
+    if len(given) != 1:
+        return None
+    statement, value = given[0]
+    position = source_order(model, scope)
+    return value if position.get(statement, -1) < position.get(expr, -1) else None

@@ -12,7 +12,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.db.records import IDENTITY, STATE_COLUMNS, DbRead, DbWrite
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import origin_nodes
-from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.analysis.model import ModuleModel, local_callee, string_value
 from idemlint.analysis.retry import always_leaves
 
 if TYPE_CHECKING:
@@ -34,6 +34,10 @@ def decisions(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Iterator[tu
         origins = set(origin_nodes(model, test))
         for read in scope_reads:
             if read.call in origins or read.record and any(_field_of(model, n, read.instance) for n in origins):
+                yield read, test
+            elif read.instance == "self" and any(
+                type(n) is cst.Call and _columns_a_query_returns(model, n) for n in origins
+            ):
                 yield read, test
             elif any(id(n) in written_from and _computes_from(n, read.instance) for n in origins):
                 yield read, test  # `new = next_status(order); if new is None: return; order.status = new`
@@ -101,7 +105,10 @@ def decided_columns(model: ModuleModel, test: cst.BaseExpression, read: DbRead) 
         if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == read.instance:
             parent = model.parents.get(node)
             if type(parent) is cst.Call and parent.func is node:
-                continue  # `if profile.send_report():` decides on what a method did, not on a column
+                # `if profile.send_report():` decides on what a method did, not on a column;
+                # `if new not in self.available_statuses():` on the columns the query returns
+                columns.extend(_columns_a_query_returns(model, parent))
+                continue
             columns.append(node.attr.value.lower())
         elif type(node) is cst.Name and node.value in read_names:
             parent = model.parents.get(node)
@@ -123,6 +130,32 @@ def decided_columns(model: ModuleModel, test: cst.BaseExpression, read: DbRead) 
             # `new = next_status(order)`: the helper decides the state columns it feeds
             columns.extend(c for c in _columns_fed_by(model, node) if c in STATE_COLUMNS)
     return tuple(dict.fromkeys(columns))
+
+
+def _columns_a_query_returns(model: ModuleModel, call: cst.Call) -> list[str]:
+    """`self.available_statuses()` where the class's method only returns something computed
+    from its own fields (`return self.pipeline.get(self.status, ())`): those fields. A method
+    that writes to `self` or calls anything on it (`save()`, `send()`) does, not only reads."""
+    method = local_callee(model, call)
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if method is None or not isinstance(receiver, cst.Name) or receiver.value != "self":
+        return []
+    returned: list[str] = []
+    for node in model.iter_nodes(method.body):
+        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
+            parent = model.parents.get(node)
+            if type(parent) is cst.Call and parent.func is node or type(parent) in (cst.AssignTarget, cst.AugAssign):
+                return []
+        elif type(node) is cst.Return and node.value is not None:
+            returned.extend(
+                n.attr.value.lower()
+                for n in (node.value, *model.iter_nodes(node.value))
+                if type(n) is cst.Attribute
+                and type(n.value) is cst.Name
+                and n.value.value == "self"
+                and not n.attr.value.startswith("_")
+            )
+    return returned
 
 
 def _columns_fed_by(model: ModuleModel, call: cst.Call) -> set[str]:

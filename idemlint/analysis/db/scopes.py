@@ -57,5 +57,26 @@ def persist_calls(model: ModuleModel, scope: cst.CSTNode) -> list[tuple[int, str
                 owner = model.dotted(node.func.value) or ""
                 if method.startswith(("save", "asave")) or method in ("commit", "flush") and SESSION.search(owner):
                     found.append((position[node], owner, method))
+                    continue
+            persisted = persisting_helper_argument(node) if type(node) is cst.Call else None
+            if persisted is not None:
+                found.append((position[node], persisted, "save"))
         cache[scope] = found
     return found
+
+
+_PERSIST_VERBS = ("update_", "save_", "asave_", "persist_", "store_")
+
+
+def persisting_helper_argument(call: cst.Call) -> str | None:
+    """`update_payment(payment)`, `db.save_order(order)`: a helper named for storing the very
+    instance it is given first (its name holds the argument's), which persists it as `save()`
+    would. A helper named for something else (`update_stock(product)`) is not assumed to."""
+    func = call.func
+    name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else ""
+    if not name.startswith(_PERSIST_VERBS) or not call.args or call.args[0].keyword is not None:
+        return None
+    first = call.args[0].value
+    if type(first) is not cst.Name or first.value not in name.split("_", 1)[1].split("_"):
+        return None
+    return first.value

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS, DbWrite
-from idemlint.analysis.db.scopes import source_order
+from idemlint.analysis.db.scopes import persisting_helper_argument, source_order
 from idemlint.analysis.model import ModuleModel
 
 if TYPE_CHECKING:
@@ -92,6 +92,7 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
         or name.rsplit(".", 1)[-1][:1].isupper()
         and not method
         or any(model.is_inside(node, v) for w in writes for v in w.values.values())
+        or persisting_helper_argument(node) in {w.instance for w in writes if w.instance}
     )
 
 
