@@ -103,9 +103,17 @@ def _name(model: ModuleModel, name: cst.Name, module: str) -> str | None:
 
 
 def class_bases(model: ModuleModel, owner: cst.ClassDef, module: str) -> tuple[str, ...]:
-    """The class's bases as dotted names (imported ones made absolute)."""
+    """The class's bases as dotted names (imported ones made absolute), and the interfaces
+    it declares it implements (zope's `@implementer(IHelpDesk)`)."""
     bases = []
-    for arg in owner.bases:
+    declared = [
+        arg
+        for decorator in owner.decorators
+        if isinstance(decorator.decorator, cst.Call)
+        and (model.dotted(decorator.decorator.func) or "").rsplit(".", 1)[-1] == "implementer"
+        for arg in decorator.decorator.args
+    ]
+    for arg in (*owner.bases, *declared):
         if arg.keyword is not None:
             continue
         resolved = class_named(model, arg.value, module)
@@ -138,7 +146,15 @@ def _attribute_class(model: ModuleModel, owner: cst.ClassDef, attribute: str, mo
     return found
 
 
+# Service lookups by interface: Pyramid's `request.find_service(IHelpDesk)`, zope's `getUtility`.
+_LOOKUPS = frozenset({"find_service", "getUtility", "queryUtility", "get_utility", "query_utility"})
+
+
 def _value_class(model: ModuleModel, value: cst.BaseExpression, module: str) -> str | None:
+    if isinstance(value, cst.Call) and tail_name(value.func) in _LOOKUPS:
+        wanted = next((a for a in value.args if a.keyword is None or a.keyword.value == "iface"), None)
+        kind = class_named(model, wanted.value, module) if wanted is not None else None
+        return kind if kind and is_class_name(kind) else None  # the interface: its implementations run
     if isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)):
         kind = _name(model, value.func, module) if isinstance(value.func, cst.Name) else None
         if kind is None and isinstance(value.func, cst.Attribute):
@@ -196,3 +212,8 @@ def _instance_class(model: ModuleModel, receiver: cst.Name, module: str) -> str 
     if len(kinds) == 1:
         return kinds.pop()
     return None
+
+
+def tail_name(func: cst.BaseExpression) -> str:
+    """`send` of `send`, `mail.send` (the called name's last part); "" for anything else."""
+    return func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""

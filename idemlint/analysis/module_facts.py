@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.calls import call_target, is_class_name
+from idemlint.analysis.calls import call_target, is_class_name, tail_name
 from idemlint.analysis.summaries import Chain, Passed, Step, Summary, summarise
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ def _lines_by_ast(model: ModuleModel, source: str) -> dict[cst.CSTNode, int] | N
             if not (isinstance(ours, cst.Assign) and isinstance(theirs, ast.Assign)):
                 return None
             lines[ours] = theirs.lineno
-        elif not isinstance(theirs, ast.Call) or _tail(ours.func) != _ast_tail(theirs.func):
+        elif not isinstance(theirs, ast.Call) or tail_name(ours.func) != _ast_tail(theirs.func):
             return None
         else:
             lines[ours] = theirs.lineno
@@ -224,10 +224,6 @@ def _source_order(node: object) -> tuple[int, int, int, int]:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list:
         line, col = node.decorator_list[0].lineno, node.decorator_list[0].col_offset - 1
     return line, col, -(node.end_lineno or 0), -(node.end_col_offset or 0)
-
-
-def _tail(func: cst.BaseExpression) -> str:
-    return func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
 
 
 def _ast_tail(func: object) -> str:

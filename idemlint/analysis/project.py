@@ -55,6 +55,8 @@ class ProjectIndex:
     # names a package's `__init__.py` re-exports (`from .client import ApiClient`):
     # `shop.payments.ApiClient` -> `shop.payments.client.ApiClient`
     reexports: Mapping[str, str] = field(default_factory=dict)
+    # derived from `classes` (not in the digest): base or interface -> the classes naming it, sorted
+    implementations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def digest(self) -> str:
@@ -116,6 +118,26 @@ class ProjectIndex:
             if current == owner and method in methods:
                 return None
             pending.extend(bases)
+        return self._implementation(owner, method) if owner not in self.classes else None
+
+    def _implementation(self, interface: str, method: str) -> tuple[str, Summary, str, int] | None:
+        """`helpdesk = request.find_service(IHelpDesk)`, `gateway: BaseGateway`: an interface
+        or base class the index does not summarise, so the call runs one of its
+        implementations. The first (by name) whose method calls another system is one the
+        call may reach; only that "may" fact is kept, never one a caller must rely on."""
+        for name in self.implementations.get(interface, ()):
+            found = self.functions.get(f"{name}.{method}")
+            if found is not None and found[0].effect:
+                summary, path, line = found
+                reached = replace(
+                    summary,
+                    returns_key=None,
+                    sends_key=None,
+                    key_params=frozenset(),
+                    records_failure=None,
+                    returns_count=None,
+                )
+                return (f"{name}.{method}", reached, path, line)
         return None
 
     def defined_as(self, dotted: str) -> str:
@@ -375,7 +397,18 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
         task_settings.update(facts.task_settings)
         for caller, def_line, target, line, passed, always in facts.edges:
             edges.append((caller, def_line, target, facts.path, line, passed, always))
-    index = replace(index, functions=functions, classes=classes, instances=instances, task_settings=task_settings)
+    implementations: dict[str, list[str]] = {}
+    for name, (bases, _methods) in sorted(classes.items()):
+        for base in bases:
+            implementations.setdefault(index.defined_as(base), []).append(name)
+    index = replace(
+        index,
+        functions=functions,
+        classes=classes,
+        instances=instances,
+        task_settings=task_settings,
+        implementations={base: tuple(names) for base, names in implementations.items()},
+    )
     for _round in range(MAX_DEPTH):
         changed = False
         for caller, def_line, target, path, line, passed, always in edges:

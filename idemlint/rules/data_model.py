@@ -56,7 +56,9 @@ class ReadDecideWrite(Rule):
         "when the read takes no row lock (`SELECT ... FOR UPDATE`, `select_for_update()`, `with_for_update()`) "
         "and the write does not re-check the decision in its own WHERE/filter (`WHERE status = 'created'`, "
         "`.filter(status=...)`, a version compare). A method of the class that only returns its own fields "
-        "(`if new not in self.available_statuses():`) reads those fields; a helper named for storing the instance "
+        "(`if new not in self.available_statuses():`) reads those fields; a row found only while in a state "
+        "(`order = Order.objects.filter(pk=pk, status='pending').first()`, then `if order:`) is decided by that "
+        "state; a helper named for storing the instance "
         "it is given (`update_payment(payment)`, `save_order(order)`) persists it as `save()` would."
     )
     why = (

@@ -61,7 +61,9 @@ class UnkeyedRetriedSideEffect(Rule):
         "`MessageDeduplicationId`. A helper that makes such a call (in this module or, through the project "
         "index, in another, up to four calls deep) and is called on every attempt is reported at that call; so "
         "is a method a project class inherits from an SDK client it extends (`class Campaigns(BrazeClient)`, "
-        "then `Campaigns().send_campaign_message(...)`). Calls whose headers are built elsewhere (so a key may "
+        "then `Campaigns().send_campaign_message(...)`), and a service looked up by its interface "
+        "(`request.find_service(IHelpDesk)`, `getUtility(...)`) or typed as a base class the index does not "
+        "summarise, when one of its implementations makes such a call. Calls whose headers are built elsewhere (so a key may "
         "be there) are not reported."
     )
     why = (

@@ -89,6 +89,10 @@ def is_queryset(model: ModuleModel, expr: cst.BaseExpression, allow_manager: boo
     if "objects" in dotted_parts or "_default_manager" in dotted_parts or "_base_manager" in dotted_parts:
         methods = [p for p in dotted_parts if p not in ("objects", "_default_manager", "_base_manager")]
         return all(m in DJANGO_CHAIN or m in DJANGO_READ_TERMINALS for m in methods) or allow_manager
+    related = next((i for i, p in enumerate(dotted_parts) if p.endswith("_set") and len(p) > 4), None)
+    if related is not None and related > 0:
+        # a reverse relation's manager (`offer.offerassignment_set.filter(...)`), used as a queryset
+        return all(m in DJANGO_CHAIN or m in DJANGO_READ_TERMINALS for m in dotted_parts[:related])
     if isinstance(node, cst.Name) and isinstance(expr, cst.Name):
         for binding in model.bindings_of(model.scope_of(expr), expr.value):
             if (
@@ -120,6 +124,8 @@ def chain_model(model: ModuleModel, chain: list[cst.Call], depth: int = 0) -> st
         while isinstance(attr, cst.Attribute):
             if isinstance(attr.value, cst.Name) and attr.value.value[:1].isupper():
                 return attr.value.value.lower()
+            if isinstance(attr.value, cst.Attribute) and attr.value.attr.value.endswith("_set"):
+                return attr.value.attr.value[: -len("_set")]  # `offer.offerassignment_set`: offerassignment
             attr = attr.value
     return None
 

@@ -121,6 +121,10 @@ def decided_columns(model: ModuleModel, test: cst.BaseExpression, read: DbRead) 
             elif node.value != read.instance or _compared_to_value(model, node):
                 # `status, total = cur.fetchone()`: the name, and the SELECT's columns it came from
                 columns.extend([node.value.lower(), *read.columns])
+            elif read.filters:
+                # `order = Order.objects.filter(pk=pk, status="pending").first(); if order:` finds
+                # the row only while it is pending: the test decides on the state the read filtered by
+                columns.extend(c for c in _condition_columns(read) if c in STATE_COLUMNS)
         elif node is read.call or type(node) is cst.Call and model.is_inside(read.call, node):
             # `if Order.objects.filter(..., status="paid").exists():` decides on the condition filters;
             # a lookup by identity or by a related object (`filter(oob_ip=instance)`) only finds the row

@@ -23,7 +23,8 @@ else:
 _QUIET_CALLS = re.compile(
     r"^(\w+\.)*(print|len|str|int|float|bool|list|dict|set|tuple|min|max|sum|sorted|isinstance|getattr|hasattr|"
     r"repr|format|round|abs|any|all|_|gettext|gettext_lazy|ugettext|ugettext_lazy|ngettext|reverse|redirect|render|"
-    r"render_to_response|super|emit_\w+|now|utcnow|today|time|monotonic|warn)$"
+    r"render_to_response|super|emit_\w+|now|utcnow|today|time|monotonic|warn|fromtimestamp|utcfromtimestamp|"
+    r"fromisoformat|strptime|strftime|timestamp)$"
 )
 _QUIET_RECEIVERS = re.compile(r"(^|\.)(_?log|_?logger|logging|LOGGER|LOG|messages|stdout|stderr)$")
 _QUIET_METHODS = (
@@ -93,6 +94,29 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
         and not method
         or any(model.is_inside(node, v) for w in writes for v in w.values.values())
         or persisting_helper_argument(node) in {w.instance for w in writes if w.instance}
+        or _local_container(model, node)
+    )
+
+
+_CONTAINER_METHODS = frozenset(
+    {"update", "add", "append", "extend", "insert", "discard", "remove", "pop", "setdefault"}
+)
+_CONTAINERS = frozenset({"set", "list", "dict", "frozenset", "defaultdict", "OrderedDict", "Counter"})
+
+
+def _local_container(model: ModuleModel, node: cst.Call) -> bool:
+    """`fields_to_save.update({"email"})` on a set, list or dict the function made itself: it
+    changes nothing outside the process (unlike a queryset's `update()`)."""
+    func = node.func
+    if type(func) is not cst.Attribute or func.attr.value not in _CONTAINER_METHODS or type(func.value) is not cst.Name:
+        return False
+    bindings = model.bindings_of(model.scope_of(node), func.value.value)
+    return bool(bindings) and all(
+        type(b.value) in (cst.Set, cst.List, cst.Dict, cst.SetComp, cst.ListComp, cst.DictComp)
+        or type(b.value) is cst.Call
+        and type(b.value.func) is cst.Name
+        and b.value.func.value in _CONTAINERS
+        for b in bindings
     )
 
 
