@@ -201,7 +201,7 @@ class ResultCache:
                 old.unlink()
 
 
-INDEX_MAGIC = b"idemlint-index-2\n"
+INDEX_MAGIC = b"idemlint-index-3\n"
 
 
 def cached_index(

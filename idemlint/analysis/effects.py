@@ -118,6 +118,15 @@ class SideEffect:
     target: str | None  # URL literal or expression text, when there is one
 
 
+@dataclass(frozen=True, eq=False)
+class VerbRequest:
+    """An HTTP request without a key whose method is a parameter of the function making it."""
+
+    call: cst.Call
+    operation: str  # "self.session.request"
+    parameter: str  # the parameter that names the method
+
+
 class EffectAnalysis:
     def __init__(self, model: ModuleModel, sinks: KeySinks, config: Config) -> None:
         self.model = model
@@ -126,6 +135,9 @@ class EffectAnalysis:
         self._keyed_calls = {sink.call for sink in sinks.sinks if sink.call is not None}
         self.effects: list[SideEffect] = []
         self.by_call: dict[cst.Call, SideEffect] = {}
+        # requests whose HTTP method is the enclosing function's parameter: an effect only
+        # when a caller passes POST or PATCH (`summaries` binds it)
+        self.verb_requests: list[VerbRequest] = []
         for call in model.calls:
             effect = self._classify(call)
             if effect is not None:
@@ -146,6 +158,7 @@ class EffectAnalysis:
         if head in HTTP_MODULES and last in HTTP_METHODS | {"request"}:
             method = last.upper() if last != "request" else _literal_method(call)
             if method is None:
+                self._note_verb_request(call, name)
                 return None
             return self._effect(call, head.split(".")[0], name, method, method not in NON_IDEMPOTENT_METHODS)
         if isinstance(call.func, cst.Attribute) and last in HTTP_METHODS | {"request", "urlopen"}:
@@ -155,6 +168,7 @@ class EffectAnalysis:
             if library is not None:
                 method = last.upper() if last in HTTP_METHODS else _literal_method(call)
                 if method is None:
+                    self._note_verb_request(call, dotted)
                     return None
                 return self._effect(call, library, dotted, method, method not in NON_IDEMPOTENT_METHODS)
         if last in SDK_VERBS or last in _SDK_OBJECT_VERBS:
@@ -200,8 +214,9 @@ class EffectAnalysis:
     def _url_argument(self, call: cst.Call) -> bool:
         """The request's first argument (or url=) looks like a URL or path."""
         args = [a.value for a in call.args if a.keyword is None]
-        if args and string_value(args[0]) and string_value(args[0]).upper() in ("POST", "PUT", "PATCH", "DELETE"):  # type: ignore[union-attr]
-            args = args[1:]
+        method_first = isinstance(call.func, cst.Attribute) and call.func.attr.value == "request" and len(args) > 1
+        if method_first or args and (string_value(args[0]) or "").upper() in ("POST", "PUT", "PATCH", "DELETE"):
+            args = args[1:]  # `request(method, url)`: the URL comes second
         url = next(
             (a.value for a in call.args if a.keyword is not None and a.keyword.value == "url"),
             args[0] if args else None,
@@ -287,6 +302,17 @@ class EffectAnalysis:
         if _CLIENT_NAME.search(dotted.rsplit(".", 1)[-1]):
             return "http"
         return None
+
+    def _note_verb_request(self, call: cst.Call, operation: str) -> None:
+        """`session.request(method, url)` in `def _request(self, method, path)`: the method is
+        the function's parameter, bound by each caller."""
+        first = call.args[0].value if call.args and call.args[0].keyword is None else None
+        method = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "method"), first)
+        if not isinstance(method, cst.Name):
+            return
+        bindings = self.model.bindings_of(self.model.scope_of(call), method.value)
+        if bindings and all(b.kind == "param" for b in bindings) and self._keyed(call) is False:
+            self.verb_requests.append(VerbRequest(call, operation, method.value))
 
     def _keyed(self, call: cst.Call) -> bool | None:
         if call in self._keyed_calls:
@@ -430,4 +456,8 @@ def _static_text(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
                 known = _static_text(model, part.expression) if isinstance(part.expression, cst.Name) else None
                 parts.append(known if known is not None else "{" + model.module.code_for_node(part.expression) + "}")
         return "".join(parts)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        left = _static_text(model, expr.left)  # `BASE_URL + path`, `"https://api.example" + path`
+        right = _static_text(model, expr.right)
+        return (left if left is not None else "{...}") + (right if right is not None else "{...}")
     return None

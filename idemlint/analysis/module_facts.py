@@ -94,6 +94,7 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
                 effect=plain(s.effect),
                 records_failure=plain(s.records_failure),
                 returns_count=plain(s.returns_count),
+                verb_effect=plain(s.verb_effect),
             ),
             line(f.name),
         )

@@ -423,11 +423,20 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
             if inner.sends_key and current.sends_key is None and not supplied:
                 updates["sends_key"] = (step, *inner.sends_key)
                 updates["key_params"] = current.key_params | forwarded
-            if inner.unkeyed_effect and current.unkeyed_effect is None:
-                updates["unkeyed_effect"] = (step, *inner.unkeyed_effect)
-                updates["effect_operation"] = current.effect_operation or inner.effect_operation
-            if inner.effect and current.effect is None:
-                updates["effect"] = (step, *inner.effect)
+            unkeyed, operation = inner.unkeyed_effect_for(passed)
+            if unkeyed and current.unkeyed_effect is None:
+                updates["unkeyed_effect"] = (step, *unkeyed)
+                updates["effect_operation"] = current.effect_operation or operation
+            effect = inner.effect_for(passed)
+            if effect and current.effect is None:
+                updates["effect"] = (step, *effect)
+            forwarded_verb = inner.verb_binding(passed)[1]
+            if forwarded_verb and inner.verb_effect and current.verb_effect is None:
+                updates.update(
+                    verb_param=forwarded_verb,
+                    verb_effect=(step, *inner.verb_effect),
+                    verb_operation=inner.verb_operation,
+                )
             if inner.records_failure and current.records_failure is None and always:
                 updates["records_failure"] = (step, *inner.records_failure)
             if updates:
@@ -437,7 +446,15 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
             break
     names: dict[str, set[str]] = {}
     for name, (summary, _path, _line) in functions.items():
-        for fact in ("returns_key", "sends_key", "unkeyed_effect", "effect", "records_failure", "returns_count"):
+        for fact in (
+            "returns_key",
+            "sends_key",
+            "unkeyed_effect",
+            "effect",
+            "records_failure",
+            "returns_count",
+            "verb_effect",
+        ):
             if getattr(summary, fact):
                 names.setdefault(fact, set()).add(name.rsplit(".", 1)[-1].lower() + "(")
     return replace(index, functions=functions, names_with={fact: frozenset(found) for fact, found in names.items()})

@@ -23,7 +23,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.calls import call_target
 from idemlint.analysis.flow import origin_calls
 from idemlint.analysis.keys import fresh_value_name
-from idemlint.analysis.model import iter_nodes, local_callee
+from idemlint.analysis.model import iter_nodes, local_callee, string_value
 from idemlint.analysis.timeouts import unconditional_failure, unconditional_statements
 
 if TYPE_CHECKING:
@@ -55,24 +55,26 @@ class Step:
 
 Chain = tuple[Step, ...]
 # The arguments of a call: (the parameter it binds: a keyword name, or `#0`, `#1`... by
-# position; the caller's own parameter it forwards unchanged, or "")
-Passed = tuple[tuple[str, str], ...]
+# position; the caller's own parameter it forwards unchanged, or ""; the text of a string
+# literal it passes, or "")
+Passed = tuple[tuple[str, str, str], ...]
 
 
 def passed_arguments(call: cst.Call, own_params: frozenset[str] = frozenset()) -> Passed:
     """What a call passes, for matching against a callee's key parameters. Star arguments
     pass nothing we can see."""
-    passed: list[tuple[str, str]] = []
+    passed: list[tuple[str, str, str]] = []
     position = 0
     for arg in call.args:
         if arg.star:
             continue
         value = arg.value
         source = value.value if isinstance(value, cst.Name) and value.value in own_params else ""
+        literal = string_value(value) or ""
         if arg.keyword is not None:
-            passed.append((arg.keyword.value, source))
+            passed.append((arg.keyword.value, source, literal))
         else:
-            passed.append((f"#{position}", source))
+            passed.append((f"#{position}", source, literal))
             position += 1
     return tuple(passed)
 
@@ -91,18 +93,53 @@ class Summary:
     effect_operation: str = ""  # the origin effect's operation, e.g. "requests.post"
     records_failure: Chain | None = None  # marks a definite failure on every call (`status = "failed"`)
     returns_count: Chain | None = None  # returns the row count of a conditional update (zero: a duplicate)
+    # an unkeyed HTTP request whose method is this parameter (`_request(self, method, path)`):
+    # an unkeyed effect of every call that passes POST or PATCH there
+    verb_param: str = ""
+    verb_effect: Chain | None = None
+    verb_operation: str = ""  # the request's operation, e.g. "self.session.request"
+
+    def _slot_name(self, slot: str) -> str:
+        if slot.startswith("#"):
+            index = int(slot[1:])
+            return self.params[index] if index < len(self.params) else ""
+        return slot
+
+    def verb_binding(self, passed: Passed) -> tuple[str, str]:
+        """What a call gives the method parameter: (the literal, upper-cased, or ""; the
+        caller's own parameter it forwards there, or "")."""
+        if self.verb_effect is None:
+            return "", ""
+        for slot, source, literal in passed:
+            if self._slot_name(slot) == self.verb_param:
+                return literal.upper(), source
+        return "", ""
+
+    def unkeyed_effect_for(self, passed: Passed) -> tuple[Chain | None, str]:
+        """The unkeyed effect a call with these arguments makes, and its operation: the
+        function's own, or its request once the call names POST or PATCH."""
+        if self.unkeyed_effect is not None:
+            return self.unkeyed_effect, self.effect_operation
+        method, _forwarded = self.verb_binding(passed)
+        if method in ("POST", "PATCH"):
+            return self.verb_effect, f"{method} {self.verb_operation}"
+        return None, ""
+
+    def effect_for(self, passed: Passed) -> Chain | None:
+        """Whether a call with these arguments calls another system at all: a request whose
+        method the call names as a write (POST, PUT, PATCH, DELETE) does; a GET does not."""
+        if self.effect is not None:
+            return self.effect
+        method, _forwarded = self.verb_binding(passed)
+        return self.verb_effect if method in ("POST", "PUT", "PATCH", "DELETE") else None
 
     def key_binding(self, passed: Passed) -> tuple[bool, frozenset[str]]:
         """Whether a call with these arguments gives the function the key it would otherwise
         make, and which of the caller's own parameters it forwards into the function's key
         parameters (the caller then makes the key unless given one: a key parameter of its own)."""
         supplied, forwarded = False, set()
-        for slot, source in passed:
-            name = slot
-            if slot.startswith("#"):
-                index = int(slot[1:])
-                name = self.params[index] if index < len(self.params) else ""
-            if name in self.key_params:
+        for slot, source, _literal in passed:
+            if self._slot_name(slot) in self.key_params:
                 if source:
                     forwarded.add(source)
                 else:
@@ -124,6 +161,7 @@ class Summary:
             or self.effect
             or self.records_failure
             or self.returns_count
+            or self.verb_effect
         )
 
 
@@ -260,6 +298,12 @@ def _direct_facts(
         failure = unconditional_failure(model, function)
         if failure is not None:
             facts.setdefault(function, {})["records_failure"] = (Step(failure[0], failure[1]),)
+    verbs: dict[cst.CSTNode, tuple[str, str]] = {}
+    for request in effects.verb_requests:
+        scope = model.scope_of(request.call)
+        if retry.context_of(request.call) is None and scope not in verbs:
+            facts.setdefault(scope, {})["verb_effect"] = (Step(f"{request.operation}()", request.call),)
+            verbs[scope] = (request.parameter, request.operation)
     return {
         scope: Summary(
             returns_key=found.get("returns_key"),
@@ -268,6 +312,9 @@ def _direct_facts(
             effect=found.get("effect"),
             effect_operation=operations.get(scope, ""),
             records_failure=found.get("records_failure"),
+            verb_param=verbs.get(scope, ("", ""))[0],
+            verb_effect=found.get("verb_effect"),
+            verb_operation=verbs.get(scope, ("", ""))[1],
         )
         for scope, found in facts.items()
     }
@@ -368,7 +415,8 @@ def _through_calls(
             continue
         step = Step(f"{callee.name}()", call)
         inner = callee.summary
-        supplied, forwarded = inner.key_binding(passed_arguments(call, _own_params(function)))
+        passed = passed_arguments(call, _own_params(function))
+        supplied, forwarded = inner.key_binding(passed)
         if not supplied and inner.returns_key and summary.returns_key is None and call in returned:
             updates.setdefault("returns_key", (step, *inner.returns_key))
             summary = replace(summary, key_params=summary.key_params | forwarded)
@@ -376,12 +424,18 @@ def _through_calls(
             # `headers={"Idempotency-Key": make_key()}` sends what the helper returns
             updates.setdefault("sends_key", (step, *(inner.sends_key or inner.returns_key or ())))
             summary = replace(summary, key_params=summary.key_params | forwarded)
-        if inner.unkeyed_effect and summary.unkeyed_effect is None and retry.context_of(call) is None:
-            updates.setdefault("unkeyed_effect", (step, *inner.unkeyed_effect))
+        unkeyed, operation = inner.unkeyed_effect_for(passed)
+        if unkeyed and summary.unkeyed_effect is None and retry.context_of(call) is None:
+            updates.setdefault("unkeyed_effect", (step, *unkeyed))
             if not summary.effect_operation:
-                summary = replace(summary, effect_operation=inner.effect_operation)
-        if inner.effect and summary.effect is None:
-            updates.setdefault("effect", (step, *inner.effect))
+                summary = replace(summary, effect_operation=operation)
+        effect = inner.effect_for(passed)
+        if effect and summary.effect is None:
+            updates.setdefault("effect", (step, *effect))
+        forwarded_verb = inner.verb_binding(passed)[1]
+        if forwarded_verb and inner.verb_effect and summary.verb_effect is None and retry.context_of(call) is None:
+            updates.setdefault("verb_effect", (step, *inner.verb_effect))
+            summary = replace(summary, verb_param=forwarded_verb, verb_operation=inner.verb_operation)
         if inner.records_failure and summary.records_failure is None and call in always:
             updates.setdefault("records_failure", (step, *inner.records_failure))
         if inner.returns_count and summary.returns_count is None and call in returned:

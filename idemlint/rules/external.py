@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from idemlint.analysis.effects import SideEffect
 from idemlint.analysis.model import iter_nodes
-from idemlint.analysis.summaries import Callee, Chain, Step, chain_origin, related_steps, via
+from idemlint.analysis.summaries import Callee, Chain, Step, chain_origin, passed_arguments, related_steps, via
 from idemlint.analysis.timeouts import records_failure, timeout_caught
 from idemlint.rule import Report, Rule
 from idemlint.triggers import RETRY
@@ -63,7 +63,10 @@ class UnkeyedRetriedSideEffect(Rule):
         "is a method a project class inherits from an SDK client it extends (`class Campaigns(BrazeClient)`, "
         "then `Campaigns().send_campaign_message(...)`), and a service looked up by its interface "
         "(`request.find_service(IHelpDesk)`, `getUtility(...)`) or typed as a base class the index does not "
-        "summarise, when one of its implementations makes such a call. Calls whose headers are built elsewhere (so a key may "
+        "summarise, when one of its implementations makes such a call. A request core whose HTTP method is "
+        "its parameter (`def _request(self, method, path)`) is such a call where a caller names POST or PATCH "
+        "(`self._request('POST', ...)`, `http_request(verb='POST')`), through forwarding helpers "
+        "helpers, and a read where it names GET. Calls whose headers are built elsewhere (so a key may "
         "be there) are not reported."
     )
     why = (
@@ -106,7 +109,7 @@ def pay_invoice(invoice, key):
     )
     triggers = (EFFECT_WORDS, (*RETRY, "while ", "range(", "autoretry"))
     needs_project = True
-    project_facts = ("unkeyed_effect",)
+    project_facts = ("unkeyed_effect", "verb_effect")
     project_groups = frozenset({0})
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
@@ -127,13 +130,13 @@ def pay_invoice(invoice, key):
         for call in model.calls:
             context = retry.context_of(call)
             callee = ctx.callee(call) if context is not None else None
-            chain = callee.summary.unkeyed_effect if callee is not None else None
+            chain, operation = callee.summary.unkeyed_effect_for(passed_arguments(call)) if callee else (None, "")
             if callee is None or chain is None or context is None:
                 continue
             origin, lines = chain_origin(chain, "effect")
             yield Report(
                 call,
-                f"{callee.name}() makes {callee.summary.effect_operation}() without an idempotency key ({origin}"
+                f"{callee.name}() makes {operation}() without an idempotency key ({origin}"
                 f"{via(chain)}) and is called on every attempt of the {context.label} on line $context",
                 lines=(*lines, ("context", context.anchor)),
                 related=related_steps(callee, chain),
@@ -211,7 +214,7 @@ def capture(order):
         EFFECT_WORDS,
     )
     needs_project = True
-    project_facts = ("effect",)
+    project_facts = ("effect", "verb_effect")
     project_groups = frozenset({1})
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
@@ -267,6 +270,6 @@ def capture(order):
                 if effect is not None:
                     return f"{effect.operation}()"
                 callee = ctx.callee(node)
-                if callee is not None and callee.summary.effect:
+                if callee is not None and callee.summary.effect_for(passed_arguments(node)):
                     return f"{callee.name}()"
         return None
