@@ -158,7 +158,10 @@ class PathKinds:
 
     def __init__(self, root: Path, resolver: Resolver | None = None) -> None:
         self.root = root
-        self.testpaths = tuple(_pytest_testpaths(root))
+        # pytest's `testpaths` that hold only tests: a folder that is a Python package
+        # (`credentials/apps` with its `__init__.py`) holds the code under test beside them,
+        # and there only test-named files and test folders are tests
+        self.testpaths = tuple(t for t in _pytest_testpaths(root) if not (root / t / "__init__.py").is_file())
         self.resolver = resolver or Resolver()
         self._real_root = resolved(root)
         text = str(self._real_root)

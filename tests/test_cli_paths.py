@@ -81,14 +81,23 @@ def test_pytest_roots_and_migration_modules_are_recognised(tmp_path: Path, monke
     (tmp_path / "t" / "integration" / "conftest.py").write_text("")
     (tmp_path / "t" / "integration" / "tasks.py").write_text(BUGGY)
     (tmp_path / "unitcheck" / "pay.py").write_text(BUGGY)
-    (tmp_path / "setup.cfg").write_text("[tool:pytest]\ntestpaths = unitcheck\n")
+    (tmp_path / "setup.cfg").write_text("[tool:pytest]\ntestpaths = unitcheck apps\n")
+    # A package named as a test path holds the code under test: only its test files are tests.
+    (tmp_path / "apps" / "billing" / "tests").mkdir(parents=True)
+    (tmp_path / "apps" / "__init__.py").write_text("")
+    (tmp_path / "apps" / "billing" / "api.py").write_text(BUGGY)
+    (tmp_path / "apps" / "billing" / "tests" / "helpers.py").write_text(BUGGY)
     # A Django app with a conftest.py beside its modules is still production code.
     (tmp_path / "ecommerce" / "conftest.py").write_text("")
     (tmp_path / "ecommerce" / "api.py").write_text(BUGGY)
     (tmp_path / "app" / "migrations.py").write_text(RACE)
     (tmp_path / "app" / "views.py").write_text(RACE)
     monkeypatch.chdir(tmp_path)
-    assert findings_of() == [("app/views.py", 7, "IDM101"), ("ecommerce/api.py", 8, "IDM001")]
+    assert findings_of() == [
+        ("app/views.py", 7, "IDM101"),
+        ("apps/billing/api.py", 8, "IDM001"),
+        ("ecommerce/api.py", 8, "IDM001"),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -123,9 +123,19 @@ def class_bases(model: ModuleModel, owner: cst.ClassDef, module: str) -> tuple[s
 
 
 def class_named(model: ModuleModel, value: cst.BaseExpression, module: str) -> str | None:
-    """The dotted name an expression naming a class refers to (`Base`, `tasks.Base`), or None."""
+    """The dotted name an expression naming a class refers to (`Base`, `tasks.Base`), or None.
+    An optional dependency's base (`BrazeClient or object`, where `BrazeClient = None` if the
+    import fails) names the imported class."""
+    if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
+        value = value.left
     if isinstance(value, cst.Name):
-        return _name(model, value, module)
+        found = _name(model, value, module)
+        imported = model.imports.get(value.value)
+        if found is None and imported and model.scope_of(value) is model.module:
+            bindings = model.bindings_of(model.module, value.value)
+            if all(b.kind == "import" or _is_none(b.value) for b in bindings):
+                return absolute(imported, module, _is_package(model))
+        return found
     dotted = model.qualname(value)
     return absolute(dotted, module, _is_package(model)) if dotted else None
 
@@ -217,3 +227,7 @@ def _instance_class(model: ModuleModel, receiver: cst.Name, module: str) -> str 
 def tail_name(func: cst.BaseExpression) -> str:
     """`send` of `send`, `mail.send` (the called name's last part); "" for anything else."""
     return func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+
+
+def _is_none(value: cst.BaseExpression | None) -> bool:
+    return isinstance(value, cst.Name) and value.value == "None"
