@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from idemlint.analysis.project import EMPTY, ProjectIndex
 from idemlint.config import Config
 
 
@@ -64,13 +65,15 @@ class TimeoutHandling:
 class AuditRow:
     path: str
     line: int
-    library: str
+    library: str  # "in-house" for a call to a project function that calls another system
     call: str
     method: str
     target: str
     key: KeyStatus
     retried: RetriedBy | None  # None: nothing retries it
     timeout: TimeoutHandling
+    # for an in-house row: where the external call it reaches is made ("shop/client.py:27")
+    reaches: str | None = None
 
     @property
     def unkeyed(self) -> bool:
@@ -81,27 +84,33 @@ def _order(row: AuditRow) -> tuple[object, ...]:
     return (row.path, row.line, row.library, row.call, row.method, row.target, str(row.key))
 
 
-def audit_source(source: bytes | str, path: str, config: Config) -> list[AuditRow]:
+def audit_source(
+    source: bytes | str, path: str, config: Config, project: ProjectIndex = EMPTY, relative: str = ""
+) -> list[AuditRow]:
     """Rows for one file; a file that cannot be parsed or has no external call gives none.
-    The file is parsed and bounded in time exactly as `idemlint check` parses it."""
+    The file is parsed and bounded in time exactly as `idemlint check` parses it. With the
+    project index, a retried call to a project function that calls another system is a row
+    too ("in-house"), which says where the external call it reaches is made (`relative` is
+    this file's path from the project root, as the index names files)."""
     from idemlint.parsing import FILE_TIME_BUDGET, Rejected, within_budget
 
-    rows = within_budget(lambda: _audit(source, path, config), FILE_TIME_BUDGET)
+    rows = within_budget(lambda: _audit(source, path, config, project, relative or path), FILE_TIME_BUDGET)
     return [] if isinstance(rows, Rejected) else rows
 
 
-def _audit(source: bytes | str, path: str, config: Config) -> list[AuditRow]:
+def _audit(source: bytes | str, path: str, config: Config, project: ProjectIndex, relative: str) -> list[AuditRow]:
     from idemlint.parsing import Rejected, parse_source, positions
 
-    ctx = parse_source(source, path, config)
+    ctx = parse_source(source, path, config, project)
     if isinstance(ctx, Rejected):
         return []
     effects = ctx.effects.effects
-    if not effects:
+    wrapped = _wrapper_calls(ctx)
+    if not effects and not wrapped:
         return []
     key_problems = _key_problems(ctx)
     located = positions(ctx.module)
-    rows = []
+    rows = [_in_house_row(ctx, call, callee, located, path, relative) for call, callee in wrapped]
     for effect in effects:
         line = located.get(effect.call, (0,))[0]
         rows.append(
@@ -113,11 +122,56 @@ def _audit(source: bytes | str, path: str, config: Config) -> list[AuditRow]:
                 method=effect.method or "",
                 target=(effect.target or "?")[:80],
                 key=_key_status(ctx, effect, key_problems),
-                retried=_retried_by(ctx, effect, located),
-                timeout=_timeout_handling(ctx, effect),
+                retried=_retried_by(ctx, effect.call, located, effect.library),
+                timeout=_timeout_handling(ctx, effect.call),
             )
         )
     return sorted(rows, key=_order)
+
+
+def _wrapper_calls(ctx):  # type: ignore[no-untyped-def]
+    """Calls in a retry context to project functions that call another system."""
+    from idemlint.analysis.summaries import passed_arguments
+
+    found = []
+    for call in ctx.model.calls:
+        if call in ctx.effects.by_call or ctx.retry.context_of(call) is None:
+            continue
+        callee = ctx.callee(call)
+        if callee is not None and callee.summary.effect_for(passed_arguments(call)):
+            found.append((call, callee))
+    return found
+
+
+def _in_house_row(ctx, call, callee, located, path: str, relative: str) -> AuditRow:  # type: ignore[no-untyped-def]
+    from idemlint.analysis.summaries import passed_arguments
+
+    summary = callee.summary
+    passed = passed_arguments(call)
+    unkeyed, operation = summary.unkeyed_effect_for(passed)
+    chain = unkeyed or summary.effect_for(passed)
+    assert chain is not None  # `_wrapper_calls` keeps only calls that reach an effect
+    origin = chain[-1]
+    where = f"{origin.path}:{origin.line}" if origin.path else f"{relative}:{located.get(origin.node, (0,))[0]}"
+    if summary.sends_key and not summary.supplied_by(call):
+        key = KeyStatus("regenerated per attempt", rule="IDM001")
+    elif unkeyed is not None:
+        key = KeyStatus("not sent")
+    else:
+        key = KeyStatus("unknown", detail=f"inside {callee.name}()")
+    method, _forwarded = summary.verb_binding(passed)
+    return AuditRow(
+        path=path,
+        line=located.get(call, (0,))[0],
+        library="in-house",
+        call=f"{callee.name}()",
+        method=method,
+        target=f"{operation or origin.text.removesuffix('()')}()",
+        key=key,
+        retried=_retried_by(ctx, call, located),
+        timeout=_timeout_handling(ctx, call),
+        reaches=where,
+    )
 
 
 def _key_problems(ctx: object) -> dict[object, KeyStatus]:
@@ -150,23 +204,23 @@ def _key_status(ctx, effect, key_problems) -> KeyStatus:  # type: ignore[no-unty
     return KeyStatus("not sent") if effect.keyed is False else KeyStatus("unknown", detail="headers built elsewhere")
 
 
-def _retried_by(ctx, effect, positions) -> RetriedBy | None:  # type: ignore[no-untyped-def]
+def _retried_by(ctx, call, positions, library: str = "") -> RetriedBy | None:  # type: ignore[no-untyped-def]
     import libcst as cst
 
     def line_of(node: object) -> int | None:
         return positions.get(node, (None,))[0]
 
     model = ctx.model
-    context = ctx.retry.context_of(effect.call)
+    context = ctx.retry.context_of(call)
     if context is not None:
         return RetriedBy(context.label, line_of(context.anchor))
-    if effect.library in ("requests", "urllib3", "http"):
+    if library in ("requests", "urllib3", "http"):
         for policy in ctx.policies.policies:
             if policy.context is None:  # a urllib3 Retry(...) object in this file
                 return RetriedBy("urllib3 Retry adapter", line_of(policy.anchor), "if mounted for this call")
     stripe_retries = "stripe max_network_retries"
     stripe_note = "with stripe's own idempotency keys"
-    if effect.library == "stripe":
+    if library == "stripe":
         for target, _value, _statement in model.attribute_assigns:
             if model.dotted(target) == "stripe.max_network_retries":
                 return RetriedBy(stripe_retries, line_of(target), stripe_note)
@@ -178,16 +232,16 @@ def _retried_by(ctx, effect, positions) -> RetriedBy | None:  # type: ignore[no-
     return None
 
 
-def _timeout_handling(ctx, effect) -> TimeoutHandling:  # type: ignore[no-untyped-def]
+def _timeout_handling(ctx, call) -> TimeoutHandling:  # type: ignore[no-untyped-def]
     import libcst as cst
 
     from idemlint.analysis.effects import records_failure, timeout_caught
 
     model = ctx.model
-    for ancestor in model.ancestors(effect.call):
+    for ancestor in model.ancestors(call):
         if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
             break
-        if isinstance(ancestor, (cst.Try, cst.TryStar)) and model.is_inside(effect.call, ancestor.body):
+        if isinstance(ancestor, (cst.Try, cst.TryStar)) and model.is_inside(call, ancestor.body):
             for handler in ancestor.handlers:
                 if timeout_caught(model, handler) is None:
                     continue
@@ -202,6 +256,8 @@ def _timeout_handling(ctx, effect) -> TimeoutHandling:  # type: ignore[no-untype
 
 
 def target_base(target: str) -> str:
+    if target.endswith("()"):  # an in-house row: the external call its wrapper reaches
+        return target
     if "://" in target:
         parts = urlsplit(target)
         return f"{parts.scheme}://{parts.netloc}"
@@ -281,14 +337,35 @@ def format_text(rows: Sequence[AuditRow], color: bool) -> str:
 FORMATS = {"text": format_text, "json": format_json, "markdown": format_markdown}
 
 
-def audit_paths(files: Sequence[tuple[Path, str]], config: Config) -> tuple[list[AuditRow], list[str]]:
+def audit_paths(
+    files: Sequence[tuple[Path, str]], config: Config, project: ProjectIndex = EMPTY
+) -> tuple[list[AuditRow], list[str]]:
+    """Rows for every file. An external call that nothing in its own file retries, but that an
+    in-house row reaches from a retry elsewhere, is marked retried by that caller."""
     rows: list[AuditRow] = []
     errors = []
+    relative: dict[str, str] = {}
+    root = config.root.resolve()
     for real, shown in files:
         try:
             source = real.read_bytes()
         except OSError as error:
             errors.append(f"{shown}: cannot read: {error.strerror or error}")
             continue
-        rows.extend(audit_source(source, shown, config))
-    return sorted(rows, key=_order), errors
+        try:
+            relative[shown] = real.resolve().relative_to(root).as_posix()
+        except ValueError:
+            relative[shown] = shown
+        rows.extend(audit_source(source, shown, config, project, relative[shown]))
+    callers: dict[str, AuditRow] = {}
+    for row in sorted(rows, key=_order):
+        if row.reaches and row.retried is not None:
+            callers.setdefault(row.reaches, row)  # the first, in file and line order
+    marked = []
+    for row in rows:
+        caller = callers.get(f"{relative.get(row.path, row.path)}:{row.line}") if row.library != "in-house" else None
+        if row.retried is None and caller is not None and caller.retried is not None:
+            note = f"through {caller.call} at {caller.path}:{caller.line}"
+            row = replace(row, retried=RetriedBy(f"{caller.retried.kind} in another function", None, note))
+        marked.append(row)
+    return sorted(marked, key=_order), errors

@@ -144,9 +144,10 @@ def check(**options: Any) -> None:
 )
 def audit(paths: tuple[str, ...], output_format: str, output_file: str | None, config_file: str | None) -> None:
     """List every side-effecting external call: key sent? retried? what a timeout does."""
-    from idemlint.api import discover_files, load_config
+    from idemlint.api import build_project_index, discover_files, load_config
     from idemlint.audit import FORMATS, audit_paths, format_text
     from idemlint.config import ConfigError
+    from idemlint.rules import ALL_RULES
 
     paths = paths or (".",)
     try:
@@ -156,7 +157,8 @@ def audit(paths: tuple[str, ...], output_format: str, output_file: str | None, c
     if output_file:
         writable(output_file)
     found = discover_files(paths, config)
-    rows, errors = audit_paths(found.to_check(config.check_tests), config)
+    project = build_project_index(config, ALL_RULES, found, paths, cache=True)
+    rows, errors = audit_paths(found.to_check(config.check_tests), config, project)
     if output_format == "text":
         report = format_text(rows, output_file is None and colour("auto"))
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import asdict
 from pathlib import Path
 
@@ -266,3 +267,36 @@ def test_text_summary_counts_one_site_in_the_singular() -> None:
     assert any(" 4 sites, 3 unkeyed" in line for line in summary)
     braintree = next(line for line in summary if line.lstrip().startswith("braintree"))
     assert braintree.split()[2:5] == ["1", "site,", "1"]
+
+
+def test_in_house_wrappers_and_callers_in_other_modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "flat"
+    shutil.copytree(Path(__file__).parent / "projects" / "flat", project)
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(cli, ["audit", "--format", "json", "."])
+    assert result.exit_code == 0, result.output
+    sites = {(s["path"], s["line"]): s for s in json.loads(result.stdout)["sites"]}
+    wrapper = sites[("shop/services/notifications.py", 13)]
+    assert (wrapper["library"], wrapper["call"], wrapper["target"], wrapper["reaches"]) == (
+        "in-house",
+        "notify()",
+        "requests.post()",
+        "shop/payments/client.py:27",
+    )
+    assert (wrapper["key"]["status"], wrapper["retried"]["kind"]) == ("not sent", "@tenacity.retry")
+    reached = sites[("shop/payments/client.py", 27)]
+    assert reached["retried"] == {
+        "kind": "@tenacity.retry in another function",
+        "line": None,
+        "note": "through notify() at shop/services/notifications.py:13",
+    }
+    bound = sites[("shop/gateway/verbs.py", 15)]  # the method comes from the caller: POST
+    assert (bound["call"], bound["target"], bound["key"]["status"]) == (
+        "Core.create()",
+        "POST self.session.request()",
+        "not sent",
+    )
+    assert ("shop/gateway/verbs.py", 24) not in sites  # the same core asked for a GET calls nothing
+    minted = sites[("shop/services/base.py", 20)]
+    assert minted["key"] == {"status": "regenerated per attempt", "rule": "IDM001", "detail": None}
+    assert sites[("shop/payments/client.py", 16)]["retried"] is None  # no caller retries it

@@ -459,5 +459,7 @@ def _static_text(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
         left = _static_text(model, expr.left)  # `BASE_URL + path`, `"https://api.example" + path`
         right = _static_text(model, expr.right)
+        if left is None and right is None:
+            return None
         return (left if left is not None else "{...}") + (right if right is not None else "{...}")
     return None
