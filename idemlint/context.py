@@ -66,7 +66,7 @@ class FileContext:
     def policies(self) -> PolicyAnalysis:
         from idemlint.analysis.policy import PolicyAnalysis
 
-        return PolicyAnalysis(self.model, self.retry)
+        return PolicyAnalysis(self.model, self.retry, self.callee)
 
     @cached_property
     def effects(self) -> EffectAnalysis:

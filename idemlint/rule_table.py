@@ -27,7 +27,7 @@ RULE_TABLE: tuple[RuleRow, ...] = (
     RuleRow("IDM102", "ignored-update-count", True),
     RuleRow("IDM103", "non-monotonic-transition", True),
     RuleRow("IDM201", "retry-non-retryable", False),
-    RuleRow("IDM202", "retry-without-jitter", False),
+    RuleRow("IDM202", "retry-without-jitter", True),
     RuleRow("IDM203", "unbounded-retry", False),
     RuleRow("IDM301", "unkeyed-retried-side-effect", True),
     RuleRow("IDM302", "timeout-as-failure", True),

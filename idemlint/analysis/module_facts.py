@@ -95,6 +95,8 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
                 records_failure=plain(s.records_failure),
                 returns_count=plain(s.returns_count),
                 verb_effect=plain(s.verb_effect),
+                waits_fixed=plain(s.waits_fixed),
+                wait_chain=plain(s.wait_chain),
             ),
             line(f.name),
         )

@@ -342,13 +342,13 @@ def build_index(
 
 
 # Files worth summarising: they call another system (an HTTP or SDK library is imported),
-# make random values, set a failed state, return an update's row count or declare a Celery
-# Task class's retries; a function elsewhere inherits facts only from such a file.
+# make random values, set a failed state, return an update's row count, declare a Celery
+# Task class's retries or sleep; a function elsewhere inherits facts only from such a file.
 _SUMMARY_CANDIDATE = re.compile(
     rb"^[ \t]*(?:from|import)[ \t]+(?:requests|httpx|aiohttp|urllib3|boto3|stripe|braintree|adyen|Adyen|square|"
     rb"squareup|paypalrestsdk|mollie|razorpay|twilio|braze)\b|uuid[1-7]?\(|token_(?:hex|urlsafe|bytes)\(|urandom\(|"
     rb"(?i:(?:status|state)(?:\w*\s*=\s*|\([^)\n]*)[\w.]*[\"']?\w*(?:fail|declin|cancel|reject|abort|void))|"
-    rb"^[ \t]*return[ \t][^\n]*(?:\.a?update\(|\.rowcount|\.execute\()|^[ \t]+autoretry_for[ \t]*=",
+    rb"^[ \t]*return[ \t][^\n]*(?:\.a?update\(|\.rowcount|\.execute\()|^[ \t]+autoretry_for[ \t]*=|\bsleep\(",
     re.MULTILINE,
 )
 
@@ -381,7 +381,7 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
     """Reduce: every summarised function, then a few rounds in which a function inherits what
     the functions it calls do (a POST without a key, a key made per call), each round one call
     deeper; recursion and cycles end because a fact, once known, is never replaced."""
-    from idemlint.analysis.summaries import MAX_DEPTH, Step, Summary, short_name
+    from idemlint.analysis.summaries import MAX_DEPTH, Step, Summary, literal_number, short_name
 
     functions: dict[str, tuple[Summary, str, int]] = {}
     classes: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
@@ -430,6 +430,9 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
             effect = inner.effect_for(passed)
             if effect and current.effect is None:
                 updates["effect"] = (step, *effect)
+            waits = inner.fixed_wait_for(passed, literal_number(passed)) if always else None
+            if waits and current.waits_fixed is None:
+                updates["waits_fixed"] = (step, *waits)
             forwarded_verb = inner.verb_binding(passed)[1]
             if forwarded_verb and inner.verb_effect and current.verb_effect is None:
                 updates.update(
@@ -454,6 +457,8 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
             "records_failure",
             "returns_count",
             "verb_effect",
+            "waits_fixed",
+            "wait_chain",
         ):
             if getattr(summary, fact):
                 names.setdefault(fact, set()).add(name.rsplit(".", 1)[-1].lower() + "(")

@@ -70,7 +70,7 @@ def passed_arguments(call: cst.Call, own_params: frozenset[str] = frozenset()) -
             continue
         value = arg.value
         source = value.value if isinstance(value, cst.Name) and value.value in own_params else ""
-        literal = string_value(value) or ""
+        literal = string_value(value) or (value.value if isinstance(value, (cst.Integer, cst.Float)) else "")
         if arg.keyword is not None:
             passed.append((arg.keyword.value, source, literal))
         else:
@@ -98,8 +98,14 @@ class Summary:
     verb_param: str = ""
     verb_effect: Chain | None = None
     verb_operation: str = ""  # the request's operation, e.g. "self.session.request"
+    # sleeps on every call for a delay with no random part (`time.sleep(2 ** self.n * 0.1)`),
+    # or for one computed from this parameter alone (`def sleep(ms): time.sleep(ms / 1000)`)
+    waits_fixed: Chain | None = None
+    wait_param: str = ""
+    wait_chain: Chain | None = None
 
-    def _slot_name(self, slot: str) -> str:
+    def slot_name(self, slot: str) -> str:
+        """The parameter an argument slot (`#0` by position, or a keyword) binds."""
         if slot.startswith("#"):
             index = int(slot[1:])
             return self.params[index] if index < len(self.params) else ""
@@ -111,7 +117,7 @@ class Summary:
         if self.verb_effect is None:
             return "", ""
         for slot, source, literal in passed:
-            if self._slot_name(slot) == self.verb_param:
+            if self.slot_name(slot) == self.verb_param:
                 return literal.upper(), source
         return "", ""
 
@@ -124,6 +130,17 @@ class Summary:
         if method in ("POST", "PATCH"):
             return self.verb_effect, f"{method} {self.verb_operation}"
         return None, ""
+
+    def fixed_wait_for(self, passed: Passed, fixed_argument: Callable[[str], bool]) -> Chain | None:
+        """Whether a call with these arguments sleeps a delay with no random part: always,
+        or when what it passes as the delay parameter is fixed (`fixed_argument(slot)`)."""
+        if self.waits_fixed is not None:
+            return self.waits_fixed
+        if self.wait_chain is not None:
+            for slot, _source, _literal in passed:
+                if self.slot_name(slot) == self.wait_param and fixed_argument(slot):
+                    return self.wait_chain
+        return None
 
     def effect_for(self, passed: Passed) -> Chain | None:
         """Whether a call with these arguments calls another system at all: a request whose
@@ -139,7 +156,7 @@ class Summary:
         parameters (the caller then makes the key unless given one: a key parameter of its own)."""
         supplied, forwarded = False, set()
         for slot, source, _literal in passed:
-            if self._slot_name(slot) in self.key_params:
+            if self.slot_name(slot) in self.key_params:
                 if source:
                     forwarded.add(source)
                 else:
@@ -162,6 +179,8 @@ class Summary:
             or self.records_failure
             or self.returns_count
             or self.verb_effect
+            or self.waits_fixed
+            or self.wait_chain
         )
 
 
@@ -304,6 +323,9 @@ def _direct_facts(
         if retry.context_of(request.call) is None and scope not in verbs:
             facts.setdefault(scope, {})["verb_effect"] = (Step(f"{request.operation}()", request.call),)
             verbs[scope] = (request.parameter, request.operation)
+    waits = _fixed_waits(model, retry)
+    for waiting, (wait, parameter) in waits.items():
+        facts.setdefault(waiting, {})["waits_fixed" if not parameter else "wait_chain"] = wait
     return {
         scope: Summary(
             returns_key=found.get("returns_key"),
@@ -315,9 +337,57 @@ def _direct_facts(
             verb_param=verbs.get(scope, ("", ""))[0],
             verb_effect=found.get("verb_effect"),
             verb_operation=verbs.get(scope, ("", ""))[1],
+            waits_fixed=found.get("waits_fixed"),
+            wait_param=waits[scope][1] if scope in waits else "",
+            wait_chain=found.get("wait_chain"),
         )
         for scope, found in facts.items()
     }
+
+
+def _fixed_waits(model: ModuleModel, retry: RetryAnalysis) -> dict[cst.CSTNode, tuple[Chain, str]]:
+    """Functions that sleep on every call, outside any retry of their own, for a delay with
+    no random part: (the chain, "") or, when the delay is computed from one parameter,
+    (the chain, that parameter)."""
+    from idemlint.analysis.policy.delays import delay_parameter, deterministic_delay
+    from idemlint.analysis.retry import SLEEPS
+
+    found: dict[cst.CSTNode, tuple[Chain, str]] = {}
+    for function in model.functions:
+        for call in _unconditional_calls(model, function):
+            name = model.call_name(call)
+            if name not in SLEEPS or not call.args or retry.context_of(call) is not None or function in found:
+                continue
+            delay = call.args[0].value
+            chain = (Step(f"{name}()", call),)
+            if deterministic_delay(model, delay):
+                found[function] = (chain, "")
+            elif (parameter := delay_parameter(model, delay)) is not None:
+                found[function] = (chain, parameter)
+    return found
+
+
+def fixed_argument(model: ModuleModel, call: cst.Call) -> Callable[[str], bool]:
+    """For a call in this file: whether the argument in a slot (`#0`, `ms`) is a delay with
+    no random part."""
+    from idemlint.analysis.policy.delays import deterministic_delay
+
+    def fixed(slot: str) -> bool:
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if slot.startswith("#"):
+            index = int(slot[1:])
+            value = positional[index].value if index < len(positional) else None
+        else:
+            value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == slot), None)
+        return value is not None and deterministic_delay(model, value)
+
+    return fixed
+
+
+def literal_number(passed: Passed) -> Callable[[str], bool]:
+    """For a call elsewhere in the project: whether a slot holds a number written out."""
+    numbers = {slot for slot, _source, literal in passed if literal.replace(".", "", 1).isdigit()}
+    return numbers.__contains__
 
 
 def _fresh_call(model: ModuleModel, expr: cst.BaseExpression) -> Chain | None:
@@ -432,6 +502,15 @@ def _through_calls(
         effect = inner.effect_for(passed)
         if effect and summary.effect is None:
             updates.setdefault("effect", (step, *effect))
+        waits = inner.fixed_wait_for(passed, fixed_argument(model, call)) if call in always else None
+        if waits and summary.waits_fixed is None and retry.context_of(call) is None:
+            updates.setdefault("waits_fixed", (step, *waits))
+        forwarded_wait = next(
+            (source for slot, source, _l in passed if source and inner.slot_name(slot) == inner.wait_param), ""
+        )
+        if forwarded_wait and inner.wait_chain and call in always and summary.wait_chain is None:
+            updates.setdefault("wait_chain", (step, *inner.wait_chain))
+            summary = replace(summary, wait_param=forwarded_wait)
         forwarded_verb = inner.verb_binding(passed)[1]
         if forwarded_verb and inner.verb_effect and summary.verb_effect is None and retry.context_of(call) is None:
             updates.setdefault("verb_effect", (step, *inner.verb_effect))
@@ -453,19 +532,35 @@ def callee_of(
     """The function `call` runs and what it does: a function of this module, or one of the
     project the index knows. Unknown stays unknown: a call is never matched by name alone."""
     helper = local_callee(model, call)
+    target = call_target(model, call, module) if helper is None else None
+    if helper is None and target is not None:
+        helper = _method_of_module_class(model, target, module)  # `policy = Backoff(); policy.wait()`
     if helper is not None:
         summary = summaries.by_function.get(helper)
-        return Callee(helper.name.value, summary, helper) if summary is not None and not summary.empty else None
-    if project is None or not module:
-        return None
-    target = call_target(model, call, module)
-    if target is None:
+        if summary is None or summary.empty:
+            return None
+        owner = model.enclosing_class(helper)
+        name = f"{owner.name.value}.{helper.name.value}" if owner is not None and target else helper.name.value
+        return Callee(name, summary, helper)
+    if project is None or not module or target is None:
         return None
     found = project.function(target)
     if found is None or found[1].empty:
         return None
     qualname, summary, path, line = found
     return Callee(short_name(qualname), summary, None, path, line)
+
+
+def _method_of_module_class(model: ModuleModel, target: str, module: str) -> cst.FunctionDef | None:
+    """`shop.jobs.Backoff.wait` for a class this module defines: its method (not a base's)."""
+    owner, _, method = target.removeprefix(f"{module}.").partition(".")
+    found = model.module_defs.get(owner) if method and "." not in method else None
+    if not isinstance(found, cst.ClassDef):
+        return None
+    return next(
+        (s for s in found.body.body if isinstance(s, cst.FunctionDef) and s.name.value == method),
+        None,
+    )
 
 
 def short_name(qualname: str) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, ClassVar
 
 from idemlint.analysis.policy import Policy, Verdict
+from idemlint.analysis.summaries import chain_origin, related_steps, via
 from idemlint.rule import Report, Rule
 from idemlint.triggers import RETRY
 
@@ -31,21 +32,26 @@ class PolicyRule(Rule):
     def verdicts(self, policy: Policy) -> list[Verdict]:
         raise NotImplementedError
 
-    def message(self, verdict: Verdict) -> str:
+    def message(self, verdict: Verdict, origin: str = "") -> str:
         return self.messages[verdict.kind, verdict.source].format(
             label=verdict.label,
             codes=", ".join(str(s) for s in verdict.statuses),
             caught=f" ({verdict.caught})" if verdict.caught else "",
             methods=", ".join(verdict.methods) or "every method",
             owner=verdict.owner,
+            origin=origin,
+            via=via(verdict.chain) if verdict.chain else "",
         )
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         for policy in ctx.policies.policies:
             for verdict in self.verdicts(policy):
-                message = self.message(verdict)
-                lines = (("context", policy.anchor),) if "$context" in message else ()
-                yield Report(verdict.node, message, fix=verdict.fix, lines=lines)
+                origin, lines = chain_origin(verdict.chain, "origin") if verdict.chain else ("", ())
+                message = self.message(verdict, origin)
+                if "$context" in message:
+                    lines = (*lines, ("context", policy.anchor))
+                related = related_steps(verdict.callee, verdict.chain) if verdict.callee and verdict.chain else ()
+                yield Report(verdict.node, message, fix=verdict.fix, lines=lines, related=related)
 
 
 class RetryNonRetryable(PolicyRule):
@@ -186,7 +192,10 @@ class RetryWithoutJitter(PolicyRule):
     fix_hint = "Use exponential backoff with full jitter, capped (`random.uniform(0, min(cap, base * 2 ** attempt))`), and honour `Retry-After`."
     known_problems = (
         "A sleep whose delay comes from a helper function is assumed to jitter. A delay read from `Retry-After` "
-        "is the server's instruction and is not reported."
+        "is the server's instruction and is not reported. A retry loop that waits by calling a helper (`sleep(500)` "
+        "wrapping `time.sleep(ms / 1000)`, a policy object's `handle_retry()`) is reported when the helper sleeps "
+        "on every call for a delay with no random part, in this module or (through the project index) another; "
+        "a delay the caller passes counts when it is fixed (another module: a number written out)."
     )
     bad = """\
 import time
@@ -233,6 +242,7 @@ def fetch_statement(url):
         "and backoff's `jitter=None` is dropped. Applied with `--fix --unsafe-fixes`."
     )
     triggers = (RETRY,)
+    needs_project = True  # a wait in a helper of another module (`sleep_ms(500)`)
 
     messages = {
         ("no-wait", "tenacity"): "{label} has no wait=, so every client retries at once, immediately",
@@ -241,6 +251,10 @@ def fetch_statement(url):
         ("fixed-wait", "retry"): "{label} waits with no jitter",
         ("fixed-wait", "loop"): (
             "the retry loop on line $context sleeps a fixed or computed delay with no random component"
+        ),
+        ("fixed-wait", "helper"): (
+            "{owner}() sleeps a delay with no random component ({origin}{via}) between attempts of the retry loop "
+            "on line $context"
         ),
         ("fixed-wait", "celery"): "the Celery task retries after a fixed default_retry_delay with no backoff or jitter",
         ("fixed-wait", "celery-call"): "{owner}.retry() waits a countdown with no random component",

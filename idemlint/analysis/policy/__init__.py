@@ -35,6 +35,8 @@ from idemlint.analysis.retry import RetryAnalysis, RetryContext
 
 if TYPE_CHECKING:
     import libcst as cst
+
+    from idemlint.analysis.summaries import Callee
 else:
     cst = LazyModule("libcst", globals(), "cst")
 
@@ -53,12 +55,16 @@ _BY_LIBRARY: dict[str, _Reader] = {
 
 
 class PolicyAnalysis:
-    def __init__(self, model: ModuleModel, retry: RetryAnalysis) -> None:
+    def __init__(
+        self, model: ModuleModel, retry: RetryAnalysis, callee: Callable[[cst.Call], Callee | None] | None = None
+    ) -> None:
         self.model = model
         self.policies: list[Policy] = []
         for context in retry.contexts:
             policy = self._policy(context)
             if policy is not None:
+                if context.kind == "loop" and callee is not None:
+                    _waits_in_helpers(model, context, policy, callee)
                 self.policies.append(policy)
         for call in model.calls:
             if model.call_name(call) in URLLIB3_RETRY:
@@ -90,6 +96,26 @@ class PolicyAnalysis:
         if reader is not None:
             reader(self.model, context, policy)
         return policy
+
+
+def _waits_in_helpers(
+    model: ModuleModel, context: RetryContext, policy: Policy, callee: Callable[[cst.Call], Callee | None]
+) -> None:
+    """A retry loop that waits through a helper (`sleep(500)`, `backoff.handle_retry()`) whose
+    summary says it sleeps a delay with no random part."""
+    from idemlint.analysis.retry import SLEEPS, loop_nodes
+    from idemlint.analysis.summaries import fixed_argument, passed_arguments
+
+    assert isinstance(context.node, (cst.For, cst.While))
+    for node in loop_nodes(model, context.node):
+        if not isinstance(node, cst.Call) or model.call_name(node) in SLEEPS:
+            continue
+        found = callee(node)
+        chain = found.summary.fixed_wait_for(passed_arguments(node), fixed_argument(model, node)) if found else None
+        if found is not None and chain:
+            policy.no_jitter.append(
+                Verdict("fixed-wait", "helper", node, context.label, owner=found.name, callee=found, chain=chain)
+            )
 
 
 def _single_attempt(model: ModuleModel, call: cst.Call) -> bool:

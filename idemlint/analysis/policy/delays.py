@@ -39,20 +39,34 @@ _SERVER_DELAY = re.compile(r"retry.?after|reset|ratelimit", re.IGNORECASE)
 def deterministic_delay(model: ModuleModel, expr: cst.BaseExpression) -> bool:
     """A delay built only from literals, names and arithmetic: nothing random, nothing
     the server said (Retry-After), no helper whose result we cannot see."""
+    fixed, parameters = _delay_parts(model, expr)
+    return fixed and not parameters  # with a parameter the caller decides: it may well be jittered
+
+
+def delay_parameter(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
+    """The one parameter a delay is otherwise deterministically computed from (`ms / 1000` in
+    `def sleep(ms)`): the caller's argument decides whether the wait varies."""
+    fixed, parameters = _delay_parts(model, expr)
+    return next(iter(parameters)) if fixed and len(parameters) == 1 else None
+
+
+def _delay_parts(model: ModuleModel, expr: cst.BaseExpression) -> tuple[bool, set[str]]:
+    """(nothing in the delay varies, apart from parameters; the parameters it reads)."""
+    parameters: set[str] = set()
     for node in origin_nodes(model, expr):
         if isinstance(node, cst.Call):
             name = model.call_name(node) or ""
             if name not in _MATH and not _config_read_with_number(node):
-                return False
+                return False, parameters
         if isinstance(node, cst.SimpleString) and _SERVER_DELAY.search(node.value):
-            return False  # Retry-After: the server said how long
+            return False, parameters  # Retry-After: the server said how long
         if isinstance(node, cst.Name) and RANDOMISH.search(node.value) and not _bound_to_literal(model, node):
-            return False  # a `jitter` parameter or global we cannot see
+            return False, parameters  # a `jitter` parameter or global we cannot see
         if isinstance(node, cst.Name) and _SERVER_DELAY.search(node.value):
-            return False
+            return False, parameters
         if isinstance(node, cst.Name) and _is_parameter(model, node):
-            return False  # the caller decides the delay: it may well be jittered
-    return True
+            parameters.add(node.value)
+    return True, parameters
 
 
 def has_random(model: ModuleModel, expr: cst.BaseExpression) -> bool:

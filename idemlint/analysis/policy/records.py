@@ -13,7 +13,8 @@ node to report at, and the facts a message needs. The rules word it
 
 Sources: `loop` and `poll` (hand-written, `loops`), `tenacity` and `retrying` (`tenacity`),
 `backoff`, `stamina` and `retry` (`backoff`), `celery` (the task's settings) and `celery-call`
-(a `.retry()` call, `celery`), `urllib3` (a `Retry(...)` object, `urllib3`).
+(a `.retry()` call, `celery`), `urllib3` (a `Retry(...)` object, `urllib3`), `helper` (a call in a
+retry loop to a function that sleeps a fixed delay, from its summary).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
     from idemlint.analysis.edits import FixPlan
     from idemlint.analysis.retry import RetryContext
+    from idemlint.analysis.summaries import Callee, Chain
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,8 @@ class Verdict:
     methods: tuple[str, ...] = ()  # unsafe-methods: the non-idempotent methods named (none: every method)
     owner: str = ""  # celery-call: the object whose `.retry()` is called
     fix: FixPlan | None = None
+    callee: Callee | None = None  # helper: the function called, and how it reaches the sleep
+    chain: Chain | None = None
 
 
 @dataclass

@@ -1,0 +1,5 @@
+import time
+
+
+def sleep_ms(ms):
+    time.sleep(ms / 1000)
