@@ -97,7 +97,7 @@ class FileContext:
 
         project = self._project if self._project is not EMPTY else None
         return summarise(
-            self.model, self.retry, self.sinks, self.effects, self.module_name, project, db=lambda: self.db
+            self.model, self.retry, self.sinks, self.effects, self.module_name, project, db=lambda: self._own_db
         )
 
     def callee(self, call: cst.Call) -> Callee | None:
@@ -110,6 +110,30 @@ class FileContext:
 
     @cached_property
     def db(self) -> DbAnalysis:
+        """The file's reads and writes, with the states its calls to model methods write
+        (`order.ship()`, from the method's summary)."""
+        from idemlint.analysis.db import DbAnalysis
+        from idemlint.analysis.db.chains import python_value_kind
+        from idemlint.analysis.summaries import bound_argument
+
+        def state_written_by(call: cst.Call) -> tuple[str, str, str, bool] | None:
+            callee = self.callee(call)
+            written = callee.summary.writes_state if callee is not None else None
+            if callee is None or written is None:
+                return None
+            column, kind, text = written
+            if kind != "param":
+                return column, kind, text, True  # the method's own literal: judged there
+            argument = bound_argument(call, callee.summary, text)
+            found = python_value_kind(self.model, argument) if argument is not None else ("expr", "")
+            return column, found[0], found[1], False
+
+        return DbAnalysis(self.model, self.config, self.project, state_written_by)
+
+    @cached_property
+    def _own_db(self) -> DbAnalysis:
+        """The reads and writes written in this file alone, for the summaries (which the
+        full analysis reads)."""
         from idemlint.analysis.db import DbAnalysis
 
         return DbAnalysis(self.model, self.config, self.project)

@@ -23,7 +23,7 @@ RULE_TABLE: tuple[RuleRow, ...] = (
     RuleRow("IDM001", "key-regenerated-per-attempt", True),
     RuleRow("IDM002", "clock-in-key", False),
     RuleRow("IDM003", "content-hash-key", False),
-    RuleRow("IDM101", "read-decide-write", False),
+    RuleRow("IDM101", "read-decide-write", True),
     RuleRow("IDM102", "ignored-update-count", True),
     RuleRow("IDM103", "non-monotonic-transition", True),
     RuleRow("IDM201", "retry-non-retryable", False),

@@ -165,6 +165,9 @@ def _value_class(model: ModuleModel, value: cst.BaseExpression, module: str) -> 
         wanted = next((a for a in value.args if a.keyword is None or a.keyword.value == "iface"), None)
         kind = class_named(model, wanted.value, module) if wanted is not None else None
         return kind if kind and is_class_name(kind) else None  # the interface: its implementations run
+    loaded = _loaded_model(model, value, module)
+    if loaded is not None:
+        return loaded
     if isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)):
         kind = _name(model, value.func, module) if isinstance(value.func, cst.Name) else None
         if kind is None and isinstance(value.func, cst.Attribute):
@@ -231,3 +234,28 @@ def tail_name(func: cst.BaseExpression) -> str:
 
 def _is_none(value: cst.BaseExpression | None) -> bool:
     return isinstance(value, cst.Name) and value.value == "None"
+
+
+# Manager and queryset methods that return one instance of the model
+_ONE_ROW = frozenset({"get", "first", "last", "latest", "earliest", "aget", "afirst", "alast"})
+
+
+def _loaded_model(model: ModuleModel, value: cst.BaseExpression, module: str) -> str | None:
+    """`Order.objects.get(pk=pk)`, `Order.objects.filter(...).first()`,
+    `get_object_or_404(Order, pk=pk)`: an instance of `Order`."""
+    if isinstance(value, cst.Await):
+        value = value.expression
+    if not isinstance(value, cst.Call):
+        return None
+    if tail_name(value.func) == "get_object_or_404" and value.args:
+        kind = class_named(model, value.args[0].value, module)
+        return kind if kind and is_class_name(kind) else None
+    if not isinstance(value.func, cst.Attribute) or value.func.attr.value not in _ONE_ROW:
+        return None
+    node: cst.BaseExpression = value.func.value
+    while isinstance(node, (cst.Call, cst.Attribute)):
+        if isinstance(node, cst.Attribute) and node.attr.value in ("objects", "_default_manager"):
+            kind = class_named(model, node.value, module)
+            return kind if kind and is_class_name(kind) else None
+        node = node.func if isinstance(node, cst.Call) else node.value
+    return None

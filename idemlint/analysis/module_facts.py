@@ -96,6 +96,7 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
                 returns_count=plain(s.returns_count),
                 verb_effect=plain(s.verb_effect),
                 waits_fixed=plain(s.waits_fixed),
+                state_chain=plain(s.state_chain),
                 wait_chain=plain(s.wait_chain),
             ),
             line(f.name),

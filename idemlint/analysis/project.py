@@ -343,12 +343,14 @@ def build_index(
 
 # Files worth summarising: they call another system (an HTTP or SDK library is imported),
 # make random values, set a failed state, return an update's row count, declare a Celery
-# Task class's retries or sleep; a function elsewhere inherits facts only from such a file.
+# Task class's retries, sleep or set their own state; a function elsewhere inherits facts
+# only from such a file.
 _SUMMARY_CANDIDATE = re.compile(
     rb"^[ \t]*(?:from|import)[ \t]+(?:requests|httpx|aiohttp|urllib3|boto3|stripe|braintree|adyen|Adyen|square|"
     rb"squareup|paypalrestsdk|mollie|razorpay|twilio|braze)\b|uuid[1-7]?\(|token_(?:hex|urlsafe|bytes)\(|urandom\(|"
     rb"(?i:(?:status|state)(?:\w*\s*=\s*|\([^)\n]*)[\w.]*[\"']?\w*(?:fail|declin|cancel|reject|abort|void))|"
-    rb"^[ \t]*return[ \t][^\n]*(?:\.a?update\(|\.rowcount|\.execute\()|^[ \t]+autoretry_for[ \t]*=|\bsleep\(",
+    rb"^[ \t]*return[ \t][^\n]*(?:\.a?update\(|\.rowcount|\.execute\()|^[ \t]+autoretry_for[ \t]*=|\bsleep\(|"
+    rb"^[ \t]+self\.(?:status|state)\w*[ \t]*=",
     re.MULTILINE,
 )
 
@@ -459,6 +461,7 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
             "verb_effect",
             "waits_fixed",
             "wait_chain",
+            "state_chain",
         ):
             if getattr(summary, fact):
                 names.setdefault(fact, set()).add(name.rsplit(".", 1)[-1].lower() + "(")

@@ -103,6 +103,12 @@ class Summary:
     waits_fixed: Chain | None = None
     wait_param: str = ""
     wait_chain: Chain | None = None
+    # a method that sets its own instance's state column and saves it, on every call, with no
+    # test first: (column, value kind, text) for a literal or constant (`def ship(self):
+    # self.status = "shipped"; self.save()`), or (column, "param", the parameter) for the value
+    # its caller passes (`def move_to(self, status)`); its callers write that state on their instance
+    writes_state: tuple[str, str, str] | None = None
+    state_chain: Chain | None = None
 
     def slot_name(self, slot: str) -> str:
         """The parameter an argument slot (`#0` by position, or a keyword) binds."""
@@ -181,6 +187,7 @@ class Summary:
             or self.verb_effect
             or self.waits_fixed
             or self.wait_chain
+            or self.state_chain
         )
 
 
@@ -231,6 +238,8 @@ def summarise(
     direct = _direct_facts(model, retry, sinks, effects)
     for function, chain in (_returned_counts(model, db) if db is not None else {}).items():
         direct[function] = replace(direct.get(function, Summary()), returns_count=chain)
+    for function, (written, chain) in (_state_writes(model, db) if db is not None else {}).items():
+        direct[function] = replace(direct.get(function, Summary()), writes_state=written, state_chain=chain)
     for function in model.functions:
         facts = direct.get(function, Summary())
         if function in retried:  # retried itself: its keys are reported where they are made
@@ -367,6 +376,18 @@ def _fixed_waits(model: ModuleModel, retry: RetryAnalysis) -> dict[cst.CSTNode, 
     return found
 
 
+def bound_argument(call: cst.Call, summary: Summary, parameter: str) -> cst.BaseExpression | None:
+    """The expression a call passes for one of the function's parameters, by keyword or position."""
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == parameter:
+            return arg.value
+    if parameter in summary.params:
+        index = summary.params.index(parameter)
+        return positional[index].value if index < len(positional) else None
+    return None
+
+
 def fixed_argument(model: ModuleModel, call: cst.Call) -> Callable[[str], bool]:
     """For a call in this file: whether the argument in a slot (`#0`, `ms`) is a delay with
     no random part."""
@@ -447,6 +468,42 @@ def _returned_counts(model: ModuleModel, db: Callable[[], DbAnalysis]) -> dict[c
             if conditions:
                 what = ", ".join(sorted({p.column for p in conditions}))
                 found[scope] = (Step(f"an update conditional on {what}", write.call),)
+    return found
+
+
+def _state_writes(
+    model: ModuleModel, db: Callable[[], DbAnalysis]
+) -> dict[cst.CSTNode, tuple[tuple[str, str, str], Chain]]:
+    """Methods that set their own state column to a literal or constant and save it, with no
+    test deciding whether they do: `def ship(self): self.status = "shipped"; self.save()`."""
+    if not any(
+        type(target.value) is cst.Name and target.value.value == "self" for target, _v, _s in model.attribute_assigns
+    ):
+        return {}
+    from idemlint.analysis.db.decisions import deciding_tests
+
+    analysis = db()
+    found: dict[cst.CSTNode, tuple[tuple[str, str, str], Chain]] = {}
+    for write in analysis.writes:
+        scope = model.scope_of(write.node)
+        if write.kind != "attribute" or write.instance != "self" or scope in found:
+            continue
+        if not isinstance(scope, cst.FunctionDef) or model.enclosing_class(scope) is None:
+            continue
+        for column, (kind, text) in write.sets.items():
+            if not analysis.is_state_column(column) or deciding_tests(model, write.node):
+                continue
+            value = write.values.get(column)
+            if (
+                kind not in ("literal", "constant")
+                and isinstance(value, cst.Name)
+                and value.value in _own_params(scope)
+            ):
+                kind, text = "param", value.value  # `self.status = status`: what the caller passes
+            if kind in ("literal", "constant", "param"):
+                shown = repr(text) if kind == "literal" else text
+                found[scope] = ((column, kind, text), (Step(f"self.{column} = {shown}", write.node),))
+                break
     return found
 
 

@@ -58,7 +58,9 @@ class ReadDecideWrite(Rule):
         "`.filter(status=...)`, a version compare). A method of the class that only returns its own fields "
         "(`if new not in self.available_statuses():`) reads those fields; a row found only while in a state "
         "(`order = Order.objects.filter(pk=pk, status='pending').first()`, then `if order:`) is decided by that "
-        "state; a helper named for storing the instance "
+        "state; a model method that sets its own state and saves (`order.ship()`, in this module or another) "
+        "writes that state on the caller's instance, whose class is known from `Order.objects.get(...)`, "
+        "`.first()`, `get_object_or_404(Order, ...)` or a constructor; a helper named for storing the instance "
         "it is given (`update_payment(payment)`, `save_order(order)`) persists it as `save()` would."
     )
     why = (
@@ -110,6 +112,9 @@ def on_payment_succeeded(event):
     )
     triggers = (DB_WRITE, (*DB_READ, *RECORDS, "objects."), (*DATABASE, *RECORDS))
     skips_migrations = True
+    needs_project = True  # a model method that writes the state (`order.ship()`)
+    project_facts = ("state_chain",)
+    project_groups = frozenset({0})
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         model, db = ctx.model, ctx.db
@@ -337,7 +342,9 @@ class NonMonotonicTransition(Rule):
         "statement: `UPDATE orders SET status='paid' WHERE id=%s`, `Order.objects.filter(pk=pk).update(status='paid')`, "
         "`update(Order).where(Order.id == oid).values(status='paid')`, or `order.status = 'paid'; order.save()` on an "
         "instance loaded in the function without a locked, checked read. Not reported where IDM101 reports the "
-        "same write. An update's value may be an attribute the function set to a constant first "
+        "same write. A model method's own literal (`def ship(self): self.status = 'shipped'`) is reported once, "
+        "in the method; a method that writes the value its caller passes (`order.move_to('shipped')`) is "
+        "reported at the caller. An update's value may be an attribute the function set to a constant first "
         "(`source.status = QUEUED; ....update(status=source.status)`). Flags (`shipped = true`), version compares "
         "and insert-only tables are monotonic already."
     )
@@ -376,6 +383,8 @@ def ship(conn, order_id):
     triggers = (("status", "state", "stage", "phase", "step"), DB_WRITE, (*DATABASE, *RECORDS))
     skips_migrations = True
     needs_project = True
+    project_facts = ("state_chain",)
+    project_groups = frozenset({0, 1})
 
     @classmethod
     def trigger_groups(cls, config: Config) -> tuple[tuple[str, ...], ...]:
@@ -386,8 +395,8 @@ def ship(conn, order_id):
         model, db = ctx.model, ctx.db
         racy = races(model, db)
         for write in db.writes:
-            if id(write) in racy or write.guarded:
-                continue  # IDM101 reports it, or the setter checks the current state itself
+            if id(write) in racy or write.guarded or write.judged_in_method:
+                continue  # IDM101 reports it, the setter checks the current state itself, or the method is reported
             for column, (kind, text) in write.sets.items():
                 if not db.is_state_column(column) or kind not in ("literal", "constant"):
                     continue

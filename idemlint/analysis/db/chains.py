@@ -250,8 +250,9 @@ def values_sets(model: ModuleModel, call: cst.Call) -> dict[str, tuple[str, str]
     return sets
 
 
-def python_value_kind(model: ModuleModel, expr: cst.BaseExpression) -> tuple[str, str]:
-    """literal ("paid", 3), bool, null, constant (OrderStatus.PAID), expr (F(), a variable)."""
+def python_value_kind(model: ModuleModel, expr: cst.BaseExpression, follow: bool = True) -> tuple[str, str]:
+    """literal ("paid", 3), bool, null, constant (OrderStatus.PAID), expr (F(), a variable).
+    With `follow`, an attribute the function set earlier has the kind of the value it was set to."""
     text = string_value(expr)
     if text is not None:
         return "literal", text
@@ -266,9 +267,9 @@ def python_value_kind(model: ModuleModel, expr: cst.BaseExpression) -> tuple[str
         return "constant", dotted
     if dotted is not None and _STATE_ENUM.search(dotted):
         return "constant", dotted  # `SubscriptionStatus.Active`, `Order.Status.paid`
-    assigned = _assigned_before(model, expr)
+    assigned = _assigned_before(model, expr) if follow else None
     if assigned is not None:
-        return python_value_kind(model, assigned)
+        return python_value_kind(model, assigned, follow=False)  # one step: `a.x = b.y; b.y = a.x` ends
     return "expr", ""
 
 
@@ -290,5 +291,7 @@ def _assigned_before(model: ModuleModel, expr: cst.BaseExpression) -> cst.BaseEx
     if len(given) != 1:
         return None
     statement, value = given[0]
+    if model.is_inside(expr, statement):
+        return None  # `m.role = m.role`: the value is the attribute itself
     position = source_order(model, scope)
     return value if position.get(statement, -1) < position.get(expr, -1) else None

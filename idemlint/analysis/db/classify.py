@@ -8,6 +8,7 @@ ask of a write's WHERE/filter.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
@@ -57,9 +58,19 @@ _FLASK_TERMINALS = frozenset({"get", "get_or_404", "first_or_404", "one_or_404"}
 
 
 class DbAnalysis:
-    def __init__(self, model: ModuleModel, config: Config, project: ProjectIndex = EMPTY) -> None:
+    def __init__(
+        self,
+        model: ModuleModel,
+        config: Config,
+        project: ProjectIndex = EMPTY,
+        state_written_by: Callable[[cst.Call], tuple[str, str, str, bool] | None] | None = None,
+    ) -> None:
+        """`state_written_by(call)`: the (column, value kind, text, judged in the method) a
+        called method sets on its own instance (from its summary), so `order.ship()` writes
+        `order.status`."""
         self.model = model
         self.project = project
+        self._state_written_by = state_written_by
         self.state_columns = STATE_COLUMNS | {c.lower() for c in config.state_columns}
         self.reads: list[DbRead] = []
         self.writes: list[DbWrite] = []
@@ -105,6 +116,26 @@ class DbAnalysis:
             selected = self._selected.get(key)
             if selected is not None:
                 self.reads.append(DbRead(call, selected.table, selected.locked, selected.columns))
+        elif self._state_written_by is not None and isinstance(func.value, cst.Name):
+            written = self._state_written_by(call)
+            if written is not None:
+                column, kind, text, in_method = written
+                statement = model.statement_of(call)
+                instance = func.value.value
+                self.writes.append(
+                    DbWrite(
+                        call,
+                        statement,
+                        "setter",
+                        None,
+                        {column: (kind, text)},
+                        (),
+                        True,
+                        instance,
+                        call=call,
+                        judged_in_method=in_method,
+                    )
+                )
 
     def _django_read(self, call: cst.Call) -> None:
         chain = full_chain(self.model, call)

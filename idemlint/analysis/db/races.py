@@ -50,6 +50,10 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
             columns = decided_columns(model, test, read)
             if not decides_state(columns) or is_locked(model, db, read) or _rechecks(db, write, columns):
                 continue
+            if _same_queryset(model, read, write):
+                continue  # `qs.count()` then `qs.update(...)`: the update runs the read's filter again
+            if _another_instance(model, read, write):
+                continue  # `filter(id=copy.id).update(...)` after reading `original`: another row
             if write.kind == "attribute" and not latest_binding_is(model, write, read):
                 continue  # the variable was rebound (a created object) between the read and the write
             found[id(write)] = Race(read, test, columns)
@@ -96,7 +100,7 @@ def _selected_by_state(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Ra
             continue
         if position.get(read.call, 0) >= position.get(write.node, 0) or is_locked(model, db, read):
             continue
-        if id(read.call) not in chosen_by:
+        if id(read.call) not in chosen_by or _another_instance(model, read, write):
             continue  # the write's rows do not come from this read
         columns = tuple(
             p.column
@@ -176,6 +180,41 @@ def _compared_values(model: ModuleModel, test: cst.BaseExpression, column: str) 
             )
     found.discard(None)
     return found
+
+
+def _another_instance(model: ModuleModel, read: DbRead, write: DbWrite) -> bool:
+    """An update by primary key of another instance than the one read (`original =
+    ....first()`, then `filter(id=duplicate.id).update(...)`): the same table, another row."""
+    if write.kind != "django" or write.call is None or read.instance is None:
+        return False
+    for node in model.iter_nodes(write.call):
+        if (
+            type(node) is cst.Arg
+            and node.keyword is not None
+            and node.keyword.value in ("pk", "id")
+            and type(node.value) is cst.Attribute
+            and node.value.attr.value in ("pk", "id")
+            and type(node.value.value) is cst.Name
+        ):
+            return node.value.value.value != read.instance
+    return False
+
+
+def _same_queryset(model: ModuleModel, read: DbRead, write: DbWrite) -> bool:
+    """The read and the update both go through one queryset variable (`qs = M.objects.filter(...)`;
+    `qs.exists()` / `qs.count()`; `qs.update(...)`): the database applies its filter again."""
+    if write.kind != "django" or write.call is None or not isinstance(write.call.func, cst.Attribute):
+        return False
+    updated = write.call.func.value
+    call = read.call
+    read_from = call.func.value if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) else None
+    return (
+        isinstance(updated, cst.Name)
+        and isinstance(read_from, cst.Name)
+        and updated.value == read_from.value
+        and model.scope_of(updated) is model.scope_of(read_from)
+        and len(model.bindings_of(model.scope_of(updated), updated.value)) == 1
+    )
 
 
 def _rechecks(db: DbAnalysis, write: DbWrite, columns: tuple[str, ...]) -> bool:

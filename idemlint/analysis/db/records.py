@@ -97,3 +97,5 @@ class DbWrite:
     values: dict[str, cst.BaseExpression] = field(default_factory=dict)  # column -> the value's expression
     # a setter that, by every definition in the project, checks the current state first
     guarded: bool = False
+    # a model method's own write (`order.ship()`): IDM103 reports it once, in the method
+    judged_in_method: bool = False
