@@ -114,7 +114,7 @@ class FileContext:
         (`order.ship()`, from the method's summary)."""
         from idemlint.analysis.db import DbAnalysis
         from idemlint.analysis.db.chains import python_value_kind
-        from idemlint.analysis.summaries import bound_argument
+        from idemlint.analysis.summary_records import bound_argument
 
         def state_written_by(call: cst.Call) -> tuple[str, str, str, bool] | None:
             callee = self.callee(call)

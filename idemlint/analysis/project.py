@@ -383,7 +383,8 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
     """Reduce: every summarised function, then a few rounds in which a function inherits what
     the functions it calls do (a POST without a key, a key made per call), each round one call
     deeper; recursion and cycles end because a fact, once known, is never replaced."""
-    from idemlint.analysis.summaries import MAX_DEPTH, Step, Summary, literal_number, short_name
+    from idemlint.analysis.summaries import MAX_DEPTH, Step, Summary, short_name
+    from idemlint.analysis.summary_records import literal_number
 
     functions: dict[str, tuple[Summary, str, int]] = {}
     classes: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}

@@ -11,26 +11,45 @@ the same way (`analysis/project.py` maps files to `ModuleSummaries`, then follow
 A chain of `Step`s says how a fact was reached, from the call in the function down to the
 origin (`send()` -> `_post()` -> `requests.post()`); steps in the file being checked hold their
 node (lines are resolved only for files with findings), steps elsewhere hold a path and line.
+
+The records (`Summary`, `Step`, how arguments bind parameters) are in `summary_records`; what
+each function does itself, before calls are followed, is in `direct_facts`; this module
+follows the calls.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.calls import call_target
+from idemlint.analysis.direct_facts import (
+    calls_of,
+    direct_facts,
+    own_params,
+    returned_counts,
+    state_writes,
+    unconditional_calls,
+)
 from idemlint.analysis.flow import origin_calls
-from idemlint.analysis.keys import fresh_value_name
-from idemlint.analysis.model import iter_nodes, local_callee, string_value
-from idemlint.analysis.timeouts import unconditional_failure, unconditional_statements
+from idemlint.analysis.model import iter_nodes, local_callee
+from idemlint.analysis.summary_records import (
+    MAX_DEPTH,
+    Chain,
+    Passed,
+    Step,
+    Summary,
+    fixed_argument,
+    passed_arguments,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
 
     from idemlint.analysis.db import DbAnalysis
-    from idemlint.analysis.effects import EffectAnalysis, SideEffect
+    from idemlint.analysis.effects import EffectAnalysis
     from idemlint.analysis.keys import KeySinks
     from idemlint.analysis.model import ModuleModel
     from idemlint.analysis.project import ProjectIndex
@@ -38,157 +57,7 @@ if TYPE_CHECKING:
 else:
     cst = LazyModule("libcst", globals(), "cst")
 
-# Rounds of following calls: within a module, then across modules. Each round extends a
-# chain by one call, so a fact is seen through at most this many helpers.
-MAX_DEPTH = 4
-
-
-@dataclass(frozen=True)
-class Step:
-    """One link of a chain: what happens (`uuid.uuid4()`, `send()`) and where."""
-
-    text: str
-    node: cst.CSTNode | None = None  # in the file being checked
-    path: str = ""  # elsewhere in the project (root-relative)
-    line: int = 0
-
-
-Chain = tuple[Step, ...]
-# The arguments of a call: (the parameter it binds: a keyword name, or `#0`, `#1`... by
-# position; the caller's own parameter it forwards unchanged, or ""; the text of a string
-# literal it passes, or "")
-Passed = tuple[tuple[str, str, str], ...]
-
-
-def passed_arguments(call: cst.Call, own_params: frozenset[str] = frozenset()) -> Passed:
-    """What a call passes, for matching against a callee's key parameters. Star arguments
-    pass nothing we can see."""
-    passed: list[tuple[str, str, str]] = []
-    position = 0
-    for arg in call.args:
-        if arg.star:
-            continue
-        value = arg.value
-        source = value.value if isinstance(value, cst.Name) and value.value in own_params else ""
-        literal = string_value(value) or (value.value if isinstance(value, (cst.Integer, cst.Float)) else "")
-        if arg.keyword is not None:
-            passed.append((arg.keyword.value, source, literal))
-        else:
-            passed.append((f"#{position}", source, literal))
-            position += 1
-    return tuple(passed)
-
-
-@dataclass(frozen=True)
-class Summary:
-    """Facts about one function a caller inherits. Each chain starts at the first step inside
-    the function and ends at the origin."""
-
-    returns_key: Chain | None = None  # returns a fresh random key it made
-    sends_key: Chain | None = None  # puts a fresh key in a key sink itself
-    key_params: frozenset[str] = frozenset()  # `key or uuid4()`: passing one of these supplies the key
-    params: tuple[str, ...] = ()  # positional parameters, without self/cls
-    unkeyed_effect: Chain | None = None  # calls another system without an idempotency key
-    effect: Chain | None = None  # calls another system at all
-    effect_operation: str = ""  # the origin effect's operation, e.g. "requests.post"
-    records_failure: Chain | None = None  # marks a definite failure on every call (`status = "failed"`)
-    returns_count: Chain | None = None  # returns the row count of a conditional update (zero: a duplicate)
-    # an unkeyed HTTP request whose method is this parameter (`_request(self, method, path)`):
-    # an unkeyed effect of every call that passes POST or PATCH there
-    verb_param: str = ""
-    verb_effect: Chain | None = None
-    verb_operation: str = ""  # the request's operation, e.g. "self.session.request"
-    # sleeps on every call for a delay with no random part (`time.sleep(2 ** self.n * 0.1)`),
-    # or for one computed from this parameter alone (`def sleep(ms): time.sleep(ms / 1000)`)
-    waits_fixed: Chain | None = None
-    wait_param: str = ""
-    wait_chain: Chain | None = None
-    # a method that sets its own instance's state column and saves it, on every call, with no
-    # test first: (column, value kind, text) for a literal or constant (`def ship(self):
-    # self.status = "shipped"; self.save()`), or (column, "param", the parameter) for the value
-    # its caller passes (`def move_to(self, status)`); its callers write that state on their instance
-    writes_state: tuple[str, str, str] | None = None
-    state_chain: Chain | None = None
-
-    def slot_name(self, slot: str) -> str:
-        """The parameter an argument slot (`#0` by position, or a keyword) binds."""
-        if slot.startswith("#"):
-            index = int(slot[1:])
-            return self.params[index] if index < len(self.params) else ""
-        return slot
-
-    def verb_binding(self, passed: Passed) -> tuple[str, str]:
-        """What a call gives the method parameter: (the literal, upper-cased, or ""; the
-        caller's own parameter it forwards there, or "")."""
-        if self.verb_effect is None:
-            return "", ""
-        for slot, source, literal in passed:
-            if self.slot_name(slot) == self.verb_param:
-                return literal.upper(), source
-        return "", ""
-
-    def unkeyed_effect_for(self, passed: Passed) -> tuple[Chain | None, str]:
-        """The unkeyed effect a call with these arguments makes, and its operation: the
-        function's own, or its request once the call names POST or PATCH."""
-        if self.unkeyed_effect is not None:
-            return self.unkeyed_effect, self.effect_operation
-        method, _forwarded = self.verb_binding(passed)
-        if method in ("POST", "PATCH"):
-            return self.verb_effect, f"{method} {self.verb_operation}"
-        return None, ""
-
-    def fixed_wait_for(self, passed: Passed, fixed_argument: Callable[[str], bool]) -> Chain | None:
-        """Whether a call with these arguments sleeps a delay with no random part: always,
-        or when what it passes as the delay parameter is fixed (`fixed_argument(slot)`)."""
-        if self.waits_fixed is not None:
-            return self.waits_fixed
-        if self.wait_chain is not None:
-            for slot, _source, _literal in passed:
-                if self.slot_name(slot) == self.wait_param and fixed_argument(slot):
-                    return self.wait_chain
-        return None
-
-    def effect_for(self, passed: Passed) -> Chain | None:
-        """Whether a call with these arguments calls another system at all: a request whose
-        method the call names as a write (POST, PUT, PATCH, DELETE) does; a GET does not."""
-        if self.effect is not None:
-            return self.effect
-        method, _forwarded = self.verb_binding(passed)
-        return self.verb_effect if method in ("POST", "PUT", "PATCH", "DELETE") else None
-
-    def key_binding(self, passed: Passed) -> tuple[bool, frozenset[str]]:
-        """Whether a call with these arguments gives the function the key it would otherwise
-        make, and which of the caller's own parameters it forwards into the function's key
-        parameters (the caller then makes the key unless given one: a key parameter of its own)."""
-        supplied, forwarded = False, set()
-        for slot, source, _literal in passed:
-            if self.slot_name(slot) in self.key_params:
-                if source:
-                    forwarded.add(source)
-                else:
-                    supplied = True
-        return supplied, frozenset(forwarded)
-
-    def supplied_by(self, call: cst.Call) -> bool:
-        """The call passes a parameter the function uses instead of making a key (a value
-        made outside a retry is the same on every attempt)."""
-        supplied, forwarded = self.key_binding(passed_arguments(call))
-        return supplied or bool(forwarded)
-
-    @property
-    def empty(self) -> bool:
-        return not (
-            self.returns_key
-            or self.sends_key
-            or self.unkeyed_effect
-            or self.effect
-            or self.records_failure
-            or self.returns_count
-            or self.verb_effect
-            or self.waits_fixed
-            or self.wait_chain
-            or self.state_chain
-        )
+__all__ = ["MAX_DEPTH", "Callee", "Chain", "ModuleSummaries", "Passed", "Step", "Summary", "passed_arguments"]
 
 
 @dataclass
@@ -235,10 +104,10 @@ def summarise(
     result = ModuleSummaries()
     retried = {c.node for c in retry.contexts}
     functions = [f for f in model.functions if f not in retried]
-    direct = _direct_facts(model, retry, sinks, effects)
-    for function, chain in (_returned_counts(model, db) if db is not None else {}).items():
+    direct = direct_facts(model, retry, sinks, effects)
+    for function, chain in (returned_counts(model, db) if db is not None else {}).items():
         direct[function] = replace(direct.get(function, Summary()), returns_count=chain)
-    for function, (written, chain) in (_state_writes(model, db) if db is not None else {}).items():
+    for function, (written, chain) in (state_writes(model, db) if db is not None else {}).items():
         direct[function] = replace(direct.get(function, Summary()), writes_state=written, state_chain=chain)
     for function in model.functions:
         facts = direct.get(function, Summary())
@@ -259,20 +128,15 @@ def summarise(
             break
     if module:
         for function in model.functions:
-            always = _unconditional_calls(model, function)
+            always = unconditional_calls(model, function)
             result.edges[function] = [
-                _Edge(target, call, passed_arguments(call, _own_params(function)), call in always)
-                for call in _calls_of(model, function)
+                _Edge(target, call, passed_arguments(call, own_params(function)), call in always)
+                for call in calls_of(model, function)
                 if local_callee(model, call) is None
                 and retry.context_of(call) is None
                 and (target := call_target(model, call, module)) is not None
             ]
     return result
-
-
-def _own_params(function: cst.FunctionDef) -> frozenset[str]:
-    params = function.params
-    return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
 
 
 def _with_parameters(model: ModuleModel, function: cst.FunctionDef, summary: Summary) -> Summary:
@@ -282,7 +146,7 @@ def _with_parameters(model: ModuleModel, function: cst.FunctionDef, summary: Sum
     names = [p.name.value for p in function.params.params]
     if names and names[0] in ("self", "cls") and model.enclosing_class(function) is not None:
         names = names[1:]
-    own = _own_params(function) - {"self", "cls"}
+    own = own_params(function) - {"self", "cls"}
     key_params: set[str] = set()
     mints = summary.returns_key or summary.sends_key
     origin = mints[-1].node if mints else None
@@ -296,225 +160,6 @@ def _with_parameters(model: ModuleModel, function: cst.FunctionDef, summary: Sum
             if isinstance(ancestor, cst.If):
                 key_params.update(n.value for n in iter_nodes(ancestor.test) if isinstance(n, cst.Name))
     return replace(summary, params=tuple(names), key_params=frozenset(key_params & own))
-
-
-def _direct_facts(
-    model: ModuleModel, retry: RetryAnalysis, sinks: KeySinks, effects: EffectAnalysis
-) -> dict[cst.CSTNode, Summary]:
-    """What each function does itself, before any call is followed (the first fact of each
-    kind, in source order)."""
-    facts: dict[cst.CSTNode, dict[str, Chain]] = {}
-    operations: dict[cst.CSTNode, str] = {}
-    for effect in effects.effects:
-        scope = model.scope_of(effect.call)
-        chain = (Step(f"{effect.operation}()", effect.call),)
-        facts.setdefault(scope, {}).setdefault("effect", chain)
-        if _unkeyed(effect) and retry.context_of(effect.call) is None:
-            facts[scope].setdefault("unkeyed_effect", chain)
-            operations.setdefault(scope, effect.operation)
-    for function in model.functions:
-        for ret in model.returns.get(function, ()):
-            fresh = _fresh_call(model, ret.value) if ret.value is not None else None
-            if fresh is not None:
-                facts.setdefault(function, {}).setdefault("returns_key", fresh)
-                break
-    for sink in sinks.sinks:
-        fresh = _fresh_call(model, sink.value)
-        if fresh is not None:
-            facts.setdefault(model.scope_of(sink.value), {}).setdefault("sends_key", fresh)
-    for function in model.functions:
-        failure = unconditional_failure(model, function)
-        if failure is not None:
-            facts.setdefault(function, {})["records_failure"] = (Step(failure[0], failure[1]),)
-    verbs: dict[cst.CSTNode, tuple[str, str]] = {}
-    for request in effects.verb_requests:
-        scope = model.scope_of(request.call)
-        if retry.context_of(request.call) is None and scope not in verbs:
-            facts.setdefault(scope, {})["verb_effect"] = (Step(f"{request.operation}()", request.call),)
-            verbs[scope] = (request.parameter, request.operation)
-    waits = _fixed_waits(model, retry)
-    for waiting, (wait, parameter) in waits.items():
-        facts.setdefault(waiting, {})["waits_fixed" if not parameter else "wait_chain"] = wait
-    return {
-        scope: Summary(
-            returns_key=found.get("returns_key"),
-            sends_key=found.get("sends_key"),
-            unkeyed_effect=found.get("unkeyed_effect"),
-            effect=found.get("effect"),
-            effect_operation=operations.get(scope, ""),
-            records_failure=found.get("records_failure"),
-            verb_param=verbs.get(scope, ("", ""))[0],
-            verb_effect=found.get("verb_effect"),
-            verb_operation=verbs.get(scope, ("", ""))[1],
-            waits_fixed=found.get("waits_fixed"),
-            wait_param=waits[scope][1] if scope in waits else "",
-            wait_chain=found.get("wait_chain"),
-        )
-        for scope, found in facts.items()
-    }
-
-
-def _fixed_waits(model: ModuleModel, retry: RetryAnalysis) -> dict[cst.CSTNode, tuple[Chain, str]]:
-    """Functions that sleep on every call, outside any retry of their own, for a delay with
-    no random part: (the chain, "") or, when the delay is computed from one parameter,
-    (the chain, that parameter)."""
-    from idemlint.analysis.policy.delays import delay_parameter, deterministic_delay
-    from idemlint.analysis.retry import SLEEPS
-
-    found: dict[cst.CSTNode, tuple[Chain, str]] = {}
-    for function in model.functions:
-        for call in _unconditional_calls(model, function):
-            name = model.call_name(call)
-            if name not in SLEEPS or not call.args or retry.context_of(call) is not None or function in found:
-                continue
-            delay = call.args[0].value
-            chain = (Step(f"{name}()", call),)
-            if deterministic_delay(model, delay):
-                found[function] = (chain, "")
-            elif (parameter := delay_parameter(model, delay)) is not None:
-                found[function] = (chain, parameter)
-    return found
-
-
-def bound_argument(call: cst.Call, summary: Summary, parameter: str) -> cst.BaseExpression | None:
-    """The expression a call passes for one of the function's parameters, by keyword or position."""
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == parameter:
-            return arg.value
-    if parameter in summary.params:
-        index = summary.params.index(parameter)
-        return positional[index].value if index < len(positional) else None
-    return None
-
-
-def fixed_argument(model: ModuleModel, call: cst.Call) -> Callable[[str], bool]:
-    """For a call in this file: whether the argument in a slot (`#0`, `ms`) is a delay with
-    no random part."""
-    from idemlint.analysis.policy.delays import deterministic_delay
-
-    def fixed(slot: str) -> bool:
-        positional = [a for a in call.args if a.keyword is None and not a.star]
-        if slot.startswith("#"):
-            index = int(slot[1:])
-            value = positional[index].value if index < len(positional) else None
-        else:
-            value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == slot), None)
-        return value is not None and deterministic_delay(model, value)
-
-    return fixed
-
-
-def literal_number(passed: Passed) -> Callable[[str], bool]:
-    """For a call elsewhere in the project: whether a slot holds a number written out."""
-    numbers = {slot for slot, _source, literal in passed if literal.replace(".", "", 1).isdigit()}
-    return numbers.__contains__
-
-
-def _fresh_call(model: ModuleModel, expr: cst.BaseExpression) -> Chain | None:
-    for call in origin_calls(model, expr):
-        name = fresh_value_name(model, call)
-        if name is not None:
-            return (Step(name, call),)
-    return None
-
-
-def _unkeyed(effect: SideEffect) -> bool:
-    return not effect.retry_safe and effect.keyed is False
-
-
-def _calls_of(model: ModuleModel, function: cst.FunctionDef) -> Iterator[cst.Call]:
-    for node in iter_nodes(function.body):
-        if isinstance(node, cst.Call):
-            yield node
-
-
-# methods whose result, returned, may be a write's row count
-_WRITE_METHODS = frozenset({"update", "aupdate", "execute", "executemany"})
-
-
-def _returned_counts(model: ModuleModel, db: Callable[[], DbAnalysis]) -> dict[cst.CSTNode, Chain]:
-    """Functions that return the row count of a conditional update, which then says to the
-    caller whether this was a duplicate: `return Order.objects.filter(pk=pk,
-    status="pending").update(status="paid")`, `return cur.rowcount`, `return await
-    conn.execute("UPDATE ... WHERE ... AND status = 'pending'")`."""
-    returned: dict[cst.CSTNode, set[cst.Call]] = {}
-    by_rowcount: set[cst.CSTNode] = set()
-    for function in model.functions:
-        for ret in model.returns.get(function, ()):
-            value = ret.value.expression if isinstance(ret.value, cst.Await) else ret.value
-            if isinstance(value, cst.Attribute) and value.attr.value == "rowcount":
-                by_rowcount.add(function)
-            elif value is not None:
-                calls = {
-                    c
-                    for c in origin_calls(model, value)
-                    if isinstance(c.func, cst.Attribute) and c.func.attr.value in _WRITE_METHODS
-                }
-                if calls:
-                    returned.setdefault(function, set()).update(calls)
-    if not returned and not by_rowcount:
-        return {}
-    from idemlint.analysis.db.counts import count_conditions
-
-    analysis = db()
-    found: dict[cst.CSTNode, Chain] = {}
-    for write in analysis.writes:
-        scope = model.scope_of(write.node)
-        if scope in found or write.call is None:
-            continue
-        if write.call in returned.get(scope, ()) or scope in by_rowcount and write.kind == "sql":
-            conditions = count_conditions(model, analysis, write)
-            if conditions:
-                what = ", ".join(sorted({p.column for p in conditions}))
-                found[scope] = (Step(f"an update conditional on {what}", write.call),)
-    return found
-
-
-def _state_writes(
-    model: ModuleModel, db: Callable[[], DbAnalysis]
-) -> dict[cst.CSTNode, tuple[tuple[str, str, str], Chain]]:
-    """Methods that set their own state column to a literal or constant and save it, with no
-    test deciding whether they do: `def ship(self): self.status = "shipped"; self.save()`."""
-    if not any(
-        type(target.value) is cst.Name and target.value.value == "self" for target, _v, _s in model.attribute_assigns
-    ):
-        return {}
-    from idemlint.analysis.db.decisions import deciding_tests
-
-    analysis = db()
-    found: dict[cst.CSTNode, tuple[tuple[str, str, str], Chain]] = {}
-    for write in analysis.writes:
-        scope = model.scope_of(write.node)
-        if write.kind != "attribute" or write.instance != "self" or scope in found:
-            continue
-        if not isinstance(scope, cst.FunctionDef) or model.enclosing_class(scope) is None:
-            continue
-        for column, (kind, text) in write.sets.items():
-            if not analysis.is_state_column(column) or deciding_tests(model, write.node):
-                continue
-            value = write.values.get(column)
-            if (
-                kind not in ("literal", "constant")
-                and isinstance(value, cst.Name)
-                and value.value in _own_params(scope)
-            ):
-                kind, text = "param", value.value  # `self.status = status`: what the caller passes
-            if kind in ("literal", "constant", "param"):
-                shown = repr(text) if kind == "literal" else text
-                found[scope] = ((column, kind, text), (Step(f"self.{column} = {shown}", write.node),))
-                break
-    return found
-
-
-def _unconditional_calls(model: ModuleModel, function: cst.FunctionDef) -> set[cst.Call]:
-    """The calls a function makes every time it runs (`finish(order)` in its own body)."""
-    return {
-        node
-        for statement in unconditional_statements(function.body)
-        for node in model.iter_nodes(statement)
-        if isinstance(node, cst.Call)
-    }
 
 
 def _through_calls(
@@ -535,14 +180,14 @@ def _through_calls(
         for call in origin_calls(model, ret.value)
     }
     updates: dict[str, Chain] = {}
-    always = _unconditional_calls(model, function)
-    for call in _calls_of(model, function):
+    always = unconditional_calls(model, function)
+    for call in calls_of(model, function):
         callee = callee_of(model, call, result, module, project)
         if callee is None:
             continue
         step = Step(f"{callee.name}()", call)
         inner = callee.summary
-        passed = passed_arguments(call, _own_params(function))
+        passed = passed_arguments(call, own_params(function))
         supplied, forwarded = inner.key_binding(passed)
         if not supplied and inner.returns_key and summary.returns_key is None and call in returned:
             updates.setdefault("returns_key", (step, *inner.returns_key))

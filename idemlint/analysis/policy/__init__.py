@@ -104,7 +104,7 @@ def _waits_in_helpers(
     """A retry loop that waits through a helper (`sleep(500)`, `backoff.handle_retry()`) whose
     summary says it sleeps a delay with no random part."""
     from idemlint.analysis.retry import SLEEPS, loop_nodes
-    from idemlint.analysis.summaries import fixed_argument, passed_arguments
+    from idemlint.analysis.summary_records import fixed_argument, passed_arguments
 
     assert isinstance(context.node, (cst.For, cst.While))
     for node in loop_nodes(model, context.node):

@@ -1,0 +1,211 @@
+"""What each function does itself, before any call is followed: the first fact of each kind
+a `Summary` holds (keys it makes or sends, effects, failures it records, counts it returns,
+waits, the state a model method writes), read from the module's shared analyses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.flow import origin_calls
+from idemlint.analysis.keys import fresh_value_name
+from idemlint.analysis.model import iter_nodes
+from idemlint.analysis.summary_records import Chain, Step, Summary
+from idemlint.analysis.timeouts import unconditional_failure, unconditional_statements
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.analysis.db import DbAnalysis
+    from idemlint.analysis.effects import EffectAnalysis, SideEffect
+    from idemlint.analysis.keys import KeySinks
+    from idemlint.analysis.model import ModuleModel
+    from idemlint.analysis.retry import RetryAnalysis
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+def own_params(function: cst.FunctionDef) -> frozenset[str]:
+    params = function.params
+    return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+
+
+def calls_of(model: ModuleModel, function: cst.FunctionDef) -> Iterator[cst.Call]:
+    for node in iter_nodes(function.body):
+        if isinstance(node, cst.Call):
+            yield node
+
+
+def unconditional_calls(model: ModuleModel, function: cst.FunctionDef) -> set[cst.Call]:
+    """The calls a function makes every time it runs (`finish(order)` in its own body)."""
+    return {
+        node
+        for statement in unconditional_statements(function.body)
+        for node in model.iter_nodes(statement)
+        if isinstance(node, cst.Call)
+    }
+
+
+def direct_facts(
+    model: ModuleModel, retry: RetryAnalysis, sinks: KeySinks, effects: EffectAnalysis
+) -> dict[cst.CSTNode, Summary]:
+    """What each function does itself, before any call is followed (the first fact of each
+    kind, in source order)."""
+    facts: dict[cst.CSTNode, dict[str, Chain]] = {}
+    operations: dict[cst.CSTNode, str] = {}
+    for effect in effects.effects:
+        scope = model.scope_of(effect.call)
+        chain = (Step(f"{effect.operation}()", effect.call),)
+        facts.setdefault(scope, {}).setdefault("effect", chain)
+        if _unkeyed(effect) and retry.context_of(effect.call) is None:
+            facts[scope].setdefault("unkeyed_effect", chain)
+            operations.setdefault(scope, effect.operation)
+    for function in model.functions:
+        for ret in model.returns.get(function, ()):
+            fresh = _fresh_call(model, ret.value) if ret.value is not None else None
+            if fresh is not None:
+                facts.setdefault(function, {}).setdefault("returns_key", fresh)
+                break
+    for sink in sinks.sinks:
+        fresh = _fresh_call(model, sink.value)
+        if fresh is not None:
+            facts.setdefault(model.scope_of(sink.value), {}).setdefault("sends_key", fresh)
+    for function in model.functions:
+        failure = unconditional_failure(model, function)
+        if failure is not None:
+            facts.setdefault(function, {})["records_failure"] = (Step(failure[0], failure[1]),)
+    verbs: dict[cst.CSTNode, tuple[str, str]] = {}
+    for request in effects.verb_requests:
+        scope = model.scope_of(request.call)
+        if retry.context_of(request.call) is None and scope not in verbs:
+            facts.setdefault(scope, {})["verb_effect"] = (Step(f"{request.operation}()", request.call),)
+            verbs[scope] = (request.parameter, request.operation)
+    waits = _fixed_waits(model, retry)
+    for waiting, (wait, parameter) in waits.items():
+        facts.setdefault(waiting, {})["waits_fixed" if not parameter else "wait_chain"] = wait
+    return {
+        scope: Summary(
+            returns_key=found.get("returns_key"),
+            sends_key=found.get("sends_key"),
+            unkeyed_effect=found.get("unkeyed_effect"),
+            effect=found.get("effect"),
+            effect_operation=operations.get(scope, ""),
+            records_failure=found.get("records_failure"),
+            verb_param=verbs.get(scope, ("", ""))[0],
+            verb_effect=found.get("verb_effect"),
+            verb_operation=verbs.get(scope, ("", ""))[1],
+            waits_fixed=found.get("waits_fixed"),
+            wait_param=waits[scope][1] if scope in waits else "",
+            wait_chain=found.get("wait_chain"),
+        )
+        for scope, found in facts.items()
+    }
+
+
+def _fixed_waits(model: ModuleModel, retry: RetryAnalysis) -> dict[cst.CSTNode, tuple[Chain, str]]:
+    """Functions that sleep on every call, outside any retry of their own, for a delay with
+    no random part: (the chain, "") or, when the delay is computed from one parameter,
+    (the chain, that parameter)."""
+    from idemlint.analysis.policy.delays import delay_parameter, deterministic_delay
+    from idemlint.analysis.retry import SLEEPS
+
+    found: dict[cst.CSTNode, tuple[Chain, str]] = {}
+    for function in model.functions:
+        for call in unconditional_calls(model, function):
+            name = model.call_name(call)
+            if name not in SLEEPS or not call.args or retry.context_of(call) is not None or function in found:
+                continue
+            delay = call.args[0].value
+            chain = (Step(f"{name}()", call),)
+            if deterministic_delay(model, delay):
+                found[function] = (chain, "")
+            elif (parameter := delay_parameter(model, delay)) is not None:
+                found[function] = (chain, parameter)
+    return found
+
+
+def _fresh_call(model: ModuleModel, expr: cst.BaseExpression) -> Chain | None:
+    for call in origin_calls(model, expr):
+        name = fresh_value_name(model, call)
+        if name is not None:
+            return (Step(name, call),)
+    return None
+
+
+def _unkeyed(effect: SideEffect) -> bool:
+    return not effect.retry_safe and effect.keyed is False
+
+
+# methods whose result, returned, may be a write's row count
+_WRITE_METHODS = frozenset({"update", "aupdate", "execute", "executemany"})
+
+
+def returned_counts(model: ModuleModel, db: Callable[[], DbAnalysis]) -> dict[cst.CSTNode, Chain]:
+    """Functions that return the row count of a conditional update, which then says to the
+    caller whether this was a duplicate: `return Order.objects.filter(pk=pk,
+    status="pending").update(status="paid")`, `return cur.rowcount`, `return await
+    conn.execute("UPDATE ... WHERE ... AND status = 'pending'")`."""
+    returned: dict[cst.CSTNode, set[cst.Call]] = {}
+    by_rowcount: set[cst.CSTNode] = set()
+    for function in model.functions:
+        for ret in model.returns.get(function, ()):
+            value = ret.value.expression if isinstance(ret.value, cst.Await) else ret.value
+            if isinstance(value, cst.Attribute) and value.attr.value == "rowcount":
+                by_rowcount.add(function)
+            elif value is not None:
+                calls = {
+                    c
+                    for c in origin_calls(model, value)
+                    if isinstance(c.func, cst.Attribute) and c.func.attr.value in _WRITE_METHODS
+                }
+                if calls:
+                    returned.setdefault(function, set()).update(calls)
+    if not returned and not by_rowcount:
+        return {}
+    from idemlint.analysis.db.counts import count_conditions
+
+    analysis = db()
+    found: dict[cst.CSTNode, Chain] = {}
+    for write in analysis.writes:
+        scope = model.scope_of(write.node)
+        if scope in found or write.call is None:
+            continue
+        if write.call in returned.get(scope, ()) or scope in by_rowcount and write.kind == "sql":
+            conditions = count_conditions(model, analysis, write)
+            if conditions:
+                what = ", ".join(sorted({p.column for p in conditions}))
+                found[scope] = (Step(f"an update conditional on {what}", write.call),)
+    return found
+
+
+def state_writes(
+    model: ModuleModel, db: Callable[[], DbAnalysis]
+) -> dict[cst.CSTNode, tuple[tuple[str, str, str], Chain]]:
+    """Methods that set their own state column to a literal or constant and save it, with no
+    test deciding whether they do: `def ship(self): self.status = "shipped"; self.save()`."""
+    if not any(
+        type(target.value) is cst.Name and target.value.value == "self" for target, _v, _s in model.attribute_assigns
+    ):
+        return {}
+    from idemlint.analysis.db.decisions import deciding_tests
+
+    analysis = db()
+    found: dict[cst.CSTNode, tuple[tuple[str, str, str], Chain]] = {}
+    for write in analysis.writes:
+        scope = model.scope_of(write.node)
+        if write.kind != "attribute" or write.instance != "self" or scope in found:
+            continue
+        if not isinstance(scope, cst.FunctionDef) or model.enclosing_class(scope) is None:
+            continue
+        for column, (kind, text) in write.sets.items():
+            if not analysis.is_state_column(column) or deciding_tests(model, write.node):
+                continue
+            value = write.values.get(column)
+            if kind not in ("literal", "constant") and isinstance(value, cst.Name) and value.value in own_params(scope):
+                kind, text = "param", value.value  # `self.status = status`: what the caller passes
+            if kind in ("literal", "constant", "param"):
+                shown = repr(text) if kind == "literal" else text
+                found[scope] = ((column, kind, text), (Step(f"self.{column} = {shown}", write.node),))
+                break
+    return found

@@ -1,0 +1,208 @@
+"""The plain records function summaries are made of, and how a call's arguments bind a
+function's parameters. No CST node is kept in a `Summary` built for the project index
+(`Step`s elsewhere hold a path and line), so summaries pickle into the index cache."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.model import string_value
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.analysis.model import ModuleModel
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+# Rounds of following calls: within a module, then across modules. Each round extends a
+# chain by one call, so a fact is seen through at most this many helpers.
+MAX_DEPTH = 4
+
+
+@dataclass(frozen=True)
+class Step:
+    """One link of a chain: what happens (`uuid.uuid4()`, `send()`) and where."""
+
+    text: str
+    node: cst.CSTNode | None = None  # in the file being checked
+    path: str = ""  # elsewhere in the project (root-relative)
+    line: int = 0
+
+
+Chain = tuple[Step, ...]
+
+
+# The arguments of a call: (the parameter it binds: a keyword name, or `#0`, `#1`... by
+# position; the caller's own parameter it forwards unchanged, or ""; the text of a string
+# literal it passes, or "")
+Passed = tuple[tuple[str, str, str], ...]
+
+
+def passed_arguments(call: cst.Call, own_params: frozenset[str] = frozenset()) -> Passed:
+    """What a call passes, for matching against a callee's key parameters. Star arguments
+    pass nothing we can see."""
+    passed: list[tuple[str, str, str]] = []
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            continue
+        value = arg.value
+        source = value.value if isinstance(value, cst.Name) and value.value in own_params else ""
+        literal = string_value(value) or (value.value if isinstance(value, (cst.Integer, cst.Float)) else "")
+        if arg.keyword is not None:
+            passed.append((arg.keyword.value, source, literal))
+        else:
+            passed.append((f"#{position}", source, literal))
+            position += 1
+    return tuple(passed)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Facts about one function a caller inherits. Each chain starts at the first step inside
+    the function and ends at the origin."""
+
+    returns_key: Chain | None = None  # returns a fresh random key it made
+    sends_key: Chain | None = None  # puts a fresh key in a key sink itself
+    key_params: frozenset[str] = frozenset()  # `key or uuid4()`: passing one of these supplies the key
+    params: tuple[str, ...] = ()  # positional parameters, without self/cls
+    unkeyed_effect: Chain | None = None  # calls another system without an idempotency key
+    effect: Chain | None = None  # calls another system at all
+    effect_operation: str = ""  # the origin effect's operation, e.g. "requests.post"
+    records_failure: Chain | None = None  # marks a definite failure on every call (`status = "failed"`)
+    returns_count: Chain | None = None  # returns the row count of a conditional update (zero: a duplicate)
+    # an unkeyed HTTP request whose method is this parameter (`_request(self, method, path)`):
+    # an unkeyed effect of every call that passes POST or PATCH there
+    verb_param: str = ""
+    verb_effect: Chain | None = None
+    verb_operation: str = ""  # the request's operation, e.g. "self.session.request"
+    # sleeps on every call for a delay with no random part (`time.sleep(2 ** self.n * 0.1)`),
+    # or for one computed from this parameter alone (`def sleep(ms): time.sleep(ms / 1000)`)
+    waits_fixed: Chain | None = None
+    wait_param: str = ""
+    wait_chain: Chain | None = None
+    # a method that sets its own instance's state column and saves it, on every call, with no
+    # test first: (column, value kind, text) for a literal or constant (`def ship(self):
+    # self.status = "shipped"; self.save()`), or (column, "param", the parameter) for the value
+    # its caller passes (`def move_to(self, status)`); its callers write that state on their instance
+    writes_state: tuple[str, str, str] | None = None
+    state_chain: Chain | None = None
+
+    def slot_name(self, slot: str) -> str:
+        """The parameter an argument slot (`#0` by position, or a keyword) binds."""
+        if slot.startswith("#"):
+            index = int(slot[1:])
+            return self.params[index] if index < len(self.params) else ""
+        return slot
+
+    def verb_binding(self, passed: Passed) -> tuple[str, str]:
+        """What a call gives the method parameter: (the literal, upper-cased, or ""; the
+        caller's own parameter it forwards there, or "")."""
+        if self.verb_effect is None:
+            return "", ""
+        for slot, source, literal in passed:
+            if self.slot_name(slot) == self.verb_param:
+                return literal.upper(), source
+        return "", ""
+
+    def unkeyed_effect_for(self, passed: Passed) -> tuple[Chain | None, str]:
+        """The unkeyed effect a call with these arguments makes, and its operation: the
+        function's own, or its request once the call names POST or PATCH."""
+        if self.unkeyed_effect is not None:
+            return self.unkeyed_effect, self.effect_operation
+        method, _forwarded = self.verb_binding(passed)
+        if method in ("POST", "PATCH"):
+            return self.verb_effect, f"{method} {self.verb_operation}"
+        return None, ""
+
+    def fixed_wait_for(self, passed: Passed, fixed_argument: Callable[[str], bool]) -> Chain | None:
+        """Whether a call with these arguments sleeps a delay with no random part: always,
+        or when what it passes as the delay parameter is fixed (`fixed_argument(slot)`)."""
+        if self.waits_fixed is not None:
+            return self.waits_fixed
+        if self.wait_chain is not None:
+            for slot, _source, _literal in passed:
+                if self.slot_name(slot) == self.wait_param and fixed_argument(slot):
+                    return self.wait_chain
+        return None
+
+    def effect_for(self, passed: Passed) -> Chain | None:
+        """Whether a call with these arguments calls another system at all: a request whose
+        method the call names as a write (POST, PUT, PATCH, DELETE) does; a GET does not."""
+        if self.effect is not None:
+            return self.effect
+        method, _forwarded = self.verb_binding(passed)
+        return self.verb_effect if method in ("POST", "PUT", "PATCH", "DELETE") else None
+
+    def key_binding(self, passed: Passed) -> tuple[bool, frozenset[str]]:
+        """Whether a call with these arguments gives the function the key it would otherwise
+        make, and which of the caller's own parameters it forwards into the function's key
+        parameters (the caller then makes the key unless given one: a key parameter of its own)."""
+        supplied, forwarded = False, set()
+        for slot, source, _literal in passed:
+            if self.slot_name(slot) in self.key_params:
+                if source:
+                    forwarded.add(source)
+                else:
+                    supplied = True
+        return supplied, frozenset(forwarded)
+
+    def supplied_by(self, call: cst.Call) -> bool:
+        """The call passes a parameter the function uses instead of making a key (a value
+        made outside a retry is the same on every attempt)."""
+        supplied, forwarded = self.key_binding(passed_arguments(call))
+        return supplied or bool(forwarded)
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.returns_key
+            or self.sends_key
+            or self.unkeyed_effect
+            or self.effect
+            or self.records_failure
+            or self.returns_count
+            or self.verb_effect
+            or self.waits_fixed
+            or self.wait_chain
+            or self.state_chain
+        )
+
+
+def bound_argument(call: cst.Call, summary: Summary, parameter: str) -> cst.BaseExpression | None:
+    """The expression a call passes for one of the function's parameters, by keyword or position."""
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == parameter:
+            return arg.value
+    if parameter in summary.params:
+        index = summary.params.index(parameter)
+        return positional[index].value if index < len(positional) else None
+    return None
+
+
+def fixed_argument(model: ModuleModel, call: cst.Call) -> Callable[[str], bool]:
+    """For a call in this file: whether the argument in a slot (`#0`, `ms`) is a delay with
+    no random part."""
+    from idemlint.analysis.policy.delays import deterministic_delay
+
+    def fixed(slot: str) -> bool:
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if slot.startswith("#"):
+            index = int(slot[1:])
+            value = positional[index].value if index < len(positional) else None
+        else:
+            value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == slot), None)
+        return value is not None and deterministic_delay(model, value)
+
+    return fixed
+
+
+def literal_number(passed: Passed) -> Callable[[str], bool]:
+    """For a call elsewhere in the project: whether a slot holds a number written out."""
+    numbers = {slot for slot, _source, literal in passed if literal.replace(".", "", 1).isdigit()}
+    return numbers.__contains__
