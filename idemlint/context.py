@@ -43,18 +43,22 @@ class FileContext:
 
     @cached_property
     def retry(self) -> RetryAnalysis:
-        from idemlint.analysis.calls import class_named
-        from idemlint.analysis.retry import RetryAnalysis
+        from idemlint.analysis.calls import call_target, class_named
+        from idemlint.analysis.retry import InheritedSettings, RetryAnalysis
 
-        if self._project is EMPTY or not self._project.task_settings:
-            return RetryAnalysis(self.model)
         project, module = self._project, self.module_name
+        if project is EMPTY or not (project.task_settings or project.task_retriers):
+            return RetryAnalysis(self.model)
 
-        def inherited(base: cst.BaseExpression) -> frozenset[str]:
+        def of_base(base: cst.BaseExpression) -> frozenset[str]:
             owner = class_named(self.model, base, module)
             return project.inherited_settings(owner) if owner else frozenset()
 
-        return RetryAnalysis(self.model, inherited)
+        def retries_task_at(call: cst.Call) -> int | None:
+            target = call_target(self.model, call, module)
+            return project.task_retriers.get(project.defined_as(target)) if target else None
+
+        return RetryAnalysis(self.model, InheritedSettings(of_base, retries_task_at))
 
     @cached_property
     def sinks(self) -> KeySinks:

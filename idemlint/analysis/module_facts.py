@@ -38,6 +38,8 @@ class ModuleFacts:
     instances: tuple[tuple[str, str], ...] = ()  # module-level `psp = PspClient()`: (dotted name, class)
     # Celery Task classes and the retry settings their bodies declare (`autoretry_for = ...`)
     task_settings: tuple[tuple[str, frozenset[str]], ...] = ()
+    # functions handed a Celery task whose `.retry()` they call: (dotted name, its position)
+    task_retriers: tuple[tuple[str, int], ...] = ()
 
 
 def module_facts(source: str, path: str, module: str, config: Config) -> ModuleFacts | None:
@@ -51,7 +53,7 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
     from idemlint.analysis.effects import EffectAnalysis
     from idemlint.analysis.keys import KeySinks
     from idemlint.analysis.model import ModuleModel
-    from idemlint.analysis.retry import RetryAnalysis, class_settings
+    from idemlint.analysis.retry import RetryAnalysis, class_settings, retried_parameter
 
     try:
         tree = cst_module.parse_module(source)
@@ -68,7 +70,12 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
     retried = {c.node for c in retry.contexts}
     edges = {f: e for f, e in local.edges.items() if e and names[f] and f not in retried}
     facts = {f: s for f, s in local.by_function.items() if names[f] and (not s.empty or f in edges)}
-    if not facts and not edges and not model.classes:
+    task_retriers = tuple(
+        (names[f], position)
+        for f in model.functions
+        if names[f] and (position := retried_parameter(model, f)) is not None
+    )
+    if not facts and not edges and not model.classes and not task_retriers:
         return None
     lines = _lines_by_ast(model, source)
     if lines is None:  # the two parsers disagree on the calls: ask libcst (slower, exact)
@@ -131,7 +138,7 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
         if model.scope_of(c) is model.module and (settings := class_settings(c))
     )
     inherited = _sdk_methods(classes, source, path)
-    return ModuleFacts(path, functions + inherited, plain_edges, classes, instances, task_settings)
+    return ModuleFacts(path, functions + inherited, plain_edges, classes, instances, task_settings, task_retriers)
 
 
 def _sdk_methods(

@@ -55,6 +55,8 @@ class ProjectIndex:
     # names a package's `__init__.py` re-exports (`from .client import ApiClient`):
     # `shop.payments.ApiClient` -> `shop.payments.client.ApiClient`
     reexports: Mapping[str, str] = field(default_factory=dict)
+    # functions handed a Celery task whose `.retry()` they call: dotted name -> the task's position
+    task_retriers: Mapping[str, int] = field(default_factory=dict)
     # derived from `classes` (not in the digest): base or interface -> the classes naming it, sorted
     implementations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
@@ -75,6 +77,7 @@ class ProjectIndex:
                 sorted(self.instances.items()),
                 sorted((name, sorted(settings)) for name, settings in self.task_settings.items()),
                 sorted(self.reexports.items()),
+                sorted(self.task_retriers.items()),
             )
         )
         return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -350,7 +353,7 @@ _SUMMARY_CANDIDATE = re.compile(
     rb"squareup|paypalrestsdk|mollie|razorpay|twilio|braze)\b|uuid[1-7]?\(|token_(?:hex|urlsafe|bytes)\(|urandom\(|"
     rb"(?i:(?:status|state)(?:\w*\s*=\s*|\([^)\n]*)[\w.]*[\"']?\w*(?:fail|declin|cancel|reject|abort|void))|"
     rb"^[ \t]*return[ \t][^\n]*(?:\.a?update\(|\.rowcount|\.execute\()|^[ \t]+autoretry_for[ \t]*=|\bsleep\(|"
-    rb"^[ \t]+self\.(?:status|state)\w*[ \t]*=",
+    rb"^[ \t]+self\.(?:status|state)\w*[ \t]*=|\w\.retry\(",
     re.MULTILINE,
 )
 
@@ -390,6 +393,7 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
     classes: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
     instances: dict[str, str] = {}
     task_settings: dict[str, frozenset[str]] = {}
+    task_retriers: dict[str, int] = {}
     edges: list[tuple[str, int, str, str, int, Passed, bool]] = []
     for facts in modules:
         for name, summary, line in facts.functions:
@@ -398,6 +402,7 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
             classes[name] = (bases, methods)
         instances.update(facts.instances)
         task_settings.update(facts.task_settings)
+        task_retriers.update(facts.task_retriers)
         for caller, def_line, target, line, passed, always in facts.edges:
             edges.append((caller, def_line, target, facts.path, line, passed, always))
     implementations: dict[str, list[str]] = {}
@@ -410,6 +415,7 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
         classes=classes,
         instances=instances,
         task_settings=task_settings,
+        task_retriers=task_retriers,
         implementations={base: tuple(names) for base, names in implementations.items()},
     )
     for _round in range(MAX_DEPTH):

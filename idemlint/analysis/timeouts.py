@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import ModuleModel, keyword, string_value
+from idemlint.analysis.model import ModuleModel, keyword, local_callee, string_value
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -113,10 +113,14 @@ def unconditional_statements(block: cst.BaseSuite) -> Iterator[cst.CSTNode]:
             return  # an `if` or a loop: what follows may not run
 
 
-def failure_in(model: ModuleModel, nodes: list[cst.CSTNode], calls: bool = True) -> str | None:
+def failure_in(
+    model: ModuleModel, nodes: list[cst.CSTNode], calls: bool = True, seen: frozenset[cst.CSTNode] = frozenset()
+) -> str | None:
     """How these nodes record a definite failure, or None. With `calls=False` only a failed
     state counts, not a call named for a failure action nor a raise: in a helper's body
-    `self._lock.release()` releases a lock, not the customer's stock."""
+    `self._lock.release()` releases a lock, not the customer's stock. A call named for a
+    failure action to a function of this module counts only if its body records one
+    (`_note_failure(task, exc)` that only prints does not)."""
     for node in nodes:
         value = None
         if isinstance(node, cst.Assign) and any(_is_state(model.dotted(t.target)) for t in node.targets):
@@ -160,12 +164,33 @@ def failure_in(model: ModuleModel, nodes: list[cst.CSTNode], calls: bool = True)
                 and not last.startswith(("log", "debug", "info", "warn", "exception"))
                 and not last.lstrip("_").startswith(("is_", "has_", "should_", "can_"))  # a question, not a record
             ):
+                helper = local_callee(model, node)
+                if helper is not None and (helper in seen or not _acts(model, helper, seen | {helper})):
+                    continue  # its body is here to read, and it only logs
                 return f"calls {dotted}()"
         elif isinstance(node, cst.Raise) and isinstance(node.exc, cst.Call):
             raised = model.dotted(node.exc.func) or ""
             if _FAILURE_ERROR.search(raised.rsplit(".", 1)[-1]):
                 return f"raises {raised}"
     return None
+
+
+_LOGGING = re.compile(r"^(print|(\w+\.)*(log|logger|logging|LOG|LOGGER|_log|_logger)\.\w+|warnings\.warn)$")
+
+
+def _acts(model: ModuleModel, helper: cst.FunctionDef, seen: frozenset[cst.CSTNode]) -> bool:
+    """A helper named for a failure action does something: it records a failure, or it
+    calls anything beyond printing and logging (a refund, a release, a notification)."""
+    nodes = list(model.iter_nodes(helper.body))
+    if failure_in(model, nodes, True, seen) is not None:
+        return True
+    logged: set[cst.CSTNode] = set()
+    for node in nodes:
+        if isinstance(node, cst.Call) and _LOGGING.match(model.dotted(node.func) or ""):
+            logged.update(model.iter_nodes(node))  # `print(str(exc))`: the str() only formats the line
+    return any(
+        isinstance(n, cst.Call) and n not in logged and not _LOGGING.match(model.dotted(n.func) or "") for n in nodes
+    )
 
 
 def _constant_name(model: ModuleModel, expr: cst.BaseExpression) -> str:

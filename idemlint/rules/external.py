@@ -166,8 +166,10 @@ class TimeoutAsFailure(Rule):
     known_problems = (
         "A failure recorded by a helper whose name does not say so (`finish(order)`) is recognised when the helper, "
         "in this module or (with the project index) another, sets a failed state on every call; one that records it "
-        "only on some branch is not. A side-effecting call behind a wrapper whose class cannot be seen (an "
-        "interface, a service locator) is not recognised unless it is declared in `side-effect-calls`."
+        "only on some branch is not. A helper of this module named for a failure action (`_refund_failure()`) "
+        "counts only if its body does more than print or log. A side-effecting call behind a wrapper whose class "
+        "cannot be seen is not recognised unless it is declared in `side-effect-calls` (a service looked up by "
+        "its interface, `find_service(IPayments)`, is followed to its implementations)."
     )
     bad = """\
 import requests

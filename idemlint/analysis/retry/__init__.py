@@ -18,6 +18,7 @@ from idemlint.analysis.retry.functions import (
     ClassSetting,
     InheritedSettings,
     class_settings,
+    retried_parameter,
     task_keywords,
 )
 from idemlint.analysis.retry.loops import COUNTERS, RETRY_ITERATORS, SLEEPS
@@ -30,6 +31,7 @@ __all__ = [
     "ClassSetting",
     "InheritedSettings",
     "class_settings",
+    "retried_parameter",
     "RetryAnalysis",
     "RetryContext",
     "always_leaves",

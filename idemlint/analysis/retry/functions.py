@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import ModuleModel, keyword
+from idemlint.analysis.model import ModuleModel, keyword, local_callee
 from idemlint.analysis.retry.context import ATTEMPT_TOKEN, RetryContext
 
 if TYPE_CHECKING:
@@ -16,8 +16,16 @@ if TYPE_CHECKING:
 else:
     cst = LazyModule("libcst", globals(), "cst")
 
-# the Celery settings a task's `base=` class (defined elsewhere) declares, by its expression
-InheritedSettings = Callable[["cst.BaseExpression"], frozenset[str]]
+
+@dataclass(frozen=True)
+class InheritedSettings:
+    """What the project index knows that decides whether a Celery task retries: the settings
+    a `base=` class defined elsewhere declares (by its expression), and the position at which
+    a function defined elsewhere takes a task whose `.retry()` it calls (by the call)."""
+
+    of_base: Callable[[cst.BaseExpression], frozenset[str]]
+    retries_task_at: Callable[[cst.Call], int | None]
+
 
 RETRY_DECORATORS = {
     "tenacity.retry": "tenacity",
@@ -71,7 +79,7 @@ def _task_retry(
     last = name.rsplit(".", 1)[-1]
     keywords = {k: a.value for k, a in task_keywords(model, call).items()}
     base = inherited_base(call)
-    from_base = inherited(base) if inherited is not None and base is not None else frozenset()
+    from_base = inherited.of_base(base) if inherited is not None and base is not None else frozenset()
     if last == "actor" and ("dramatiq" in name or name == "actor"):
         retries = keywords.get("max_retries")
         if isinstance(retries, cst.Integer) and retries.value == "0":
@@ -93,7 +101,7 @@ def _task_retry(
         return "celery", "Celery task with autoretry_for"
     if "autoretry_for" in from_base:
         return "celery", "Celery task with autoretry_for (from its base class)"
-    if _calls_self_retry(model, function):
+    if _calls_self_retry(model, function, inherited):
         return "celery", "Celery task that calls self.retry()"
     if _is_true(keywords.get("acks_late")) and _is_true(keywords.get("task_reject_on_worker_lost")):
         return "celery", "Celery task with acks_late and task_reject_on_worker_lost"
@@ -104,15 +112,51 @@ def _is_true(expr: cst.BaseExpression | None) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "True"
 
 
-def _calls_self_retry(model: ModuleModel, function: cst.FunctionDef) -> bool:
+def _calls_self_retry(model: ModuleModel, function: cst.FunctionDef, inherited: InheritedSettings | None) -> bool:
+    """`self.retry()` in the bound task, or in a helper or context manager the task hands
+    itself to (`retry_on_network(self, exc)`, `with retrying(self):`), here or elsewhere."""
     params = function.params.params
     if not params:
         return False
     owner = params[0].name.value
     for node in model.iter_nodes(function.body):
-        if isinstance(node, cst.Call) and model.dotted(node.func) == f"{owner}.retry":
+        if not isinstance(node, cst.Call):
+            continue
+        if model.dotted(node.func) == f"{owner}.retry":
+            return True
+        position = next(
+            (i for i, a in enumerate(a for a in node.args if a.keyword is None) if _is_name(a.value, owner)), None
+        )
+        if position is None:
+            continue
+        helper = local_callee(model, node)
+        if helper is not None and retried_parameter(model, helper) == position:
+            return True
+        if helper is None and inherited is not None and inherited.retries_task_at(node) == position:
             return True
     return False
+
+
+def retried_parameter(model: ModuleModel, function: cst.FunctionDef) -> int | None:
+    """The position (after `self`/`cls`) of the parameter whose `.retry()` the function calls:
+    a helper handed the Celery task object."""
+    names = [p.name.value for p in function.params.params]
+    if names and names[0] in ("self", "cls") and model.enclosing_class(function) is not None:
+        names = names[1:]
+    for node in model.iter_nodes(function.body):
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "retry"
+            and isinstance(node.func.value, cst.Name)
+            and node.func.value.value in names
+        ):
+            return names.index(node.func.value.value)
+    return None
+
+
+def _is_name(expr: cst.BaseExpression, name: str) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == name
 
 
 def enqueued_with_retry(model: ModuleModel) -> list[RetryContext]:
