@@ -54,6 +54,9 @@ class Config:
     # one-shot backfill has no duplicate delivery to fear, and reports there are noise.
     check_tests: bool = False
     check_migrations: bool = False
+    # folders (relative to the project root) that hold top-level packages, as ruff's `src`:
+    # `src/shop/api.py` is the module `shop.api`
+    src: tuple[str, ...] = ("src",)
     root: Path = field(default_factory=Path.cwd, compare=False)
     source: str = field(default="", compare=False)  # the file this configuration came from
 
@@ -111,6 +114,13 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("check-tests", "check_tests", "bool", "Also check test files (skipped by default)."),
     Option("check-migrations", "check_migrations", "bool", "Also run the data-model rules on migrations."),
+    Option(
+        "src",
+        "src",
+        "list",
+        "Folders holding top-level packages, for module names (default: src), as ruff's `src`.",
+        in_flake8=False,
+    ),
 )
 _LIST_KEYS = {o.key: o.field for o in OPTIONS if o.kind == "list"}
 _BOOL_KEYS = {o.key: o.field for o in OPTIONS if o.kind == "bool"}

@@ -92,7 +92,7 @@ class FileContext:
                 relative = Path(self.path).resolve().relative_to(self._project.root).as_posix()
             except ValueError:
                 pass
-        return module_name(relative)
+        return module_name(relative, self.config.src)
 
     @cached_property
     def summaries(self) -> ModuleSummaries:

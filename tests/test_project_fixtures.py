@@ -121,3 +121,24 @@ def test_the_index_digest_does_not_depend_on_the_hash_seed() -> None:
         for seed in ("1", "2", "3")
     }
     assert len(digests) == 1
+
+
+def test_source_roots_come_from_the_src_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As ruff's `src`: packages under `lib/python` are named from there, so the index follows
+    the same calls as in the `src` layout."""
+    copy = _copy("src_layout", tmp_path, monkeypatch)
+    (copy / "lib").mkdir()
+    shutil.move(str(copy / "src"), str(copy / "lib" / "python"))
+    (copy / "pyproject.toml").write_text('[tool.idemlint]\nsrc = ["lib/python"]\n')
+    tasks = copy / "lib" / "python" / "billing" / "tasks" / "refunds.py"  # an absolute import this time
+    tasks.write_text(tasks.read_text().replace("from ..clients.psp import", "from billing.clients.psp import"))
+    found = {(f["path"], f["line"], f["code"]) for f in check("--no-cache")}
+    expected = {
+        (f"lib/python/{path.removeprefix('src/')}", e.line, e.code)
+        for path, items in expectations(PROJECTS / "src_layout").items()
+        for e in items
+        if e.kind == "expect"
+    }
+    assert found == expected and expected
+    (copy / "pyproject.toml").write_text("[tool.idemlint]\n")  # without it, `lib.python.billing...` resolves nothing
+    assert {(f["path"], f["line"], f["code"]) for f in check("--no-cache")} == set()

@@ -28,10 +28,14 @@ CONVENTION = "~"
 
 def module_name(relative_path: str, source_roots: tuple[str, ...] = ("src",)) -> str:
     """`shop/orders/models.py` -> `shop.orders.models`; `pkg/__init__.py` -> `pkg`; a file
-    under a source root (`src/shop/x.py`) drops it, as the installed package is named."""
+    under a source root (`src/shop/x.py`, or `lib/python/shop/x.py` with `src = ["lib/python"]`)
+    drops it, as the installed package is named."""
     parts = list(PurePosixPath(relative_path.replace("\\", "/")).with_suffix("").parts)
-    if len(parts) > 1 and parts[0] in source_roots:
-        parts = parts[1:]
+    for root in sorted(source_roots, key=len, reverse=True):
+        prefix = [p for p in PurePosixPath(root.replace("\\", "/")).parts if p not in ("", ".")]
+        if prefix and len(parts) > len(prefix) and parts[: len(prefix)] == prefix:
+            parts = parts[len(prefix) :]
+            break
     if parts and parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(p for p in parts if p not in ("", "."))

@@ -279,10 +279,11 @@ def file_facts(
     relative to `root`)."""
     relative = _relative(path, root)
     summaries = summary_facts(source, relative, config) if config is not None and summarise else None
-    return FileFacts(setter_facts(source), summaries, package_reexports(source, relative))
+    roots = config.src if config is not None else ("src",)
+    return FileFacts(setter_facts(source), summaries, package_reexports(source, relative, roots))
 
 
-def package_reexports(source: bytes, path: str) -> dict[str, str]:
+def package_reexports(source: bytes, path: str, source_roots: tuple[str, ...] = ("src",)) -> dict[str, str]:
     """`from .client import ApiClient` (or `from shop.payments.client import ApiClient as
     Client`) in `shop/payments/__init__.py`: {`shop.payments.ApiClient`: ...}. Other files
     re-export nothing callers import through them."""
@@ -294,7 +295,7 @@ def package_reexports(source: bytes, path: str) -> dict[str, str]:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return {}
-    package = module_name(path)
+    package = module_name(path, source_roots)
     found: dict[str, str] = {}
     for statement in tree.body:
         if isinstance(statement, ast.ImportFrom):
@@ -370,7 +371,7 @@ def summary_facts(source: bytes, path: str, config: Config) -> ModuleFacts | Non
         text = source.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    return module_facts(text, path, module_name(path), config)
+    return module_facts(text, path, module_name(path, config.src), config)
 
 
 def _relative(path: Path, root: Path | None) -> str:
