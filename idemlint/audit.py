@@ -256,8 +256,6 @@ def _timeout_handling(ctx, call) -> TimeoutHandling:  # type: ignore[no-untyped-
 
 
 def target_base(target: str) -> str:
-    if target.endswith("()"):  # an in-house row: the external call its wrapper reaches
-        return target
     if "://" in target:
         parts = urlsplit(target)
         return f"{parts.scheme}://{parts.netloc}"
@@ -267,7 +265,8 @@ def target_base(target: str) -> str:
 def summary(rows: Sequence[AuditRow]) -> list[dict[str, object]]:
     groups: dict[tuple[str, str], dict[str, object]] = {}
     for row in rows:
-        key = (row.library, target_base(row.target))
+        # an in-house row's target is the external call its wrapper reaches: kept whole
+        key = (row.library, row.target if row.library == "in-house" else target_base(row.target))
         group = groups.setdefault(
             key, {"library": key[0], "target": key[1], "sites": 0, "unkeyed": 0, "unkeyed_and_retried": 0}
         )

@@ -161,7 +161,9 @@ class PathKinds:
         # pytest's `testpaths` that hold only tests: a folder that is a Python package
         # (`credentials/apps` with its `__init__.py`) holds the code under test beside them,
         # and there only test-named files and test folders are tests
-        self.testpaths = tuple(t for t in _pytest_testpaths(root) if not (root / t / "__init__.py").is_file())
+        self.testpaths = tuple(
+            t for t in _pytest_testpaths(root) if _named_like_tests(t) or not (root / t / "__init__.py").is_file()
+        )
         self.resolver = resolver or Resolver()
         self._real_root = resolved(root)
         text = str(self._real_root)
@@ -199,6 +201,12 @@ class PathKinds:
             if parts[depth] in _TEST_FOLDER_NAMES and _has_conftest(self.root.joinpath(*parts[: depth + 1])):
                 return TEST
         return SOURCE
+
+
+def _named_like_tests(path: str) -> bool:
+    """`tests`, `api_tests`, `test_suite`: a folder named for tests holds only tests."""
+    name = path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
+    return name in _TEST_FOLDER_NAMES or name.endswith(("_tests", "_test")) or name.startswith(("test_", "tests_"))
 
 
 @lru_cache(maxsize=256)

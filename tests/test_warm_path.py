@@ -224,3 +224,20 @@ def test_the_project_root_is_the_common_folder_of_the_resolved_paths(tmp_path: P
     assert project_root(given, None) == Path(os.path.commonpath(list(folders)))
     assert project_root(given[-2:-1], None) == tmp_path / "other"
     assert project_root([str(tmp_path / "linkdir" / "d.py")], None) == tmp_path / "real"
+
+
+def test_the_index_format_is_pinned_to_its_magic() -> None:
+    """A stored index is read back by pickle: when what it holds changes (a field of the index,
+    a file's facts or a summary, or which modules are summarised), INDEX_MAGIC must change with
+    it, or a warm run reuses an index built the old way. Update both pins together."""
+    import dataclasses
+    import hashlib
+
+    from idemlint.analysis.module_facts import ModuleFacts
+    from idemlint.analysis.project import _SUMMARY_CANDIDATE, FileFacts, ProjectIndex
+    from idemlint.analysis.summary_records import Summary
+    from idemlint.cache import INDEX_MAGIC
+
+    classes = (ProjectIndex, FileFacts, ModuleFacts, Summary)
+    shape = repr([[f.name for f in dataclasses.fields(c)] for c in classes]) + _SUMMARY_CANDIDATE.pattern.decode()
+    assert (INDEX_MAGIC, hashlib.sha256(shape.encode()).hexdigest()[:12]) == (b"idemlint-index-4\n", "c71e82f69a3a")

@@ -112,11 +112,16 @@ def _fixed_waits(model: ModuleModel, retry: RetryAnalysis) -> dict[cst.CSTNode, 
 
     found: dict[cst.CSTNode, tuple[Chain, str]] = {}
     for function in model.functions:
-        for call in unconditional_calls(model, function):
+        always = unconditional_calls(model, function)
+        for call in calls_of(model, function):  # in source order: the first sleep decides
+            if call not in always:
+                continue
             name = model.call_name(call)
             if name not in SLEEPS or not call.args or retry.context_of(call) is not None or function in found:
                 continue
             delay = call.args[0].value
+            if isinstance(delay, (cst.Integer, cst.Float)) and not delay.value.strip("0._"):
+                continue  # `await asyncio.sleep(0)` yields to the loop: no wait
             chain = (Step(f"{name}()", call),)
             if deterministic_delay(model, delay):
                 found[function] = (chain, "")

@@ -63,9 +63,14 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
     model.memo["is_package"] = path.endswith("__init__.py")
     sinks = KeySinks(model, (*config.key_names, *config.key_headers))
     retry = RetryAnalysis(model)
-    local = summarise(
-        model, retry, sinks, EffectAnalysis(model, sinks, config), module, db=lambda: DbAnalysis(model, config)
-    )
+    analysis: list[DbAnalysis] = []
+
+    def db() -> DbAnalysis:  # built once, and only if a function may return a count or write its state
+        if not analysis:
+            analysis.append(DbAnalysis(model, config))
+        return analysis[0]
+
+    local = summarise(model, retry, sinks, EffectAnalysis(model, sinks, config), module, db=db)
     names = {f: _dotted(model, f, module) for f in model.functions}
     retried = {c.node for c in retry.contexts}
     edges = {f: e for f, e in local.edges.items() if e and names[f] and f not in retried}

@@ -95,7 +95,8 @@ class ProjectIndex:
             if owner is None:
                 return None
             target = f"{owner}.{method}"
-        target = self.defined_as(target)
+        if target not in self.functions and target.rpartition(".")[0] not in self.classes:
+            target = self.defined_as(target)  # `shop.payments.ApiClient`, re-exported by the package
         found = self.functions.get(target)
         if found is not None:
             return (target, *found)
@@ -127,21 +128,25 @@ class ProjectIndex:
         """`helpdesk = request.find_service(IHelpDesk)`, `gateway: BaseGateway`: an interface
         or base class the index does not summarise, so the call runs one of its
         implementations. The first (by name) whose method calls another system is one the
-        call may reach; only that "may" fact is kept, never one a caller must rely on."""
-        for name in self.implementations.get(interface, ()):
-            found = self.functions.get(f"{name}.{method}")
-            if found is not None and found[0].effect:
-                summary, path, line = found
-                reached = replace(
-                    summary,
-                    returns_key=None,
-                    sends_key=None,
-                    key_params=frozenset(),
-                    records_failure=None,
-                    returns_count=None,
-                )
-                return (f"{name}.{method}", reached, path, line)
-        return None
+        call may reach. Only "may" facts are kept (an effect; an unkeyed one if any implementation
+        makes one), never one a caller must rely on (a key, a failure, a wait, a state write)."""
+        from idemlint.analysis.summary_records import Summary
+
+        reached = [
+            (f"{name}.{method}", found)
+            for name in self.implementations.get(interface, ())
+            if (found := self.functions.get(f"{name}.{method}")) is not None and found[0].effect
+        ]
+        if not reached:
+            return None
+        qualname, (summary, path, line) = next(((q, f) for q, f in reached if f[0].unkeyed_effect), reached[0])
+        may = Summary(
+            params=summary.params,
+            unkeyed_effect=summary.unkeyed_effect,
+            effect=summary.effect,
+            effect_operation=summary.effect_operation,
+        )
+        return (qualname, may, path, line)
 
     def defined_as(self, dotted: str) -> str:
         """Where a name is defined when it is imported through a package that re-exports it:
@@ -301,8 +306,10 @@ def package_reexports(source: bytes, path: str, source_roots: tuple[str, ...] = 
         if isinstance(statement, ast.ImportFrom):
             origin = absolute("." * statement.level + (statement.module or ""), package, is_package=True)
             for alias in statement.names:
-                if alias.name != "*" and origin:
-                    found[f"{package}.{alias.asname or alias.name}"] = f"{origin}.{alias.name}"
+                name = alias.asname or alias.name
+                if alias.name == "*" or not origin or origin == f"{package}.{name}":
+                    continue  # `from .client import client`: `pkg.client` still names the submodule
+                found[f"{package}.{name}"] = f"{origin}.{alias.name}"
     return found
 
 
@@ -354,7 +361,7 @@ _SUMMARY_CANDIDATE = re.compile(
     rb"squareup|paypalrestsdk|mollie|razorpay|twilio|braze)\b|uuid[1-7]?\(|token_(?:hex|urlsafe|bytes)\(|urandom\(|"
     rb"(?i:(?:status|state)(?:\w*\s*=\s*|\([^)\n]*)[\w.]*[\"']?\w*(?:fail|declin|cancel|reject|abort|void))|"
     rb"^[ \t]*return[ \t][^\n]*(?:\.a?update\(|\.rowcount|\.execute\()|^[ \t]+autoretry_for[ \t]*=|\bsleep\(|"
-    rb"^[ \t]+self\.(?:status|state)\w*[ \t]*=|\w\.retry\(",
+    rb"^[ \t]+self\.\w*(?:status|state|stage|phase|step)\w*[ \t]*(?::[^=\n]*)?=[^=]|\w\.retry\(",
     re.MULTILINE,
 )
 
@@ -364,7 +371,9 @@ def summary_facts(source: bytes, path: str, config: Config) -> ModuleFacts | Non
     from idemlint.analysis.calls import module_name
     from idemlint.analysis.module_facts import module_facts
 
-    extra = tuple(re.escape(name.split(".")[0]).encode() for name in config.side_effect_calls)
+    extra = tuple(re.escape(name.split(".")[0]).encode() for name in config.side_effect_calls) + tuple(
+        rb"self\." + re.escape(column).encode() + rb"\s*=" for column in config.state_columns
+    )
     if not _SUMMARY_CANDIDATE.search(source) and not (extra and re.search(b"|".join(extra), source)):
         return None
     try:

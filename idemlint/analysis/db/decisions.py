@@ -93,7 +93,8 @@ def _singular(table: str) -> str:
 def decided_columns(model: ModuleModel, test: cst.BaseExpression, read: DbRead) -> tuple[str, ...]:
     """The columns a test looks at: `order.status`, a name unpacked from the row
     (`status, total = cur.fetchone()`), `row["status"]`, or the filter of an `exists()`.
-    An existence check (`if order is None`) looks at no column."""
+    An existence check (`if order is None`) looks at no column, unless the read found the
+    row by its state (`filter(pk=pk, status="pending").first()`): then at that state."""
     columns: list[str] = []
     read_names = {
         b.name
@@ -136,10 +137,15 @@ def decided_columns(model: ModuleModel, test: cst.BaseExpression, read: DbRead) 
     return tuple(dict.fromkeys(columns))
 
 
+# Methods of a field's value that only read it (`self.pipeline.get(self.status, ())`)
+_READ_ONLY = frozenset({"get", "keys", "values", "items", "index", "count", "startswith", "endswith", "lower", "upper"})
+
+
 def _columns_a_query_returns(model: ModuleModel, call: cst.Call) -> list[str]:
     """`self.available_statuses()` where the class's method only returns something computed
     from its own fields (`return self.pipeline.get(self.status, ())`): those fields. A method
-    that writes to `self` or calls anything on it (`save()`, `send()`) does, not only reads."""
+    that writes to `self` or calls anything reached from it (`self.save()`, `self.gateway.fetch()`)
+    does more than read, and decides nothing here."""
     method = local_callee(model, call)
     receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
     if method is None or not isinstance(receiver, cst.Name) or receiver.value != "self":
@@ -148,8 +154,11 @@ def _columns_a_query_returns(model: ModuleModel, call: cst.Call) -> list[str]:
     for node in model.iter_nodes(method.body):
         if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
             parent = model.parents.get(node)
-            if type(parent) is cst.Call and parent.func is node or type(parent) in (cst.AssignTarget, cst.AugAssign):
+            if type(parent) in (cst.AssignTarget, cst.AugAssign) or type(parent) is cst.Call and parent.func is node:
                 return []
+        elif type(node) is cst.Call and (model.dotted(node.func) or "").startswith("self."):
+            if not (isinstance(node.func, cst.Attribute) and node.func.attr.value in _READ_ONLY):
+                return []  # `self.gateway.fetch(...)`: a call, not a read of a field
         elif type(node) is cst.Return and node.value is not None:
             returned.extend(
                 n.attr.value.lower()
@@ -158,6 +167,7 @@ def _columns_a_query_returns(model: ModuleModel, call: cst.Call) -> list[str]:
                 and type(n.value) is cst.Name
                 and n.value.value == "self"
                 and not n.attr.value.startswith("_")
+                and type(model.parents.get(n)) is not cst.Attribute  # `self.pipeline` of `self.pipeline.get`
             )
     return returned
 

@@ -41,7 +41,8 @@ class Race:
 def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
     """Writes (by id of DbWrite) decided in Python by an unlocked read of the same record,
     with no re-check in the write itself: IDM101's findings, also used to keep IDM103 quiet."""
-    cached: dict[int, Race] | None = model.memo.get("db.races")
+    memo = model.memo.setdefault("db.races", {})  # per analysis: a file may have two (summaries', rules')
+    cached: dict[int, Race] | None = memo.get(id(db))
     if cached is not None:
         return cached
     found: dict[int, Race] = {}
@@ -50,7 +51,7 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
             columns = decided_columns(model, test, read)
             if not decides_state(columns) or is_locked(model, db, read) or _rechecks(db, write, columns):
                 continue
-            if _same_queryset(model, read, write):
+            if _same_queryset(model, read, write) and any(p.column in columns for p in read.filters):
                 continue  # `qs.count()` then `qs.update(...)`: the update runs the read's filter again
             if _another_instance(model, read, write):
                 continue  # `filter(id=copy.id).update(...)` after reading `original`: another row
@@ -81,7 +82,7 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
         if all(_converges(model, db, race, w) for w in writes) and not side_effect_in(model, db, race.test, writes):
             for write in writes:
                 del found[id(write)]
-    model.memo["db.races"] = found
+    memo[id(db)] = found
     return found
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.calls import tail_name
 from idemlint.analysis.db.records import SESSION
 from idemlint.analysis.model import ModuleModel
 
@@ -69,14 +70,11 @@ _PERSIST_VERBS = ("update_", "save_", "asave_", "persist_", "store_")
 
 
 def persisting_helper_argument(call: cst.Call) -> str | None:
-    """`update_payment(payment)`, `db.save_order(order)`: a helper named for storing the very
-    instance it is given first (its name holds the argument's), which persists it as `save()`
-    would. A helper named for something else (`update_stock(product)`) is not assumed to."""
-    func = call.func
-    name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else ""
-    if not name.startswith(_PERSIST_VERBS) or not call.args or call.args[0].keyword is not None:
+    """`update_payment(payment)`, `db.save_order(order)`: a helper named for storing exactly
+    the instance it is given first, which persists it as `save()` would. A helper named for
+    something else (`update_stock(product)`, `update_order_cache(order)`) is not assumed to."""
+    name = tail_name(call.func)
+    if not call.args or call.args[0].keyword is not None or type(call.args[0].value) is not cst.Name:
         return None
-    first = call.args[0].value
-    if type(first) is not cst.Name or first.value not in name.split("_", 1)[1].split("_"):
-        return None
-    return first.value
+    first = call.args[0].value.value
+    return first if any(name == f"{verb}{first}" for verb in _PERSIST_VERBS) else None

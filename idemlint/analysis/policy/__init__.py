@@ -102,13 +102,26 @@ def _waits_in_helpers(
     model: ModuleModel, context: RetryContext, policy: Policy, callee: Callable[[cst.Call], Callee | None]
 ) -> None:
     """A retry loop that waits through a helper (`sleep(500)`, `backoff.handle_retry()`) whose
-    summary says it sleeps a delay with no random part."""
+    summary says it sleeps a delay with no random part. The attempt itself (a call in a `try`
+    body) may pace its own requests: only calls between attempts count, and none in a loop
+    that already waits with a random delay of its own."""
+    from idemlint.analysis.policy.delays import deterministic_delay
     from idemlint.analysis.retry import SLEEPS, loop_nodes
     from idemlint.analysis.summary_records import fixed_argument, passed_arguments
 
-    assert isinstance(context.node, (cst.For, cst.While))
-    for node in loop_nodes(model, context.node):
-        if not isinstance(node, cst.Call) or model.call_name(node) in SLEEPS:
+    loop = context.node
+    assert isinstance(loop, (cst.For, cst.While))
+    nodes = loop_nodes(model, loop)
+    if any(
+        isinstance(n, cst.Call)
+        and model.call_name(n) in SLEEPS
+        and n.args
+        and not deterministic_delay(model, n.args[0].value)
+        for n in nodes
+    ):
+        return
+    for node in nodes:
+        if not isinstance(node, cst.Call) or model.call_name(node) in SLEEPS or _in_attempt(model, node, loop):
             continue
         found = callee(node)
         chain = found.summary.fixed_wait_for(passed_arguments(node), fixed_argument(model, node)) if found else None
@@ -116,6 +129,18 @@ def _waits_in_helpers(
             policy.no_jitter.append(
                 Verdict("fixed-wait", "helper", node, context.label, owner=found.name, callee=found, chain=chain)
             )
+
+
+def _in_attempt(model: ModuleModel, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
+    """Inside the body of a `try` of the loop: part of the attempt, not the wait after it."""
+    child = node
+    for ancestor in model.ancestors(node):
+        if ancestor is loop:
+            return False
+        if isinstance(ancestor, (cst.Try, cst.TryStar)) and child is ancestor.body:
+            return True
+        child = ancestor
+    return False
 
 
 def _single_attempt(model: ModuleModel, call: cst.Call) -> bool:

@@ -93,7 +93,7 @@ def _task_retry(
     celery_like = (
         last == "shared_task"
         or last == "task"
-        and ("celery" in name or bool(_CELERY_KEYWORDS & keywords.keys()) or call is None)
+        and ("celery" in name or bool(_CELERY_KEYWORDS & keywords.keys()) or call is None or base is not None)
     )
     if not celery_like:
         return None
