@@ -174,21 +174,20 @@ def cached_results(
     (`rows` are the selection's rows in idemlint.rule_table) and does not load the project
     index: the results' run-wide key needs only its digest, stored beside it. The key is
     the runner's own, so rows that disagreed with the rule classes could only miss."""
-    from types import SimpleNamespace
 
     from idemlint.cache import file_key, stored_index_digest
     from idemlint.runner import RunResult, _open_cache, default_cache_dir
 
     directory = default_cache_dir(config.root)
-    digest: str | None = EMPTY.digest
+    digests: tuple[str, dict[str, str]] = (EMPTY.structure_digest, EMPTY.function_digests)
     if any(row.needs_project for row in rows):
         files = project_files(config, found, paths, directory)
-        digest = stored_index_digest(files, directory, _index_key(config))
-        if digest is None:
+        stored = stored_index_digest(files, directory, _index_key(config))
+        if stored is None:
             return None
-    # _open_cache reads the rules' codes and the index's digest, nothing else
-    runs = cast("Sequence[type[Rule]]", rows)
-    cache = _open_cache(directory, config, runs, cast(ProjectIndex, SimpleNamespace(digest=digest)))
+        digests = stored
+    # _open_cache reads the rules' codes, nothing else
+    cache = _open_cache(directory, config, cast("Sequence[type[Rule]]", rows), digests)
     result = RunResult()
     for real, shown in found.to_check(config.check_tests):
         try:

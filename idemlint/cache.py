@@ -25,8 +25,9 @@ import contextlib
 import hashlib
 import marshal
 import os
+import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,9 @@ clock = time.time_ns  # when a run starts (tests move it on)
 
 Stamp = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
 # stamp (None: read the file to compare), content hash, findings as plain tuples
-Entry = tuple[Stamp | None, bytes, tuple[Any, ...]]
+# (stat stamp, content hash, encoded findings, (name, digest) of each index function the file names)
+Entry = tuple[Stamp | None, bytes, tuple[Any, ...], tuple[tuple[str, str], ...]]
+_IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 # the plain-data classes a finding is made of (Finding, Fix, Edit...), by name
 _TYPES: dict[str, type] = {
@@ -104,9 +107,12 @@ def file_key(real: Path, shown: str, kind: str | None, anchor: str | None) -> st
 
 
 class ResultCache:
-    """The entries of one project and run-wide key; `save` writes back what changed."""
+    """The entries of one project and run-wide key; `save` writes back what changed. An entry
+    holds, besides the file's findings, the digests of the project functions the file names
+    (`functions`: name -> digest): editing a helper re-checks the files that name it."""
 
-    def __init__(self, directory: Path, salt: str) -> None:
+    def __init__(self, directory: Path, salt: str, functions: Mapping[str, str] | None = None) -> None:
+        self.functions: Mapping[str, str] = functions or {}
         self.folder = directory / __version__
         self.path = self.folder / f"results-{salt[:32]}.bin"
         self.salt = salt
@@ -134,8 +140,8 @@ class ResultCache:
         An OSError from reading the file propagates: the caller reports it."""
         self.used.add(key)
         entry = self.entries.get(key)
-        if type(entry) is not tuple or len(entry) != 3:
-            entry = None  # absent, or malformed: recompute
+        if type(entry) is not tuple or len(entry) != 4 or not self._current(entry[3]):
+            entry = None  # absent, malformed, or a helper it names has changed: recompute
         try:
             now = stamp(os.stat(real))
         except OSError:
@@ -150,9 +156,22 @@ class ResultCache:
             found = self._findings(entry)
             if found is not None:
                 if now is not None and self._trusted(now) and entry[0] != now:
-                    self.changed[key] = (now, digest, entry[2])  # next time, the stat is enough
+                    self.changed[key] = (now, digest, entry[2], entry[3])  # next time, the stat is enough
                 return found, source, now, digest
         return None, source, now, digest
+
+    def _current(self, depends: object) -> bool:
+        try:
+            return all(self.functions.get(name) == digest for name, digest in depends)  # type: ignore[attr-defined]
+        except (TypeError, ValueError):
+            return False
+
+    def _depends(self, source: bytes) -> tuple[tuple[str, str], ...]:
+        """The project functions a file names (by identifier), with their digests now."""
+        if not self.functions:
+            return ()
+        names = {token.decode() for token in set(_IDENTIFIER.findall(source))}
+        return tuple(sorted((name, self.functions[name]) for name in names if name in self.functions))
 
     def _findings(self, entry: Entry) -> list[Finding] | None:
         try:
@@ -163,12 +182,13 @@ class ResultCache:
     def _trusted(self, now: Stamp) -> bool:
         return max(now[1], now[2]) < self.started - RACY_NS
 
-    def put(self, key: str, now: Stamp | None, digest: bytes, findings: Sequence[Finding]) -> None:
+    def put(self, key: str, now: Stamp | None, digest: bytes, findings: Sequence[Finding], source: bytes = b"") -> None:
         try:
             rows = encode(findings)
         except ValueError:
             return
-        self.changed[key] = (now if now is not None and self._trusted(now) else None, digest, rows)
+        trusted = now if now is not None and self._trusted(now) else None
+        self.changed[key] = (trusted, digest, rows, self._depends(source))
 
     def save(self) -> None:
         """Merge the changes into the file on disk (another run may have written it since)."""
@@ -201,7 +221,7 @@ class ResultCache:
                 old.unlink()
 
 
-INDEX_MAGIC = b"idemlint-index-4\n"  # bump with the index format: tests/test_warm_path.py pins it
+INDEX_MAGIC = b"idemlint-index-5\n"  # bump with the index format: tests/test_warm_path.py pins it
 
 
 def cached_index(
@@ -223,21 +243,30 @@ def cached_index(
         except Exception:  # a stored index this version cannot read: build afresh
             found = None
         if isinstance(found, ProjectIndex):
-            if found.digest != digest:  # stored by a build whose digest was computed otherwise
-                _write_checked(store, INDEX_MAGIC, marshal.dumps((key, manifest, blob, found.digest)))
+            if index_digests(found) != digest:  # stored by a build whose digests were computed otherwise
+                _write_checked(store, INDEX_MAGIC, marshal.dumps((key, manifest, blob, index_digests(found))))
             return found
     built = build(paths)
     try:
-        _write_checked(store, INDEX_MAGIC, marshal.dumps((key, manifest, pickle.dumps(built), built.digest)))
+        _write_checked(store, INDEX_MAGIC, marshal.dumps((key, manifest, pickle.dumps(built), index_digests(built))))
     except (ValueError, pickle.PicklingError):
         pass
     return built
 
 
-def stored_index_digest(files: Iterable[Path], directory: Path, key: str) -> str | None:
-    """The digest of the index `cached_index` would reuse for these files and `key`, without
-    loading the index (a warm run needs only its digest, for the results' run-wide key); None
-    when it would build a new one."""
+IndexDigests = tuple[str, dict[str, str]]
+
+
+def index_digests(index: ProjectIndex) -> IndexDigests:
+    """What the results cache keys on: the index's structure (run-wide) and, by name, what
+    its functions do (per file, for the names the file holds)."""
+    return index.structure_digest, index.function_digests
+
+
+def stored_index_digest(files: Iterable[Path], directory: Path, key: str) -> IndexDigests | None:
+    """The digests of the index `cached_index` would reuse for these files and `key`, without
+    loading the index (a warm run needs only these, for the results' keys); None when it would
+    build a new one."""
     _manifest, blob, digest = _stored_index(_index_store(directory, key), key, list(files))
     return digest if blob is not None else None
 
@@ -246,7 +275,7 @@ def _index_store(directory: Path, key: str) -> Path:
     return directory / __version__ / f"index-{hashlib.sha256(key.encode()).hexdigest()[:32]}.bin"
 
 
-def _stored_index(store: Path, key: str, paths: list[Path]) -> tuple[tuple[Any, ...], bytes | None, str]:
+def _stored_index(store: Path, key: str, paths: list[Path]) -> tuple[tuple[Any, ...], bytes | None, Any]:
     """(the manifest of `paths` as they are now, the stored index's pickle or None when it is
     not for these files' contents and `key`, its digest). A manifest entry whose stat changed
     but not its content is written back, so that the next run trusts the stat again."""
@@ -276,7 +305,8 @@ def _stored_index(store: Path, key: str, paths: list[Path]) -> tuple[tuple[Any, 
         trusted = now if now is not None and max(now[1], now[2]) < started - RACY_NS else None
         manifest.append((name, trusted, content))
         reusable = reusable and old is not None and old[0] == name and old[2] == content
-    if not reusable or not isinstance(blob, bytes) or not isinstance(digest, str):
+    valid = isinstance(digest, tuple) and len(digest) == 2 and isinstance(digest[1], dict)
+    if not reusable or not isinstance(blob, bytes) or not valid:
         return tuple(manifest), None, ""
     if tuple(manifest) != tuple(old_manifest):
         _write_checked(store, INDEX_MAGIC, marshal.dumps((key, tuple(manifest), blob, digest)))

@@ -63,7 +63,8 @@ def run(
     progress: Progress | None = None,
 ) -> RunResult:
     result = RunResult()
-    cache = _open_cache(cache_dir, config, rules, project) if cache_dir is not None else None
+    digests = (project.structure_digest, project.function_digests)
+    cache = _open_cache(cache_dir, config, rules, digests) if cache_dir is not None else None
     pending: list[tuple[_Job, str, Stamp | None, bytes]] = []
     for real, shown in files:
         kind = kinds.get(shown) if kinds is not None else None
@@ -92,20 +93,24 @@ def run(
         result.findings.extend(outcome.findings)
         result.errors.extend(outcome.errors)
         if cache is not None and not outcome.errors:
-            cache.put(key, now, digest, outcome.findings)
+            cache.put(key, now, digest, outcome.findings, _job.source)
     if cache is not None:
         cache.save()
     result.findings.sort()
     return result
 
 
-def _open_cache(directory: Path, config: Config, rules: Sequence[type[Rule]], project: ProjectIndex) -> ResultCache:
+def _open_cache(
+    directory: Path, config: Config, rules: Sequence[type[Rule]], digests: tuple[str, Mapping[str, str]]
+) -> ResultCache:
     """The cache file of this project and run-wide key: version, rules, configuration, and the
-    project index (a change to a helper elsewhere re-checks its callers)."""
+    project index's structure; each entry also keys on the index functions its file names, so
+    editing a helper elsewhere re-checks the files that call it and nothing else."""
+    structure, functions = digests
     salt = hashlib.sha256(
-        f"{__version__}\0{','.join(r.code for r in rules)}\0{config.fingerprint()}\0{project.digest}\0{SHAPE}".encode()
+        f"{__version__}\0{','.join(r.code for r in rules)}\0{config.fingerprint()}\0{structure}\0{SHAPE}".encode()
     ).hexdigest()
-    return ResultCache(directory, salt)
+    return ResultCache(directory, salt, functions)
 
 
 def check_source(*args: Any, **kwargs: Any) -> FileResult:

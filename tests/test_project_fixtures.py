@@ -8,6 +8,7 @@ the real CLI, and the findings must be exactly the annotated ones, with their me
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -142,3 +143,37 @@ def test_source_roots_come_from_the_src_setting(tmp_path: Path, monkeypatch: pyt
     assert found == expected and expected
     (copy / "pyproject.toml").write_text("[tool.idemlint]\n")  # without it, `lib.python.billing...` resolves nothing
     assert {(f["path"], f["line"], f["code"]) for f in check("--no-cache")} == set()
+
+
+def test_editing_a_helper_rechecks_the_files_that_name_it_and_nothing_else(flat: Path) -> None:
+    """Each cached result keys on the project functions its file names: editing what
+    `notify()` does re-checks the files that call it, and every other file stays cached."""
+    from idemlint import api
+    from idemlint.rules import ALL_RULES
+
+    config = api.load_config(["."], None)
+
+    digests: list[dict[str, str]] = []
+
+    def run() -> tuple[int, int]:
+        found = api.discover_files(["."], config)
+        project = api.build_project_index(config, ALL_RULES, found, ["."], cache=True)
+        digests.append(project.function_digests)
+        result = api.check_files(found, config, ALL_RULES, project, jobs=1)
+        return result.cached, len(found.to_check(config.check_tests))
+
+    cold_cached, files = run()
+    assert cold_cached == 0
+    assert run() == (files, files)  # warm: every file from the cache
+    client = flat / "shop" / "payments" / "client.py"
+    text = client.read_text()
+    client.write_text(text.replace("json=payload, timeout=5)  # ok", "json=payload, timeout=9)  # ok"))
+    assert run()[0] == files - 1  # only the edited file: what notify() does is unchanged
+    client.write_text(
+        text.replace("requests.post(url, json=payload, timeout=5)", "requests.put(url, json=payload, timeout=5)")
+    )
+    cached, _ = run()
+    changed = {name for name, digest in digests[-1].items() if digests[-2].get(name) != digest}
+    assert "notify" in changed
+    naming = [p for p in flat.rglob("*.py") if changed & set(re.findall(r"\w+", p.read_text())) or p == client]
+    assert files - cached == len(naming) and 1 < len(naming) < files

@@ -240,4 +240,4 @@ def test_the_index_format_is_pinned_to_its_magic() -> None:
 
     classes = (ProjectIndex, FileFacts, ModuleFacts, Summary)
     shape = repr([[f.name for f in dataclasses.fields(c)] for c in classes]) + _SUMMARY_CANDIDATE.pattern.decode()
-    assert (INDEX_MAGIC, hashlib.sha256(shape.encode()).hexdigest()[:12]) == (b"idemlint-index-4\n", "c71e82f69a3a")
+    assert (INDEX_MAGIC, hashlib.sha256(shape.encode()).hexdigest()[:12]) == (b"idemlint-index-5\n", "c71e82f69a3a")

@@ -63,24 +63,38 @@ class ProjectIndex:
     @property
     def digest(self) -> str:
         """Stable across processes: sets are sorted (their order follows the hash seed)."""
-        functions = sorted(
-            (name, repr(replace(summary, key_params=sorted(summary.key_params))), path, line)  # type: ignore[arg-type]
-            for name, (summary, path, line) in self.functions.items()
-        )
+        return _hash(repr((self.structure_digest, sorted(self.function_digests.items()))))
+
+    @property
+    def structure_digest(self) -> str:
+        """Everything but what the summarised functions do: setters, classes, instances, Celery
+        facts, re-exports, and the names of the functions. A change here may change how any
+        file's calls resolve, so every file is checked again."""
         classes = sorted((name, bases, sorted(methods)) for name, (bases, methods) in self.classes.items())
-        text = repr(
-            (
-                sorted(self.guarded_setters),
-                sorted(self.unguarded_setters),
-                functions,
-                classes,
-                sorted(self.instances.items()),
-                sorted((name, sorted(settings)) for name, settings in self.task_settings.items()),
-                sorted(self.reexports.items()),
-                sorted(self.task_retriers.items()),
+        return _hash(
+            repr(
+                (
+                    sorted(self.guarded_setters),
+                    sorted(self.unguarded_setters),
+                    sorted(self.functions),
+                    classes,
+                    sorted(self.instances.items()),
+                    sorted((name, sorted(settings)) for name, settings in self.task_settings.items()),
+                    sorted(self.reexports.items()),
+                    sorted(self.task_retriers.items()),
+                )
             )
         )
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def function_digests(self) -> dict[str, str]:
+        """What the summarised functions do, by the name a call spells (`send`, `post`): a file
+        depends on the names it holds, so editing a helper re-checks the files that name it."""
+        by_name: dict[str, list[str]] = {}
+        for name, (summary, path, line) in self.functions.items():
+            text = repr((name, repr(replace(summary, key_params=sorted(summary.key_params))), path, line))  # type: ignore[arg-type]
+            by_name.setdefault(name.rsplit(".", 1)[-1], []).append(text)
+        return {name: _hash(repr(sorted(texts))) for name, texts in by_name.items()}
 
     def function(self, target: str) -> tuple[str, Summary, str, int] | None:
         """The summarised function a call target names: itself, the method a base class
@@ -181,6 +195,10 @@ class ProjectIndex:
         wanted = receiver.replace("_", "").lower()
         matches = [name for name in self.classes if name.rsplit(".", 1)[-1].lower() == wanted]
         return matches[0] if len(matches) == 1 else None
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 EMPTY = ProjectIndex()
