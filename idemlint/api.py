@@ -123,14 +123,14 @@ def build_project_index(
     from idemlint.analysis.project import build_index
     from idemlint.cache import cached_index
     from idemlint.paths import SOURCE, PathKinds
-    from idemlint.runner import default_cache_dir
+    from idemlint.runner import default_cache_dir, map_in_workers
 
     if not any(rule.needs_project for rule in rules):
         return EMPTY
     kinds = PathKinds(config.root)
 
     def build(files: list[Path]) -> ProjectIndex:
-        return build_index(files, config.root, config, lambda path: kinds.kind(path) == SOURCE)
+        return build_index(files, config.root, config, lambda path: kinds.kind(path) == SOURCE, map_in_workers)
 
     return cached_index(
         project_files(config, found, paths),
@@ -138,6 +138,22 @@ def build_project_index(
         _index_key(config),
         build,
     )
+
+
+def stored_project_index(path: str) -> ProjectIndex:
+    """The project index an `idemlint check` of the project holding `path` stored, while none
+    of the project's files changed since; else EMPTY (module-local summaries only). For the
+    flake8 plugin, which checks one file at a time and cannot afford to build one."""
+    from idemlint.cache import stored_index
+    from idemlint.config import ConfigError
+    from idemlint.runner import default_cache_dir
+
+    try:
+        config = load_config([path] if path != "stdin" else ["."], None)
+        directory = default_cache_dir(config.root)
+        return stored_index(project_files(config, None, (), directory), directory, _index_key(config)) or EMPTY
+    except (ConfigError, OSError):
+        return EMPTY
 
 
 def _index_key(config: Config) -> str:

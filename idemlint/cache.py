@@ -263,6 +263,21 @@ def index_digests(index: ProjectIndex) -> IndexDigests:
     return index.structure_digest, index.function_digests
 
 
+def stored_index(files: Iterable[Path], directory: Path, key: str) -> ProjectIndex | None:
+    """The index `cached_index` stored for these files and `key`, if none of them changed
+    since; None otherwise. Never builds one (the flake8 plugin asks, one file at a time)."""
+    import pickle
+
+    _manifest, blob, _digest = _stored_index(_index_store(directory, key), key, list(files))
+    if blob is None:
+        return None
+    try:
+        found = pickle.loads(blob)
+    except Exception:  # a stored index this version cannot read
+        return None
+    return found if isinstance(found, ProjectIndex) else None
+
+
 def stored_index_digest(files: Iterable[Path], directory: Path, key: str) -> IndexDigests | None:
     """The digests of the index `cached_index` would reuse for these files and `key`, without
     loading the index (a warm run needs only these, for the results' keys); None when it would

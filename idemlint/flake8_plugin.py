@@ -3,7 +3,9 @@
 flake8 runs a plugin once per file only when its constructor asks for `tree`; the ast is
 ignored and `lines` (which may be an editor's unsaved buffer, filename "stdin") is parsed
 with libcst. flake8 owns selection and `# noqa` here, so IDM800 is never emitted. Nothing
-may escape `run()`: an exception would abort the whole flake8 run.
+may escape `run()`: an exception would abort the whole flake8 run. Calls into other modules
+are followed through the project index an `idemlint check` stored, while it is fresh (read
+once per flake8 process); without one, only the file's own functions are.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ class Plugin:
     name = "idemlint"
     version = __version__
     _config: Any = None
+    _project: Any = None  # the stored project index, loaded by the first file a process checks
 
     def __init__(self, tree: object, lines: list[str], filename: str) -> None:
         self.lines = lines
@@ -58,8 +61,13 @@ class Plugin:
             from idemlint.config import Config
             from idemlint.rules import ALL_RULES
 
+            if Plugin._project is None:
+                from idemlint.api import stored_project_index
+
+                Plugin._project = stored_project_index(self.filename)
             source = "".join(self.lines)
-            result = check_text(source, self.filename, self._config or Config(), ALL_RULES, unused_noqa=False)
+            config = self._config or Config()
+            result = check_text(source, self.filename, config, ALL_RULES, project=Plugin._project, unused_noqa=False)
             for message in result.errors:
                 print(f"idemlint: {message}", file=sys.stderr)
             for finding in result.findings:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +49,7 @@ class _Job:
     kind: str | None = None  # test, migration or source; None: judged from `shown`
     project: ProjectIndex = EMPTY
     anchor: str | None = None  # the path relative to the project root
+    worker_project: bool = False  # the index is the worker's (sent once to the pool), not this job's
 
 
 def run(
@@ -120,6 +121,15 @@ def check_source(*args: Any, **kwargs: Any) -> FileResult:
     return check(*args, **kwargs)
 
 
+# The project index of the run, in a worker process: sent once per worker (the pool's
+# initializer), not pickled again with each of thousands of files.
+_WORKER_PROJECT: list[ProjectIndex] = [EMPTY]
+
+
+def _receive_project(project: ProjectIndex) -> None:
+    _WORKER_PROJECT[0] = project
+
+
 def _check_one(job: _Job, config: Config, rules: Sequence[type[Rule]]) -> FileResult:
     try:
         return check_source(
@@ -129,7 +139,7 @@ def _check_one(job: _Job, config: Config, rules: Sequence[type[Rule]]) -> FileRe
             rules,
             report_unused_noqa=True,
             kind=job.kind,
-            project=job.project,
+            project=_WORKER_PROJECT[0] if job.worker_project else job.project,
             anchor=job.anchor,
         )
     except Exception as error:  # a bug outside the per-rule guard: this file's error, not the run's
@@ -160,9 +170,13 @@ def _check_all(
     from concurrent.futures.process import BrokenProcessPool
 
     results: list[FileResult | None] = [None] * len(jobs_list)
+    project = jobs_list[0].project  # one run, one index
+    light = [replace(job, project=EMPTY, worker_project=True) for job in jobs_list]
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=_fork_context()) as pool:
-            futures = [pool.submit(_check_one, job, config, rules) for job in jobs_list]
+        with ProcessPoolExecutor(
+            max_workers=jobs, mp_context=_fork_context(), initializer=_receive_project, initargs=(project,)
+        ) as pool:
+            futures = [pool.submit(_check_one, job, config, rules) for job in light]
             for index, future in enumerate(futures):
                 try:
                     results[index] = future.result()
@@ -202,6 +216,24 @@ def _check_isolated(job: _Job, config: Config, rules: Sequence[type[Rule]]) -> F
             suggestion="Report this file to idemlint; the rest of the run is unaffected.",
         )
         return FileResult(job.shown, (finding,))
+
+
+def map_in_workers(items: list[Any]) -> list[Any]:
+    """The project map's modules that need a libcst parse, `file_facts` of each, spread over
+    one worker per CPU (in order); in this process when there are few, or no pool can start."""
+    from idemlint.analysis.project import file_facts_of
+
+    jobs = os.cpu_count() or 1
+    if jobs <= 1 or len(items) < MIN_FILES_FOR_POOL:
+        return [file_facts_of(item) for item in items]
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=_fork_context()) as pool:
+            return list(pool.map(file_facts_of, items, chunksize=4))
+    except (BrokenProcessPool, OSError):
+        return [file_facts_of(item) for item in items]
 
 
 def _fork_context():  # type: ignore[no-untyped-def]

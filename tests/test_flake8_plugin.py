@@ -168,3 +168,25 @@ def test_all_updates_need_count_reaches_the_engine_through_flake8(tmp_path: Path
     )
     assert parse(flake8(str(path)).stdout) == set()
     assert parse(flake8("--idemlint-all-updates-need-count", str(path)).stdout) == {(5, "IDM102")}
+
+
+def test_the_plugin_follows_calls_through_the_index_idemlint_stored(tmp_path: Path) -> None:
+    """Without a stored index, flake8 sees only the file's own functions; after an
+    `idemlint check` has stored the project's index (fresh: no file changed), the same
+    flake8 run reports the POST behind the helper in another module."""
+    import os
+    import shutil
+
+    project = tmp_path / "flat"
+    shutil.copytree(Path(__file__).parent / "projects" / "flat", project)
+    env = {**os.environ, "IDEMLINT_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run(*command: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(command, capture_output=True, text=True, cwd=project, env=env)
+
+    command = (sys.executable, "-m", "flake8", "--select=IDM", "--format=%(path)s:%(row)d:%(code)s")
+    before = run(*command, "shop/services/notifications.py")
+    assert "notifications.py:13:IDM301" not in before.stdout, before.stdout + before.stderr
+    assert run(sys.executable, "-m", "idemlint", "check", "--exit-zero", "-q").returncode == 0
+    after = run(*command, "shop/services/notifications.py")
+    assert "notifications.py:13:IDM301" in after.stdout, after.stdout + after.stderr

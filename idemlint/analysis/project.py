@@ -352,22 +352,41 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
     return follow_calls(index, modules) if modules else index
 
 
+# Maps `file_facts` over (source, path, root, config, summarise) tuples, in order: the caller
+# may spread the modules that need a libcst parse over worker processes.
+Mapper = Callable[[list[tuple[bytes, Path, "Path | None", "Config | None", bool]]], list[FileFacts]]
+
+
 def build_index(
     files: Iterable[Path],
     root: Path | None = None,
     config: Config | None = None,
     summarise: Callable[[Path], bool] = lambda path: True,
+    mapper: Mapper | None = None,
 ) -> ProjectIndex:
     """Map every file to its facts, reduce to one index. Unreadable files are skipped (the
-    check itself reports them)."""
+    check itself reports them). The modules worth summarising (a libcst parse each) go
+    through `mapper` when one is given; the rest are mapped here (a regex, at most `ast`)."""
     facts = []
+    heavy: list[tuple[bytes, Path, Path | None, Config | None, bool]] = []
     for path in files:
         try:
             source = path.read_bytes()
         except OSError:
             continue
-        facts.append(file_facts(source, path, root, config, summarise(path)))
+        wanted = config is not None and summarise(path)
+        if mapper is not None and wanted and _SUMMARY_CANDIDATE.search(source):
+            heavy.append((source, path, root, config, wanted))
+        else:
+            facts.append(file_facts(source, path, root, config, wanted))
+    if heavy:
+        facts.extend(mapper(heavy))  # type: ignore[misc]
     return reduce_facts(facts, root)
+
+
+def file_facts_of(item: tuple[bytes, Path, Path | None, Config | None, bool]) -> FileFacts:
+    """`file_facts` of one mapped tuple (picklable: a worker process can run it)."""
+    return file_facts(*item)
 
 
 # Files worth summarising: they call another system (an HTTP or SDK library is imported),
