@@ -234,10 +234,12 @@ def test_the_index_format_is_pinned_to_its_magic() -> None:
     import hashlib
 
     from idemlint.analysis.module_facts import ModuleFacts
-    from idemlint.analysis.project import _SUMMARY_CANDIDATE, FileFacts, ProjectIndex
+    from idemlint.analysis.project import _SUMMARY_SIGNS, FileFacts, ProjectIndex
     from idemlint.analysis.summary_records import Summary
     from idemlint.cache import INDEX_MAGIC
 
     classes = (ProjectIndex, FileFacts, ModuleFacts, Summary)
-    shape = repr([[f.name for f in dataclasses.fields(c)] for c in classes]) + _SUMMARY_CANDIDATE.pattern.decode()
-    assert (INDEX_MAGIC, hashlib.sha256(shape.encode()).hexdigest()[:12]) == (b"idemlint-index-5\n", "c71e82f69a3a")
+    shape = repr([[f.name for f in dataclasses.fields(c)] for c in classes]) + repr(
+        [(w, p.pattern) for w, p in _SUMMARY_SIGNS]
+    )
+    assert (INDEX_MAGIC, hashlib.sha256(shape.encode()).hexdigest()[:12]) == (b"idemlint-index-6\n", "278eca77e89d")
