@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.project import EMPTY, ProjectIndex, setter_facts
 
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
     from idemlint.analysis.retry import RetryAnalysis
     from idemlint.analysis.summaries import Callee, ModuleSummaries
     from idemlint.config import Config
+else:
+    cst = LazyModule("libcst", globals(), "cst")
 
 
 class FileContext:
@@ -120,7 +123,18 @@ class FileContext:
         from idemlint.analysis.db.chains import python_value_kind
         from idemlint.analysis.summary_records import bound_argument
 
+        # only a method some class writes its own state in can be one: by name, before the
+        # (costly) summaries of this module are asked
+        writers = {name[:-1] for name in self.project.names_with.get("state_chain", ())} | {
+            statement.name.value.lower()
+            for owner in self.model.classes
+            for statement in owner.body.body
+            if isinstance(statement, cst.FunctionDef)
+        }
+
         def state_written_by(call: cst.Call) -> tuple[str, str, str, bool] | None:
+            if not isinstance(call.func, cst.Attribute) or call.func.attr.value.lower() not in writers:
+                return None
             callee = self.callee(call)
             written = callee.summary.writes_state if callee is not None else None
             if callee is None or written is None:
