@@ -232,3 +232,18 @@ def test_a_decision_before_a_model_method_is_the_decision_inline(
     root = _project(tmp_path / "project", DECIDED, "post", statement)
     (root / "shop" / "models.py").write_text(HELPERS["setter"])
     assert _findings(root, monkeypatch, "IDM101") == [("shop/service.py", 8)]
+
+
+def test_a_method_that_tests_its_own_state_first_writes_nothing_for_its_callers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`settle()` writes only after a test on its own state: not a write its caller makes with
+    no precondition (the method's own read-decide-write is reported in the method)."""
+    root = _project(tmp_path / "project", DATA, "post", "order.settle()")
+    (root / "shop" / "models.py").write_text(
+        "from django.db import models\n\n\nclass Order(models.Model):\n    def settle(self):\n"
+        '        if self.status != "paid":\n            return\n        self.status = "settled"\n'
+        "        self.save()\n"
+    )
+    assert _findings(root, monkeypatch, "IDM103") == []
+    assert _findings(root, monkeypatch, "IDM101") == [("shop/models.py", 8)]

@@ -414,6 +414,19 @@ class _Walker:
             model.imports[local] = f"{base}.{name}"
 
 
+def method_of(owner: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    """The method a class body defines under `name` (not one of its bases')."""
+    return next((s for s in owner.body.body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+
+
+def positional_parameters(model: ModuleModel, function: cst.FunctionDef) -> list[str]:
+    """The names a call binds by position, without a method's `self`/`cls`."""
+    names = [p.name.value for p in function.params.params]
+    if names and names[0] in ("self", "cls") and model.enclosing_class(function) is not None:
+        names = names[1:]
+    return names
+
+
 def local_callee(model: ModuleModel, call: cst.Call) -> cst.FunctionDef | None:
     """The function of this module that `call` runs: `helper()` for a module-level
     function, `self.helper()` / `cls.helper()` for a method of the enclosing class."""
@@ -425,9 +438,5 @@ def local_callee(model: ModuleModel, call: cst.Call) -> cst.FunctionDef | None:
         return target if isinstance(target, cst.FunctionDef) else None
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
         owner = model.enclosing_class(call)
-        if owner is None:
-            return None
-        for statement in owner.body.body:
-            if isinstance(statement, cst.FunctionDef) and statement.name.value == func.attr.value:
-                return statement
+        return method_of(owner, func.attr.value) if owner is not None else None
     return None

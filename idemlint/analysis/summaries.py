@@ -34,7 +34,7 @@ from idemlint.analysis.direct_facts import (
     unconditional_calls,
 )
 from idemlint.analysis.flow import origin_calls
-from idemlint.analysis.model import iter_nodes, local_callee
+from idemlint.analysis.model import iter_nodes, local_callee, method_of, positional_parameters
 from idemlint.analysis.summary_records import (
     MAX_DEPTH,
     Chain,
@@ -143,9 +143,7 @@ def _with_parameters(model: ModuleModel, function: cst.FunctionDef, summary: Sum
     """Positional parameter names, and the parameters that stand in for a key the function
     would make: `key or str(uuid4())`, `if key is None: key = ...`, `if "Idempotency-Key" not
     in headers: headers[...] = ...`."""
-    names = [p.name.value for p in function.params.params]
-    if names and names[0] in ("self", "cls") and model.enclosing_class(function) is not None:
-        names = names[1:]
+    names = positional_parameters(model, function)
     own = own_params(function) - {"self", "cls"}
     key_params: set[str] = set()
     mints = summary.returns_key or summary.sends_key
@@ -257,12 +255,7 @@ def _method_of_module_class(model: ModuleModel, target: str, module: str) -> cst
     """`shop.jobs.Backoff.wait` for a class this module defines: its method (not a base's)."""
     owner, _, method = target.removeprefix(f"{module}.").partition(".")
     found = model.module_defs.get(owner) if method and "." not in method else None
-    if not isinstance(found, cst.ClassDef):
-        return None
-    return next(
-        (s for s in found.body.body if isinstance(s, cst.FunctionDef) and s.name.value == method),
-        None,
-    )
+    return method_of(found, method) if isinstance(found, cst.ClassDef) else None
 
 
 def short_name(qualname: str) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import ModuleModel, keyword, local_callee
+from idemlint.analysis.model import ModuleModel, keyword, local_callee, positional_parameters
 from idemlint.analysis.retry.context import ATTEMPT_TOKEN, RetryContext
 
 if TYPE_CHECKING:
@@ -140,9 +140,7 @@ def _calls_self_retry(model: ModuleModel, function: cst.FunctionDef, inherited: 
 def retried_parameter(model: ModuleModel, function: cst.FunctionDef) -> int | None:
     """The position (after `self`/`cls`) of the parameter whose `.retry()` the function calls:
     a helper handed the Celery task object."""
-    names = [p.name.value for p in function.params.params]
-    if names and names[0] in ("self", "cls") and model.enclosing_class(function) is not None:
-        names = names[1:]
+    names = positional_parameters(model, function)
     for node in model.iter_nodes(function.body):
         if (
             isinstance(node, cst.Call)
