@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from idemlint.engine import FileResult
     from idemlint.files import Discovery
     from idemlint.fixes import FixOutcome
-    from idemlint.paths import PathKinds
+    from idemlint.paths import PathKinds, Resolver
     from idemlint.rule import Rule
     from idemlint.rule_table import RuleRow
     from idemlint.runner import Progress, RunResult
@@ -48,25 +48,31 @@ def load_config(
     config_file: str | None = None,
     isolated: bool = False,
     read: Callable[[Path | None], Config] | None = None,
+    resolver: Resolver | None = None,
 ) -> Config:
     """The configuration in force for `paths`, anchored to the project root (see
     idemlint.paths). `read` loads one configuration file (the server caches it); raises
-    ConfigError for an invalid one."""
+    ConfigError for an invalid one. `resolver`: one run's path resolutions, shared with its
+    discovery (see idemlint.paths.Resolver)."""
     from idemlint.config import find_pyproject
     from idemlint.config import load_config as read_file
     from idemlint.paths import project_root
 
     pyproject = None if isolated else Path(config_file) if config_file else find_pyproject(Path(paths[0]))
     config = (read or read_file)(pyproject)
-    return config.with_overrides(root=project_root(paths, pyproject), source=str(pyproject) if pyproject else "")
+    return config.with_overrides(
+        root=project_root(paths, pyproject, resolver), source=str(pyproject) if pyproject else ""
+    )
 
 
-def discover_files(paths: Sequence[str], config: Config, force_exclude: bool = False) -> Discovery:
+def discover_files(
+    paths: Sequence[str], config: Config, force_exclude: bool = False, resolver: Resolver | None = None
+) -> Discovery:
     """The Python files under `paths`, minus excluded and git-ignored ones, each with its
     kind (test, migration, source) and its path relative to the project root."""
     from idemlint.files import discover
 
-    return discover(list(paths), config, force_exclude)
+    return discover(list(paths), config, force_exclude, resolver=resolver)
 
 
 def kind_and_anchor(path: Path, config: Config, kinds: PathKinds | None = None) -> tuple[str, str | None]:
@@ -80,22 +86,24 @@ def kind_and_anchor(path: Path, config: Config, kinds: PathKinds | None = None) 
 
 def project_files(
     config: Config, found: Discovery | None = None, paths: Sequence[str] = (), cache_dir: Path | None = None
-) -> list[Path]:
+) -> list[str]:
     """Every Python file under the project root, and the files `found` outside it: a run on a
     few files (as pre-commit makes it) sees the same helpers as a full run. With `cache_dir`,
-    the root's listing is kept there and reused while no folder in it changed."""
+    the root's listing is kept there and reused while no folder in it changed. Paths as text:
+    a warm run compares thousands of them and needs no Path."""
     from idemlint.paths import Resolver, resolved
 
     given = found.files if found is not None else []
-    root, resolver = str(resolved(config.root)), Resolver()
+    root = str(resolved(config.root))
+    resolver = found.resolver if found is not None else Resolver()
     # the paths given include the root: the run's own discovery already walked it all
     walked = set(found.walked) if found is not None else set()
     whole = any(resolver.resolved_text(Path(p)) == root for p in paths if p in walked)
-    everything = _root_files(config, cache_dir) if config.root.is_dir() and not whole else [p for p, _ in given]
-    return list(dict.fromkeys([*everything, *(path for path, _shown in given)]))
+    everything = _root_files(config, cache_dir) if config.root.is_dir() and not whole else []
+    return list(dict.fromkeys([*everything, *(str(path) for path, _shown in given)]))
 
 
-def _root_files(config: Config, cache_dir: Path | None) -> list[Path]:
+def _root_files(config: Config, cache_dir: Path | None) -> list[str]:
     from idemlint.cache import cached_listing
     from idemlint.files import discover, repository_chain
 
@@ -104,11 +112,11 @@ def _root_files(config: Config, cache_dir: Path | None) -> list[Path]:
         return [str(path) for path, _shown in found.files], found.watched, found.plain
 
     if cache_dir is None:
-        return [Path(name) for name in walk()[0]]
+        return walk()[0]
     # where the repository starts decides which .gitignore files above the root apply
     chain = [str(folder) for folder in repository_chain(config.root)]
     key = repr((str(config.root), config.exclude, config.extend_exclude, chain))
-    return [Path(name) for name in cached_listing(cache_dir, key, walk)]
+    return cached_listing(cache_dir, key, walk)
 
 
 def build_project_index(
@@ -127,10 +135,12 @@ def build_project_index(
 
     if not any(rule.needs_project for rule in rules):
         return EMPTY
-    kinds = PathKinds(config.root)
+    kinds = PathKinds(config.root, found.resolver if found is not None else None)
 
-    def build(files: list[Path]) -> ProjectIndex:
-        return build_index(files, config.root, config, lambda path: kinds.kind(path) == SOURCE, map_in_workers)
+    def build(files: list[str]) -> ProjectIndex:
+        return build_index(
+            [Path(name) for name in files], config.root, config, lambda path: kinds.kind(path) == SOURCE, map_in_workers
+        )
 
     return cached_index(
         project_files(config, found, paths),

@@ -225,7 +225,7 @@ INDEX_MAGIC = b"idemlint-index-6\n"  # bump with the index format: tests/test_wa
 
 
 def cached_index(
-    files: Iterable[Path], directory: Path | None, key: str, build: Callable[[list[Path]], ProjectIndex]
+    files: Iterable[str], directory: Path | None, key: str, build: Callable[[list[str]], ProjectIndex]
 ) -> ProjectIndex:
     """`build(files)`, or the index it built last time for the same files (same stat, or
     same content) and the same `key` (what else the index depends on: its configuration and
@@ -263,7 +263,7 @@ def index_digests(index: ProjectIndex) -> IndexDigests:
     return index.structure_digest, index.function_digests
 
 
-def stored_index(files: Iterable[Path], directory: Path, key: str) -> ProjectIndex | None:
+def stored_index(files: Iterable[str], directory: Path, key: str) -> ProjectIndex | None:
     """The index `cached_index` stored for these files and `key`, if none of them changed
     since; None otherwise. Never builds one (the flake8 plugin asks, one file at a time)."""
     import pickle
@@ -278,7 +278,7 @@ def stored_index(files: Iterable[Path], directory: Path, key: str) -> ProjectInd
     return found if isinstance(found, ProjectIndex) else None
 
 
-def stored_index_digest(files: Iterable[Path], directory: Path, key: str) -> IndexDigests | None:
+def stored_index_digest(files: Iterable[str], directory: Path, key: str) -> IndexDigests | None:
     """The digests of the index `cached_index` would reuse for these files and `key`, without
     loading the index (a warm run needs only these, for the results' keys); None when it would
     build a new one."""
@@ -290,12 +290,12 @@ def _index_store(directory: Path, key: str) -> Path:
     return directory / __version__ / f"index-{hashlib.sha256(key.encode()).hexdigest()[:32]}.bin"
 
 
-def _stored_index(store: Path, key: str, paths: list[Path]) -> tuple[tuple[Any, ...], bytes | None, Any]:
+def _stored_index(store: Path, key: str, paths: list[str]) -> tuple[tuple[Any, ...], bytes | None, Any]:
     """(the manifest of `paths` as they are now, the stored index's pickle or None when it is
     not for these files' contents and `key`, its digest). A manifest entry whose stat changed
     but not its content is written back, so that the next run trusts the stat again."""
     started = clock()
-    unique = list(dict.fromkeys(str(p) for p in paths))
+    unique = list(dict.fromkeys(paths))
     stored = _read_checked(store, INDEX_MAGIC)
     manifest: list[tuple[str, Stamp | None, bytes]] = []
     reusable = False

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from idemlint.config import Config
     from idemlint.files import Discovery
     from idemlint.finding import Finding
+    from idemlint.paths import Resolver
     from idemlint.rule import Rule
 
 
@@ -87,13 +88,16 @@ def run_check(o: CheckOptions) -> NoReturn:
     stdin = o.paths == ("-",)
     _refuse_conflicts(o, stdin)
     paths = (o.stdin_filename or "stdin.py",) if stdin else o.paths or (".",)
-    config = _configured(o, paths)
+    from idemlint.paths import Resolver
+
+    resolver = Resolver()  # one run's path resolutions: the root's, discovery's, the listing's
+    config = _configured(o, paths, resolver)
     confident = api.at_least(o.min_confidence)
     if stdin:
         _check_stdin(o, paths[0], config, enabled_rules(config.selected, config.ignored), confident)
 
     _timing("configuration", 0)
-    found = api.discover_files(paths, config, o.force_exclude)
+    found = api.discover_files(paths, config, o.force_exclude, resolver)
     _timing("discovery", len(found.files))
     if o.show_settings:
         print_settings(config, enabled_rules(config.selected, config.ignored))
@@ -215,7 +219,7 @@ def _refuse_conflicts(o: CheckOptions, stdin: bool) -> None:
         usage_error("--show-fixes and --exit-non-zero-on-fix go with --fix or --fix-only")
 
 
-def _configured(o: CheckOptions, paths: tuple[str, ...]) -> Config:
+def _configured(o: CheckOptions, paths: tuple[str, ...], resolver: Resolver | None = None) -> Config:
     """The configuration in force with the command line's selection, excludes and
     per-file-ignores folded in; a usage error for a bad value (checked after the configuration
     loads, so a broken configuration file is reported first)."""
@@ -223,7 +227,7 @@ def _configured(o: CheckOptions, paths: tuple[str, ...]) -> Config:
     from idemlint.registry import validate_codes
 
     try:
-        config = api.load_config(paths, o.config_file, o.isolated)
+        config = api.load_config(paths, o.config_file, o.isolated, resolver=resolver)
     except ConfigError as error:
         usage_error(str(error))
     select, ignore = _codes(o.select), _codes(o.ignore)

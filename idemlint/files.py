@@ -39,6 +39,8 @@ class Discovery:
     # an unreadable folder was met (a listing that their targets could change is not cached).
     watched: list[str] = field(default_factory=list)
     plain: bool = True
+    # the run's path resolutions, which later steps (the project's listing) share
+    resolver: Resolver = field(default_factory=Resolver)
 
     def skipped_tests(self, check_tests: bool) -> list[tuple[Path, str]]:
         return [] if check_tests else [f for f in self.files if self.kinds.get(f[1]) == TEST]
@@ -62,16 +64,17 @@ def discover(
     force_exclude: bool = False,
     respect_gitignore: bool = True,
     judge: bool = True,
+    resolver: Resolver | None = None,
 ) -> Discovery:
     """The Python files under `paths` (see api.discover_files). With `judge` off, the files
     alone: their kinds and anchors are left empty (the project index needs only the files)."""
     import stat
 
     cwd = Path.cwd()
-    found = Discovery()
+    found = Discovery(resolver=resolver or Resolver())
+    resolver = found.resolver
     excludes = _Spec([*config.exclude, *config.extend_exclude])
     seen: set[str] = set()
-    resolver = Resolver()
     kinds = PathKinds(config.root, resolver) if judge else None
     under_cwd = _Prefixes(cwd)  # a folder's path relative to cwd, for the paths as shown
     under_root = _Prefixes(config.root)  # and relative to the root, for the excludes

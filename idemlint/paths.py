@@ -52,12 +52,12 @@ def resolved(path: Path) -> Path:
         return path.absolute()
 
 
-def project_root(paths: Iterable[str], pyproject: Path | None) -> Path:
+def project_root(paths: Iterable[str], pyproject: Path | None, resolver: Resolver | None = None) -> Path:
     """The directory of the configuration in use, else the git root above the first path,
     else the common root of the given paths."""
     if pyproject is not None:
         return resolved(pyproject).parent
-    resolver = Resolver()
+    resolver = resolver or Resolver()
     given = list(paths)
     start = resolver.resolved_text(Path(given[0])) if given else os.getcwd()
     first = Path(start) if os.path.isdir(start) else Path(start).parent
@@ -76,8 +76,7 @@ class Resolver:
     full resolution. Keep one per run: a folder renamed meanwhile is not noticed."""
 
     def __init__(self) -> None:
-        self._resolved: dict[str, str] = {}
-        self._real: dict[str, str] = {}
+        self._real: dict[str, str] = {}  # folder -> its resolution
         self._plain_files: dict[str, tuple[str, str] | None] = {}
 
     def _plain(self, text: str) -> tuple[str, str] | None:
@@ -99,6 +98,27 @@ class Resolver:
         self._plain_files[text] = plain
         return plain
 
+    def _folder(self, head: str) -> str:
+        """`os.path.realpath(head)` for a folder, at the cost of one `lstat` when its parent's
+        resolution is known: a folder that is not a symlink resolves to its resolved parent
+        joined with its name. (`Path.resolve()` gives the same for a folder that exists.)"""
+        try:
+            return self._real[head]
+        except KeyError:
+            pass
+        parent, name = os.path.split(head)
+        real = None
+        if os.path.isabs(head) and parent != head and name not in ("", ".", ".."):
+            try:
+                if not stat.S_ISLNK(os.lstat(head).st_mode):
+                    real = os.path.join(self._folder(parent), name)
+            except (OSError, ValueError):
+                pass
+        if real is None:
+            real = os.path.realpath(head)
+        self._real[head] = real
+        return real
+
     def folder_text(self, given: str) -> str:
         """The resolved folder `given` names, or holds when it is a file: for a regular file
         that is not a symlink, its resolved folder (one `lstat`), else from its resolution."""
@@ -108,10 +128,8 @@ class Resolver:
             regular = False
         head, name = os.path.split(given)
         if regular and name not in ("", ".", ".."):
-            folder = self._resolved.get(head)
-            if folder is None:
-                folder = self._resolved[head] = str(resolved(Path(head)))
-            return folder
+            self._plain_files.setdefault(given, (head, name))
+            return self._folder(head)
         text = self.resolved_text(Path(given))
         return text if os.path.isdir(text) else os.path.dirname(text)
 
@@ -120,7 +138,7 @@ class Resolver:
         head, name = os.path.split(text)
         self._plain_files[text] = (head, name) if name not in ("", ".", "..") else None
 
-    def is_plain(self, path: Path) -> bool:
+    def is_plain(self, path: Path | str) -> bool:
         """Whether `path` names an existing file that is not a symlink (one `lstat`, once)."""
         return self._plain(os.fspath(path)) is not None
 
@@ -128,28 +146,22 @@ class Resolver:
         """What `resolved(path)` gives."""
         return Path(self.resolved_text(path))
 
-    def resolved_text(self, path: Path) -> str:
+    def resolved_text(self, path: Path | str) -> str:
         """What `str(resolved(path))` gives."""
         parts = self._plain(os.fspath(path))
         if parts is None:
-            return str(resolved(path))
+            return str(resolved(Path(path)))
         head, name = parts
-        folder = self._resolved.get(head)
-        if folder is None:
-            folder = self._resolved[head] = str(resolved(Path(head)))
-        return os.path.join(folder, name)
+        return os.path.join(self._folder(head), name)
 
-    def realpath(self, path: Path) -> str:
+    def realpath(self, path: Path | str) -> str:
         """What `os.path.realpath(path)` gives."""
         text = os.fspath(path)
         parts = self._plain(text)
         if parts is None:
             return os.path.realpath(text)
         head, name = parts
-        folder = self._real.get(head)
-        if folder is None:
-            folder = self._real[head] = os.path.realpath(head)
-        return os.path.join(folder, name)
+        return os.path.join(self._folder(head), name)
 
 
 class PathKinds:

@@ -153,8 +153,8 @@ def test_project_files_equal_a_fresh_walk(tmp_path: Path, monkeypatch: pytest.Mo
     for paths in (["."], [str(tmp_path)], ["pkg/tests/test_a.py", "docs/conf.py"], ["pkg"]):
         found = discover(paths, config)
         files = api.project_files(config, found, paths)
-        assert files == list(dict.fromkeys([*fresh, *(path for path, _ in found.files)])), paths
-        assert set(files) >= set(fresh)
+        assert files == list(dict.fromkeys([*map(str, fresh), *(str(path) for path, _ in found.files)])), paths
+        assert set(files) >= set(map(str, fresh))
 
 
 def test_project_root_as_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -288,12 +288,12 @@ def test_the_project_index_is_rebuilt_only_when_a_file_or_the_key_changes(
     cache = tmp_path / "cache"
     builds: list[int] = []
 
-    def build(paths: list[Path]) -> object:
+    def build(paths: list[str]) -> object:
         builds.append(len(paths))
-        return build_index(paths)
+        return build_index([Path(p) for p in paths])
 
     def index(key: str = "config", paths: list[Path] = files) -> object:
-        return cached_index(paths, cache, key, build)  # type: ignore[arg-type]
+        return cached_index([str(p) for p in paths], cache, key, build)  # type: ignore[arg-type]
 
     first = index()
     assert first == build_index(files) and first.guarded_setters == frozenset({"set_status"})  # type: ignore[attr-defined]
@@ -309,4 +309,4 @@ def test_the_project_index_is_rebuilt_only_when_a_file_or_the_key_changes(
     for stored in cache.rglob("index-*.bin"):
         stored.write_bytes(stored.read_bytes()[:-1])
     assert index() == edited and len(builds) == 5
-    assert cached_index(files, None, "config", build) == edited and len(builds) == 6  # type: ignore[arg-type]
+    assert cached_index([str(f) for f in files], None, "config", build) == edited and len(builds) == 6  # type: ignore[arg-type]

@@ -126,7 +126,7 @@ def test_the_listing_follows_new_and_removed_folders(project: Path, tmp_path: Pa
         change()
         assert api.project_files(config, cache_dir=store) == api.project_files(config)
         assert api.project_files(config, cache_dir=store) == api.project_files(config)
-    assert sorted(p.name for p in api.project_files(config, cache_dir=store)) == ["models.py", "renamed.py"]
+    assert sorted(Path(p).name for p in api.project_files(config, cache_dir=store)) == ["models.py", "renamed.py"]
     assert list(store.rglob("listing-*.bin"))  # the listing was kept, and followed every change
 
 

@@ -162,7 +162,7 @@ class Checker:
         if facts is None:
             facts = ProjectFacts(target.config)
             for path in api.project_files(target.config):
-                facts.read(resolved(path))
+                facts.read(resolved(Path(path)))
             facts.reduce()
             self._projects[root] = facts
         return facts.index
