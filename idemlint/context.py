@@ -124,12 +124,18 @@ class FileContext:
         from idemlint.analysis.summary_records import bound_argument
 
         # only a method some class writes its own state in can be one: by name, before the
-        # (costly) summaries of this module are asked
+        # (costly) summaries of this module are asked; here, a method that assigns to
+        # `self.<attribute>` itself (see direct_facts.state_writes)
+        assigning = {
+            self.model.scope_of(statement)
+            for target, _value, statement in self.model.attribute_assigns
+            if type(target.value) is cst.Name and target.value.value == "self"
+        }
         writers = {name[:-1] for name in self.project.names_with.get("state_chain", ())} | {
             statement.name.value.lower()
             for owner in self.model.classes
             for statement in owner.body.body
-            if isinstance(statement, cst.FunctionDef)
+            if isinstance(statement, cst.FunctionDef) and statement in assigning
         }
 
         def state_written_by(call: cst.Call) -> tuple[str, str, str, bool] | None:

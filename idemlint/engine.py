@@ -24,7 +24,7 @@ from idemlint.parsing import FILE_TIME_BUDGET, HELP_LIMIT, Rejected, decode_sour
 from idemlint.per_file import rules_for_path
 from idemlint.registry import PARSE_ERROR, UNUSED_SUPPRESSION, is_enabled, reserved_finding
 from idemlint.rule import Rule
-from idemlint.suppression import find_suppressions, is_suppressed, split_lines
+from idemlint.suppression import Suppressions, find_suppressions, is_suppressed, split_lines
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -78,8 +78,9 @@ def _check_source(
     lowered = text.lower()
     wanted = [rule for rule in rules if rule.wanted(lowered, config, project)]
     suppressions = find_suppressions(text)
-    if not wanted and not (report_unused_noqa and suppressions):
-        return FileResult(path)  # the pre-filter: libcst is never loaded for this file
+    if not wanted:  # the pre-filter: no rule can report here, and libcst is never loaded
+        unused = _unused_suppressions(path, suppressions, [], rules, text, config) if report_unused_noqa else []
+        return FileResult(path, tuple(sorted(unused)))
     ctx = parse_source(text, path, config, project)
     if isinstance(ctx, Rejected):
         return _rejected(path, ctx, config)
@@ -100,11 +101,25 @@ def _check_source(
         return _rejected(path, findings, config)
     findings = _dedupe(findings)
     kept = [f for f in findings if not is_suppressed(suppressions, f.line, f.code)]
-    if report_unused_noqa and is_enabled(UNUSED_SUPPRESSION, config.selected, config.ignored):
-        from idemlint.unused_noqa import unused_suppressions
-
-        kept.extend(unused_suppressions(path, suppressions, findings, rules, split_lines(text)))
+    if report_unused_noqa:
+        kept.extend(_unused_suppressions(path, suppressions, findings, rules, text, config))
     return FileResult(path, tuple(sorted(kept)), tuple(errors))
+
+
+def _unused_suppressions(
+    path: str,
+    suppressions: Suppressions,
+    findings: list[Finding],
+    rules: Sequence[type[Rule]],
+    text: str,
+    config: Config,
+) -> list[Finding]:
+    """IDM800 findings, when it is selected and the file has suppressions at all."""
+    if not suppressions or not is_enabled(UNUSED_SUPPRESSION, config.selected, config.ignored):
+        return []
+    from idemlint.unused_noqa import unused_suppressions
+
+    return unused_suppressions(path, suppressions, findings, rules, split_lines(text))
 
 
 def _findings(ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor: str) -> list[Finding] | Rejected:

@@ -24,16 +24,22 @@ def unused_suppressions(
 ) -> list[Finding]:
     """`# noqa: IDM...` codes that matched no finding on their line, for rules that ran."""
     active = {rule.code for rule in rules}
-    out = []
-    comments = real_comment_lines("".join(line + "\n" for line in lines), set(suppressions))
+    unused_by_line: dict[int, list[str]] = {}
     for line, codes in sorted(suppressions.items()):
-        if codes is None or line not in comments:
+        if codes is None:
             continue
         found_here = {f.code for f in findings if f.line == line}
         unused = sorted(
             c for c in codes if c.startswith("IDM") and c in active and not any(f.startswith(c) for f in found_here)
         )
         if unused:
+            unused_by_line[line] = unused
+    if not unused_by_line:
+        return []  # the usual case (other tools' codes, or codes in use): no need to tokenize
+    out = []
+    comments = real_comment_lines("".join(line + "\n" for line in lines), set(unused_by_line))
+    for line, unused in unused_by_line.items():
+        if line in comments:
             start, end = comment_span(lines[line - 1] if line <= len(lines) else "")
             out.append(
                 reserved_finding(

@@ -4,13 +4,12 @@ waits, the state a model method writes), read from the module's shared analyses.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_calls
 from idemlint.analysis.keys import fresh_value_name
-from idemlint.analysis.model import iter_nodes
 from idemlint.analysis.summary_records import Chain, Step, Summary
 from idemlint.analysis.timeouts import unconditional_failure, unconditional_statements
 
@@ -31,10 +30,13 @@ def own_params(function: cst.FunctionDef) -> frozenset[str]:
     return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
 
 
-def calls_of(model: ModuleModel, function: cst.FunctionDef) -> Iterator[cst.Call]:
-    for node in iter_nodes(function.body):
-        if isinstance(node, cst.Call):
-            yield node
+def calls_of(model: ModuleModel, function: cst.FunctionDef) -> list[cst.Call]:
+    """The calls in a function's own body (not in nested functions), found once per model."""
+    found: dict[cst.FunctionDef, list[cst.Call]] = model.memo.setdefault("calls_of", {})
+    calls = found.get(function)
+    if calls is None:
+        calls = found[function] = [node for node in model.iter_nodes(function.body) if type(node) is cst.Call]
+    return calls
 
 
 def unconditional_calls(model: ModuleModel, function: cst.FunctionDef) -> set[cst.Call]:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import Binding, ModuleModel, iter_nodes
+from idemlint.analysis.model import Binding, ModuleModel
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -49,7 +49,7 @@ def origin_nodes(model: ModuleModel, expr: cst.BaseExpression) -> Iterator[cst.C
         if id(node) in seen_nodes:
             continue
         seen_nodes.add(id(node))
-        for sub in _self_and_descendants(node):
+        for sub in _self_and_descendants(model, node):
             yield sub
             if isinstance(sub, cst.Name) and sub.value not in seen_names and is_load(model, sub):
                 seen_names.add(sub.value)
@@ -64,11 +64,11 @@ def name_bindings(model: ModuleModel, name: cst.Name) -> list[Binding]:
     return model.bindings_of(model.scope_of(name), name.value)
 
 
-def _self_and_descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+def _self_and_descendants(model: ModuleModel, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     yield node
     if isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
         return
-    yield from iter_nodes(node)
+    yield from model.iter_nodes(node)
 
 
 def is_load(model: ModuleModel, name: cst.Name) -> bool:

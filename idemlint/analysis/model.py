@@ -69,6 +69,9 @@ class ModuleModel:
         # `node.children` by visiting the node's fields, about as costly per node as parsing,
         # so the many small sub-walks the analyses make cost a dictionary lookup instead.
         self.children: dict[cst.CSTNode, tuple[cst.CSTNode, ...]] = {}
+        # Every node's scope (see `scope_of`), recorded by the walk: asked for often, and
+        # otherwise a climb through the node's ancestors each time.
+        self.scopes: dict[cst.CSTNode, Scope] = {}
         _Walker(self).walk(module)
 
     # -- tree navigation -------------------------------------------------------------
@@ -90,6 +93,9 @@ class ModuleModel:
 
     def scope_of(self, node: cst.CSTNode) -> Scope:
         """The innermost function (or lambda, or the module) whose body holds `node`."""
+        found = self.scopes.get(node)
+        if found is not None:
+            return found
         for ancestor in self.ancestors(node):
             if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
                 return ancestor
@@ -273,6 +279,7 @@ class _Walker:
         handlers = self.handlers()
         _load_syntax_types()
         memo = model.children
+        scope_of = model.scopes
         function_types = (cst.FunctionDef, cst.Lambda)
         # An explicit stack instead of recursion: deep trees must not hit the recursion limit.
         stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
@@ -281,6 +288,7 @@ class _Walker:
             if leaving:
                 self.scopes.pop()
                 continue
+            scope_of[node] = self.scopes[-1]  # type: ignore[assignment]  # functions, lambdas, the module
             handler = handlers.get(type(node))
             if handler is not None:
                 handler(node)
