@@ -84,6 +84,12 @@ class Rule:
         return all(
             any(word in lowered_source for word in group)
             or index in cls.project_groups
-            and any(name in lowered_source for name in names)
+            and any(_called(name, lowered_source) for name in names)
             for index, group in enumerate(cls.trigger_groups(config))
         )
+
+
+def _called(name: str, lowered_source: str) -> bool:
+    """Whether `name(` occurs other than as its own definition (`def name(`): a module that
+    only defines a method of the same name as a project function calls nothing by it."""
+    return name in lowered_source and lowered_source.count(name) > lowered_source.count("def " + name)

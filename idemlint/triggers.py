@@ -11,7 +11,11 @@ from __future__ import annotations
 RETRY = ("retry", "retries", "retrying", "backoff", "stamina", "tenacity", "attempt", "max_tries", "actor", "sleep(")
 # Code that talks to a database.
 DATABASE = ("objects.", "execute(", "executemany(", "session", "query(", "cursor", "fetch", "select(", "sqlalchemy")
-DB_WRITE = ("update", ".save(", "commit(", "flush(", "_status(", "_state(")
+# An update: a call (`.update(`, `bulk_update(`, `update(Order)`) or SQL (`UPDATE orders`);
+# not `updated_at` and the like.
+UPDATE = ("update(", "update ", "update\n", "update\t")
+# A write, also through a helper named for one (`update_payment(payment)`).
+DB_WRITE = (*UPDATE, "update_", ".save(", "commit(", "flush(", "_status(", "_state(")
 # A model class or a state setter: rows that a function changes without reading them itself.
 RECORDS = ("models.model", "db.model", "declarative_base", "_status(", "_state(")
 DB_READ = ("select", ".get(", ".first(", "fetch", ".exists(", "[0]", "get_object_or_404", ".one(", "scalar")

@@ -101,6 +101,28 @@ def test_file_without_trigger_words_is_not_parsed() -> None:
     # The pre-filter rejects the file before libcst sees its syntax error: no rule could
     # fire in it, so nothing was lost by not parsing it.
     assert found("def broken(:\n") == set()
+    # nor because of its comments: another tool's codes need no parse, and an unused
+    # `# noqa: IDM...` is found without one
+    assert found("def broken(:  # noqa: F401\n", unused_noqa=True) == set()
+    assert found("def broken(:\nx = 1  # noqa: IDM001\n", unused_noqa=True) == {(2, "IDM800")}
+
+
+def test_pre_filter_words_for_updates_and_project_functions() -> None:
+    from idemlint.analysis.project import ProjectIndex
+    from idemlint.rules import IgnoredUpdateCount, KeyRegeneratedPerAttempt
+
+    config = Config()
+    counts = IgnoredUpdateCount
+    assert not counts.wanted("row.updated_at = now()\ncursor.execute(sql)\n", config)
+    for write in ("qs.update(paid=true)", "cursor.execute('update orders\n set')", "sql = 'update\norders'"):
+        assert counts.wanted(f"{write}\ncursor.execute(sql)\n", config), write
+    # a project function that sends a key satisfies IDM001's key-making words where it is
+    # called, not where a method of the same name is only defined
+    keys = KeyRegeneratedPerAttempt
+    project = ProjectIndex(names_with={"sends_key": frozenset({"perform_mutation("})})
+    defined = "class M:\n    def perform_mutation(self, request_id):\n        for x in y: pass\n"
+    assert not keys.wanted(defined, config, project)
+    assert keys.wanted(defined + "    def run(self):\n        self.perform_mutation(1)\n", config, project)
 
 
 def test_test_files_and_migrations_are_skipped_by_default() -> None:

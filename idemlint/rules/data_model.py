@@ -18,7 +18,7 @@ from idemlint.analysis.db import (
 )
 from idemlint.analysis.summaries import chain_origin, related_steps, via
 from idemlint.rule import Report, Rule
-from idemlint.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS
+from idemlint.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS, UPDATE
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -242,7 +242,7 @@ def mark_paid(conn, order_id):
         "nothing; what a duplicate should do (return early, skip the side effect, report a conflict) is the "
         "author's decision, and a placeholder would only hide the finding."
     )
-    triggers = (("update",), DATABASE)
+    triggers = (UPDATE, DATABASE)
     skips_migrations = True
     needs_project = True
     project_facts = ("returns_count",)
