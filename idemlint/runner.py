@@ -13,8 +13,9 @@ the process pool: it stats each file, reads one cache file and returns.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -218,22 +219,30 @@ def _check_isolated(job: _Job, config: Config, rules: Sequence[type[Rule]]) -> F
         return FileResult(job.shown, (finding,))
 
 
-def map_in_workers(items: list[Any]) -> list[Any]:
+def map_in_workers(items: Iterable[Any]) -> list[Any]:
     """The project map's modules that need a libcst parse, `file_facts` of each, spread over
-    one worker per CPU (in order); in this process when there are few, or no pool can start."""
+    one worker per CPU (in order), each sent as soon as `items` yields it; in this process
+    when there are few, or no pool can start."""
     from idemlint.analysis.project import file_facts_of
 
+    pending = iter(items)
     jobs = os.cpu_count() or 1
-    if jobs <= 1 or len(items) < MIN_FILES_FOR_POOL:
-        return [file_facts_of(item) for item in items]
+    first = list(itertools.islice(pending, MIN_FILES_FOR_POOL))
+    if jobs <= 1 or len(first) < MIN_FILES_FOR_POOL:
+        return [file_facts_of(item) for item in itertools.chain(first, pending)]
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
+    sent = list(first)
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=_fork_context()) as pool:
-            return list(pool.map(file_facts_of, items, chunksize=4))
+            futures = [pool.submit(file_facts_of, item) for item in first]
+            for item in pending:
+                sent.append(item)
+                futures.append(pool.submit(file_facts_of, item))
+            return [future.result() for future in futures]
     except (BrokenProcessPool, OSError):
-        return [file_facts_of(item) for item in items]
+        return [file_facts_of(item) for item in [*sent, *pending]]
 
 
 def _fork_context():  # type: ignore[no-untyped-def]

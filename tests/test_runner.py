@@ -310,3 +310,26 @@ def test_the_project_index_is_rebuilt_only_when_a_file_or_the_key_changes(
         stored.write_bytes(stored.read_bytes()[:-1])
     assert index() == edited and len(builds) == 5
     assert cached_index([str(f) for f in files], None, "config", build) == edited and len(builds) == 6  # type: ignore[arg-type]
+
+
+def test_the_index_is_the_same_mapped_in_workers_as_in_this_process(tmp_path: Path) -> None:
+    """Modules that need a libcst parse go to worker processes as they are read, while the
+    rest are mapped here; the index must not depend on it (nor on the order they finish)."""
+    from idemlint.analysis.project import build_index
+    from idemlint.runner import MIN_FILES_FOR_POOL, map_in_workers
+
+    for n in range(MIN_FILES_FOR_POOL + 2):  # enough candidates for a pool, and plain modules between them
+        (tmp_path / f"client_{n}.py").write_text(
+            "import requests\n\n\n"
+            f"def send_{n}(payload):\n"
+            f"    return requests.post('https://api.example/{n}', json=payload)\n"
+        )
+        (tmp_path / f"plain_{n}.py").write_text(f"def add_{n}(a, b):\n    return a + b\n")
+    files = sorted(tmp_path.glob("*.py"))
+    config = Config(root=tmp_path)
+    here = build_index(files, tmp_path, config)
+    pooled = build_index(files, tmp_path, config, mapper=map_in_workers)
+    assert pooled == here
+    assert sorted(name for name, (summary, _path, _line) in here.functions.items() if summary.effect) == sorted(
+        f"client_{n}.send_{n}" for n in range(MIN_FILES_FOR_POOL + 2)
+    )

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -295,13 +296,20 @@ class FileFacts:
 
 
 def file_facts(
-    source: bytes, path: Path, root: Path | None = None, config: Config | None = None, summarise: bool = True
+    source: bytes,
+    path: Path,
+    root: Path | None = None,
+    config: Config | None = None,
+    summarise: bool = True,
+    relative: str | None = None,
+    candidate: bool | None = None,
 ) -> FileFacts:
     """Map one file. With `config` and `summarise` (production code: tests and migrations are
     never called from it), its functions are summarised too (module names from the path
-    relative to `root`)."""
-    relative = _relative(path, root)
-    summaries = summary_facts(source, relative, config) if config is not None and summarise else None
+    relative to `root`, or `relative` when the caller knows it). `candidate`: what
+    `summary_candidate(source)` gives, when the caller asked already."""
+    relative = _relative(path, root) if relative is None else relative
+    summaries = summary_facts(source, relative, config, candidate) if config is not None and summarise else None
     roots = config.src if config is not None else ("src",)
     return FileFacts(setter_facts(source), summaries, package_reexports(source, relative, roots))
 
@@ -352,9 +360,11 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
     return follow_calls(index, modules) if modules else index
 
 
-# Maps `file_facts` over (source, path, root, config, summarise) tuples, in order: the caller
-# may spread the modules that need a libcst parse over worker processes.
-Mapper = Callable[[list[tuple[bytes, Path, "Path | None", "Config | None", bool]]], list[FileFacts]]
+# `file_facts` arguments: (source, path, root, config, summarise, relative, candidate)
+MapItem = tuple[bytes, Path, "Path | None", "Config | None", bool, "str | None", "bool | None"]
+# Maps `file_facts` over such tuples, in order. It is handed them as they are found, so a
+# mapper that spreads them over worker processes has them parsing while the rest are mapped.
+Mapper = Callable[[Iterable[MapItem]], list[FileFacts]]
 
 
 def build_index(
@@ -367,24 +377,38 @@ def build_index(
     """Map every file to its facts, reduce to one index. Unreadable files are skipped (the
     check itself reports them). The modules worth summarising (a libcst parse each) go
     through `mapper` when one is given; the rest are mapped here (a regex, at most `ast`)."""
-    facts = []
-    heavy: list[tuple[bytes, Path, Path | None, Config | None, bool]] = []
-    for path in files:
-        try:
-            source = path.read_bytes()
-        except OSError:
-            continue
-        wanted = config is not None and summarise(path)
-        if mapper is not None and wanted and summary_candidate(source):
-            heavy.append((source, path, root, config, wanted))
-        else:
-            facts.append(file_facts(source, path, root, config, wanted))
-    if heavy:
-        facts.extend(mapper(heavy))  # type: ignore[misc]
-    return reduce_facts(facts, root)
+    from idemlint.paths import Resolver
+
+    facts: list[FileFacts] = []
+    resolver = Resolver()  # each folder resolved once, not each file
+    base = resolver.resolved_text(root) if root is not None else ""
+    prefix = base if base.endswith(os.sep) else base + os.sep
+
+    def relative(path: Path) -> str:
+        real = resolver.resolved_text(path)
+        if root is not None and real.startswith(prefix):
+            return real[len(prefix) :].replace(os.sep, "/")
+        return _relative(path, root)
+
+    def heavy() -> Iterator[MapItem]:
+        """The modules for the mapper, each yielded once read; the rest mapped meanwhile."""
+        for path in files:
+            try:
+                source = path.read_bytes()
+            except OSError:
+                continue
+            wanted = config is not None and summarise(path)
+            candidate = summary_candidate(source) if wanted else None
+            if mapper is not None and candidate:
+                yield (source, path, root, config, wanted, relative(path), candidate)
+            else:
+                facts.append(file_facts(source, path, root, config, wanted, relative(path), candidate))
+
+    mapped = mapper(heavy()) if mapper is not None else list(heavy())
+    return reduce_facts([*facts, *mapped], root)
 
 
-def file_facts_of(item: tuple[bytes, Path, Path | None, Config | None, bool]) -> FileFacts:
+def file_facts_of(item: MapItem) -> FileFacts:
     """`file_facts` of one mapped tuple (picklable: a worker process can run it)."""
     return file_facts(*item)
 
@@ -425,15 +449,18 @@ def summary_candidate(source: bytes) -> bool:
     return any(any(w in source for w in words) and pattern.search(source) for words, pattern in _SUMMARY_SIGNS)
 
 
-def summary_facts(source: bytes, path: str, config: Config) -> ModuleFacts | None:
-    """One module's function summaries for the index, or None when it has none."""
+def summary_facts(source: bytes, path: str, config: Config, candidate: bool | None = None) -> ModuleFacts | None:
+    """One module's function summaries for the index, or None when it has none. `candidate`:
+    what `summary_candidate(source)` gives, when the caller asked already."""
     from idemlint.analysis.calls import module_name
     from idemlint.analysis.module_facts import module_facts
 
     extra = tuple(re.escape(name.split(".")[0]).encode() for name in config.side_effect_calls) + tuple(
         rb"self\." + re.escape(column).encode() + rb"\s*=" for column in config.state_columns
     )
-    if not summary_candidate(source) and not (extra and re.search(b"|".join(extra), source)):
+    if candidate is None:
+        candidate = summary_candidate(source)
+    if not candidate and not (extra and re.search(b"|".join(extra), source)):
         return None
     try:
         text = source.decode("utf-8")
