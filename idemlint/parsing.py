@@ -17,15 +17,16 @@ import signal
 import sys
 import threading
 import tokenize
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from idemlint.analysis.project import EMPTY, ProjectIndex
 from idemlint.config import Config
 
 if TYPE_CHECKING:
     import libcst as cst
+    from libcst.metadata import CodeRange
 
     from idemlint.context import FileContext
 
@@ -167,7 +168,15 @@ def positions(module: cst.Module) -> dict[cst.CSTNode, tuple[int, int, int, int]
     from libcst.metadata import MetadataWrapper, PositionProvider
 
     def resolve() -> dict[cst.CSTNode, tuple[int, int, int, int]]:
-        ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        provider = PositionProvider()
+        ranges: Mapping[cst.CSTNode, CodeRange]
+        try:
+            # the provider's own pass (one codegen): MetadataWrapper.resolve would also walk
+            # the whole tree once more for batchable providers, of which there are none here
+            provider._gen_impl(module)
+            ranges = cast("Mapping[cst.CSTNode, CodeRange]", provider._computed)
+        except AttributeError:  # a libcst without these hooks: the public way
+            ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         return {node: (r.start.line, r.start.column + 1, r.end.line, r.end.column + 1) for node, r in ranges.items()}
 
     try:
