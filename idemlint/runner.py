@@ -240,9 +240,41 @@ def map_in_workers(items: Iterable[Any]) -> list[Any]:
             for item in pending:
                 sent.append(item)
                 futures.append(pool.submit(file_facts_of, item))
+            warm_checker()  # this process would only wait for the workers meanwhile
             return [future.result() for future in futures]
     except (BrokenProcessPool, OSError):
         return [file_facts_of(item) for item in [*sent, *pending]]
+
+
+def warm_checker() -> None:
+    """Check a small sample here, once: libcst, the engine and the analyses are then loaded in
+    this process, and the check's workers, forked from it, start with them (each would spend
+    a few tenths of a second on its first file otherwise)."""
+    if _WARM[0] or _fork_context().get_start_method() != "fork":
+        return
+    _WARM[0] = True
+    from idemlint.config import Config
+    from idemlint.rules import ALL_RULES
+
+    check_source(_SAMPLE, "sample.py", Config(), ALL_RULES)
+
+
+_WARM = [False]
+# Words most rules' pre-filters look for, so that their analyses run (and load) on it.
+_SAMPLE = """\
+import time, uuid, requests
+from tenacity import retry, stop_after_attempt
+from shop.models import Order
+
+@retry(stop=stop_after_attempt(3))
+def pay(pk):
+    order = Order.objects.select_for_update().get(pk=pk)
+    if order.status == "pending":
+        Order.objects.filter(pk=pk, status="pending").update(status="paid")
+        order.save()
+    requests.post("https://pay.example", headers={"Idempotency-Key": str(uuid.uuid4())}, timeout=3)
+    time.sleep(1)
+"""
 
 
 def _fork_context():  # type: ignore[no-untyped-def]
