@@ -4,7 +4,8 @@
 
 Default file set: the running Python's standard library (site-packages excluded). Every
 tool gets the same explicit list of files, interleaved round by round so that machine
-noise hits all of them alike. Prints medians, the ratios idemlint/flake8 and idemlint/ruff,
+noise hits all of them alike. flake8 runs as it ships (pyflakes, pycodestyle, mccabe), without
+the flake8 plugin idemlint installs (see flake8_stock.py). Prints medians, the ratios idemlint/flake8 and idemlint/ruff,
 files and lines per second, peak memory per run, and how time grows with the number of
 files (a quarter, half and all of the set). Needs flake8 and ruff: `pip install '.[bench]'`.
 
@@ -65,7 +66,14 @@ def main(argv: list[str]) -> int:
         "idemlint (cold cache)": [*idemlint, "--jobs", str(args.jobs)],
         "idemlint (warm cache)": [*idemlint, "--jobs", str(args.jobs)],
         "idemlint --jobs 1": [*idemlint, "--jobs", "1", "--no-cache"],
-        "flake8": [sys.executable, "-m", "flake8", "--exit-zero", "-j", str(args.jobs)],
+        # flake8 without idemlint's plugin (flake8_stock.py): flake8's own time
+        "flake8": [
+            sys.executable,
+            str(Path(__file__).with_name("flake8_stock.py")),
+            "--exit-zero",
+            "-j",
+            str(args.jobs),
+        ],
         "ruff": [shutil.which("ruff") or "ruff", "check", "--exit-zero", "--no-cache", "-q"],
     }
     print(f"files: {len(files)}  lines: {lines}  jobs: {args.jobs}  rounds: {args.rounds}  roots: {', '.join(roots)}")
