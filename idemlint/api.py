@@ -136,18 +136,13 @@ def build_project_index(
     if not any(rule.needs_project for rule in rules):
         return EMPTY
     kinds = PathKinds(config.root, found.resolver if found is not None else None)
+    directory = default_cache_dir(config.root) if cache else None
 
-    def build(files: list[str]) -> ProjectIndex:
-        return build_index(
-            [Path(name) for name in files], config.root, config, lambda path: kinds.kind(path) == SOURCE, map_in_workers
-        )
+    def build(files: list[str], read: Callable[[Path], bytes]) -> ProjectIndex:
+        production = lambda path: kinds.kind(path) == SOURCE  # noqa: E731
+        return build_index([Path(name) for name in files], config.root, config, production, map_in_workers, read)
 
-    return cached_index(
-        project_files(config, found, paths),
-        default_cache_dir(config.root) if cache else None,
-        _index_key(config),
-        build,
-    )
+    return cached_index(project_files(config, found, paths, directory), directory, _index_key(config), build)
 
 
 def stored_project_index(path: str) -> ProjectIndex:

@@ -225,16 +225,21 @@ INDEX_MAGIC = b"idemlint-index-6\n"  # bump with the index format: tests/test_wa
 
 
 def cached_index(
-    files: Iterable[str], directory: Path | None, key: str, build: Callable[[list[str]], ProjectIndex]
+    files: Iterable[str],
+    directory: Path | None,
+    key: str,
+    build: Callable[[list[str], Callable[[Path], bytes]], ProjectIndex],
 ) -> ProjectIndex:
-    """`build(files)`, or the index it built last time for the same files (same stat, or
+    """`build(files, read)`, or the index it built last time for the same files (same stat, or
     same content) and the same `key` (what else the index depends on: its configuration and
-    root). Facts are the builder's own: the whole index is stored, not a copy of its logic."""
+    root). Facts are the builder's own: the whole index is stored, not a copy of its logic.
+    The builder reads each file through `read`, which records its stat and hash for the
+    manifest stored beside the index: a cold run reads every file once."""
     import pickle
 
-    paths = list(files)
+    paths = list(dict.fromkeys(files))
     if directory is None:
-        return build(paths)
+        return build(paths, Path.read_bytes)
     store = _index_store(directory, key)
     manifest, blob, digest = _stored_index(store, key, paths)
     if blob is not None:
@@ -246,9 +251,25 @@ def cached_index(
             if index_digests(found) != digest:  # stored by a build whose digests were computed otherwise
                 _write_checked(store, INDEX_MAGIC, marshal.dumps((key, manifest, blob, index_digests(found))))
             return found
-    built = build(paths)
+    started = clock()
+    recorded: dict[str, tuple[Stamp | None, bytes]] = {}
+
+    def read(path: Path) -> bytes:
+        name = str(path)
+        try:
+            now: Stamp | None = stamp(os.stat(name))  # before the read: a change meanwhile shows next time
+        except OSError:
+            now = None
+        source = path.read_bytes()
+        trusted = now if now is not None and max(now[1], now[2]) < started - RACY_NS else None
+        recorded[name] = (trusted, content_hash(source))
+        return source
+
+    built = build(paths, read)
+    # a file the builder could not read (or did not ask for) is recorded as unreadable
+    fresh = tuple((name, *recorded.get(name, (None, b""))) for name in paths)
     try:
-        _write_checked(store, INDEX_MAGIC, marshal.dumps((key, manifest, pickle.dumps(built), index_digests(built))))
+        _write_checked(store, INDEX_MAGIC, marshal.dumps((key, fresh, pickle.dumps(built), index_digests(built))))
     except (ValueError, pickle.PicklingError):
         pass
     return built
@@ -292,8 +313,9 @@ def _index_store(directory: Path, key: str) -> Path:
 
 def _stored_index(store: Path, key: str, paths: list[str]) -> tuple[tuple[Any, ...], bytes | None, Any]:
     """(the manifest of `paths` as they are now, the stored index's pickle or None when it is
-    not for these files' contents and `key`, its digest). A manifest entry whose stat changed
-    but not its content is written back, so that the next run trusts the stat again."""
+    not for these files' contents and `key`, its digest; the manifest is left empty then).
+    A manifest entry whose stat changed but not its content is written back, so that the
+    next run trusts the stat again."""
     started = clock()
     unique = list(dict.fromkeys(paths))
     stored = _read_checked(store, INDEX_MAGIC)
@@ -305,11 +327,13 @@ def _stored_index(store: Path, key: str, paths: list[str]) -> tuple[tuple[Any, .
     except (EOFError, ValueError, TypeError):
         old_manifest, blob, digest = (), b"", ""
     for index, name in enumerate(unique):
+        if not reusable:
+            return (), None, ""  # nothing to reuse: no need to read the rest
         try:
             now: Stamp | None = stamp(os.stat(name))
         except OSError:
             now = None
-        old = old_manifest[index] if reusable else None
+        old = old_manifest[index]
         if old is not None and old[0] == name and old[1] is not None and old[1] == now:
             manifest.append(old)
             continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -288,14 +289,19 @@ def test_the_project_index_is_rebuilt_only_when_a_file_or_the_key_changes(
     cache = tmp_path / "cache"
     builds: list[int] = []
 
-    def build(paths: list[str]) -> object:
+    def build(paths: list[str], read: Callable[[Path], bytes]) -> object:
         builds.append(len(paths))
-        return build_index([Path(p) for p in paths])
+        return build_index([Path(p) for p in paths], read=read)
 
     def index(key: str = "config", paths: list[Path] = files) -> object:
         return cached_index([str(p) for p in paths], cache, key, build)  # type: ignore[arg-type]
 
+    reads: list[str] = []
+    read_bytes = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: reads.append(self.name) or read_bytes(self))
     first = index()
+    assert sorted(r for r in reads if r.endswith(".py")) == sorted(f.name for f in files)  # each file read once
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
     assert first == build_index(files) and first.guarded_setters == frozenset({"set_status"})  # type: ignore[attr-defined]
     assert index() == first and builds == [len(files)]
     age(files, seconds=7200)  # touched: compared by content, not rebuilt

@@ -373,10 +373,12 @@ def build_index(
     config: Config | None = None,
     summarise: Callable[[Path], bool] = lambda path: True,
     mapper: Mapper | None = None,
+    read: Callable[[Path], bytes] = Path.read_bytes,
 ) -> ProjectIndex:
     """Map every file to its facts, reduce to one index. Unreadable files are skipped (the
     check itself reports them). The modules worth summarising (a libcst parse each) go
-    through `mapper` when one is given; the rest are mapped here (a regex, at most `ast`)."""
+    through `mapper` when one is given; the rest are mapped here (a regex, at most `ast`).
+    `read` reads a file (the index cache records what it read, so no file is read twice)."""
     from idemlint.paths import Resolver
 
     facts: list[FileFacts] = []
@@ -394,7 +396,7 @@ def build_index(
         """The modules for the mapper, each yielded once read; the rest mapped meanwhile."""
         for path in files:
             try:
-                source = path.read_bytes()
+                source = read(path)
             except OSError:
                 continue
             wanted = config is not None and summarise(path)
