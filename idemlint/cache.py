@@ -102,6 +102,15 @@ def _decode(value: Any) -> Any:
     return value
 
 
+def depended_on(source: bytes, functions: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The project functions a file names (by identifier), with their digests now: its cached
+    result holds only while these are unchanged."""
+    if not functions:
+        return ()
+    names = {token.decode() for token in set(_IDENTIFIER.findall(source))}
+    return tuple(sorted((name, functions[name]) for name in names if name in functions))
+
+
 def file_key(real: Path, shown: str, kind: str | None, anchor: str | None) -> str:
     return f"{real}\0{shown}\0{kind}\0{anchor}"
 
@@ -134,8 +143,12 @@ class ResultCache:
             return {}
         return entries
 
-    def lookup(self, key: str, real: Path) -> tuple[list[Finding] | None, bytes | None, Stamp | None, bytes]:
+    def lookup(
+        self, key: str, real: Path, read_new: bool = True
+    ) -> tuple[list[Finding] | None, bytes | None, Stamp | None, bytes]:
         """(cached findings or None, the source if it was read, the file's stamp, its hash).
+        Without `read_new`, a file with no usable entry is not read (nor hashed): the caller
+        has it read where it is checked.
 
         An OSError from reading the file propagates: the caller reports it."""
         self.used.add(key)
@@ -150,6 +163,10 @@ class ResultCache:
             found = self._findings(entry)
             if found is not None:
                 return found, None, now, entry[1]
+        if entry is None and not read_new:
+            if now is None:
+                os.stat(real)  # the file's own error, for the caller to report
+            return None, None, now, b""
         source = real.read_bytes()
         digest = content_hash(source)
         if entry is not None and entry[1] == digest:
@@ -166,13 +183,6 @@ class ResultCache:
         except (TypeError, ValueError):
             return False
 
-    def _depends(self, source: bytes) -> tuple[tuple[str, str], ...]:
-        """The project functions a file names (by identifier), with their digests now."""
-        if not self.functions:
-            return ()
-        names = {token.decode() for token in set(_IDENTIFIER.findall(source))}
-        return tuple(sorted((name, self.functions[name]) for name in names if name in self.functions))
-
     def _findings(self, entry: Entry) -> list[Finding] | None:
         try:
             return decode(entry[2])
@@ -182,13 +192,21 @@ class ResultCache:
     def _trusted(self, now: Stamp) -> bool:
         return max(now[1], now[2]) < self.started - RACY_NS
 
-    def put(self, key: str, now: Stamp | None, digest: bytes, findings: Sequence[Finding], source: bytes = b"") -> None:
+    def put(
+        self,
+        key: str,
+        now: Stamp | None,
+        digest: bytes,
+        findings: Sequence[Finding],
+        depends: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        """Record a file's findings; `depends`: `depended_on(source, functions)` of its source."""
         try:
             rows = encode(findings)
         except ValueError:
             return
         trusted = now if now is not None and self._trusted(now) else None
-        self.changed[key] = (trusted, digest, rows, self._depends(source))
+        self.changed[key] = (trusted, digest, rows, depends)
 
     def save(self) -> None:
         """Merge the changes into the file on disk (another run may have written it since)."""

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from idemlint import __version__
 from idemlint.analysis.project import EMPTY, ProjectIndex
-from idemlint.cache import SHAPE, ResultCache, Stamp, file_key
+from idemlint.cache import SHAPE, ResultCache, Stamp, content_hash, depended_on, file_key, stamp
 from idemlint.finding import Finding
 
 if TYPE_CHECKING:
@@ -45,12 +45,26 @@ class RunResult:
 
 @dataclass(frozen=True)
 class _Job:
-    source: bytes
+    source: bytes | None  # None: the worker reads `path` (a file the cache has no entry for)
     shown: str
     kind: str | None = None  # test, migration or source; None: judged from `shown`
     project: ProjectIndex = EMPTY
     anchor: str | None = None  # the path relative to the project root
     worker_project: bool = False  # the index is the worker's (sent once to the pool), not this job's
+    path: str = ""  # the file, for a job without its source
+    size: int = 0  # bytes: the largest files go first
+    cached: bool = False  # the result goes to the cache: the worker also gives what it depends on
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """A worker's result, with what caching it needs when the worker read the file itself:
+    the stat taken before the read, the content hash, the index functions it names."""
+
+    result: FileResult
+    stamp: Stamp | None = None
+    digest: bytes = b""
+    depends: tuple[tuple[str, str], ...] = ()
 
 
 def run(
@@ -76,26 +90,29 @@ def run(
         try:
             if cache is not None:
                 key = file_key(real, shown, kind, anchor)
-                hit, source, now, digest = cache.lookup(key, real)
+                # a file without an entry is read by the worker that checks it, not here
+                hit, source, now, digest = cache.lookup(key, real, read_new=False)
                 if hit is not None:
                     result.findings.extend(hit)
                     result.cached += 1
                     continue
-            if source is None:
-                source = real.read_bytes()
+            size = len(source) if source is not None else now[0] if now is not None else os.stat(real).st_size
         except OSError as error:
             result.errors.append(f"{shown}: cannot read: {error.strerror or error}")
             continue
-        pending.append((_Job(source, shown, kind, project, anchor), key, now, digest))
+        job = _Job(source, shown, kind, project, anchor, path=str(real), size=size, cached=cache is not None)
+        pending.append((job, key, now, digest))
 
     jobs = jobs or os.cpu_count() or 1
-    pending.sort(key=lambda item: -len(item[0].source))  # largest first: no long tail
+    pending.sort(key=lambda item: -item[0].size)  # largest first: no long tail
     outcomes = _check_all([item[0] for item in pending], config, rules, jobs, progress) if pending else []
-    for (_job, key, now, digest), outcome in zip(pending, outcomes, strict=True):
-        result.findings.extend(outcome.findings)
-        result.errors.extend(outcome.errors)
-        if cache is not None and not outcome.errors:
-            cache.put(key, now, digest, outcome.findings, _job.source)
+    for (job, key, now, digest), outcome in zip(pending, outcomes, strict=True):
+        result.findings.extend(outcome.result.findings)
+        result.errors.extend(outcome.result.errors)
+        if cache is not None and not outcome.result.errors:
+            if job.source is None:  # read by the worker: its stat and hash
+                now, digest = outcome.stamp, outcome.digest
+            cache.put(key, now, digest, outcome.result.findings, outcome.depends)
     if cache is not None:
         cache.save()
     result.findings.sort()
@@ -131,16 +148,49 @@ def _receive_project(project: ProjectIndex) -> None:
     _WORKER_PROJECT[0] = project
 
 
-def _check_one(job: _Job, config: Config, rules: Sequence[type[Rule]]) -> FileResult:
+def _check_one(job: _Job, config: Config, rules: Sequence[type[Rule]]) -> _Outcome:
+    """Check one job's file, reading it first when the job holds only its path."""
+    project = _WORKER_PROJECT[0] if job.worker_project else job.project
+    source, now, digest = job.source, None, b""
+    if source is None:
+        try:
+            now = stamp(os.stat(job.path))  # before the read: a change meanwhile shows next time
+            source = Path(job.path).read_bytes()
+        except OSError as error:
+            from idemlint.engine import FileResult
+
+            return _Outcome(FileResult(job.shown, (), (f"{job.shown}: cannot read: {error.strerror or error}",)))
+        digest = content_hash(source)
+    result = _checked(job, source, project, config, rules)
+    depends = depended_on(source, _function_digests(project)) if job.cached else ()
+    return _Outcome(result, now, digest, depends)
+
+
+_DIGESTS: dict[int, tuple[ProjectIndex, dict[str, str]]] = {}
+
+
+def _function_digests(project: ProjectIndex) -> dict[str, str]:
+    """`project.function_digests`, computed once per index in this process (it hashes every
+    function's summary)."""
+    known = _DIGESTS.get(id(project))
+    if known is None or known[0] is not project:
+        _DIGESTS.clear()
+        known = _DIGESTS[id(project)] = (project, project.function_digests)
+    return known[1]
+
+
+def _checked(
+    job: _Job, source: bytes, project: ProjectIndex, config: Config, rules: Sequence[type[Rule]]
+) -> FileResult:
     try:
         return check_source(
-            job.source,
+            source,
             job.shown,
             config,
             rules,
             report_unused_noqa=True,
             kind=job.kind,
-            project=_WORKER_PROJECT[0] if job.worker_project else job.project,
+            project=project,
             anchor=job.anchor,
         )
     except Exception as error:  # a bug outside the per-rule guard: this file's error, not the run's
@@ -159,7 +209,7 @@ def _check_all(
     rules: Sequence[type[Rule]],
     jobs: int,
     progress: Progress | None = None,
-) -> list[FileResult]:
+) -> list[_Outcome]:
     tick = progress or (lambda done, total: None)
     if jobs <= 1 or len(jobs_list) < MIN_FILES_FOR_POOL:
         serial = []
@@ -170,7 +220,7 @@ def _check_all(
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    results: list[FileResult | None] = [None] * len(jobs_list)
+    results: list[_Outcome | None] = [None] * len(jobs_list)
     project = jobs_list[0].project  # one run, one index
     light = [replace(job, project=EMPTY, worker_project=True) for job in jobs_list]
     try:
@@ -192,7 +242,7 @@ def _check_all(
     return [r for r in results if r is not None]
 
 
-def _check_isolated(job: _Job, config: Config, rules: Sequence[type[Rule]]) -> FileResult:
+def _check_isolated(job: _Job, config: Config, rules: Sequence[type[Rule]]) -> _Outcome:
     """Re-check one file in its own process; if that process dies too, the file is the cause."""
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -216,7 +266,7 @@ def _check_isolated(job: _Job, config: Config, rules: Sequence[type[Rule]]) -> F
             message="the analyser crashed on this file (the worker process died); it was not checked",
             suggestion="Report this file to idemlint; the rest of the run is unaffected.",
         )
-        return FileResult(job.shown, (finding,))
+        return _Outcome(FileResult(job.shown, (finding,)))
 
 
 def map_in_workers(items: Iterable[Any]) -> list[Any]:
