@@ -93,14 +93,14 @@ def project_files(
     a warm run compares thousands of them and needs no Path."""
     from idemlint.paths import Resolver, resolved
 
-    given = found.files if found is not None else []
+    given = found.entries if found is not None else []
     root = str(resolved(config.root))
     resolver = found.resolver if found is not None else Resolver()
     # the paths given include the root: the run's own discovery already walked it all
     walked = set(found.walked) if found is not None else set()
     whole = any(resolver.resolved_text(Path(p)) == root for p in paths if p in walked)
     everything = _root_files(config, cache_dir) if config.root.is_dir() and not whole else []
-    return list(dict.fromkeys([*everything, *(str(path) for path, _shown in given)]))
+    return list(dict.fromkeys([*everything, *(real for real, _shown in given)]))
 
 
 def _root_files(config: Config, cache_dir: Path | None) -> list[str]:
@@ -109,7 +109,7 @@ def _root_files(config: Config, cache_dir: Path | None) -> list[str]:
 
     def walk() -> tuple[list[str], list[str], bool]:
         found = discover([str(config.root)], config, judge=False)
-        return [str(path) for path, _shown in found.files], found.watched, found.plain
+        return [real for real, _shown in found.entries], found.watched, found.plain
 
     if cache_dir is None:
         return walk()[0]
@@ -210,7 +210,7 @@ def cached_results(
     # _open_cache reads the rules' codes, nothing else
     cache = _open_cache(directory, config, cast("Sequence[type[Rule]]", rows), digests)
     result = RunResult()
-    for real, shown in found.to_check(config.check_tests):
+    for real, shown in found.to_check_text(config.check_tests):
         try:
             hit = cache.lookup(file_key(real, shown, found.kinds.get(shown), found.anchors.get(shown)), real)[0]
         except OSError:

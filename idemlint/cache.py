@@ -111,7 +111,7 @@ def depended_on(source: bytes, functions: Mapping[str, str]) -> tuple[tuple[str,
     return tuple(sorted((name, functions[name]) for name in names if name in functions))
 
 
-def file_key(real: Path, shown: str, kind: str | None, anchor: str | None) -> str:
+def file_key(real: Path | str, shown: str, kind: str | None, anchor: str | None) -> str:
     return f"{real}\0{shown}\0{kind}\0{anchor}"
 
 
@@ -144,7 +144,7 @@ class ResultCache:
         return entries
 
     def lookup(
-        self, key: str, real: Path, read_new: bool = True
+        self, key: str, real: Path | str, read_new: bool = True
     ) -> tuple[list[Finding] | None, bytes | None, Stamp | None, bytes]:
         """(cached findings or None, the source if it was read, the file's stamp, its hash).
         Without `read_new`, a file with no usable entry is not read (nor hashed): the caller
@@ -167,7 +167,7 @@ class ResultCache:
             if now is None:
                 os.stat(real)  # the file's own error, for the caller to report
             return None, None, now, b""
-        source = real.read_bytes()
+        source = Path(real).read_bytes()
         digest = content_hash(source)
         if entry is not None and entry[1] == digest:
             found = self._findings(entry)

@@ -25,7 +25,8 @@ _PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]*[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 
 @dataclass
 class Discovery:
-    files: list[tuple[Path, str]] = field(default_factory=list)  # (real path, path as shown)
+    # (real path, path as shown), as text: a warm run compares thousands and needs no Path
+    entries: list[tuple[str, str]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     # Path as shown -> test, migration or "" (source), judged from the project root. A file
     # named on the command line is checked as source whatever its name, as ruff and flake8 do.
@@ -42,12 +43,22 @@ class Discovery:
     # the run's path resolutions, which later steps (the project's listing) share
     resolver: Resolver = field(default_factory=Resolver)
 
+    @cached_property
+    def files(self) -> list[tuple[Path, str]]:
+        """(real path, path as shown) of every file found."""
+        return [(Path(real), shown) for real, shown in self.entries]
+
     def skipped_tests(self, check_tests: bool) -> list[tuple[Path, str]]:
         return [] if check_tests else [f for f in self.files if self.kinds.get(f[1]) == TEST]
 
     def to_check(self, check_tests: bool) -> list[tuple[Path, str]]:
         skipped = {shown for _, shown in self.skipped_tests(check_tests)}
         return [f for f in self.files if f[1] not in skipped]
+
+    def to_check_text(self, check_tests: bool) -> list[tuple[str, str]]:
+        """`to_check` as text (real path, path as shown)."""
+        kinds = self.kinds
+        return [e for e in self.entries if check_tests or kinds.get(e[1]) != TEST]
 
 
 def display_path(path: Path, cwd: Path) -> str:
@@ -88,21 +99,27 @@ def discover(
         text += "/" if is_dir else ""
         return excludes.match(text)
 
-    def add(path: Path, head: str, explicit: bool = False) -> None:
-        """`path`, whose folder is `head` (as text), unless a file seen already."""
+    def excluded_file(head: str, name: str) -> bool:
+        """`excluded(Path(head, name), False, head)`, from the text alone."""
+        prefix = under_root.of_text(head)
+        return excludes.match((prefix if prefix is not None else "") + name)
+
+    def add(text: str, head: str, name: str, explicit: bool = False) -> None:
+        """The file `text` (as `str(path)` gives it), named `name` in the folder `head`, unless
+        a file seen already."""
         try:
-            key = os.path.normcase(resolver.realpath(path))  # a symlink and its target are one file
+            key = os.path.normcase(resolver.realpath(text))  # a symlink and its target are one file
         except OSError:
-            key = os.path.normcase(str(path))
-        if not resolver.is_plain(path):
+            key = os.path.normcase(text)
+        if not resolver.is_plain(text):
             found.plain = False
         if key not in seen:
             seen.add(key)
             prefix = under_cwd.of_text(head)
-            shown = path.as_posix() if prefix is None else prefix + path.name
-            found.files.append((path, shown))
+            shown = text.replace(os.sep, "/") if prefix is None else prefix + name
+            found.entries.append((text, shown))
             if kinds is not None:
-                kind, relative = kinds.judge(path)
+                kind, relative = kinds.judge(text)
                 found.kinds[shown] = SOURCE if explicit else kind
                 found.anchors[shown] = relative or shown
 
@@ -116,9 +133,9 @@ def discover(
                 regular = False
             if regular:
                 resolver.note_regular(text)
-                absolute, head = Path(text), os.path.dirname(text)
-                if not (force_exclude and excluded(absolute, False, head)):
-                    add(absolute, head, explicit=not force_exclude)
+                head, name = os.path.split(text)
+                if not (force_exclude and excluded_file(head, name)):
+                    add(text, head, name, explicit=not force_exclude)
                 continue
         path = Path(given)
         absolute = path if path.is_absolute() else cwd / path
@@ -131,7 +148,7 @@ def discover(
             if not (force_exclude and excluded(absolute, False)):
                 # named files are checked whatever their name, unless excludes apply to them too
                 # (`--force-exclude`, as the pre-commit hooks pass): then test files are skipped too
-                add(absolute, str(absolute.parent), explicit=not force_exclude)
+                add(str(absolute), str(absolute.parent), absolute.name, explicit=not force_exclude)
             continue
         found.walked.append(given)
         ignores = _GitIgnores(absolute if respect_gitignore else None)
@@ -151,10 +168,10 @@ def discover(
                 if filename.endswith(PYTHON_SUFFIXES):
                     file = here / filename
                     if not excluded(file, False, head) and not ignored(filename, False):
-                        add(file, head)
+                        add(str(file), head, filename)
         found.watched.extend(str(d / ".gitignore") for d in ignores.specs)
         found.plain = found.plain and not found.errors
-    found.files.sort(key=lambda item: item[1])
+    found.entries.sort(key=lambda item: item[1])
     return found
 
 

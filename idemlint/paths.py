@@ -181,28 +181,28 @@ class PathKinds:
         text = str(self._real_root)
         self._root_text, self._root_prefix = text, text if text.endswith(os.sep) else text + os.sep
 
-    def relative(self, path: Path) -> str | None:
+    def relative(self, path: Path | str) -> str | None:
         if os.sep == "/":  # as `relative_to` would give it, from the text
             text = self.resolver.resolved_text(path)
             if text == self._root_text:
                 return "."
             return text[len(self._root_prefix) :] if text.startswith(self._root_prefix) else None
         try:
-            return self.resolver.resolved(path).relative_to(self._real_root).as_posix()
+            return self.resolver.resolved(Path(path)).relative_to(self._real_root).as_posix()
         except ValueError:
             return None
 
-    def kind(self, path: Path) -> str:
+    def kind(self, path: Path | str) -> str:
         return self.judge(path)[0]
 
-    def judge(self, path: Path) -> tuple[str, str | None]:
+    def judge(self, path: Path | str) -> tuple[str, str | None]:
         """The file's kind and its path relative to the root (None outside it), in one go."""
         relative = self.relative(path)
         return self._kind(path, relative), relative
 
-    def _kind(self, path: Path, relative: str | None) -> str:
+    def _kind(self, path: Path | str, relative: str | None) -> str:
         if relative is None:
-            return kind_of_relative(path.name)
+            return kind_of_relative(os.path.basename(os.fspath(path)))
         kind = kind_of_relative(relative)
         if kind:
             return kind
