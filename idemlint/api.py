@@ -138,8 +138,10 @@ def build_project_index(
     kinds = PathKinds(config.root, found.resolver if found is not None else None)
     directory = default_cache_dir(config.root) if cache else None
 
+    def production(path: Path) -> bool:  # tests and migrations are never called from production code
+        return kinds.kind(path) == SOURCE
+
     def build(files: list[str], read: Callable[[Path], bytes]) -> ProjectIndex:
-        production = lambda path: kinds.kind(path) == SOURCE  # noqa: E731
         return build_index([Path(name) for name in files], config.root, config, production, map_in_workers, read)
 
     return cached_index(project_files(config, found, paths, directory), directory, _index_key(config), build)

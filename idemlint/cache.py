@@ -69,6 +69,11 @@ def stamp(stat: os.stat_result) -> Stamp:
     return (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
 
 
+def settled(now: Stamp, started: int) -> bool:
+    """Whether a stat can be trusted: the file last changed a while before `started`."""
+    return max(now[1], now[2]) < started - RACY_NS
+
+
 def content_hash(source: bytes) -> bytes:
     return hashlib.blake2b(source, digest_size=16).digest()
 
@@ -190,7 +195,7 @@ class ResultCache:
             return None  # a malformed entry: recompute it
 
     def _trusted(self, now: Stamp) -> bool:
-        return max(now[1], now[2]) < self.started - RACY_NS
+        return settled(now, self.started)
 
     def put(
         self,
@@ -279,7 +284,7 @@ def cached_index(
         except OSError:
             now = None
         source = path.read_bytes()
-        trusted = now if now is not None and max(now[1], now[2]) < started - RACY_NS else None
+        trusted = now if now is not None and settled(now, started) else None
         recorded[name] = (trusted, content_hash(source))
         return source
 
@@ -352,14 +357,14 @@ def _stored_index(store: Path, key: str, paths: list[str]) -> tuple[tuple[Any, .
         except OSError:
             now = None
         old = old_manifest[index]
-        if old is not None and old[0] == name and old[1] is not None and old[1] == now:
+        if old[0] == name and old[1] is not None and old[1] == now:
             manifest.append(old)
             continue
         try:
             content = content_hash(Path(name).read_bytes())
         except OSError:
             content = b""
-        trusted = now if now is not None and max(now[1], now[2]) < started - RACY_NS else None
+        trusted = now if now is not None and settled(now, started) else None
         manifest.append((name, trusted, content))
         reusable = reusable and old is not None and old[0] == name and old[2] == content
     valid = isinstance(digest, tuple) and len(digest) == 2 and isinstance(digest[1], dict)
@@ -401,7 +406,7 @@ def cached_listing(directory: Path, key: str, walk: Callable[[], tuple[list[str]
     started = clock()
     files, watched, keep = walk()
     now = _stamps(watched)
-    if keep and all(s is None or max(s[1], s[2]) < started - RACY_NS for s in now):
+    if keep and all(s is None or settled(s, started) for s in now):
         with contextlib.suppress(ValueError):
             _write_checked(store, LISTING_MAGIC, marshal.dumps((key, tuple(watched), now, files)))
     return files

@@ -92,17 +92,14 @@ def discover(
 
     def excluded(path: Path, is_dir: bool, head: str | None = None) -> bool:
         prefix = under_root.get(path.parent) if head is None else under_root.of_text(head)
-        if prefix is not None:
-            text = prefix + path.name
-        else:  # outside the root: the name alone (or the root itself, named from above it)
-            text = "." if path == config.root else path.name
-        text += "/" if is_dir else ""
-        return excludes.match(text)
+        if prefix is None and path == config.root:  # the root itself, named from above it
+            return excludes.match("./" if is_dir else ".")
+        return excluded_name(prefix, path.name, is_dir)
 
-    def excluded_file(head: str, name: str) -> bool:
-        """`excluded(Path(head, name), False, head)`, from the text alone."""
-        prefix = under_root.of_text(head)
-        return excludes.match((prefix if prefix is not None else "") + name)
+    def excluded_name(prefix: str | None, name: str, is_dir: bool = False) -> bool:
+        """Whether `name`, in the folder whose root-relative prefix is `prefix` (None outside
+        the root: the name alone is matched), is excluded."""
+        return excludes.match((prefix or "") + name + ("/" if is_dir else ""))
 
     def add(text: str, head: str, name: str, explicit: bool = False) -> None:
         """The file `text` (as `str(path)` gives it), named `name` in the folder `head`, unless
@@ -134,7 +131,7 @@ def discover(
             if regular:
                 resolver.note_regular(text)
                 head, name = os.path.split(text)
-                if not (force_exclude and excluded_file(head, name)):
+                if not (force_exclude and excluded_name(under_root.of_text(head), name)):
                     add(text, head, name, explicit=not force_exclude)
                 continue
         path = Path(given)
