@@ -244,7 +244,7 @@ class ResultCache:
                 old.unlink()
 
 
-INDEX_MAGIC = b"idemlint-index-6\n"  # bump with the index format: tests/test_warm_path.py pins it
+INDEX_MAGIC = b"idemlint-index-7\n"  # bump with the index format: tests/test_warm_path.py pins it
 
 
 def cached_index(

@@ -34,7 +34,7 @@ from idemlint.analysis.direct_facts import (
     unconditional_calls,
 )
 from idemlint.analysis.flow import origin_calls
-from idemlint.analysis.model import iter_nodes, local_callee, method_of, positional_parameters
+from idemlint.analysis.model import iter_nodes, local_callee, method_of, positional_parameters, string_value
 from idemlint.analysis.summary_records import (
     MAX_DEPTH,
     Chain,
@@ -157,7 +157,23 @@ def _with_parameters(model: ModuleModel, function: cst.FunctionDef, summary: Sum
                     key_params.add(ancestor.left.value)
             if isinstance(ancestor, cst.If):
                 key_params.update(n.value for n in iter_nodes(ancestor.test) if isinstance(n, cst.Name))
-    return replace(summary, params=tuple(names), key_params=frozenset(key_params & own))
+    return replace(
+        summary, params=tuple(names), key_params=frozenset(key_params & own), verb_defaults=_verb_defaults(function)
+    )
+
+
+_REQUEST_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"})
+
+
+def _verb_defaults(function: cst.FunctionDef) -> tuple[tuple[str, str], ...]:
+    """The parameters whose default is an HTTP method, upper-cased: `def send(url, method="POST")`
+    sends a POST for every call that leaves `method` out."""
+    params = function.params
+    return tuple(
+        (param.name.value, method)
+        for param in (*params.params, *params.kwonly_params)
+        if param.default is not None and (method := (string_value(param.default) or "").upper()) in _REQUEST_METHODS
+    )
 
 
 def _through_calls(

@@ -80,6 +80,9 @@ class Summary:
     verb_param: str = ""
     verb_effect: Chain | None = None
     verb_operation: str = ""  # the request's operation, e.g. "self.session.request"
+    # parameters whose default is an HTTP method (`def send(url, method="POST")`), upper-cased:
+    # what a call that leaves the parameter out binds there
+    verb_defaults: tuple[tuple[str, str], ...] = ()
     # sleeps on every call for a delay with no random part (`time.sleep(2 ** self.n * 0.1)`),
     # or for one computed from this parameter alone (`def sleep(ms): time.sleep(ms / 1000)`)
     waits_fixed: Chain | None = None
@@ -107,7 +110,7 @@ class Summary:
         for slot, source, literal in passed:
             if self.slot_name(slot) == self.verb_param:
                 return literal.upper(), source
-        return "", ""
+        return dict(self.verb_defaults).get(self.verb_param, ""), ""
 
     def unkeyed_effect_for(self, passed: Passed) -> tuple[Chain | None, str]:
         """The unkeyed effect a call with these arguments makes, and its operation: the

@@ -65,8 +65,9 @@ class UnkeyedRetriedSideEffect(Rule):
         "(`request.find_service(IHelpDesk)`, `getUtility(...)`) or typed as a base class the index does not "
         "summarise, when one of its implementations makes such a call. A request core whose HTTP method is "
         "its parameter (`def _request(self, method, path)`) is such a call where a caller names POST or PATCH "
-        "(`self._request('POST', ...)`, `http_request(verb='POST')`), through forwarding "
-        "helpers, and a read where it names GET. Calls whose headers are built elsewhere (so a key may "
+        "(`self._request('POST', ...)`, `http_request(verb='POST')`) or leaves out a parameter whose default "
+        "is one (`def send(url, method='POST')`), through forwarding helpers, and a read where it names GET. "
+        "Calls whose headers are built elsewhere (so a key may "
         "be there) are not reported."
     )
     why = (

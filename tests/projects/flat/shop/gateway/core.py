@@ -17,3 +17,15 @@ class Core:
 
 def http_request(verb, url, body=None):
     return requests.request(verb, url, json=body, timeout=5)
+
+
+def send(url, body=None, verb="POST"):
+    return requests.request(verb, url, json=body, timeout=5)
+
+
+def read(url, verb="get"):
+    return requests.request(verb, url, timeout=5)
+
+
+def forward_default(url, body, verb="PATCH"):
+    return http_request(verb, url, body)

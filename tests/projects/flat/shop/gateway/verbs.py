@@ -3,7 +3,7 @@
 import time
 
 from shop.gateway import core as core_module
-from shop.gateway.core import Core, http_request
+from shop.gateway.core import Core, forward_default, http_request, read, send
 from shop.gateway.core import http_request as send_it
 from shop.gateway.star import *  # noqa: F403
 
@@ -82,5 +82,45 @@ def starred(url, body):
     for attempt in range(3):
         try:
             return starred_post(url, body)  # ok: IDM301 a star import's names are not followed
+        except ConnectionError:
+            time.sleep(2**attempt)  # expect: IDM202
+
+
+def post_by_default(url, body):
+    for attempt in range(3):
+        try:
+            return send(url, body)  # expect: IDM301 "send() makes POST requests.request()"
+        except ConnectionError:
+            time.sleep(2**attempt)  # expect: IDM202
+
+
+def get_by_default(url):
+    for attempt in range(3):
+        try:
+            return read(url)  # ok: IDM301 the method left out is the default, a GET
+        except ConnectionError:
+            time.sleep(2**attempt)  # expect: IDM202
+
+
+def get_instead_of_the_default(url, body):
+    for attempt in range(3):
+        try:
+            return send(url, body, verb="GET")  # ok: IDM301 the caller names a GET over the default POST
+        except ConnectionError:
+            time.sleep(2**attempt)  # expect: IDM202
+
+
+def chosen_at_run_time(url, body, verb):
+    for attempt in range(3):
+        try:
+            return send(url, body, verb)  # ok: IDM301 a method chosen at run time stays unknown
+        except ConnectionError:
+            time.sleep(2**attempt)  # expect: IDM202
+
+
+def forwarded_default(url, body):
+    for attempt in range(3):
+        try:
+            return forward_default(url, body)  # expect: IDM301 "forward_default() makes PATCH requests.request()"
         except ConnectionError:
             time.sleep(2**attempt)  # expect: IDM202
