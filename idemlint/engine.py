@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from string import Template
 from typing import TYPE_CHECKING
@@ -170,7 +170,7 @@ def _findings(ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor
     return findings
 
 
-def _related(step: Step, positions: dict[cst.CSTNode, tuple[int, int, int, int]], anchor: str) -> Related:
+def _related(step: Step, positions: Mapping[cst.CSTNode, tuple[int, int, int, int]], anchor: str) -> Related:
     """A step of a finding's chain: in this file (its node's line) or in another (path and line
     from the project index); paths are relative to the project root."""
     if step.node is not None:

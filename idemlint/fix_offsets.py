@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from idemlint.finding import Edit, Fix
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import libcst as cst
 
     from idemlint.rule import FixPlan
@@ -33,7 +35,7 @@ def line_starts(text: str) -> list[int]:
 
 def resolve_fix(
     plan: FixPlan,
-    positions: dict[cst.CSTNode, tuple[int, int, int, int]],
+    positions: Mapping[cst.CSTNode, tuple[int, int, int, int]],
     text: str,
     lines: list[str],
     starts: list[int],

@@ -19,7 +19,7 @@ import threading
 import tokenize
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar
 
 from idemlint.analysis.project import EMPTY, ProjectIndex
 from idemlint.config import Config
@@ -159,30 +159,33 @@ def _python_rejects(text: str) -> tuple[str, int, int] | None:
     return None
 
 
-def positions(module: cst.Module) -> dict[cst.CSTNode, tuple[int, int, int, int]]:
+def positions(module: cst.Module) -> Mapping[cst.CSTNode, tuple[int, int, int, int]]:
     """1-based (line, col, end_line, end_col) for every node, resolved only when needed.
 
-    libcst's position pass recurses once per nesting level; thousands of implicitly joined
+    Code generation recurses once per nesting level; thousands of implicitly joined
     strings exceed Python's limit, so such files are resolved again on a thread with a
     large stack and a raised recursion limit."""
-    from libcst.metadata import MetadataWrapper, PositionProvider
 
-    def resolve() -> dict[cst.CSTNode, tuple[int, int, int, int]]:
-        provider = PositionProvider()
-        ranges: Mapping[cst.CSTNode, CodeRange]
+    def resolve() -> Mapping[cst.CSTNode, tuple[int, int, int, int]]:
         try:
-            # the provider's own pass (one codegen): MetadataWrapper.resolve would also walk
-            # the whole tree once more for batchable providers, of which there are none here
-            provider._gen_impl(module)
-            ranges = cast("Mapping[cst.CSTNode, CodeRange]", provider._computed)
-        except AttributeError:  # a libcst without these hooks: the public way
-            ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-        return {node: (r.start.line, r.start.column + 1, r.end.line, r.end.column + 1) for node, r in ranges.items()}
+            from idemlint.source_spans import SourceSpans
+
+            return SourceSpans(module)
+        except (ImportError, AttributeError, TypeError):  # libcst's internal hooks changed: the public way
+            return _provider_positions(module)
 
     try:
         return resolve()
     except RecursionError:
         return _on_big_stack(resolve)
+
+
+def _provider_positions(module: cst.Module) -> dict[cst.CSTNode, tuple[int, int, int, int]]:
+    """libcst's PositionProvider: the same spans as SourceSpans, about three times slower."""
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    ranges: Mapping[cst.CSTNode, CodeRange] = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    return {node: (r.start.line, r.start.column + 1, r.end.line, r.end.column + 1) for node, r in ranges.items()}
 
 
 def _on_big_stack(function: Callable[[], T]) -> T:

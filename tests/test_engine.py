@@ -167,3 +167,37 @@ def test_a_file_over_the_time_budget_is_reported_not_waited_for(monkeypatch) -> 
     assert time.perf_counter() - started < 2
     assert [(f.line, f.code) for f in result.findings] == [(1, "IDM900")]
     assert "took longer than 0.3 s" in result.findings[0].message
+
+
+_SPAN_EDGES = (
+    "",
+    "\n\n",
+    "x = 1",  # no trailing newline: libcst generates one and drops it
+    "x = 1\r\ny = (\r\n    2,\r\n)\r\n",
+    "def f():\n\tif a:\n\t\treturn 'é' ; b = 2  # tabs, a non-ASCII string, two statements\n",
+    "@a\n@b(c)\nclass A(B, metaclass=M):\n    x: int = 1\n    # a trailing comment\n",
+    "s = '''one\r\ntwo'''\nt = f'{s!r:>10}' + \\\n    'joined'\n",
+    "async def g():\n    async with a as b, c:\n        yield [x async for x in b if x]\n",
+)
+
+
+def test_node_spans_are_libcsts_positions_on_every_fixture() -> None:
+    """idemlint.source_spans counts characters through libcst's code generation instead of
+    using its PositionProvider (three times slower): every node of every fixture, and each
+    edge case of newlines and layout, must get the provider's span exactly."""
+    from pathlib import Path
+
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from idemlint.source_spans import SourceSpans
+
+    fixtures = sorted((Path(__file__).parent / "fixtures").rglob("*.py"))
+    sources = [*_SPAN_EDGES, *(path.read_text(encoding="utf-8") for path in fixtures)]
+    assert len(sources) > 50
+    for source in sources:
+        module = cst.parse_module(source)
+        ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        expected = {n: (r.start.line, r.start.column + 1, r.end.line, r.end.column + 1) for n, r in ranges.items()}
+        spans = SourceSpans(module)
+        assert dict(spans) == expected, source[:60]

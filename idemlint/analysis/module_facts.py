@@ -46,7 +46,6 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
     """Parse one module and summarise its functions for the project index; None when it
     cannot be parsed or holds nothing a caller inherits."""
     import libcst as cst_module
-    from libcst.metadata import MetadataWrapper, PositionProvider
 
     from idemlint.analysis.calls import class_bases
     from idemlint.analysis.db import DbAnalysis
@@ -84,8 +83,9 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
         return None
     lines = _lines_by_ast(model, source)
     if lines is None:  # the two parsers disagree on the calls: ask libcst (slower, exact)
-        positions = MetadataWrapper(tree, unsafe_skip_copy=True).resolve(PositionProvider)
-        lines = {node: position.start.line for node, position in positions.items()}
+        from idemlint.parsing import positions
+
+        lines = {node: span[0] for node, span in positions(tree).items()}
 
     def line(node: cst.CSTNode) -> int:
         return lines.get(node, 0)
