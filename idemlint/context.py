@@ -131,7 +131,7 @@ class FileContext:
             for target, _value, statement in self.model.attribute_assigns
             if type(target.value) is cst.Name and target.value.value == "self"
         }
-        writers = {name[:-1] for name in self.project.names_with.get("state_chain", ())} | {
+        writers = {word[:-1] for word in self.project.names_with.get("state_chain", ()) if word.endswith("(")} | {
             statement.name.value.lower()
             for owner in self.model.classes
             for statement in owner.body.body

@@ -153,21 +153,7 @@ def returned_counts(model: ModuleModel, db: Callable[[], DbAnalysis]) -> dict[cs
     caller whether this was a duplicate: `return Order.objects.filter(pk=pk,
     status="pending").update(status="paid")`, `return cur.rowcount`, `return await
     conn.execute("UPDATE ... WHERE ... AND status = 'pending'")`."""
-    returned: dict[cst.CSTNode, set[cst.Call]] = {}
-    by_rowcount: set[cst.CSTNode] = set()
-    for function in model.functions:
-        for ret in model.returns.get(function, ()):
-            value = ret.value.expression if isinstance(ret.value, cst.Await) else ret.value
-            if isinstance(value, cst.Attribute) and value.attr.value == "rowcount":
-                by_rowcount.add(function)
-            elif value is not None:
-                calls = {
-                    c
-                    for c in origin_calls(model, value)
-                    if isinstance(c.func, cst.Attribute) and c.func.attr.value in _WRITE_METHODS
-                }
-                if calls:
-                    returned.setdefault(function, set()).update(calls)
+    returned, by_rowcount = _write_results_returned(model)
     if not returned and not by_rowcount:
         return {}
     from idemlint.analysis.db.counts import count_conditions
@@ -184,6 +170,38 @@ def returned_counts(model: ModuleModel, db: Callable[[], DbAnalysis]) -> dict[cs
                 what = ", ".join(sorted({p.column for p in conditions}))
                 found[scope] = (Step(f"an update conditional on {what}", write.call),)
     return found
+
+
+def returns_write_results(model: ModuleModel) -> bool:
+    """Whether a function of the module returns what a write call gives back or a cursor's
+    `rowcount`: without one, no function here returns a row count of its own."""
+    returned, by_rowcount = _write_results_returned(model)
+    return bool(returned or by_rowcount)
+
+
+def _write_results_returned(model: ModuleModel) -> tuple[dict[cst.CSTNode, set[cst.Call]], set[cst.CSTNode]]:
+    """Per function, the write calls (`.update(`, `.execute(`) its returns give back, and the
+    functions that return a `rowcount`; found once per model."""
+    known = model.memo.get("write_results_returned")
+    if known is not None:
+        return known
+    returned: dict[cst.CSTNode, set[cst.Call]] = {}
+    by_rowcount: set[cst.CSTNode] = set()
+    for function in model.functions:
+        for ret in model.returns.get(function, ()):
+            value = ret.value.expression if isinstance(ret.value, cst.Await) else ret.value
+            if isinstance(value, cst.Attribute) and value.attr.value == "rowcount":
+                by_rowcount.add(function)
+            elif value is not None:
+                calls = {
+                    c
+                    for c in origin_calls(model, value)
+                    if isinstance(c.func, cst.Attribute) and c.func.attr.value in _WRITE_METHODS
+                }
+                if calls:
+                    returned.setdefault(function, set()).update(calls)
+    model.memo["write_results_returned"] = (returned, by_rowcount)
+    return returned, by_rowcount
 
 
 def state_writes(

@@ -51,7 +51,8 @@ class ProjectIndex:
     root: str = ""  # the project root the module names are relative to (not in the digest)
     # Celery Task classes: dotted name -> the retry settings their bodies declare
     task_settings: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    # for the pre-filter: `name(` of every summarised function with each fact, lower-cased
+    # for the pre-filter: the words a call to a summarised function with each fact shows,
+    # lower-cased (`name(`, `name as `, and the same for the names packages re-export it under)
     names_with: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # names a package's `__init__.py` re-exports (`from .client import ApiClient`):
     # `shop.payments.ApiClient` -> `shop.payments.client.ApiClient`
@@ -569,5 +570,33 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
             "state_chain",
         ):
             if getattr(summary, fact):
-                names.setdefault(fact, set()).add(name.rsplit(".", 1)[-1].lower() + "(")
-    return replace(index, functions=functions, names_with={fact: frozenset(found) for fact, found in names.items()})
+                names.setdefault(fact, set()).add(name.rsplit(".", 1)[-1].lower())
+    renamed = _reexport_names(index.reexports)
+    return replace(
+        index,
+        functions=functions,
+        names_with={fact: frozenset(_call_words(found, renamed)) for fact, found in names.items()},
+    )
+
+
+def _reexport_names(reexports: Mapping[str, str]) -> dict[str, set[str]]:
+    """Lower-cased: a function's name -> the other names packages re-export it under."""
+    renamed: dict[str, set[str]] = {}
+    for alias, origin in reexports.items():
+        name, other = origin.rsplit(".", 1)[-1].lower(), alias.rsplit(".", 1)[-1].lower()
+        if other != name:
+            renamed.setdefault(name, set()).add(other)
+    return renamed
+
+
+def _call_words(names: set[str], renamed: Mapping[str, set[str]]) -> set[str]:
+    """What a module that calls one of these functions shows: `name(`, or `name as ` where it
+    imports the function under another name, also under each name a package re-exports it as
+    (`from .repo import claim as take`, a re-export of a re-export too)."""
+    pending, seen = list(names), set(names)
+    while pending:
+        for other in renamed.get(pending.pop(), ()):
+            if other not in seen:
+                seen.add(other)
+                pending.append(other)
+    return {word for name in seen for word in (name + "(", name + " as ")}

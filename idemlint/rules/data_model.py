@@ -16,8 +16,9 @@ from idemlint.analysis.db import (
     loaded_read,
     races,
 )
+from idemlint.analysis.direct_facts import returns_write_results
 from idemlint.analysis.summaries import chain_origin, related_steps, via
-from idemlint.rule import Report, Rule
+from idemlint.rule import Report, Rule, called
 from idemlint.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS, UPDATE
 
 if TYPE_CHECKING:
@@ -272,6 +273,8 @@ def mark_paid(conn, order_id):
         """`claim(order_id)` as a statement, where `claim` returns a conditional update's
         row count (in this module or, with the project index, another): the caller drops
         what says whether this delivery was a duplicate."""
+        if not _count_returned_here_or_named(ctx):
+            return  # no callee can return a count: the module's summaries are not built for nothing
         for call in ctx.model.calls:
             parent = ctx.model.parents.get(call)
             if isinstance(parent, cst.Await):
@@ -292,6 +295,15 @@ def mark_paid(conn, order_id):
                 related=related_steps(callee, chain, verb="runs"),
                 confidence=_confidence(ctx),
             )
+
+
+def _count_returned_here_or_named(ctx: FileContext) -> bool:
+    """Whether a call here may run a function that returns a row count: one of this module's
+    functions returns a write's result, or the source names a project function that does."""
+    if returns_write_results(ctx.model):
+        return True
+    lowered = ctx.source.lower()
+    return any(called(word, lowered) for word in ctx.project.names_with.get("returns_count", ()) if word in lowered)
 
 
 def _placeholder(ctx: FileContext, write: DbWrite) -> str:
