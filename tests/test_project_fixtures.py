@@ -177,3 +177,18 @@ def test_editing_a_helper_rechecks_the_files_that_name_it_and_nothing_else(flat:
     assert "notify" in changed
     naming = [p for p in flat.rglob("*.py") if changed & set(re.findall(r"\w+", p.read_text())) or p == client]
     assert files - cached == len(naming) and 1 < len(naming) < files
+
+
+def test_editing_a_helper_rechecks_callers_that_call_it_by_a_re_exported_name(flat: Path) -> None:
+    """`take_order()` runs `claim()`, which `shop/orders/__init__.py` re-exports under that name:
+    the caller's cached result depends on `claim`, so a warm run sees the helper change."""
+
+    def dropped() -> list[tuple[object, object]]:
+        return [
+            (f["path"], f["line"]) for f in check() if f["code"] == "IDM102" and f["path"] == "shop/orders/taking.py"
+        ]
+
+    assert dropped() == [("shop/orders/taking.py", 5)]
+    claims = flat / "shop" / "orders" / "claims.py"
+    claims.write_text(claims.read_text().replace(', status="pending"', ""))  # no longer conditional
+    assert dropped() == []

@@ -96,6 +96,16 @@ class ProjectIndex:
         for name, (summary, path, line) in self.functions.items():
             text = repr((name, repr(replace(summary, key_params=sorted(summary.key_params))), path, line))  # type: ignore[arg-type]
             by_name.setdefault(name.rsplit(".", 1)[-1], []).append(text)
+        for _hop in range(4):  # `from .claims import claim as take`: a call to take() runs claim
+            grown = False
+            for alias, origin in sorted(self.reexports.items()):
+                other, short = alias.rsplit(".", 1)[-1], origin.rsplit(".", 1)[-1]
+                added = [t for t in by_name.get(short, ()) if t not in by_name.get(other, ())]
+                if other != short and added:
+                    by_name.setdefault(other, []).extend(added)
+                    grown = True
+            if not grown:
+                break
         return {name: _hash(repr(sorted(texts))) for name, texts in by_name.items()}
 
     def function(self, target: str) -> tuple[str, Summary, str, int] | None:

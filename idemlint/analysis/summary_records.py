@@ -40,15 +40,17 @@ Chain = tuple[Step, ...]
 # position; the caller's own parameter it forwards unchanged, or ""; the text of a string
 # literal it passes, or "")
 Passed = tuple[tuple[str, str, str], ...]
+STARRED = "*"  # the slot of a `*args` or `**kwargs` argument
 
 
 def passed_arguments(call: cst.Call, own_params: frozenset[str] = frozenset()) -> Passed:
-    """What a call passes, for matching against a callee's key parameters. Star arguments
-    pass nothing we can see."""
+    """What a call passes, for matching against a callee's key parameters. A star argument
+    passes nothing we can see, and is kept as the slot `*`: it may fill any parameter."""
     passed: list[tuple[str, str, str]] = []
     position = 0
     for arg in call.args:
         if arg.star:
+            passed.append((STARRED, "", ""))
             continue
         value = arg.value
         source = value.value if isinstance(value, cst.Name) and value.value in own_params else ""
@@ -110,6 +112,8 @@ class Summary:
         for slot, source, literal in passed:
             if self.slot_name(slot) == self.verb_param:
                 return literal.upper(), source
+        if any(slot == STARRED for slot, _source, _literal in passed):
+            return "", ""  # `send(url, **options)` may pass the method: the default may not hold
         return dict(self.verb_defaults).get(self.verb_param, ""), ""
 
     def unkeyed_effect_for(self, passed: Passed) -> tuple[Chain | None, str]:

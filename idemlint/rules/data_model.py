@@ -18,7 +18,7 @@ from idemlint.analysis.db import (
 )
 from idemlint.analysis.direct_facts import returns_write_results
 from idemlint.analysis.summaries import chain_origin, related_steps, via
-from idemlint.rule import Report, Rule, called
+from idemlint.rule import Report, Rule
 from idemlint.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS, UPDATE
 
 if TYPE_CHECKING:
@@ -303,7 +303,11 @@ def _count_returned_here_or_named(ctx: FileContext) -> bool:
     if returns_write_results(ctx.model):
         return True
     lowered = ctx.source.lower()
-    return any(called(word, lowered) for word in ctx.project.names_with.get("returns_count", ()) if word in lowered)
+    # by the bare name: a call may be spelt `claim (order_id)`
+    return any(
+        word.removesuffix("(").removesuffix(" as ") in lowered
+        for word in ctx.project.names_with.get("returns_count", ())
+    )
 
 
 def _placeholder(ctx: FileContext, write: DbWrite) -> str:

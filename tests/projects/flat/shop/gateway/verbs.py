@@ -124,3 +124,11 @@ def forwarded_default(url, body):
             return forward_default(url, body)  # expect: IDM301 "forward_default() makes PATCH requests.request()"
         except ConnectionError:
             time.sleep(2**attempt)  # expect: IDM202
+
+
+def passed_on(url, body, **options):
+    for attempt in range(3):
+        try:
+            return send(url, body, **options)  # ok: IDM301 the options may name the method: the default may not hold
+        except ConnectionError:
+            time.sleep(2**attempt)  # expect: IDM202

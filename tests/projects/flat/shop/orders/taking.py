@@ -1,14 +1,8 @@
 from shop.orders import take_order
-from shop.orders.claims import claim as grab
 
 
 def take(order, mailer):
     take_order(order.id)  # expect: IDM102 "returns the affected-row count of an"
-    mailer.send(order.id)
-
-
-def grab_it(order, mailer):
-    grab(order.id)  # expect: IDM102 "returns the affected-row count of an"
     mailer.send(order.id)
 
 
