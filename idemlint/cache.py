@@ -74,6 +74,11 @@ def settled(now: Stamp, started: int) -> bool:
     return max(now[1], now[2]) < started - RACY_NS
 
 
+def trusted_stamp(now: Stamp | None, started: int) -> Stamp | None:
+    """The stat to record for a file just read: None when it cannot be trusted next time."""
+    return now if now is not None and settled(now, started) else None
+
+
 def content_hash(source: bytes) -> bytes:
     return hashlib.blake2b(source, digest_size=16).digest()
 
@@ -177,7 +182,7 @@ class ResultCache:
         if entry is not None and entry[1] == digest:
             found = self._findings(entry)
             if found is not None:
-                if now is not None and self._trusted(now) and entry[0] != now:
+                if trusted_stamp(now, self.started) not in (None, entry[0]):
                     self.changed[key] = (now, digest, entry[2], entry[3])  # next time, the stat is enough
                 return found, source, now, digest
         return None, source, now, digest
@@ -194,9 +199,6 @@ class ResultCache:
         except (TypeError, ValueError, IndexError, KeyError):
             return None  # a malformed entry: recompute it
 
-    def _trusted(self, now: Stamp) -> bool:
-        return settled(now, self.started)
-
     def put(
         self,
         key: str,
@@ -210,8 +212,7 @@ class ResultCache:
             rows = encode(findings)
         except ValueError:
             return
-        trusted = now if now is not None and self._trusted(now) else None
-        self.changed[key] = (trusted, digest, rows, depends)
+        self.changed[key] = (trusted_stamp(now, self.started), digest, rows, depends)
 
     def save(self) -> None:
         """Merge the changes into the file on disk (another run may have written it since)."""
@@ -284,8 +285,7 @@ def cached_index(
         except OSError:
             now = None
         source = path.read_bytes()
-        trusted = now if now is not None and settled(now, started) else None
-        recorded[name] = (trusted, content_hash(source))
+        recorded[name] = (trusted_stamp(now, started), content_hash(source))
         return source
 
     built = build(paths, read)
@@ -364,9 +364,8 @@ def _stored_index(store: Path, key: str, paths: list[str]) -> tuple[tuple[Any, .
             content = content_hash(Path(name).read_bytes())
         except OSError:
             content = b""
-        trusted = now if now is not None and settled(now, started) else None
-        manifest.append((name, trusted, content))
-        reusable = reusable and old is not None and old[0] == name and old[2] == content
+        manifest.append((name, trusted_stamp(now, started), content))
+        reusable = old[0] == name and old[2] == content
     valid = isinstance(digest, tuple) and len(digest) == 2 and isinstance(digest[1], dict)
     if not reusable or not isinstance(blob, bytes) or not valid:
         return tuple(manifest), None, ""

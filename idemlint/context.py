@@ -131,7 +131,7 @@ class FileContext:
             for target, _value, statement in self.model.attribute_assigns
             if type(target.value) is cst.Name and target.value.value == "self"
         }
-        writers = {word[:-1] for word in self.project.names_with.get("state_chain", ()) if word.endswith("(")} | {
+        writers = self.project.function_names("state_chain") | {
             statement.name.value.lower()
             for owner in self.model.classes
             for statement in owner.body.body

@@ -86,12 +86,12 @@ class Rule:
                 return False
             if names is None:
                 names = [name for fact in cls.project_facts for name in project.names_with.get(fact, ())]
-            if not any(called(name, lowered_source) for name in filter(contains, names)):
+            if not any(_called(name, lowered_source) for name in filter(contains, names)):
                 return False
         return True
 
 
-def called(word: str, lowered_source: str) -> bool:
+def _called(word: str, lowered_source: str) -> bool:
     """Whether a call word (`name(`, `name as `), which occurs in the source, occurs other than
     as its own definition (`def name(`): a module that only defines a method of the same name
     as a project function calls nothing by it."""

@@ -17,16 +17,14 @@ public provider if they change. tests/test_engine.py checks the two agree on eve
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Iterator, Mapping
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-Span = tuple[int, int, int, int]  # 1-based line and column of the start, then of the end
+from idemlint.fix_offsets import line_starts
 
-# libcst's own newline rule for positions (libcst.metadata.position_provider.NEWLINE_RE)
-_NEWLINE = re.compile(r"\r\n?|\n")
+Span = tuple[int, int, int, int]  # 1-based line and column of the start, then of the end
 
 
 class _OffsetState(CodegenState):
@@ -94,7 +92,8 @@ class SourceSpans(Mapping[cst.CSTNode, Span]):
         state = _OffsetState(module)
         module._codegen(state)
         self._offsets = state.spans
-        self._line_starts = [0, *(m.end() for m in _NEWLINE.finditer("".join(state.tokens)))]
+        # line breaks as libcst's positions count them (`\r\n`, `\r`, `\n`), as Python does
+        self._line_starts = line_starts("".join(state.tokens))
 
     def _at(self, offset: int) -> tuple[int, int]:
         line = bisect.bisect_right(self._line_starts, offset)

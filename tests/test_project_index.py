@@ -49,3 +49,16 @@ def test_editing_the_helper_rechecks_its_callers_on_a_warm_cache(project: Path) 
     models = project / "shop" / "models.py"
     models.write_text(models.read_text().replace("        if self.complete:\n            return\n", ""))
     assert findings() == [("jobs/tasks.py", 5, "IDM103"), ("jobs/tasks.py", 10, "IDM103")]
+
+
+def test_a_function_re_exported_under_other_names_is_known_by_each() -> None:
+    """`renamed_as` feeds the pre-filter's call words and the cache's digests: a package that
+    re-exports `claim` as `take`, and another that re-exports that as `grab`, both spell it."""
+    from idemlint.analysis.project import renamed_as
+
+    reexports = {
+        "shop.orders.take": "shop.orders.claims.claim",
+        "shop.grab": "shop.orders.take",
+        "shop.orders.Client": "shop.orders.client.Client",  # the same name: nothing renamed
+    }
+    assert renamed_as(reexports) == {"claim": {"take", "grab"}, "take": {"grab"}}

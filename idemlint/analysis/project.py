@@ -96,17 +96,15 @@ class ProjectIndex:
         for name, (summary, path, line) in self.functions.items():
             text = repr((name, repr(replace(summary, key_params=sorted(summary.key_params))), path, line))  # type: ignore[arg-type]
             by_name.setdefault(name.rsplit(".", 1)[-1], []).append(text)
-        for _hop in range(4):  # `from .claims import claim as take`: a call to take() runs claim
-            grown = False
-            for alias, origin in sorted(self.reexports.items()):
-                other, short = alias.rsplit(".", 1)[-1], origin.rsplit(".", 1)[-1]
-                added = [t for t in by_name.get(short, ()) if t not in by_name.get(other, ())]
-                if other != short and added:
-                    by_name.setdefault(other, []).extend(added)
-                    grown = True
-            if not grown:
-                break
+        for name, others in renamed_as(self.reexports).items():  # a call to take() runs claim
+            for other in others:
+                by_name.setdefault(other, []).extend(by_name.get(name, ()))
         return {name: _hash(repr(sorted(texts))) for name, texts in by_name.items()}
+
+    def function_names(self, fact: str) -> frozenset[str]:
+        """The names, lower-cased, a call to a summarised function with `fact` may spell: its
+        own and those packages re-export it under (the `name(` words of `names_with`)."""
+        return frozenset(word[:-1] for word in self.names_with.get(fact, ()) if word.endswith("("))
 
     def function(self, target: str) -> tuple[str, Summary, str, int] | None:
         """The summarised function a call target names: itself, the method a base class
@@ -581,7 +579,9 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
         ):
             if getattr(summary, fact):
                 names.setdefault(fact, set()).add(name.rsplit(".", 1)[-1].lower())
-    renamed = _reexport_names(index.reexports)
+    renamed: dict[str, set[str]] = {}
+    for name, others in renamed_as(index.reexports).items():
+        renamed.setdefault(name.lower(), set()).update(other.lower() for other in others)
     return replace(
         index,
         functions=functions,
@@ -589,24 +589,29 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
     )
 
 
-def _reexport_names(reexports: Mapping[str, str]) -> dict[str, set[str]]:
-    """Lower-cased: a function's name -> the other names packages re-export it under."""
-    renamed: dict[str, set[str]] = {}
+def renamed_as(reexports: Mapping[str, str]) -> dict[str, set[str]]:
+    """A function's name -> the other names packages re-export it under (`from .claims import
+    claim as take`), a re-export of a re-export too."""
+    direct: dict[str, set[str]] = {}
     for alias, origin in reexports.items():
-        name, other = origin.rsplit(".", 1)[-1].lower(), alias.rsplit(".", 1)[-1].lower()
+        name, other = origin.rsplit(".", 1)[-1], alias.rsplit(".", 1)[-1]
         if other != name:
-            renamed.setdefault(name, set()).add(other)
-    return renamed
+            direct.setdefault(name, set()).add(other)
+    closed: dict[str, set[str]] = {}
+    for name in direct:
+        seen: set[str] = set()
+        pending = [name]
+        while pending:
+            for other in direct.get(pending.pop(), ()):
+                if other not in seen and other != name:
+                    seen.add(other)
+                    pending.append(other)
+        closed[name] = seen
+    return closed
 
 
 def _call_words(names: set[str], renamed: Mapping[str, set[str]]) -> set[str]:
     """What a module that calls one of these functions shows: `name(`, or `name as ` where it
-    imports the function under another name, also under each name a package re-exports it as
-    (`from .repo import claim as take`, a re-export of a re-export too)."""
-    pending, seen = list(names), set(names)
-    while pending:
-        for other in renamed.get(pending.pop(), ()):
-            if other not in seen:
-                seen.add(other)
-                pending.append(other)
-    return {word for name in seen for word in (name + "(", name + " as ")}
+    imports the function under another name, also under each name a package re-exports it as."""
+    spelt = names.union(*(renamed.get(name, ()) for name in names))
+    return {word for name in spelt for word in (name + "(", name + " as ")}

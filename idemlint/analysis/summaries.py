@@ -33,6 +33,7 @@ from idemlint.analysis.direct_facts import (
     state_writes,
     unconditional_calls,
 )
+from idemlint.analysis.effects import HTTP_METHODS
 from idemlint.analysis.flow import origin_calls
 from idemlint.analysis.model import iter_nodes, local_callee, method_of, positional_parameters, string_value
 from idemlint.analysis.summary_records import (
@@ -162,17 +163,15 @@ def _with_parameters(model: ModuleModel, function: cst.FunctionDef, summary: Sum
     )
 
 
-_REQUEST_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"})
-
-
 def _verb_defaults(function: cst.FunctionDef) -> tuple[tuple[str, str], ...]:
-    """The parameters whose default is an HTTP method, upper-cased: `def send(url, method="POST")`
-    sends a POST for every call that leaves `method` out."""
+    """The parameters whose default is a writing HTTP method, upper-cased: `def send(url,
+    method="POST")` sends a POST for every call that leaves `method` out (a GET default binds
+    nothing, as a call naming no method does)."""
     params = function.params
     return tuple(
-        (param.name.value, method)
+        (param.name.value, method.upper())
         for param in (*params.params, *params.kwonly_params)
-        if param.default is not None and (method := (string_value(param.default) or "").upper()) in _REQUEST_METHODS
+        if param.default is not None and (method := (string_value(param.default) or "").lower()) in HTTP_METHODS
     )
 
 

@@ -82,8 +82,8 @@ class Summary:
     verb_param: str = ""
     verb_effect: Chain | None = None
     verb_operation: str = ""  # the request's operation, e.g. "self.session.request"
-    # parameters whose default is an HTTP method (`def send(url, method="POST")`), upper-cased:
-    # what a call that leaves the parameter out binds there
+    # parameters whose default is a writing HTTP method (`def send(url, method="POST")`),
+    # upper-cased: what a call that leaves the parameter out binds there
     verb_defaults: tuple[tuple[str, str], ...] = ()
     # sleeps on every call for a delay with no random part (`time.sleep(2 ** self.n * 0.1)`),
     # or for one computed from this parameter alone (`def sleep(ms): time.sleep(ms / 1000)`)

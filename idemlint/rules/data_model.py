@@ -302,12 +302,8 @@ def _count_returned_here_or_named(ctx: FileContext) -> bool:
     functions returns a write's result, or the source names a project function that does."""
     if returns_write_results(ctx.model):
         return True
-    lowered = ctx.source.lower()
-    # by the bare name: a call may be spelt `claim (order_id)`
-    return any(
-        word.removesuffix("(").removesuffix(" as ") in lowered
-        for word in ctx.project.names_with.get("returns_count", ())
-    )
+    lowered = ctx.source.lower()  # by the bare name: a call may be spelt `claim (order_id)`
+    return any(name in lowered for name in ctx.project.function_names("returns_count"))
 
 
 def _placeholder(ctx: FileContext, write: DbWrite) -> str:
