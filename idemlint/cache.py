@@ -23,21 +23,21 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import marshal
 import os
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields, is_dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
-from idemlint import __version__
+from idemlint import __version__, plain_data
 from idemlint import finding as finding_module
 from idemlint.analysis.project import ProjectIndex
 from idemlint.finding import Finding
 
-MAGIC = b"idemlint-results-1\n"
+MAGIC = b"idemlint-results-2\n"
 CHECKSUM_SIZE = 16
 # a stat is trusted only if the file changed at least this long before it was read
 RACY_NS = 2_000_000_000
@@ -49,20 +49,21 @@ MAX_FILES = 8
 clock = time.time_ns  # when a run starts (tests move it on)
 
 Stamp = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
-# stamp (None: read the file to compare), content hash, findings as plain tuples
-# (stat stamp, content hash, encoded findings, (name, digest) of each index function the file names)
-Entry = tuple[Stamp | None, bytes, tuple[Any, ...], tuple[tuple[str, str], ...]]
+# (stat stamp, or None: read the file to compare; content hash; findings; (name, digest) of
+# each index function the file names)
+Entry = tuple["Stamp | None", bytes, tuple[Finding, ...], tuple[tuple[str, str], ...]]
+_ENTRY = tuple[Stamp | None, bytes, tuple[Finding, ...], tuple[tuple[str, str], ...]]  # the same, evaluated
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
-# the plain-data classes a finding is made of (Finding, Fix, Edit...), by name
-_TYPES: dict[str, type] = {
-    name: cls
-    for name, cls in vars(finding_module).items()
-    if isinstance(cls, type) and is_dataclass(cls) and cls.__module__ == finding_module.__name__
-}
-_FIELDS = {name: tuple(f.name for f in fields(cls) if f.init) for name, cls in _TYPES.items()}
-SHAPE = repr(sorted(_FIELDS.items()))  # part of the run-wide key: a new field starts afresh
-_PLAIN = (str, int, float, bytes, type(None))
+# part of the run-wide key: a finding class with a new field starts afresh
+SHAPE = repr(
+    sorted(
+        (name, tuple(f.name for f in fields(cls)))
+        for name, cls in vars(finding_module).items()
+        if isinstance(cls, type) and is_dataclass(cls) and cls.__module__ == finding_module.__name__
+    )
+)
+_RESULTS = tuple[str, dict[str, Any]]  # (salt, key -> entry, each checked when it is loaded)
 
 
 def stamp(stat: os.stat_result) -> Stamp:
@@ -81,35 +82,6 @@ def trusted_stamp(now: Stamp | None, started: int) -> Stamp | None:
 
 def content_hash(source: bytes) -> bytes:
     return hashlib.blake2b(source, digest_size=16).digest()
-
-
-def encode(findings: Sequence[Finding]) -> tuple[Any, ...]:
-    """Findings as tuples of plain values; an object of a finding class is a list of its
-    class name and fields. Raises ValueError for anything else (the file is not cached)."""
-    return tuple(_encode(finding) for finding in findings)
-
-
-def _encode(value: Any) -> Any:
-    if isinstance(value, _PLAIN):
-        return value
-    if type(value) is tuple:
-        return tuple(_encode(item) for item in value)
-    name = type(value).__name__
-    if _TYPES.get(name) is type(value):
-        return [name, *(_encode(getattr(value, field)) for field in _FIELDS[name])]
-    raise ValueError(f"cannot cache a {name}")
-
-
-def decode(rows: tuple[Any, ...]) -> list[Finding]:
-    return [_decode(row) for row in rows]
-
-
-def _decode(value: Any) -> Any:
-    if type(value) is list:
-        return _TYPES[value[0]](*(_decode(item) for item in value[1:]))
-    if type(value) is tuple:
-        return tuple(_decode(item) for item in value)
-    return value
 
 
 def depended_on(source: bytes, functions: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
@@ -146,11 +118,16 @@ class ResultCache:
         if payload is None:
             return {}
         try:
-            salt, entries = marshal.loads(payload)
-        except (EOFError, ValueError, TypeError):
+            salt, stored = plain_data.loads(payload, _RESULTS)
+        except plain_data.Corrupt:
             return {}
-        if salt != self.salt or not isinstance(entries, dict):
+        if salt != self.salt:
             return {}
+        entries: dict[str, Entry] = {}
+        check = plain_data.decoder(_ENTRY)
+        for key, entry in stored.items():
+            with contextlib.suppress(plain_data.Corrupt):
+                entries[key] = check(entry)  # a malformed entry is dropped: its file is checked again
         return entries
 
     def lookup(
@@ -163,16 +140,14 @@ class ResultCache:
         An OSError from reading the file propagates: the caller reports it."""
         self.used.add(key)
         entry = self.entries.get(key)
-        if type(entry) is not tuple or len(entry) != 4 or not self._current(entry[3]):
-            entry = None  # absent, malformed, or a helper it names has changed: recompute
+        if entry is not None and not self._current(entry[3]):
+            entry = None  # a helper it names has changed: recompute
         try:
             now = stamp(os.stat(real))
         except OSError:
             now = None
         if entry is not None and now is not None and entry[0] == now:
-            found = self._findings(entry)
-            if found is not None:
-                return found, None, now, entry[1]
+            return list(entry[2]), None, now, entry[1]
         if entry is None and not read_new:
             if now is None:
                 os.stat(real)  # the file's own error, for the caller to report
@@ -180,24 +155,13 @@ class ResultCache:
         source = Path(real).read_bytes()
         digest = content_hash(source)
         if entry is not None and entry[1] == digest:
-            found = self._findings(entry)
-            if found is not None:
-                if trusted_stamp(now, self.started) not in (None, entry[0]):
-                    self.changed[key] = (now, digest, entry[2], entry[3])  # next time, the stat is enough
-                return found, source, now, digest
+            if trusted_stamp(now, self.started) not in (None, entry[0]):
+                self.changed[key] = (now, digest, entry[2], entry[3])  # next time, the stat is enough
+            return list(entry[2]), source, now, digest
         return None, source, now, digest
 
-    def _current(self, depends: object) -> bool:
-        try:
-            return all(self.functions.get(name) == digest for name, digest in depends)  # type: ignore[attr-defined]
-        except (TypeError, ValueError):
-            return False
-
-    def _findings(self, entry: Entry) -> list[Finding] | None:
-        try:
-            return decode(entry[2])
-        except (TypeError, ValueError, IndexError, KeyError):
-            return None  # a malformed entry: recompute it
+    def _current(self, depends: tuple[tuple[str, str], ...]) -> bool:
+        return all(self.functions.get(name) == digest for name, digest in depends)
 
     def put(
         self,
@@ -209,10 +173,10 @@ class ResultCache:
     ) -> None:
         """Record a file's findings; `depends`: `depended_on(source, functions)` of its source."""
         try:
-            rows = encode(findings)
+            plain_data.to_plain(findings)
         except ValueError:
-            return
-        self.changed[key] = (trusted_stamp(now, self.started), digest, rows, depends)
+            return  # a finding holding something that is not plain data: not cached
+        self.changed[key] = (trusted_stamp(now, self.started), digest, tuple(findings), depends)
 
     def save(self) -> None:
         """Merge the changes into the file on disk (another run may have written it since)."""
@@ -226,13 +190,13 @@ class ResultCache:
             keep = self.used | set(self.changed)
             entries = {k: v for k, v in entries.items() if k in keep}
         try:
-            payload = marshal.dumps((self.salt, entries))
+            payload = plain_data.dumps((self.salt, entries))
         except ValueError:
             return  # a finding holding something marshal cannot write: do without the cache
         with contextlib.suppress(OSError):
             ignore = self.directory / ".gitignore"
             if not ignore.exists():
-                self.directory.mkdir(parents=True, exist_ok=True)
+                _private_folder(self.directory)
                 ignore.write_text("# Created by idemlint: cached results, safe to delete.\n*\n")
         if not _write_checked(self.path, MAGIC, payload):
             return  # a cache that cannot be written only costs time
@@ -245,7 +209,13 @@ class ResultCache:
                 old.unlink()
 
 
-INDEX_MAGIC = b"idemlint-index-7\n"  # bump with the index format: tests/test_warm_path.py pins it
+INDEX_MAGIC = b"idemlint-index-8\n"  # bump with the index format: tests/test_warm_path.py pins it
+
+Manifest = tuple[tuple[str, "Stamp | None", bytes], ...]  # (file, stat or None, content hash) each
+IndexDigests = tuple[str, dict[str, str]]
+# (key, manifest, the index as plain data, its digests), checked when read
+_STORED_INDEX = tuple[str, tuple[tuple[str, Stamp | None, bytes], ...], bytes, tuple[str, dict[str, str]]]
+_LISTING = tuple[str, tuple[str, ...], tuple[Stamp | None, ...], tuple[str, ...]]
 
 
 def cached_index(
@@ -259,22 +229,16 @@ def cached_index(
     root). Facts are the builder's own: the whole index is stored, not a copy of its logic.
     The builder reads each file through `read`, which records its stat and hash for the
     manifest stored beside the index: a cold run reads every file once."""
-    import pickle
-
     paths = list(dict.fromkeys(files))
     if directory is None:
         return build(paths, Path.read_bytes)
     store = _index_store(directory, key)
     manifest, blob, digest = _stored_index(store, key, paths)
-    if blob is not None:
-        try:
-            found = pickle.loads(blob)
-        except Exception:  # a stored index this version cannot read: build afresh
-            found = None
-        if isinstance(found, ProjectIndex):
-            if index_digests(found) != digest:  # stored by a build whose digests were computed otherwise
-                _write_checked(store, INDEX_MAGIC, marshal.dumps((key, manifest, blob, index_digests(found))))
-            return found
+    found = _index_of(blob)
+    if found is not None:
+        if index_digests(found) != digest:  # stored by a build whose digests were computed otherwise
+            _write_checked(store, INDEX_MAGIC, plain_data.dumps((key, manifest, blob, index_digests(found))))
+        return found
     started = clock()
     recorded: dict[str, tuple[Stamp | None, bytes]] = {}
 
@@ -291,14 +255,26 @@ def cached_index(
     built = build(paths, read)
     # a file the builder could not read (or did not ask for) is recorded as unreadable
     fresh = tuple((name, *recorded.get(name, (None, b""))) for name in paths)
-    try:
-        _write_checked(store, INDEX_MAGIC, marshal.dumps((key, fresh, pickle.dumps(built), index_digests(built))))
-    except (ValueError, pickle.PicklingError):
-        pass
+    with contextlib.suppress(ValueError):
+        stored = plain_data.dumps((key, fresh, plain_data.dumps(built), index_digests(built)))
+        _write_checked(store, INDEX_MAGIC, stored)
     return built
 
 
-IndexDigests = tuple[str, dict[str, str]]
+def _index_of(blob: bytes | None) -> ProjectIndex | None:
+    """The index stored as plain data in `blob`, every field checked; None if it is not one."""
+    if blob is None:
+        return None
+    from idemlint.analysis.summary_records import Summary
+
+    # what the index's annotations name that their modules import only for type checking; a
+    # stored `Step` holds no CST node (its path and line say where), so its `node` is None
+    names = {"Summary": Summary, "cst": SimpleNamespace(CSTNode=type(None))}
+    try:
+        found: ProjectIndex = plain_data.loads(blob, ProjectIndex, names)
+    except plain_data.Corrupt:
+        return None
+    return found
 
 
 def index_digests(index: ProjectIndex) -> IndexDigests:
@@ -310,16 +286,8 @@ def index_digests(index: ProjectIndex) -> IndexDigests:
 def stored_index(files: Iterable[str], directory: Path, key: str) -> ProjectIndex | None:
     """The index `cached_index` stored for these files and `key`, if none of them changed
     since; None otherwise. Never builds one (the flake8 plugin asks, one file at a time)."""
-    import pickle
-
     _manifest, blob, _digest = _stored_index(_index_store(directory, key), key, list(files))
-    if blob is None:
-        return None
-    try:
-        found = pickle.loads(blob)
-    except Exception:  # a stored index this version cannot read
-        return None
-    return found if isinstance(found, ProjectIndex) else None
+    return _index_of(blob)
 
 
 def stored_index_digest(files: Iterable[str], directory: Path, key: str) -> IndexDigests | None:
@@ -334,29 +302,28 @@ def _index_store(directory: Path, key: str) -> Path:
     return directory / __version__ / f"index-{hashlib.sha256(key.encode()).hexdigest()[:32]}.bin"
 
 
-def _stored_index(store: Path, key: str, paths: list[str]) -> tuple[tuple[Any, ...], bytes | None, Any]:
-    """(the manifest of `paths` as they are now, the stored index's pickle or None when it is
-    not for these files' contents and `key`, its digest; the manifest is left empty then).
+def _stored_index(store: Path, key: str, paths: list[str]) -> tuple[Manifest, bytes | None, Any]:
+    """(the manifest of `paths` as they are now, the stored index (plain data) or None when it
+    is not for these files' contents and `key`, its digest; the manifest is left empty then).
     A manifest entry whose stat changed but not its content is written back, so that the
     next run trusts the stat again."""
     started = clock()
     unique = list(dict.fromkeys(paths))
     stored = _read_checked(store, INDEX_MAGIC)
-    manifest: list[tuple[str, Stamp | None, bytes]] = []
-    reusable = False
+    if stored is None:
+        return (), None, ""
     try:
-        old_key, old_manifest, blob, digest = marshal.loads(stored) if stored is not None else ("", (), b"", "")
-        reusable = old_key == key and len(old_manifest) == len(unique)
-    except (EOFError, ValueError, TypeError):
-        old_manifest, blob, digest = (), b"", ""
-    for index, name in enumerate(unique):
-        if not reusable:
-            return (), None, ""  # nothing to reuse: no need to read the rest
+        old_key, old_manifest, blob, digest = plain_data.loads(stored, _STORED_INDEX)
+    except plain_data.Corrupt:
+        return (), None, ""
+    if old_key != key or len(old_manifest) != len(unique):
+        return (), None, ""
+    manifest: list[tuple[str, Stamp | None, bytes]] = []
+    for name, old in zip(unique, old_manifest, strict=True):
         try:
             now: Stamp | None = stamp(os.stat(name))
         except OSError:
             now = None
-        old = old_manifest[index]
         if old[0] == name and old[1] is not None and old[1] == now:
             manifest.append(old)
             continue
@@ -364,17 +331,15 @@ def _stored_index(store: Path, key: str, paths: list[str]) -> tuple[tuple[Any, .
             content = content_hash(Path(name).read_bytes())
         except OSError:
             content = b""
+        if old[0] != name or old[2] != content:
+            return (), None, ""  # nothing to reuse: no need to read the rest
         manifest.append((name, trusted_stamp(now, started), content))
-        reusable = old[0] == name and old[2] == content
-    valid = isinstance(digest, tuple) and len(digest) == 2 and isinstance(digest[1], dict)
-    if not reusable or not isinstance(blob, bytes) or not valid:
-        return tuple(manifest), None, ""
-    if tuple(manifest) != tuple(old_manifest):
-        _write_checked(store, INDEX_MAGIC, marshal.dumps((key, tuple(manifest), blob, digest)))
+    if tuple(manifest) != old_manifest:
+        _write_checked(store, INDEX_MAGIC, plain_data.dumps((key, tuple(manifest), blob, digest)))
     return tuple(manifest), blob, digest
 
 
-LISTING_MAGIC = b"idemlint-listing-1\n"
+LISTING_MAGIC = b"idemlint-listing-2\n"
 
 
 def _stamps(paths: Iterable[str]) -> tuple[Stamp | None, ...]:
@@ -396,27 +361,36 @@ def cached_listing(directory: Path, key: str, walk: Callable[[], tuple[list[str]
     the last moments before the walk (see RACY_NS), like a file's stat in the results."""
     store = directory / __version__ / f"listing-{hashlib.sha256(key.encode()).hexdigest()[:32]}.bin"
     stored = _read_checked(store, LISTING_MAGIC)
-    try:
-        old_key, watched, stamps, files = marshal.loads(stored) if stored is not None else ("", (), (), ())
-        if old_key == key and isinstance(files, list) and _stamps(watched) == stamps:
-            return files
-    except (EOFError, ValueError, TypeError):
-        pass
+    if stored is not None:
+        with contextlib.suppress(plain_data.Corrupt):
+            old_key, watched, stamps, listed = plain_data.loads(stored, _LISTING)
+            if old_key == key and _stamps(watched) == stamps:
+                return list(listed)
     started = clock()
     files, watched, keep = walk()
     now = _stamps(watched)
     if keep and all(s is None or settled(s, started) for s in now):
         with contextlib.suppress(ValueError):
-            _write_checked(store, LISTING_MAGIC, marshal.dumps((key, tuple(watched), now, files)))
+            _write_checked(store, LISTING_MAGIC, plain_data.dumps((key, tuple(watched), now, tuple(files))))
     return files
 
 
 def _read_checked(path: Path, magic: bytes) -> bytes | None:
-    """The payload of a file written by `_write_checked`, or None if missing or corrupt."""
+    """The payload of a file written by `_write_checked`, or None if missing, corrupt, or not
+    a regular file that only this user can have written (see `_trusted`)."""
     try:
-        data = path.read_bytes()
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
+    try:
+        if not _trusted(path, os.fstat(handle)):
+            return None
+        with open(handle, "rb", closefd=False) as stream:
+            data = stream.read()
+    except OSError:
+        return None
+    finally:
+        os.close(handle)
     checksum = data[len(magic) : len(magic) + CHECKSUM_SIZE]
     payload = data[len(magic) + CHECKSUM_SIZE :]
     if not data.startswith(magic) or hashlib.blake2b(payload, digest_size=CHECKSUM_SIZE).digest() != checksum:
@@ -424,13 +398,50 @@ def _read_checked(path: Path, magic: bytes) -> bytes | None:
     return payload
 
 
+_warned: set[str] = set()
+
+
+def _trusted(path: Path, status: os.stat_result) -> bool:
+    """Whether a cache file may be read: a regular file owned by this user and writable by no
+    one else. Another's file is ignored (with one warning a run), never read."""
+    import stat as stat_module
+
+    if not stat_module.S_ISREG(status.st_mode):
+        return False
+    reason = ""
+    if hasattr(os, "getuid") and status.st_uid != os.getuid():
+        reason = "it is owned by another user"
+    elif hasattr(os, "getuid") and status.st_mode & 0o022:
+        reason = "others can write to it"
+    if not reason:
+        return True
+    if not _warned:
+        import sys
+
+        print(f"idemlint: warning: ignoring the cache file {path}: {reason}", file=sys.stderr)
+    _warned.add(str(path))
+    return False
+
+
+def _private_folder(folder: Path) -> None:
+    """Make `folder` and its missing parents, each readable by this user only (0700)."""
+    missing = []
+    while not folder.exists() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    for each in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            each.mkdir(mode=0o700)
+
+
 def _write_checked(path: Path, magic: bytes, payload: bytes) -> bool:
-    """Write atomically: a temporary file in the same folder, renamed over the old one."""
+    """Write atomically: a temporary file in the same folder (created 0600, in a 0700
+    folder), renamed over the old one (a link there is replaced, not followed)."""
     import tempfile
 
     temporary = ""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _private_folder(path.parent)
         with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False, suffix=".tmp") as handle:
             temporary = handle.name
             handle.write(magic + hashlib.blake2b(payload, digest_size=CHECKSUM_SIZE).digest() + payload)

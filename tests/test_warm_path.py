@@ -227,7 +227,7 @@ def test_the_project_root_is_the_common_folder_of_the_resolved_paths(tmp_path: P
 
 
 def test_the_index_format_is_pinned_to_its_magic() -> None:
-    """A stored index is read back by pickle: when what it holds changes (a field of the index,
+    """A stored index is read back by its field names and types: when what it holds changes (a field of the index,
     a file's facts or a summary, or which modules are summarised), INDEX_MAGIC must change with
     it, or a warm run reuses an index built the old way. Update both pins together."""
     import dataclasses
@@ -242,4 +242,4 @@ def test_the_index_format_is_pinned_to_its_magic() -> None:
     shape = repr([[f.name for f in dataclasses.fields(c)] for c in classes]) + repr(
         [(w, p.pattern) for w, p in _SUMMARY_SIGNS]
     )
-    assert (INDEX_MAGIC, hashlib.sha256(shape.encode()).hexdigest()[:12]) == (b"idemlint-index-7\n", "8261949dcfa7")
+    assert (INDEX_MAGIC, hashlib.sha256(shape.encode()).hexdigest()[:12]) == (b"idemlint-index-8\n", "8261949dcfa7")

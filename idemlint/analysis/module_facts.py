@@ -2,8 +2,8 @@
 
 `analysis/project.py` calls `module_facts` for every production module worth summarising
 (one that imports an HTTP or SDK library or makes random values), then follows the calls
-between modules. Nothing here holds a CST node: the facts are pickled into the project
-index and cached.
+between modules. Nothing here holds a CST node: the facts cross to worker processes and
+are stored in the project index's cache as plain data.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The plain records function summaries are made of, and how a call's arguments bind a
 function's parameters. No CST node is kept in a `Summary` built for the project index
-(`Step`s elsewhere hold a path and line), so summaries pickle into the index cache."""
+(`Step`s elsewhere hold a path and line), so summaries are plain data the index cache can store."""
 
 from __future__ import annotations
 
