@@ -260,13 +260,14 @@ def anchored(findings: Iterable[Finding], found: Discovery) -> list[Finding]:
 def source_lines(files: Files, findings: Iterable[Finding]) -> dict[str, list[str]]:
     """The lines of the files that have findings, as Python counts lines (`--show-source`)."""
     from idemlint.parsing import decode
+    from idemlint.reading import read_source
     from idemlint.suppression import split_lines
 
     real = dict((shown, path) for path, shown in files)
     out: dict[str, list[str]] = {}
     for shown in {f.path for f in findings}:
         try:
-            out[shown] = split_lines(decode(real[shown].read_bytes()))
+            out[shown] = split_lines(decode(read_source(real[shown])))
         except (KeyError, OSError, SyntaxError, UnicodeDecodeError, LookupError):
             continue
     return out
@@ -313,14 +314,19 @@ def fix_files(
     path, project index): rewritten in its own encoding, or, with `write` off, as diffs."""
     from idemlint.fixes import encode_like, wanted
     from idemlint.parsing import decode
+    from idemlint.reading import read_source, write_problem
 
     real_paths = {shown: real for real, shown in found.files}
     fixable = sorted({f.path for f in findings if wanted(f, unsafe)})  # sorted: files fixed in a stable order
     report = FixReport(findings=[f for f in findings if f.path not in fixable])
     for shown in fixable:
         path = real_paths[shown]
+        refused = write_problem(path, config.root) if write else None
+        if refused is not None:
+            report.errors.append(f"{shown}: cannot fix: {refused}")
+            continue
         try:
-            raw = path.read_bytes()
+            raw = read_source(path)
         except OSError as error:
             report.errors.append(f"{shown}: cannot read: {(error.strerror or str(error)).lower()}")
             continue
@@ -346,11 +352,14 @@ def fix_files(
     return report
 
 
-def add_noqa(files: Files, findings: Iterable[Finding]) -> tuple[int, list[str]]:
-    """A `# noqa: CODE` on each line with a finding, files rewritten in place (IDM800 and
-    IDM900 cannot be suppressed). Returns the lines changed and the files that could not be."""
+def add_noqa(files: Files, findings: Iterable[Finding], root: Path) -> tuple[int, list[str]]:
+    """A `# noqa: CODE` that suppresses each finding, files rewritten in place (IDM800 and
+    IDM900 cannot be suppressed). Placed and verified by idemlint.suppression, as the language
+    server's action is. Returns the lines changed and one line per file or finding line that
+    could not be."""
     from idemlint.fixes import encode_like
     from idemlint.parsing import decode
+    from idemlint.reading import read_source, write_problem
     from idemlint.suppression import add_noqa as with_noqa
 
     real = dict((shown, path) for path, shown in files)
@@ -361,15 +370,20 @@ def add_noqa(files: Files, findings: Iterable[Finding]) -> tuple[int, list[str]]
     total, errors = 0, []
     for shown, lines in sorted(by_file.items()):
         path = real[shown]
+        refused = write_problem(path, root)
+        if refused is not None:
+            errors.append(f"{shown}: cannot add noqa comments: {refused}")
+            continue
         try:
-            raw = path.read_bytes()
-            text, changed = with_noqa(decode(raw), lines)
-            if changed:
-                path.write_bytes(encode_like(raw, text))
+            raw = read_source(path)
+            added = with_noqa(decode(raw), lines)
+            if added.changed:
+                path.write_bytes(encode_like(raw, added.text))
         except OSError as error:
             errors.append(f"{shown}: cannot rewrite: {(error.strerror or str(error)).lower()}")
             continue
-        total += changed
+        total += added.changed
+        errors.extend(f"{shown}:{line}: cannot add a noqa comment: {why}" for line, why in added.refused)
     return total, errors
 
 

@@ -10,6 +10,7 @@ reading of timeout handlers.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -17,6 +18,7 @@ from urllib.parse import urlsplit
 
 from idemlint.analysis.project import EMPTY, ProjectIndex
 from idemlint.config import Config
+from idemlint.reading import read_source
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,13 @@ class AuditRow:
     timeout: TimeoutHandling
     # for an in-house row: where the external call it reaches is made ("shop/client.py:27")
     reaches: str | None = None
+
+    def __post_init__(self) -> None:
+        """Paths, calls and targets are the repository's text: one printable line each."""
+        from idemlint.printable import printable
+
+        for name in ("path", "call", "method", "target"):
+            object.__setattr__(self, name, printable(getattr(self, name)))
 
     @property
     def unkeyed(self) -> bool:
@@ -287,10 +296,24 @@ def _cells(row: AuditRow) -> tuple[str, ...]:
     return (f"{row.path}:{row.line}", row.library, call, row.target, str(row.key), retried, str(row.timeout))
 
 
-def format_markdown(rows: Sequence[AuditRow]) -> str:
-    def escape(cell: str) -> str:
-        return cell.replace("|", "\\|").replace("\n", " ")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&!#])")
 
+
+def _markdown_text(cell: str) -> str:
+    """A cell's text with nothing Markdown or HTML would read as markup (job summaries and pull
+    request comments render the report)."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", cell)
+
+
+def _markdown_code(cell: str) -> str:
+    """A cell's text as a code span (a URL or call from the code: no link, no markup); GitHub
+    tables still split on `|`, so it is escaped inside too."""
+    fence = "`" * (max((len(run) for run in re.findall("`+", cell)), default=0) + 1)
+    return f"{fence} {cell.replace('|', chr(92) + '|')} {fence}"
+
+
+def format_markdown(rows: Sequence[AuditRow]) -> str:
+    escape = _markdown_text
     lines = [
         "# External side effects",
         "",
@@ -301,10 +324,14 @@ def format_markdown(rows: Sequence[AuditRow]) -> str:
     ]
     for group in summary(rows):
         lines.append(
-            f"| {group['library']} | {escape(str(group['target']))} | {group['sites']} | {group['unkeyed']} | {group['unkeyed_and_retried']} |"
+            f"| {escape(str(group['library']))} | {_markdown_code(str(group['target']))} | {group['sites']} | {group['unkeyed']} | {group['unkeyed_and_retried']} |"
         )
     lines += ["", "| " + " | ".join(COLUMNS) + " |", "| " + " | ".join("---" for _ in COLUMNS) + " |"]
-    lines += ["| " + " | ".join(escape(c) for c in _cells(row)) + " |" for row in rows]
+    code_cells = {COLUMNS.index("call"), COLUMNS.index("target")}
+    lines += [
+        "| " + " | ".join(_markdown_code(c) if i in code_cells else escape(c) for i, c in enumerate(_cells(row))) + " |"
+        for row in rows
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -347,7 +374,7 @@ def audit_paths(
     root = config.root.resolve()
     for real, shown in files:
         try:
-            source = real.read_bytes()
+            source = read_source(real)
         except OSError as error:
             errors.append(f"{shown}: cannot read: {error.strerror or error}")
             continue

@@ -36,6 +36,7 @@ from idemlint import __version__, plain_data
 from idemlint import finding as finding_module
 from idemlint.analysis.project import ProjectIndex
 from idemlint.finding import Finding
+from idemlint.reading import read_source
 
 MAGIC = b"idemlint-results-2\n"
 CHECKSUM_SIZE = 16
@@ -152,7 +153,7 @@ class ResultCache:
             if now is None:
                 os.stat(real)  # the file's own error, for the caller to report
             return None, None, now, b""
-        source = Path(real).read_bytes()
+        source = read_source(real)
         digest = content_hash(source)
         if entry is not None and entry[1] == digest:
             if trusted_stamp(now, self.started) not in (None, entry[0]):
@@ -231,7 +232,7 @@ def cached_index(
     manifest stored beside the index: a cold run reads every file once."""
     paths = list(dict.fromkeys(files))
     if directory is None:
-        return build(paths, Path.read_bytes)
+        return build(paths, read_source)
     store = _index_store(directory, key)
     manifest, blob, digest = _stored_index(store, key, paths)
     found = _index_of(blob)
@@ -248,7 +249,7 @@ def cached_index(
             now: Stamp | None = stamp(os.stat(name))  # before the read: a change meanwhile shows next time
         except OSError:
             now = None
-        source = path.read_bytes()
+        source = read_source(path)
         recorded[name] = (trusted_stamp(now, started), content_hash(source))
         return source
 
@@ -328,7 +329,7 @@ def _stored_index(store: Path, key: str, paths: list[str]) -> tuple[Manifest, by
             manifest.append(old)
             continue
         try:
-            content = content_hash(Path(name).read_bytes())
+            content = content_hash(read_source(name))
         except OSError:
             content = b""
         if old[0] != name or old[2] != content:

@@ -28,6 +28,7 @@ from idemlint.console import (
     print_settings,
     print_statistics,
     print_summary,
+    print_warnings,
     progress_bar,
     render_report,
     usage_error,
@@ -98,6 +99,7 @@ def run_check(o: CheckOptions) -> NoReturn:
 
     _timing("configuration", 0)
     found = api.discover_files(paths, config, o.force_exclude, resolver)
+    print_warnings(found.skipped)
     _timing("discovery", len(found.files))
     if o.show_settings:
         print_settings(config, enabled_rules(config.selected, config.ignored))
@@ -145,7 +147,7 @@ def run_check(o: CheckOptions) -> NoReturn:
         print_errors(errors)
         sys.exit(EXIT_ERROR if errors else EXIT_FINDINGS if o.exit_non_zero_on_fix and fixed else EXIT_CLEAN)
     if o.add_noqa:
-        _add_noqa(files, findings)
+        _add_noqa(files, findings, config.root)
     if o.write_baseline:
         _write_baseline(o.write_baseline, findings, found, errors)
     stale = None
@@ -256,6 +258,16 @@ def _configured(o: CheckOptions, paths: tuple[str, ...], resolver: Resolver | No
         extend_select=(*(() if replaced else config.extend_select), *(extend_select or ())),
         extend_ignore=(*(() if replaced else config.extend_ignore), *(extend_ignore or ())),
     )
+    from idemlint.config import wildcard_problem
+
+    for option, patterns in (
+        ("--exclude", _patterns(o.cli_exclude) or ()),
+        ("--extend-exclude", _patterns(o.cli_extend_exclude) or ()),
+        ("--per-file-ignores", [value.rpartition(":")[0] for value in o.cli_per_file_ignores]),
+    ):
+        problem = wildcard_problem(patterns, option)
+        if problem is not None:
+            usage_error(problem)
     return config.with_overrides(
         exclude=_patterns(o.cli_exclude),
         extend_exclude=(*config.extend_exclude, *(_patterns(o.cli_extend_exclude) or ())),
@@ -313,9 +325,9 @@ def _check_stdin(
     sys.exit(EXIT_ERROR if result.errors else EXIT_FINDINGS if findings and not o.exit_zero else EXIT_CLEAN)
 
 
-def _add_noqa(files: list[tuple[Path, str]], findings: list[Finding]) -> NoReturn:
+def _add_noqa(files: list[tuple[Path, str]], findings: list[Finding], root: Path) -> NoReturn:
     """`--add-noqa`: a `# noqa: CODE` on each reported line, files rewritten in place."""
-    total, errors = api.add_noqa(files, findings)
+    total, errors = api.add_noqa(files, findings, root)
     click.echo(f"idemlint: added noqa comments to {total} line{'s' * (total != 1)}", err=True)
     print_errors(errors)
     sys.exit(EXIT_ERROR if errors else EXIT_CLEAN)

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from idemlint import __version__
-from idemlint.console import EXIT_CLEAN, EXIT_ERROR, colour, emit, print_errors, usage_error, writable
+from idemlint.console import EXIT_CLEAN, EXIT_ERROR, colour, emit, print_errors, print_warnings, usage_error, writable
 from idemlint.output import FORMATS as REPORT_FORMATS
 
 
@@ -43,7 +43,7 @@ def cli() -> None:
     show_default=True,
     help="Report format (`--format` is an alias).",
 )
-@click.option("--output", "output_file", type=click.Path(), help="Write the report to this file.")
+@click.option("--output", "-o", "output_file", type=click.Path(), help="Write the report to this file.")
 @click.option(
     "--color",
     type=click.Choice(["auto", "always", "never"]),
@@ -138,7 +138,7 @@ def check(**options: Any) -> None:
 @click.option(
     "--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True
 )
-@click.option("--output", "output_file", type=click.Path(), help="Write the inventory to a file.")
+@click.option("--output", "-o", "output_file", type=click.Path(), help="Write the inventory to a file.")
 @click.option(
     "--config", "config_file", type=click.Path(dir_okay=False), help="Read [tool.idemlint] from this pyproject.toml."
 )
@@ -165,6 +165,7 @@ def audit(paths: tuple[str, ...], output_format: str, output_file: str | None, c
         report = FORMATS[output_format](rows)  # type: ignore[operator]
     emit(report, output_file)
     print_errors([*found.errors, *errors])
+    print_warnings(found.skipped)
     sys.exit(EXIT_ERROR if found.errors or errors else EXIT_CLEAN)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,25 @@ DEFAULT_EXCLUDES = (
 
 class ConfigError(Exception):
     """A configuration problem the user must fix; the CLI prints it and exits 2."""
+
+
+# Glob patterns become regular expressions that backtrack: each run of `*` multiplies the
+# time a path can take (six runs cost 50 ms a path, eight a second). Real patterns use at
+# most three (`**/build/**/*.py`); longer ones are refused here and skipped in .gitignore.
+MAX_WILDCARD_RUNS = 4
+_WILDCARD_RUN = re.compile(r"\*+")
+
+
+def too_many_wildcards(pattern: str) -> bool:
+    return len(_WILDCARD_RUN.findall(pattern)) > MAX_WILDCARD_RUNS
+
+
+def wildcard_problem(patterns: Iterable[str], where: str) -> str | None:
+    """Why one of `patterns` is refused, or None (see MAX_WILDCARD_RUNS)."""
+    for pattern in patterns:
+        if too_many_wildcards(pattern):
+            return f"{where}: {pattern!r} has more than {MAX_WILDCARD_RUNS} runs of `*`; simplify the pattern"
+    return None
 
 
 @dataclass(frozen=True)
@@ -134,11 +154,13 @@ def find_pyproject(start: Path) -> Path | None:
     """The nearest configuration at or above `start`. In each folder, in ruff's order:
     `.idemlint.toml`, `idemlint.toml`, a `pyproject.toml` with a [tool.idemlint] table; then,
     for flake8 users who configure once, a [flake8] section with `idemlint-*` options in
-    `setup.cfg`, `tox.ini` or `.flake8`."""
+    `setup.cfg`, `tox.ini` or `.flake8`. The search stops at the repository's root (the
+    first folder with `.git`): a file above the repository never applies to it."""
     from idemlint.paths import resolved
 
-    start = resolved(start)
-    directory = start if start.is_dir() else start.parent
+    # a named file's own folder, not its link's target's: a committed link cannot move the
+    # project (and its configuration) somewhere else
+    directory = resolved(start) if start.is_dir() else resolved(start.absolute().parent)
     for candidate in (directory, *directory.parents):
         for name in STANDALONE:
             if (candidate / name).is_file():
@@ -150,6 +172,8 @@ def find_pyproject(start: Path) -> Path | None:
             path = candidate / name
             if path.is_file() and re.search(r"^\s*idemlint[-_]", _text(path), re.MULTILINE):
                 return path
+        if (candidate / ".git").exists():
+            break  # the repository's root: a file above it is not the project's
     return None
 
 
@@ -239,6 +263,15 @@ def parse_table(table: dict[str, Any], root: Path, origin: str) -> Config:
             raise ConfigError(f"{where}: unknown option; {hint}(known: {', '.join(options)})")
     config = Config(**values)
     from idemlint.registry import validate_codes
+
+    for option, patterns in (
+        ("exclude", config.exclude),
+        ("extend-exclude", config.extend_exclude),
+        ("per-file-ignores", [pattern for pattern, _codes in config.per_file_ignores]),
+    ):
+        problem = wildcard_problem(patterns, f"{origin}: [tool.idemlint] {option}")
+        if problem is not None:
+            raise ConfigError(problem)
 
     for option, codes in (
         ("select", config.select),

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
+from idemlint.printable import printable
+
 if TYPE_CHECKING:
     from idemlint.config import Config
     from idemlint.files import Discovery
@@ -23,13 +25,20 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def usage_error(message: str) -> NoReturn:
-    click.echo(f"idemlint: {message}", err=True)
+    click.echo(f"idemlint: {printable(message)}", err=True)
     sys.exit(EXIT_ERROR)
 
 
 def print_errors(errors: Sequence[str]) -> None:
+    """One line each: an error names paths and values the repository chose (printable.py)."""
     for message in errors:
-        click.echo(f"idemlint: {message}", err=True)
+        click.echo(f"idemlint: {printable(message)}", err=True)
+
+
+def print_warnings(warnings: Sequence[str]) -> None:
+    """One line each, on stderr; a warning does not change the exit code."""
+    for message in warnings:
+        click.echo(f"idemlint: warning: {printable(message)}", err=True)
 
 
 def colour(choice: str) -> bool:

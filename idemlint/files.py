@@ -10,8 +10,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from idemlint.config import Config
+from idemlint.config import Config, too_many_wildcards
 from idemlint.paths import SOURCE, TEST, PathKinds, Resolver
+from idemlint.printable import printable
+from idemlint.reading import link_problem
 
 if TYPE_CHECKING:
     import pathspec
@@ -40,6 +42,8 @@ class Discovery:
     # an unreadable folder was met (a listing that their targets could change is not cached).
     watched: list[str] = field(default_factory=list)
     plain: bool = True
+    # files not read, and why (links to outside the root or to devices): one warning line each
+    skipped: list[str] = field(default_factory=list)
     # the run's path resolutions, which later steps (the project's listing) share
     resolver: Resolver = field(default_factory=Resolver)
 
@@ -101,24 +105,32 @@ def discover(
         the root: the name alone is matched), is excluded."""
         return excludes.match((prefix or "") + name + ("/" if is_dir else ""))
 
+    root_text = os.path.realpath(config.root)
+
     def add(text: str, head: str, name: str, explicit: bool = False) -> None:
         """The file `text` (as `str(path)` gives it), named `name` in the folder `head`, unless
-        a file seen already."""
+        a file seen already, or a link (itself or a folder above it) that is not read."""
         try:
-            key = os.path.normcase(resolver.realpath(text))  # a symlink and its target are one file
+            real = resolver.realpath(text)
         except OSError:
-            key = os.path.normcase(text)
-        if not resolver.is_plain(text):
+            real = text
+        key = os.path.normcase(real)  # a symlink and its target are one file
+        prefix = under_cwd.of_text(head)
+        # as shown and as anchored: printable (a name may hold a newline or an escape)
+        shown = printable(text.replace(os.sep, "/") if prefix is None else prefix + name)
+        if not resolver.is_plain(text) or real != os.path.abspath(text):
             found.plain = False
+            problem = link_problem(text, root_text)
+            if problem is not None:
+                found.skipped.append(f"{shown}: skipped: {problem}")
+                return
         if key not in seen:
             seen.add(key)
-            prefix = under_cwd.of_text(head)
-            shown = text.replace(os.sep, "/") if prefix is None else prefix + name
             found.entries.append((text, shown))
             if kinds is not None:
                 kind, relative = kinds.judge(text)
                 found.kinds[shown] = SOURCE if explicit else kind
-                found.anchors[shown] = relative or shown
+                found.anchors[shown] = printable(relative) if relative else shown
 
     cwd_text = str(cwd)
     for given in paths:
@@ -216,6 +228,7 @@ class _Spec:
     as one of its parts, which is the expression pathspec makes of it."""
 
     def __init__(self, lines: list[str]) -> None:
+        lines = [line for line in lines if not too_many_wildcards(line)]  # a .gitignore may hold one
         self._lines = lines
         self._names: re.Pattern[str] | None = None
         if lines and all(_PLAIN_NAME.fullmatch(line) for line in lines):

@@ -4,6 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from idemlint.printable import printable
+
+
+def _printable_fields(instance: object, *names: str) -> None:
+    """Escape what a hostile repository could put in these text fields (see printable.py)."""
+    for name in names:
+        text = getattr(instance, name)
+        safe = printable(text)
+        if safe is not text:
+            object.__setattr__(instance, name, safe)
+
 
 @dataclass(frozen=True, slots=True)
 class Edit:
@@ -20,6 +31,9 @@ class Fix:
     safe: bool
     description: str
 
+    def __post_init__(self) -> None:
+        _printable_fields(self, "description")
+
 
 @dataclass(frozen=True, slots=True)
 class Related:
@@ -28,6 +42,9 @@ class Related:
     path: str
     line: int
     message: str
+
+    def __post_init__(self) -> None:
+        _printable_fields(self, "path", "message")
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -50,6 +67,9 @@ class Finding:
     # enclosing function, not the line number (baselines and SARIF fingerprints use it).
     fingerprint: str = field(default="", compare=False)
     related: tuple[Related, ...] = field(default=(), compare=False)
+
+    def __post_init__(self) -> None:
+        _printable_fields(self, "path", "name", "message", "suggestion")
 
     def to_dict(self) -> dict[str, object]:
         return {

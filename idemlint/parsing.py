@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from idemlint.analysis.project import EMPTY, ProjectIndex
 from idemlint.config import Config
+from idemlint.reading import MAX_BYTES
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-MAX_BYTES = 8 * 1024 * 1024
 MAX_BRACKET_DEPTH = 100
 MAX_OPERATOR_CHAIN = 1000
 # A file that takes longer than this to analyse is reported (IDM900) instead of holding up the run.
@@ -87,6 +87,8 @@ def parse_source(
     source: bytes | str, path: str, config: Config, project: ProjectIndex = EMPTY
 ) -> FileContext | Rejected:
     """The one libcst parse of a file, wrapped in the `FileContext` every analysis reads."""
+    if isinstance(source, bytes) and len(source) > MAX_BYTES:  # read_source stops one byte past
+        return Rejected(f"too large to analyse (more than {MAX_BYTES} bytes)", help=HELP_LIMIT)
     text = decode_source(source)
     if isinstance(text, Rejected):
         return text

@@ -59,8 +59,9 @@ def project_root(paths: Iterable[str], pyproject: Path | None, resolver: Resolve
         return resolved(pyproject).parent
     resolver = resolver or Resolver()
     given = list(paths)
-    start = resolver.resolved_text(Path(given[0])) if given else os.getcwd()
-    first = Path(start) if os.path.isdir(start) else Path(start).parent
+    start = Path(given[0]).absolute() if given else Path.cwd()
+    # a named file's own folder, not its link's target's (see config.find_pyproject)
+    first = resolver.resolved(start) if start.is_dir() else resolver.resolved(start.parent)
     for candidate in (first, *first.parents):
         if (candidate / ".git").exists():
             return candidate

@@ -44,7 +44,7 @@ RESERVED_CODES: dict[str, ReservedCode] = {
         ReservedCode(
             code=UNUSED_SUPPRESSION,
             name="unused-suppression",
-            summary="A `# noqa: IDM...` comment suppresses nothing on its line (CLI only).",
+            summary="A `# noqa: IDM...` comment suppresses nothing on the lines it covers (CLI only).",
             severity="error",
             what_it_does=(
                 "Flags a `# noqa: IDM001` (or `# idemlint: ignore[IDM001]`) comment that names the code "

@@ -24,6 +24,7 @@ from idemlint import __version__
 from idemlint.analysis.project import EMPTY, ProjectIndex
 from idemlint.cache import SHAPE, ResultCache, Stamp, content_hash, depended_on, file_key, stamp
 from idemlint.finding import Finding
+from idemlint.reading import read_source
 
 if TYPE_CHECKING:
     from idemlint.config import Config
@@ -155,7 +156,7 @@ def _check_one(job: _Job, config: Config, rules: Sequence[type[Rule]]) -> _Outco
     if source is None:
         try:
             now = stamp(os.stat(job.path))  # before the read: a change meanwhile shows next time
-            source = Path(job.path).read_bytes()
+            source = read_source(job.path)
         except OSError as error:
             from idemlint.engine import FileResult
 
@@ -284,6 +285,7 @@ def map_in_workers(items: Iterable[Any]) -> list[Any]:
     from concurrent.futures.process import BrokenProcessPool
 
     sent = list(first)
+    done: list[Any] = []
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=_fork_context()) as pool:
             futures = [pool.submit(file_facts_of, item) for item in first]
@@ -291,9 +293,28 @@ def map_in_workers(items: Iterable[Any]) -> list[Any]:
                 sent.append(item)
                 futures.append(pool.submit(file_facts_of, item))
             warm_checker()  # this process would only wait for the workers meanwhile
-            return [future.result() for future in futures]
+            for future in futures:
+                done.append(future.result())
+            return done
     except (BrokenProcessPool, OSError):
-        return [file_facts_of(item) for item in [*sent, *pending]]
+        # a worker died (a native crash in the parser): what is left is mapped one file per
+        # process, so the file that kills its process only loses its own facts (its check
+        # reports it, IDM900), never the run
+        return [*done, *(_map_isolated(item) for item in [*sent[len(done) :], *pending])]
+
+
+def _map_isolated(item: Any) -> Any:
+    """`file_facts_of(item)` in a process of its own; no facts if that process dies."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from idemlint.analysis.project import FileFacts, file_facts_of
+
+    try:
+        with ProcessPoolExecutor(max_workers=1, mp_context=_fork_context()) as pool:
+            return pool.submit(file_facts_of, item).result()
+    except (BrokenProcessPool, OSError):
+        return FileFacts()
 
 
 def warm_checker() -> None:

@@ -6,10 +6,8 @@ actions, `source.fixAll.idemlint` for every safe fix, and the rule's summary on 
 
 Each document is checked as `idemlint check` would check the file: the nearest
 `[tool.idemlint]` above it, per-file-ignores, excludes, test and migration skips, `# noqa`
-(idemlint.lsp.checker, through idemlint.api as the CLI). Settings (idemlint.lsp.settings) come from `initializationOptions` (and `workspace/didChangeConfiguration`):
-`select` and `ignore` (lists of codes or prefixes, replacing the configured ones as
-`--select`/`--ignore` do), `unsafeFixes` (offer unsafe fixes too; off by default) and
-`minConfidence` (`low`, `medium`, `high`: hide less sure findings, as `--min-confidence` does).
+(idemlint.lsp.checker, through idemlint.api as the CLI). Settings: idemlint.lsp.settings;
+bad ones are logged (`window/logMessage`).
 
 Analysis runs on one worker thread, off the message loop, so the editor's requests are
 answered while a large file is checked; an exception while checking one document is logged
@@ -20,7 +18,9 @@ The project index (what the project's state setters do, see idemlint.analysis.pr
 built once per project root when a selected rule needs it, kept in memory, and updated when
 a Python file is saved or changes on disk (`workspace/didChangeWatchedFiles`, registered
 when the client supports it); a change that alters the index re-checks the open documents
-of that project.
+of that project. It reads only inside the workspace folders: an `untitled:` buffer or a file
+outside them is checked alone, so opening one never walks a home folder. The process ends as
+soon as the client says `exit` or closes stdin, even while an index is being built.
 
 Run it with `idemlint server` or `python -m idemlint.server`; it needs the `server` extra
 (`pip install 'idemlint[server]'`: pygls and lsprotocol).
@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -44,9 +46,10 @@ from pygls.uris import to_fs_path
 
 from idemlint import __version__
 from idemlint.lsp.checker import Analysis, Checker
-from idemlint.lsp.convert import hover_markdown, text_edit, to_range
+from idemlint.lsp.convert import hover_markdown, suppress_action, text_edit, to_range
 from idemlint.lsp.settings import NAME, Settings, parse_settings
-from idemlint.lsp.text import UTF16, code_at, suppress_edit
+from idemlint.lsp.text import UTF16, code_at
+from idemlint.paths import resolved
 from idemlint.registry import PARSE_ERROR, UNUSED_SUPPRESSION, rule_by_code_or_name
 
 __all__ = ["IdemlintServer", "Settings", "create_server", "main", "parse_settings", "serve"]
@@ -72,6 +75,7 @@ class IdemlintServer(LanguageServer):
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.running: set[asyncio.Task[None]] = set()
         self.reported: set[str] = set()  # notes already logged, so a bad pyproject is said once
+        self._folders: tuple[tuple[str, ...], tuple[Path, ...]] = ((), ())
 
     @property
     def settings(self) -> Settings:
@@ -101,6 +105,18 @@ class IdemlintServer(LanguageServer):
             return UTF16
         return str(encoding or UTF16)
 
+    def folders(self) -> tuple[Path, ...]:
+        """The workspace folders (or the root, from a client without folders), resolved."""
+        try:
+            workspace = self.workspace
+        except RuntimeError:  # before initialize
+            return ()
+        uris = tuple(folder.uri for folder in workspace.folders.values()) or (workspace.root_uri or "",)
+        if uris != self._folders[0]:
+            paths = [to_fs_path(uri) for uri in uris if uri.startswith("file:")]
+            self._folders = (uris, tuple(resolved(Path(path)) for path in paths if path))
+        return self._folders[1]
+
     def is_python(self, uri: str) -> bool:
         document = self.workspace.text_documents.get(uri)
         if document is None:
@@ -118,7 +134,9 @@ class IdemlintServer(LanguageServer):
         cached = self.analyses.get(uri)
         if cached is not None and cached.version == version and cached.text == text:
             return cached
-        analysis: Analysis = await self.in_worker(self.checker.analyse, uri, version, text, self.encoding())
+        analysis: Analysis = await self.in_worker(
+            self.checker.analyse, uri, version, text, self.encoding(), self.folders()
+        )
         for note in analysis.notes:
             if note not in self.reported:
                 self.reported.add(note)
@@ -159,11 +177,11 @@ class IdemlintServer(LanguageServer):
             return  # closed, or changed since: the newer version's check publishes
         self.publish_diagnostics(uri, list(analysis.diagnostics), version=analysis.version)
 
-    def lint_open(self, roots: set[Path] | None = None) -> None:
-        """Check the open documents again (those of `roots`, or all)."""
+    def lint_open(self, scopes: set[Path] | None = None) -> None:
+        """Check the open documents again (those indexed from `scopes`, or all)."""
         for uri in list(self.workspace.text_documents):
             analysis = self.analyses.get(uri)
-            if roots is None or (analysis is not None and analysis.target.config.root in roots):
+            if scopes is None or (analysis is not None and analysis.target.scope in scopes):
                 self.analyses.pop(uri, None)
                 self.schedule(uri)
 
@@ -247,17 +265,18 @@ class IdemlintServer(LanguageServer):
             if finding.code in (PARSE_ERROR, UNUSED_SUPPRESSION) or (finding.line, finding.code) in offered:
                 continue  # neither can be suppressed by a comment
             offered.add((finding.line, finding.code))
-            noqa = suppress_edit(analysis.text, finding.line, finding.code)
-            if noqa is not None:
-                suppressions.append(
-                    lsp.CodeAction(
-                        title=f"Suppress {finding.code} on this line",
-                        kind=lsp.CodeActionKind.QuickFix,
-                        diagnostics=[diagnostic],
-                        edit=self.workspace_edit(analysis, [text_edit(index, *noqa)]),
-                    )
-                )
+            noqa = analysis.suppression(finding.line, finding.code)
+            if isinstance(noqa, tuple):
+                edit = self.workspace_edit(analysis, [text_edit(index, *noqa)])
+                suppressions.append(suppress_action(finding.code, diagnostic, edit))
+            elif isinstance(noqa, str) and self.shows_disabled():  # else the client would offer it
+                suppressions.append(suppress_action(finding.code, diagnostic, noqa))
         return [action for _, action in sorted(fixes, key=lambda item: item[0])] + suppressions
+
+    def shows_disabled(self) -> bool:
+        """Whether the client shows a disabled action with its reason (else it gets none)."""
+        document = self.client_capabilities.text_document
+        return bool(document and document.code_action and document.code_action.disabled_support)
 
     def workspace_edit(self, analysis: Analysis, edits: list[lsp.TextEdit]) -> lsp.WorkspaceEdit:
         capabilities = self.client_capabilities.workspace
@@ -302,8 +321,9 @@ def create_server() -> IdemlintServer:
 
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: IdemlintServer, params: lsp.InitializeParams) -> None:
-        ls.checker.settings = parse_settings(params.initialization_options)
-        _warn_unknown_codes(ls)
+        problems: list[str] = []
+        ls.checker.settings = parse_settings(params.initialization_options, problems=problems)
+        _warn_settings(ls, problems)  # logMessage is allowed while initializing
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: IdemlintServer, params: lsp.InitializedParams) -> None:
@@ -324,11 +344,13 @@ def create_server() -> IdemlintServer:
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: IdemlintServer, params: lsp.DidChangeConfigurationParams) -> None:
-        settings = parse_settings(params.settings, ls.settings)
-        if settings != ls.settings:
+        problems: list[str] = []
+        settings = parse_settings(params.settings, ls.settings, problems)
+        changed = settings != ls.settings
+        if changed:
             ls.checker.settings = settings
-            _warn_unknown_codes(ls)
             ls.lint_open()
+        _warn_settings(ls, problems, codes=changed)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: IdemlintServer, params: lsp.DidOpenTextDocumentParams) -> None:
@@ -378,17 +400,21 @@ def create_server() -> IdemlintServer:
     return server
 
 
-def _warn_unknown_codes(ls: IdemlintServer) -> None:
+def _warn_settings(ls: IdemlintServer, problems: list[str], codes: bool = True) -> None:
+    """Bad settings, told in the client's log (`window/logMessage`) rather than silently ignored."""
     from idemlint.registry import validate_codes
 
-    unknown = validate_codes([*(ls.settings.select or ()), *(ls.settings.ignore or ())])
+    for problem in problems:
+        ls.log_message(f"bad setting: {problem}", lsp.MessageType.Warning)
+    unknown = [] if not codes else validate_codes([*(ls.settings.select or ()), *(ls.settings.ignore or ())])
     if unknown:
         ls.log_message(f"unknown codes in the settings: {', '.join(unknown)}", lsp.MessageType.Warning)
 
 
 def serve() -> None:
-    """Serve on stdin/stdout until the client says exit. Anything the analysis prints goes to
-    stderr: stdout carries the protocol."""
+    """Serve on stdin/stdout until `exit` or end of input, then end at once (0 after `shutdown`,
+    else 1): an index build still running would hold the interpreter's exit until it finished.
+    Anything the analysis prints goes to stderr: stdout carries the protocol."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr
     server = create_server()
@@ -396,6 +422,10 @@ def serve() -> None:
         server.start_io(stdin, stdout)  # type: ignore[arg-type]  # pygls says TextIO; it takes bytes
     finally:
         server.worker.shutdown(wait=False, cancel_futures=True)
+    code = 0 if getattr(server.lsp, "_shutdown", False) else 1
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()  # the protocol's writes flush themselves
+    os._exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -253,9 +253,8 @@ def test_rows_render_the_same_in_text_and_markdown() -> None:
     text, markdown = format_text(audit_rows, False), format_markdown(audit_rows)
     line = "    key: clock-derived (IDM002); retried: urllib3 Retry adapter (line 77), if mounted for this call; "
     assert line + "timeout: treated as failure (IDM302: state set to 'failed')" in text.splitlines()
-    assert "| svc.py:58 | boto3 | sqs.send_message | https://sqs.example/q.fifo | not sent | no | not handled |" in (
-        markdown.splitlines()
-    )
+    row = "| svc.py:58 | boto3 | ` sqs.send_message ` | ` https://sqs.example/q.fifo ` | not sent | no | not handled |"
+    assert row in (markdown.splitlines())
     assert "KeyStatus" not in text + markdown and "None" not in text + markdown
     assert [asdict(r)["retried"] for r in audit_rows if r.line == 58] == [None]
 

@@ -564,5 +564,5 @@ def test_stdin_follows_the_selection_and_confidence_options(tmp_path: Path, monk
 def test_add_noqa_counts_lines_as_python_does() -> None:
     from idemlint.suppression import add_noqa
 
-    text = "a = 1\x0cb = 2\r\nkey = f()\n"  # a form feed is not a line break for Python
-    assert add_noqa(text, {2: {"IDM001"}}) == ("a = 1\x0cb = 2\r\nkey = f()  # noqa: IDM001\n", 1)
+    text = "a = 1  # \x0c b = 2\r\nkey = f()\n"  # a form feed is not a line break for Python
+    assert add_noqa(text, {2: {"IDM001"}}) == ("a = 1  # \x0c b = 2\r\nkey = f()  # noqa: IDM001\n", 1, [])

@@ -204,7 +204,7 @@ def test_github_annotations_escape_properties_and_data() -> None:
     )
     assert format_github([finding], False) == (
         "::error file=a%2Cb%3Ac%25.py,line=3,col=5,endLine=3,endColumn=9,title=IDM001 key-regenerated-per-attempt"
-        "::IDM001 50%25 of%0Akeys. fix, it\n"
+        "::IDM001 50%25 of\\x0akeys. fix, it\n"  # the newline was made printable with the finding
     )
 
 

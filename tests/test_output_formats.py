@@ -272,5 +272,5 @@ def test_junit_without_findings_and_with_characters_xml_cannot_hold() -> None:
     assert (suite.get("tests"), suite.get("failures"), suite.findall("testcase")) == ("0", "0", [])
     odd = replace(FINDINGS[0], message="bell \x07 and\nnewline", suggestion="tab\there")
     (failure,) = ET.fromstring(format_junit([odd], False)).iter("failure")
-    assert failure.get("message") == "IDM001 bell \ufffd and\nnewline"
+    assert failure.get("message") == "IDM001 bell \\x07 and\\x0anewline"  # made printable with the finding
     assert failure.text is not None and failure.text.endswith("    help: tab\there")

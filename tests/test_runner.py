@@ -296,12 +296,14 @@ def test_the_project_index_is_rebuilt_only_when_a_file_or_the_key_changes(
     def index(key: str = "config", paths: list[Path] = files) -> object:
         return cached_index([str(p) for p in paths], cache, key, build)  # type: ignore[arg-type]
 
+    import idemlint.cache as cache_module
+
     reads: list[str] = []
-    read_bytes = Path.read_bytes
-    monkeypatch.setattr(Path, "read_bytes", lambda self: reads.append(self.name) or read_bytes(self))
+    read_source = cache_module.read_source
+    monkeypatch.setattr(cache_module, "read_source", lambda path: reads.append(Path(path).name) or read_source(path))
     first = index()
     assert sorted(r for r in reads if r.endswith(".py")) == sorted(f.name for f in files)  # each file read once
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(cache_module, "read_source", read_source)
     assert first == build_index(files) and first.guarded_setters == frozenset({"set_status"})  # type: ignore[attr-defined]
     assert index() == first and builds == [len(files)]
     age(files, seconds=7200)  # touched: compared by content, not rebuilt

@@ -468,3 +468,57 @@ def test_settings_read_min_confidence() -> None:
     assert parse_settings({"idemlint": {"min-confidence": "high"}}).min_confidence == "high"
     assert parse_settings({"minConfidence": "bogus"}, Settings(min_confidence="medium")).min_confidence == "medium"
     assert parse_settings(None).min_confidence == "low"
+
+
+def test_the_suppress_action_on_a_multi_line_sql_string_goes_after_its_closing_quotes(tmp_path: Path) -> None:
+    from test_suppression_placement import SQL, SQL_SUPPRESSED, string_constants
+
+    async def body() -> None:
+        root = project(tmp_path)
+        async with session(root) as client:
+            uri = client.open_file(root, "orders.py", SQL)
+            [diagnostic] = await client.diagnostics(uri)
+            assert (diagnostic.code, diagnostic.range.start.line) == ("IDM101", 7)  # `conn.execute("""`
+            [suppress] = [a for a in await client.code_actions(uri, diagnostic) if a.title.startswith("Suppress")]
+            fixed = apply(SQL, edits_of(suppress, uri))
+            assert fixed == SQL_SUPPRESSED  # after the closing quotes: the SQL is untouched
+            assert string_constants(fixed) == string_constants(SQL)
+
+            seen = client.count(uri)
+            version = client.change(uri, fixed)
+            assert await client.diagnostics(uri, lambda p: p.version == version, after=seen) == []
+
+    run(body())
+
+
+def test_a_suppression_that_cannot_be_written_safely_is_disabled_with_its_reason(tmp_path: Path) -> None:
+    from test_suppression_placement import NO_PLACE
+
+    async def actions(root: Path, capabilities: lsp.ClientCapabilities) -> list[lsp.CodeAction]:
+        client = Client()
+        await client.start_io(sys.executable, "-m", "idemlint.server", cwd=str(root))
+        try:
+            params = lsp.InitializeParams(capabilities=capabilities, root_uri=root.as_uri())
+            await asyncio.wait_for(client.initialize_async(params), WAIT)
+            client.initialized(lsp.InitializedParams())
+            uri = client.open_file(root, "pay.py", NO_PLACE)
+            [diagnostic] = await client.diagnostics(uri)
+            return [a for a in await client.code_actions(uri, diagnostic) if a.title.startswith("Suppress")]
+        finally:
+            if client._server is not None and client._server.returncode is None:
+                client._server.kill()
+            await client.stop()
+
+    async def body() -> None:
+        root = project(tmp_path)
+        disabled = lsp.ClientCapabilities(
+            text_document=lsp.TextDocumentClientCapabilities(
+                code_action=lsp.CodeActionClientCapabilities(disabled_support=True)
+            )
+        )
+        [action] = await actions(root, disabled)
+        assert action.edit is None and action.disabled is not None
+        assert action.disabled.reason == "cannot add a noqa comment: the statement ends on a line with no code"
+        assert await actions(root, lsp.ClientCapabilities()) == []  # a client that would offer it anyway
+
+    run(body())

@@ -382,14 +382,16 @@ def build_index(
     config: Config | None = None,
     summarise: Callable[[Path], bool] = lambda path: True,
     mapper: Mapper | None = None,
-    read: Callable[[Path], bytes] = Path.read_bytes,
+    read: Callable[[Path], bytes] | None = None,
 ) -> ProjectIndex:
     """Map every file to its facts, reduce to one index. Unreadable files are skipped (the
     check itself reports them). The modules worth summarising (a libcst parse each) go
     through `mapper` when one is given; the rest are mapped here (a regex, at most `ast`).
     `read` reads a file (the index cache records what it read, so no file is read twice)."""
     from idemlint.paths import Resolver
+    from idemlint.reading import read_source
 
+    read = read or read_source
     facts: list[FileFacts] = []
     resolver = Resolver()  # each folder resolved once, not each file
     base = resolver.resolved_text(root) if root is not None else ""
@@ -465,6 +467,7 @@ def summary_facts(source: bytes, path: str, config: Config, candidate: bool | No
     what `summary_candidate(source)` gives, when the caller asked already."""
     from idemlint.analysis.calls import module_name
     from idemlint.analysis.module_facts import module_facts
+    from idemlint.reading import MAX_BYTES
 
     extra = tuple(re.escape(name.split(".")[0]).encode() for name in config.side_effect_calls) + tuple(
         rb"self\." + re.escape(column).encode() + rb"\s*=" for column in config.state_columns
@@ -473,11 +476,15 @@ def summary_facts(source: bytes, path: str, config: Config, candidate: bool | No
         candidate = summary_candidate(source)
     if not candidate and not (extra and re.search(b"|".join(extra), source)):
         return None
-    try:
-        text = source.decode("utf-8")
-    except UnicodeDecodeError:
+    from idemlint.parsing import Rejected, complexity_problem, decode_source, within_budget
+
+    # the check's guards: its decoding (PEP 263), its size, nesting and operator limits (libcst
+    # crashes or takes minutes past them) and its time budget; the check reports such a file
+    text = decode_source(source)
+    if isinstance(text, Rejected) or len(source) > MAX_BYTES or complexity_problem(text) is not None:
         return None
-    return module_facts(text, path, module_name(path, config.src), config)
+    found = within_budget(lambda: module_facts(text, path, module_name(path, config.src), config))
+    return None if isinstance(found, Rejected) else found
 
 
 def _relative(path: Path, root: Path | None) -> str:

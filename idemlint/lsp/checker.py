@@ -4,12 +4,13 @@ The nearest configuration above the file, per-file-ignores, excludes, test and m
 skips and `# noqa` all apply, through the same idemlint.api functions the CLI calls. The
 server keeps, per project root, the configuration (until a configuration file changes) and
 the project index as facts per file, so that saving one file updates the index without
-re-reading the project.
+re-reading the project. The index reads only inside the workspace folders: a document outside
+all of them, or not a file at all (`untitled:`), is checked alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from idemlint.config import Config, ConfigError, load_config
 from idemlint.finding import Finding
 from idemlint.lsp.convert import to_diagnostic
 from idemlint.lsp.settings import Settings
-from idemlint.lsp.text import LineIndex
+from idemlint.lsp.text import LineIndex, suppress_edit
 from idemlint.paths import SOURCE, TEST, PathKinds, resolved
 from idemlint.per_file import is_excluded
 from idemlint.registry import enabled_rules
@@ -40,6 +41,7 @@ class Target:
     anchor: str  # relative to the project root
     excluded: bool = False
     real_path: Path | None = None  # None for a document that is not a file (untitled)
+    scope: Path | None = None  # the folder its project index reads; None: checked alone
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,14 @@ class Analysis:
     index: LineIndex
     diagnostics: tuple[lsp.Diagnostic, ...]
     notes: tuple[str, ...] = ()  # for the log: configuration errors, internal errors of rules
+    noqa: dict[tuple[int, str], tuple[int, int, str] | str | None] = field(default_factory=dict, compare=False)
+
+    def suppression(self, line: int, code: str) -> tuple[int, int, str] | str | None:
+        """The suppress action's edit, or why there is none; worked out once per version, as
+        editors ask for code actions at every move of the cursor."""
+        if (line, code) not in self.noqa:
+            self.noqa[line, code] = suppress_edit(self.text, line, code)
+        return self.noqa[line, code]
 
     def span(self, finding: Finding) -> tuple[int, int]:
         """The finding's start and end as character offsets."""
@@ -67,6 +77,7 @@ class ProjectFacts:
     config: Config
     files: dict[Path, FileFacts] = field(default_factory=dict)
     index: ProjectIndex = EMPTY
+    kinds: PathKinds | None = None
 
     def read(self, path: Path) -> None:
         try:
@@ -74,7 +85,9 @@ class ProjectFacts:
         except OSError:
             self.files.pop(path, None)
             return
-        production = PathKinds(self.config.root).kind(path) == SOURCE
+        if self.kinds is None:
+            self.kinds = PathKinds(self.config.root)
+        production = self.kinds.kind(path) == SOURCE
         self.files[path] = file_facts(source, path, self.config.root, self.config, production)
 
     def reduce(self) -> ProjectIndex:
@@ -96,7 +109,8 @@ class Checker:
         self._configs.clear()
         self._kinds.clear()
 
-    def target(self, uri: str, notes: list[str]) -> Target:
+    def target(self, uri: str, notes: list[str], folders: Sequence[Path] = ()) -> Target:
+        """What `idemlint check` would make of the file; `folders` (resolved) bound its index."""
         fs_path = to_fs_path(uri) if uri.startswith("file:") else None
         if not fs_path:
             config = self._with_settings(Config())
@@ -122,6 +136,7 @@ class Checker:
             anchor,
             excluded=is_excluded(anchor, config),
             real_path=path,
+            scope=index_scope(path, config.root, folders),
         )
 
     def _load(self, pyproject: Path | None) -> Config:
@@ -142,13 +157,16 @@ class Checker:
     def _with_settings(self, config: Config) -> Config:
         return config.with_overrides(select=self.settings.select, ignore=self.settings.ignore)
 
-    def analyse(self, uri: str, version: int | None, text: str, encoding: str) -> Analysis:
+    def analyse(
+        self, uri: str, version: int | None, text: str, encoding: str, folders: Sequence[Path] = ()
+    ) -> Analysis:
         notes: list[str] = []
-        target = self.target(uri, notes)
+        target = self.target(uri, notes, folders)
         index = LineIndex(text, encoding)
         if target.excluded:
             return Analysis(uri, version, text, target, (), index, (), tuple(notes))
-        project = self.project_index(target) if any(rule.needs_project for rule in target.rules) else EMPTY
+        wanted = target.scope is not None and any(rule.needs_project for rule in target.rules)
+        project = self.project_index(target) if wanted else EMPTY
         config, rules = target.config, target.rules
         result = api.check_text(text, target.path, config, rules, target.kind, target.anchor, project)
         notes.extend(result.errors)
@@ -157,23 +175,30 @@ class Checker:
         return Analysis(uri, version, text, target, findings, index, diagnostics, tuple(notes))
 
     def project_index(self, target: Target) -> ProjectIndex:
-        root = target.config.root
-        facts = self._projects.get(root)
+        """The index of the document's scope: its whole project, or the workspace folder inside it."""
+        scope, config = target.scope, target.config
+        if scope is None:
+            return EMPTY
+        facts = self._projects.get(scope)
         if facts is None:
-            facts = ProjectFacts(target.config)
-            for path in api.project_files(target.config):
+            facts = ProjectFacts(config)
+            if scope == config.root:
+                paths = api.project_files(config)
+            else:
+                paths = [real for real, _shown in api.discover_files([str(scope)], config).entries]
+            for path in paths:
                 facts.read(resolved(Path(path)))
             facts.reduce()
-            self._projects[root] = facts
+            self._projects[scope] = facts
         return facts.index
 
     def update_index(self, paths: Iterable[Path]) -> set[Path]:
-        """Re-read these Python files into the indexes built so far; the roots whose index changed."""
+        """Re-read these Python files into the indexes built so far; the scopes whose index changed."""
         changed: set[Path] = set()
         for path in paths:
             path = resolved(path)
-            for root, facts in self._projects.items():
-                if not path.is_relative_to(root):
+            for scope, facts in self._projects.items():
+                if not path.is_relative_to(scope):
                     continue
                 before = facts.index
                 if path.is_file():
@@ -181,7 +206,7 @@ class Checker:
                 else:
                     facts.files.pop(path, None)
                 if facts.reduce() != before:
-                    changed.add(root)
+                    changed.add(scope)
         return changed
 
     def fix_all(self, analysis: Analysis) -> str | None:
@@ -191,3 +216,16 @@ class Checker:
             return None
         outcome = api.fix_text(analysis.text, target.anchor, target.config, target.rules, unsafe=False)
         return outcome.text if outcome.applied and outcome.text != analysis.text else None
+
+
+def index_scope(path: Path, root: Path, folders: Sequence[Path]) -> Path | None:
+    """The folder a document's project index may read: its project root when a workspace folder
+    holds it; else the innermost workspace folder that holds the document (a monorepo opened at
+    one package); None, checked alone, for a document outside every workspace folder."""
+    holding = [folder for folder in folders if path.is_relative_to(folder)]
+    if not holding:
+        return None
+    if any(root.is_relative_to(folder) for folder in holding):
+        return root
+    inner = max(holding, key=lambda folder: len(folder.parts))
+    return inner if inner.is_relative_to(root) else None

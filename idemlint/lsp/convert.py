@@ -47,6 +47,17 @@ def text_edit(index: LineIndex, start: int, end: int, replacement: str) -> lsp.T
     return lsp.TextEdit(range=to_range(index.from_offset(start), index.from_offset(end)), new_text=replacement)
 
 
+def suppress_action(code: str, diagnostic: lsp.Diagnostic, edit: lsp.WorkspaceEdit | str) -> lsp.CodeAction:
+    """ "Suppress CODE on this line": its edit, or disabled with why no comment is safe to write."""
+    return lsp.CodeAction(
+        title=f"Suppress {code} on this line",
+        kind=lsp.CodeActionKind.QuickFix,
+        diagnostics=[diagnostic],
+        edit=None if isinstance(edit, str) else edit,
+        disabled=lsp.CodeActionDisabledType(f"cannot add a noqa comment: {edit}") if isinstance(edit, str) else None,
+    )
+
+
 def hover_markdown(rule: type[Rule] | ReservedCode) -> str:
     """The rule's summary and how to fix it: `idemlint explain`, shortened."""
     return (

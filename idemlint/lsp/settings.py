@@ -23,11 +23,17 @@ class Settings:
     min_confidence: str = "low"  # hide findings less sure than this, as --min-confidence does
 
 
-def parse_settings(options: object, previous: Settings | None = None) -> Settings:
+def parse_settings(options: object, previous: Settings | None = None, problems: list[str] | None = None) -> Settings:
     """Settings from `initializationOptions` or a `didChangeConfiguration` payload, flat
-    (`{"select": [...]}`) or under an `idemlint` key. Unknown keys are ignored."""
+    (`{"select": [...]}`) or under an `idemlint` key. Unknown keys are ignored (editors send
+    their own); a value of the wrong kind keeps the previous one and is told in `problems`,
+    so a typo is not silently the default."""
+    problems = [] if problems is None else problems
     base = previous or Settings()
+    if options is None:
+        return base
     if not isinstance(options, dict):
+        problems.append(f"settings must be an object, not {type(options).__name__}: ignored")
         return base
     nested = options.get(NAME)
     if isinstance(nested, dict):
@@ -35,21 +41,39 @@ def parse_settings(options: object, previous: Settings | None = None) -> Setting
     unsafe: object = base.unsafe_fixes
     for key in ("unsafeFixes", "unsafe-fixes", "unsafe_fixes"):
         if key in options:
-            unsafe = options[key]
+            if isinstance(options[key], bool):
+                unsafe = options[key]
+            else:
+                problems.append(f"{key} must be true or false, not {options[key]!r}: kept {base.unsafe_fixes}")
     confidence: object = base.min_confidence
     for key in ("minConfidence", "min-confidence", "min_confidence"):
         if key in options:
-            confidence = options[key]
+            if isinstance(options[key], str) and options[key] in CONFIDENCE_RANK:
+                confidence = options[key]
+            else:
+                choices = ", ".join(CONFIDENCE_RANK)
+                problems.append(f"{key} must be one of {choices}, not {options[key]!r}: kept {base.min_confidence}")
     return Settings(
-        select=_codes(options["select"]) if "select" in options else base.select,
-        ignore=_codes(options["ignore"]) if "ignore" in options else base.ignore,
+        select=_codes(options, "select", base.select, problems),
+        ignore=_codes(options, "ignore", base.ignore, problems),
         unsafe_fixes=unsafe is True,
-        min_confidence=str(confidence) if confidence in CONFIDENCE_RANK else base.min_confidence,
+        min_confidence=str(confidence),
     )
 
 
-def _codes(value: object) -> tuple[str, ...] | None:
+def _codes(
+    options: dict[str, object], key: str, previous: tuple[str, ...] | None, problems: list[str]
+) -> tuple[str, ...] | None:
+    if key not in options:
+        return previous
+    value = options[key]
     if value is None:
         return None
-    items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else []
+    if isinstance(value, str):
+        items: list[object] = list(value.split(","))
+    elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+        items = list(value)
+    else:
+        problems.append(f"{key} must be a list of codes, not {value!r}: kept the previous value")
+        return previous
     return tuple(str(item).strip().upper() for item in items if str(item).strip())

@@ -9,18 +9,14 @@ breaks are `\\r\\n`, `\\r` and `\\n` for both, as for Python itself.
 
 from __future__ import annotations
 
-import ast
 import bisect
 import re
 
-from idemlint.suppression import find_suppressions, is_suppressed
+from idemlint.suppression import noqa_edit
 
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_NOQA = re.compile(r"#\s*noqa", re.IGNORECASE)
-# The form that names codes, as idemlint.suppression reads it: a hash, `noqa:`, then E501,IDM001.
-_NOQA_CODES = re.compile(r"#\s*noqa:\s?[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*", re.IGNORECASE)
 
 Point = tuple[int, int]  # 0-based line, column in the negotiated code units
 
@@ -100,36 +96,14 @@ class LineIndex:
         return self.from_offset(len(self.text))
 
 
-def suppress_edit(text: str, line: int, code: str) -> tuple[int, int, str] | None:
-    """The edit (start offset, end offset, replacement) that suppresses `code` on 1-based
-    `line`: the code added to the line's `# noqa: ...` comment, or a `# noqa: CODE` comment
-    appended. None when no comment can go there: a line continued with a backslash, or a
-    result that would not parse or would still not suppress the code (the line ends inside
-    a string)."""
-    index = LineIndex(text)
-    if not 1 <= line <= index.line_count:
-        return None
-    content = index.line(line - 1)
-    start = index.starts[line - 1]
-    first = _NOQA.search(content)
-    if first is not None:
-        named = _NOQA_CODES.match(content, first.start())
-        if named is None:
-            return None  # a bare `# noqa` already suppresses every code
-        edit = (start + named.end(), start + named.end(), f", {code}")
-    else:
-        kept = content.rstrip()
-        if kept.endswith("\\"):
-            return None
-        edit = (start + len(kept), start + len(content), f"  # noqa: {code}")
-    result = text[: edit[0]] + edit[2] + text[edit[1] :]
-    if not is_suppressed(find_suppressions(result), line, code):
-        return None
-    try:
-        ast.parse(result)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    return edit
+def suppress_edit(text: str, line: int, code: str) -> tuple[int, int, str] | str | None:
+    """The edit (start offset, end offset, replacement) that suppresses `code` reported on
+    1-based `line`, placed and verified as `--add-noqa` places it (idemlint.suppression); why
+    no comment can be written safely; or None when the code is suppressed already."""
+    edit = noqa_edit(text, line, code)
+    if edit is None or isinstance(edit, str):
+        return edit
+    return edit.start, edit.end, edit.replacement
 
 
 def code_at(line_text: str, column: int) -> str | None:

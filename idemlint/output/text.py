@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from idemlint.finding import Finding
+from idemlint.printable import printable
 
 
 def headline(f: Finding, color: bool) -> str:
@@ -23,11 +24,22 @@ def source_excerpt(f: Finding, lines: Sequence[str], color: bool) -> list[str]:
         return []
     text = lines[f.line - 1].rstrip("\r\n").expandtabs(1)
     end = f.end_col if f.end_line == f.line and f.end_col > f.col else len(text) + 1
-    carets = "^" * max(1, min(end, len(text) + 1) - f.col)
+    before, spanned = printable(text[: f.col - 1]), printable(text[f.col - 1 : max(end, f.col) - 1])
+    carets = "^" * max(1, display_width(spanned))
     if color:
         carets = f"\x1b[1;{31 if f.severity == 'error' else 33}m{carets}\x1b[0m"
     number = str(f.line)
-    return [f"  {number} | {text}", f"  {' ' * len(number)} | {' ' * (f.col - 1)}{carets}"]
+    return [f"  {number} | {printable(text)}", f"  {' ' * len(number)} | {' ' * display_width(before)}{carets}"]
+
+
+def display_width(text: str) -> int:
+    """Terminal columns `text` takes: two for wide East Asian characters and emoji, none for
+    combining marks, one for the rest."""
+    import unicodedata
+
+    if text.isascii():
+        return len(text)
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def format_text(findings: Sequence[Finding], color: bool, sources: Mapping[str, Sequence[str]] | None = None) -> str:
