@@ -147,20 +147,24 @@ def build_project_index(
     return cached_index(project_files(config, found, paths, directory), directory, _index_key(config), build)
 
 
-def stored_project_index(path: str) -> ProjectIndex:
+def stored_project_index(path: str) -> tuple[ProjectIndex, bool]:
     """The project index an `idemlint check` of the project holding `path` stored, while none
     of the project's files changed since; else EMPTY (module-local summaries only). For the
-    flake8 plugin, which checks one file at a time and cannot afford to build one."""
-    from idemlint.cache import stored_index
+    flake8 plugin, which checks one file at a time and cannot afford to build one. The flag
+    says an index was stored but is out of date (the plugin says so: findings that follow
+    calls into other modules are missing until `idemlint check` runs again)."""
+    from idemlint.cache import index_is_stored, stored_index
     from idemlint.config import ConfigError
     from idemlint.runner import default_cache_dir
 
     try:
         config = load_config([path] if path != "stdin" else ["."], None)
         directory = default_cache_dir(config.root)
-        return stored_index(project_files(config, None, (), directory), directory, _index_key(config)) or EMPTY
+        key = _index_key(config)
+        found = stored_index(project_files(config, None, (), directory), directory, key)
+        return (found, False) if found is not None else (EMPTY, index_is_stored(directory, key))
     except (ConfigError, OSError):
-        return EMPTY
+        return EMPTY, False
 
 
 def _index_key(config: Config) -> str:

@@ -210,7 +210,7 @@ class ResultCache:
                 old.unlink()
 
 
-INDEX_MAGIC = b"idemlint-index-8\n"  # bump with the index format: tests/test_warm_path.py pins it
+INDEX_MAGIC = b"idemlint-index-9\n"  # bump with the index format: tests/test_warm_path.py pins it
 
 Manifest = tuple[tuple[str, "Stamp | None", bytes], ...]  # (file, stat or None, content hash) each
 IndexDigests = tuple[str, dict[str, str]]
@@ -297,6 +297,11 @@ def stored_index_digest(files: Iterable[str], directory: Path, key: str) -> Inde
     build a new one."""
     _manifest, blob, digest = _stored_index(_index_store(directory, key), key, list(files))
     return digest if blob is not None else None
+
+
+def index_is_stored(directory: Path, key: str) -> bool:
+    """Whether `cached_index` stored an index for `key` (current or not)."""
+    return _index_store(directory, key).is_file()
 
 
 def _index_store(directory: Path, key: str) -> Path:

@@ -161,12 +161,17 @@ def run_check(o: CheckOptions) -> NoReturn:
         sys.exit(EXIT_ERROR if errors else EXIT_FINDINGS if diffs and not o.exit_zero else EXIT_CLEAN)
     coloured = o.output_file is None and colour(o.color)
     show_source = o.show_source if o.show_source is not None else o.output_file is None and sys.stdout.isatty()
-    report = render_report(findings, o.output_format, coloured, found, config.root, show_source, o.unsafe_fixes)
-    emit(report, o.output_file, coloured)
+    if o.statistics and not o.output_file:  # as ruff: the table instead of the findings
+        print_statistics(findings, False, stale)
+    else:
+        report = render_report(
+            findings, o.output_format, coloured, found, config.root, show_source, o.unsafe_fixes, config.check_tests
+        )
+        emit(report, o.output_file, coloured)
+        if o.statistics:
+            print_statistics(findings, False, stale)
     print_errors(errors)
-    if o.statistics:
-        print_statistics(findings, o.output_format != "text", stale)
-    if not o.quiet and o.output_format == "text":
+    if not o.quiet and o.output_format == "text" and not o.statistics and (found.files or not found.errors):
         print_summary(findings, len(files), len(found.files) - len(files), found)
     if errors:
         sys.exit(EXIT_ERROR)
@@ -317,6 +322,8 @@ def _check_stdin(
         sys.stdout.write(outcome.text)
         print_errors([outcome.error] if outcome.error else [])
         left = [f for f in outcome.findings if confident(f)]
+        # stdout holds the fixed text, so what the fixes left goes to stderr, as ruff does
+        click.echo(get_formatter("concise")(left, False), err=True, nl=False)
         sys.exit(EXIT_FINDINGS if left and not o.exit_zero else EXIT_CLEAN)
     result = api.check_text(source, shown, config, rules, kind, anchor or shown)
     findings = [f for f in result.findings if confident(f)]

@@ -20,6 +20,23 @@ from idemlint.console import EXIT_CLEAN, EXIT_ERROR, colour, emit, print_errors,
 from idemlint.output import FORMATS as REPORT_FORMATS
 
 
+class _Jobs(click.ParamType):
+    """`-j 4`, `-j 0` or `-j auto` (as ruff and pytest-xdist spell it): auto is 0, one per CPU."""
+
+    name = "N|auto"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        text = str(value).strip()
+        if text.isdigit():
+            return int(text)
+        if text.lower() == "auto":
+            return 0
+        self.fail(f"{value!r} is not a number of workers or `auto`", param, ctx)
+
+
+JOBS = _Jobs()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="idemlint")
 def cli() -> None:
@@ -63,7 +80,7 @@ def cli() -> None:
 @click.option(
     "--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; write nothing (exit 1 if any)."
 )
-@click.option("--jobs", "-j", type=click.IntRange(min=0), help="Worker processes (default and 0: one per CPU).")
+@click.option("--jobs", "-j", type=JOBS, help="Worker processes: a number, or `auto` (the default, as 0: one per CPU).")
 @click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
 @click.option(
     "--stdin-filename",

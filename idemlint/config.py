@@ -199,7 +199,16 @@ def load_config(pyproject: Path | None) -> Config:
         raise ConfigError(f"{pyproject}: cannot read: {error}") from error
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{pyproject}: not valid TOML: {error}") from error
-    table = data if pyproject.name in STANDALONE else data.get("tool", {}).get("idemlint", {})
+    # read by content, whatever the file is called (`--config ci.toml`): a [tool.idemlint] table,
+    # else the whole file as idemlint.toml holds it, so an unknown key there is refused, never
+    # silently ignored; only a pyproject.toml may hold no idemlint table at all
+    tool = data.get("tool")
+    if isinstance(tool, dict) and "idemlint" in tool and pyproject.name not in STANDALONE:
+        table = tool["idemlint"]
+    elif pyproject.name == "pyproject.toml":
+        table = {}
+    else:
+        table = data
     if not isinstance(table, dict):
         raise ConfigError(f"{pyproject}: [tool.idemlint] must be a table")
     return parse_table(table, pyproject.parent, str(pyproject))
@@ -243,6 +252,8 @@ def parse_table(table: dict[str, Any], root: Path, origin: str) -> Config:
         if key in _LIST_KEYS:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{where} must be a list of strings, got {value!r}")
+            if key == "select" and not value:  # as `--select ""` is refused: it would check nothing
+                raise ConfigError(f"{where} = []: name at least one code or prefix (or leave select out to select all)")
             values[_LIST_KEYS[key]] = tuple(value)
         elif key == "per-file-ignores":
             if not isinstance(value, dict) or not all(

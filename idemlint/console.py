@@ -106,6 +106,7 @@ def render_report(
     root: Path,
     show_source: bool,
     unsafe_fixes: bool,
+    check_tests: bool = False,
 ) -> str:
     """The findings in the chosen format. CI formats get root-relative paths: CI systems read
     paths from the repository root, whatever folder idemlint ran from."""
@@ -116,7 +117,12 @@ def render_report(
         from idemlint.output.sarif import format_sarif
 
         return format_sarif(anchored(findings, found), coloured, root=root)
-    if output_format in ("github", "gitlab", "junit"):
+    if output_format == "junit":  # a test case per checked file, failed or passed
+        from idemlint.output.junit import format_junit
+
+        checked = [found.anchors.get(shown, shown) for _path, shown in found.to_check(check_tests)]
+        return format_junit(anchored(findings, found), coloured, checked)
+    if output_format in ("github", "gitlab"):
         return get_formatter(output_format)(anchored(findings, found), coloured)
     if output_format == "text":
         from idemlint.output.text import format_text
@@ -129,8 +135,12 @@ def render_report(
 def fixable_summary(findings: list[Finding], unsafe: bool) -> str:
     safe = sum(1 for f in findings if f.fix is not None and f.fix.safe)
     more = sum(1 for f in findings if f.fix is not None and not f.fix.safe)
+    if unsafe:  # --unsafe-fixes: they are fixable too
+        safe, more = safe + more, 0
     if not safe and not more:
         return ""
+    if not safe:  # as ruff says it: no "[*] 0 fixable" line
+        return f"No safe fixes available ({more} hidden fix{'es' * (more != 1)} with `--fix --unsafe-fixes`).\n"
     text = f"[*] {safe} fixable with `--fix`"
     if more and not unsafe:
         text += f" ({more} more with `--fix --unsafe-fixes`)"

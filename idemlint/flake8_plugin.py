@@ -59,17 +59,24 @@ class Plugin:
         try:
             from idemlint.api import check_text
             from idemlint.config import Config
+            from idemlint.printable import printable
             from idemlint.rules import ALL_RULES
 
             if Plugin._project is None:
                 from idemlint.api import stored_project_index
 
-                Plugin._project = stored_project_index(self.filename)
+                Plugin._project, stale = stored_project_index(self.filename)
+                if stale:  # once a process: the cross-module findings are silently missing otherwise
+                    print(
+                        "idemlint: the project index stored by `idemlint check` is out of date (files changed "
+                        "since): findings that follow calls into other modules are missing until it runs again",
+                        file=sys.stderr,
+                    )
             source = "".join(self.lines)
             config = self._config or Config()
             result = check_text(source, self.filename, config, ALL_RULES, project=Plugin._project, unused_noqa=False)
             for message in result.errors:
-                print(f"idemlint: {message}", file=sys.stderr)
+                print(f"idemlint: {printable(message)}", file=sys.stderr)
             for finding in result.findings:
                 yield finding.line, finding.col - 1, f"{finding.code} {finding.message}", type(self)
         except Exception as error:  # never let one file abort the whole flake8 run

@@ -1,4 +1,4 @@
-"""What a writer of the cache folder can do: at most make idemlint recompute (issue 24).
+"""What a writer of the cache folder can do: at most make idemlint recompute (issue 31).
 
 Each test plants a hostile entry where a CI cache restored from another branch, or a shared
 `IDEMLINT_CACHE_DIR`, would put it, with a valid checksum, and runs idemlint as users do."""

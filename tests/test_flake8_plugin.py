@@ -190,3 +190,28 @@ def test_the_plugin_follows_calls_through_the_index_idemlint_stored(tmp_path: Pa
     assert run(sys.executable, "-m", "idemlint", "check", "--exit-zero", "-q").returncode == 0
     after = run(*command, "shop/services/notifications.py")
     assert "notifications.py:13:IDM301" in after.stdout, after.stdout + after.stderr
+
+
+def test_the_plugin_says_once_when_the_stored_index_is_out_of_date(tmp_path: Path) -> None:
+    """A file edited after `idemlint check` makes the stored index stale: the plugin checks
+    without it, and says so on stderr instead of silently dropping cross-module findings."""
+    import os
+    import shutil
+
+    project = tmp_path / "flat"
+    shutil.copytree(Path(__file__).parent / "projects" / "flat", project)
+    env = {**os.environ, "IDEMLINT_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run(*command: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(command, capture_output=True, text=True, cwd=project, env=env)
+
+    assert run(sys.executable, "-m", "idemlint", "check", "--exit-zero", "-q").returncode == 0
+    with (project / "shop" / "payments" / "client.py").open("a") as edited:
+        edited.write("\n# edited since the index was stored\n")
+    command = (sys.executable, "-m", "flake8", "-j", "1", "--select=IDM", "--format=%(path)s:%(row)d:%(code)s")
+    after = run(*command, "shop/services/notifications.py", "shop/services/base.py")
+    assert "notifications.py:13:IDM301" not in after.stdout
+    assert after.stderr == (
+        "idemlint: the project index stored by `idemlint check` is out of date (files changed since): "
+        "findings that follow calls into other modules are missing until it runs again\n"
+    )

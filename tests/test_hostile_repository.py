@@ -1,4 +1,4 @@
-"""A repository from a pull request is normal input (issue 26): it cannot crash idemlint, hang
+"""A repository from a pull request is normal input (issue 33): it cannot crash idemlint, hang
 it past its budget, inject output lines, or make it read or write outside the project.
 
 Each test plants the hostile input in a real git-initialised folder beside an ordinary buggy

@@ -81,3 +81,21 @@ def test_a_noqa_shown_inside_a_string_is_never_an_unused_suppression() -> None:
     assert lint(source, unused_noqa=True).findings == ()
     real = "import uuid\n\nkey = uuid.uuid4()  # noqa: IDM001\n"
     assert [f.code for f in lint(real, unused_noqa=True).findings] == ["IDM800"]
+
+
+def test_the_race_help_names_the_column_and_states_the_code_read() -> None:
+    source = """\
+from shop.models import Shipment, ShipmentState
+
+
+def dispatch(shipment_id):
+    shipment = Shipment.objects.get(pk=shipment_id)
+    if shipment.delivery_state in (ShipmentState.PACKED, ShipmentState.LABELLED):
+        shipment.delivery_state = ShipmentState.DISPATCHED
+        shipment.save()
+"""
+    (finding,) = [f for f in lint(source).findings if f.code == "IDM101"]
+    assert finding.suggestion.startswith(
+        "Put the precondition in the write and branch on its count: `Model.objects.filter(pk=pk, "
+        "delivery_state__in=[ShipmentState.LABELLED, ShipmentState.PACKED]).update(delivery_state=...)`"
+    )

@@ -243,3 +243,18 @@ def test_bad_baseline_file_is_a_clear_error(project: Path) -> None:
     (project / "baseline.json").write_text("{not json")
     code, _, err = run("check", "--baseline", "baseline.json", "svc")
     assert code == 2 and "baseline.json: malformed baseline: not JSON (line 1)" in err and "char" not in err
+
+
+def test_json_fingerprints_are_per_occurrence_as_in_sarif(project: Path) -> None:
+    (project / "svc" / "twice.py").write_text(TWICE)
+    (project / "svc" / "broken.py").write_text("import uuid\nimport time\n\n\ndef f(:\n    time.sleep(1)  # retry\n")
+    code, out, _ = run("check", "--format", "json", "svc")
+    rows = json.loads(out)
+    twice = [r["fingerprint"] for r in rows if r["path"] == "svc/twice.py" and r["code"] == "IDM001"]
+    assert len(twice) == 2 and twice[0][:-2] == twice[1][:-2] and [f[-2:] for f in twice] == [":1", ":2"]
+    sarif = {line_hash(r) for r in sarif_results("svc")}
+    assert {r["fingerprint"] for r in rows} == sarif  # the same identities in both formats
+    (broken,) = [r for r in rows if r["code"] == "IDM900"]
+    (project / "svc" / "broken.py").write_text("import uuid\nimport time  # retry\nx = (\n")
+    moved = [r for r in json.loads(run("check", "--format", "json", "svc")[1]) if r["code"] == "IDM900"]
+    assert [r["fingerprint"] for r in moved] == [broken["fingerprint"]]

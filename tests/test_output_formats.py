@@ -274,3 +274,11 @@ def test_junit_without_findings_and_with_characters_xml_cannot_hold() -> None:
     (failure,) = ET.fromstring(format_junit([odd], False)).iter("failure")
     assert failure.get("message") == "IDM001 bell \\x07 and\\x0anewline"  # made printable with the finding
     assert failure.text is not None and failure.text.endswith("    help: tab\there")
+
+
+def test_junit_has_a_passing_case_for_each_checked_file_without_findings() -> None:
+    root = ET.fromstring(format_junit(FINDINGS[:1], False, checked=[FINDINGS[0].path, "clean.py"]))
+    (suite,) = root.findall("testsuite")
+    assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
+    cases = {case.get("name"): len(case.findall("failure")) for case in suite.findall("testcase")}
+    assert cases == {FINDINGS[0].path: 1, "clean.py": 0}

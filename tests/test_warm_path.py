@@ -242,4 +242,4 @@ def test_the_index_format_is_pinned_to_its_magic() -> None:
     shape = repr([[f.name for f in dataclasses.fields(c)] for c in classes]) + repr(
         [(w, p.pattern) for w, p in _SUMMARY_SIGNS]
     )
-    assert (INDEX_MAGIC, hashlib.sha256(shape.encode()).hexdigest()[:12]) == (b"idemlint-index-8\n", "8261949dcfa7")
+    assert (INDEX_MAGIC, hashlib.sha256(shape.encode()).hexdigest()[:12]) == (b"idemlint-index-9\n", "d8f65dd8e9dc")

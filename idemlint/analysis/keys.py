@@ -300,12 +300,18 @@ _IDENTIFIER = re.compile(r"(^|_)(id|pk|uuid|guid|key|number|no|ref|reference|cod
 
 def hashed_content(model: ModuleModel, digest: cst.Call, sink: Sink) -> str | None:
     """What request content a digest covers (`json.dumps(payload)`, `payload`), or None
-    when it covers only stable identifiers (`order.id`, `f"refund-{refund.id}"`)."""
+    when it covers only stable identifiers (`order.id`, `f"refund-{refund.id}"`). A
+    name-based UUID's name is judged by `key_names`: content unless it names the operation."""
+    from idemlint.analysis.key_names import NAME_BASED_UUIDS, content_of_name, names_an_operation
+
     body = set()
     if sink.call is not None:
         for arg in sink.call.args:
             if arg.keyword is not None and arg.keyword.value in _BODY_KEYWORDS:
                 body.update(value_leaves(model, arg.value))
+    named = model.call_name(digest) in NAME_BASED_UUIDS  # `uuid5(NS, name)`: its name decides
+    if named and names_an_operation(model, digest):
+        return None
     for arg in digest.args:
         for call in origin_calls(model, arg.value):
             name = model.call_name(call) or ""
@@ -320,7 +326,7 @@ def hashed_content(model: ModuleModel, digest: cst.Call, sink: Sink) -> str | No
                 return f"the request body {leaf}"
             if leaf.rsplit(".", 1)[-1].lower() in CONTENT_NAMES:
                 return leaf
-    return None
+    return content_of_name(model, digest, body) if named else None
 
 
 def value_leaves(model: ModuleModel, expr: cst.BaseExpression) -> list[str]:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from idemlint.analysis.model import ModuleModel
+    from idemlint.analysis.retry import RetryAnalysis
     from idemlint.config import Config
 else:
     cst = LazyModule("libcst", globals(), "cst")
@@ -38,7 +39,8 @@ class ModuleFacts:
     instances: tuple[tuple[str, str], ...] = ()  # module-level `psp = PspClient()`: (dotted name, class)
     # Celery Task classes and the retry settings their bodies declare (`autoretry_for = ...`)
     task_settings: tuple[tuple[str, frozenset[str]], ...] = ()
-    # functions handed a Celery task whose `.retry()` they call: (dotted name, its position)
+    # functions that run again what they are handed: a Celery task whose `.retry()` they call,
+    # or a callable they call once per attempt (`def with_retries(fn)`): (dotted name, its position)
     task_retriers: tuple[tuple[str, int], ...] = ()
 
 
@@ -52,7 +54,7 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
     from idemlint.analysis.effects import EffectAnalysis
     from idemlint.analysis.keys import KeySinks
     from idemlint.analysis.model import ModuleModel
-    from idemlint.analysis.retry import RetryAnalysis, class_settings, retried_parameter
+    from idemlint.analysis.retry import RetryAnalysis, class_settings
 
     try:
         tree = cst_module.parse_module(source)
@@ -77,7 +79,7 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
     task_retriers = tuple(
         (names[f], position)
         for f in model.functions
-        if names[f] and (position := retried_parameter(model, f)) is not None
+        if names[f] and (position := _rerun_parameter(model, retry, f)) is not None
     )
     if not facts and not edges and not model.classes and not task_retriers:
         return None
@@ -144,6 +146,16 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
     )
     inherited = _sdk_methods(classes, source, path)
     return ModuleFacts(path, functions + inherited, plain_edges, classes, instances, task_settings, task_retriers)
+
+
+def _rerun_parameter(model: ModuleModel, retry: RetryAnalysis, function: cst.FunctionDef) -> int | None:
+    """The position of the parameter a function runs again: a Celery task whose `.retry()` it
+    calls, else a callable it calls once per attempt. The caller's argument tells them apart
+    (a task hands over itself, other code a lambda or a function: `analysis/retry/callables`)."""
+    from idemlint.analysis.retry import retried_parameter
+
+    position = retried_parameter(model, function)
+    return position if position is not None else retry.called_parameter(function)
 
 
 def _sdk_methods(

@@ -57,7 +57,7 @@ class ProjectIndex:
     # names a package's `__init__.py` re-exports (`from .client import ApiClient`):
     # `shop.payments.ApiClient` -> `shop.payments.client.ApiClient`
     reexports: Mapping[str, str] = field(default_factory=dict)
-    # functions handed a Celery task whose `.retry()` they call: dotted name -> the task's position
+    # functions that run again what they are handed (a task's `.retry()`, a callable per attempt): name -> position
     task_retriers: Mapping[str, int] = field(default_factory=dict)
     # derived from `classes` (not in the digest): base or interface -> the classes naming it, sorted
     implementations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -428,7 +428,7 @@ def file_facts_of(item: MapItem) -> FileFacts:
 
 # Files worth summarising: they call another system (an HTTP or SDK library is imported),
 # make random values, set a failed state, return an update's row count, declare a Celery
-# Task class's retries, retry a task handed to them, sleep or set their own state; a
+# Task class's retries, retry a task or callable handed them, sleep or set their state; a
 # function elsewhere inherits facts only from such a file. Each pattern runs only where its
 # words occur (one alternation over every file cost seconds on a large project).
 _SUMMARY_SIGNS: tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...] = tuple(
@@ -448,7 +448,7 @@ _SUMMARY_SIGNS: tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...] = tuple(
         ((b"update(", b".rowcount", b".execute("), rb"^[ \t]*return[ \t][^\n]*(?:\.a?update\(|\.rowcount|\.execute\()"),
         ((b"autoretry_for",), rb"^[ \t]+autoretry_for[ \t]*="),
         ((b"sleep(",), rb"\bsleep\("),
-        ((b".retry(",), rb"\w\.retry\("),
+        ((b"retr", b"Retr"), rb"\w\.retry\(|Retrying\(|retry_call\(|\bdef[ \t]+\w*retr(?:y|ies)\w*\("),
         (
             (b"status", b"state", b"stage", b"phase", b"step"),
             rb"^[ \t]+self\.\w*(?:status|state|stage|phase|step)\w*[ \t]*(?::[^=\n]*)?=[^=]",

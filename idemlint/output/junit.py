@@ -1,9 +1,10 @@
 """JUnit XML, for CI systems that show test reports (GitLab, Jenkins, Azure Pipelines).
 
-One `<testsuite name="idemlint">`, one `<testcase>` per file with findings (named by its
-path), and one `<failure>` per finding in it. Files without findings are not known here,
-so they have no passing test case. As in the JUnit schema, `tests` counts test cases and
-`failures` the test cases that failed: here, both are the number of files with findings.
+One `<testsuite name="idemlint">`, one `<testcase>` per checked file (named by its path),
+with one `<failure>` per finding in it: a file without findings is a passing test case, so
+CI test reports show what was checked, not only what failed. As in the JUnit schema, `tests`
+counts test cases and `failures` the test cases that failed (the files with findings).
+Called without the checked files, only the files with findings are known.
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ def _clean(text: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
 
 
-def format_junit(findings: Sequence[Finding], color: bool) -> str:
-    by_file: dict[str, list[Finding]] = {}
+def format_junit(findings: Sequence[Finding], color: bool, checked: Sequence[str] = ()) -> str:
+    by_file: dict[str, list[Finding]] = {path: [] for path in sorted(checked)}
     for finding in findings:
         by_file.setdefault(finding.path, []).append(finding)
-    files = len(by_file)
-    suites = ET.Element("testsuites", name="idemlint", tests=str(files), failures=str(files), errors="0")
-    suite = ET.SubElement(suites, "testsuite", name="idemlint", tests=str(files), failures=str(files), errors="0")
+    tests, failed = str(len(by_file)), str(sum(1 for found in by_file.values() if found))
+    suites = ET.Element("testsuites", name="idemlint", tests=tests, failures=failed, errors="0")
+    suite = ET.SubElement(suites, "testsuite", name="idemlint", tests=tests, failures=failed, errors="0")
     for path, in_file in by_file.items():
         case = ET.SubElement(suite, "testcase", name=_clean(path), classname="idemlint", file=_clean(path))
         for f in in_file:

@@ -10,6 +10,8 @@ from idemlint.analysis.db import (
     VERSION_COLUMNS,
     DbRead,
     DbWrite,
+    Race,
+    compared_values,
     count_conditions,
     decisions,
     is_locked,
@@ -152,7 +154,7 @@ def on_payment_succeeded(event):
             yield Report(
                 write.node,
                 message,
-                suggestion=_condition_hint(ctx, write, "'created'"),
+                suggestion=_condition_hint(ctx, write, *_decided_states(ctx, race)),
                 lines=(("where", race.test if read.record else read.call),),
                 confidence=_confidence(ctx, read),
             )
@@ -324,22 +326,30 @@ def _count_hint(ctx: FileContext, write: DbWrite) -> str:
     return "Branch on the count: `if cur.rowcount == 0: return  # duplicate` (roll back first if nothing else ran)."
 
 
-def _condition_hint(ctx: FileContext, write: DbWrite, states: str) -> str:
-    """Where the precondition goes, in the write's own library."""
+def _decided_states(ctx: FileContext, race: Race) -> tuple[str, str]:
+    """(the states the decision compared its column with, the column) for the help text:
+    `if order.status == "pending"` gives ("'pending'", "status")."""
+    column = race.columns[0] if len(race.columns) == 1 and race.columns[0] != "*" else "status"
+    values = sorted(v for v in compared_values(ctx.model, race.test, column) if v)
+    return (", ".join(values) if values else "<the state it was read in>"), column
+
+
+def _condition_hint(ctx: FileContext, write: DbWrite, states: str, column: str = "status") -> str:
+    """Where the precondition goes, in the write's own library, with the states the code read."""
     if write.kind in ("django", "attribute", "setter", "service"):
         return (
             f"Put the precondition in the write and branch on its count: `Model.objects.filter(pk=pk, "
-            f"status__in=[{states}]).update(status=...)`; or `select_for_update()` the read in `transaction.atomic()`."
+            f"{column}__in=[{states}]).update({column}=...)`; or `select_for_update()` the read in `transaction.atomic()`."
         )
     if write.kind == "sqlalchemy":
         return (
             f"Put the precondition in the write and branch on `.rowcount`: `update(Model).where(Model.id == id_, "
-            f"Model.status.in_([{states}])).values(status=...)`; or `with_for_update()` on the read."
+            f"Model.{column}.in_([{states}])).values({column}=...)`; or `with_for_update()` on the read."
         )
     mark = _placeholder(ctx, write)
     return (
-        f"Put the precondition in the write and branch on its row count: `UPDATE ... SET status = ... WHERE id = {mark} "
-        f"AND status IN ({states})`; or lock the row for the read (`SELECT ... FOR UPDATE`)."
+        f"Put the precondition in the write and branch on its row count: `UPDATE ... SET {column} = ... WHERE id = {mark} "
+        f"AND {column} IN ({states})`; or lock the row for the read (`SELECT ... FOR UPDATE`)."
     )
 
 
@@ -406,6 +416,8 @@ def ship(conn, order_id):
     def check(self, ctx: FileContext) -> Iterator[Report]:
         model, db = ctx.model, ctx.db
         racy = races(model, db)
+        reported: dict[tuple[object, str | None, str], int] = {}
+        first: dict[tuple[object, str | None, str], tuple[DbWrite, str, str, str, DbRead | None]] = {}
         for write in db.writes:
             if id(write) in racy or write.guarded or write.judged_in_method:
                 continue  # IDM101 reports it, the setter checks the current state itself, or the method is reported
@@ -423,11 +435,26 @@ def ship(conn, order_id):
                     continue
                 if any(read.locked for read, _test in decisions(model, db, write)):
                     continue  # checked under a row lock
-                yield Report(
-                    write.statement,
-                    f"{_what(write)} sets {column} to {text if kind == 'constant' else repr(text)} with no "
-                    "precondition on its current value",
-                    suggestion=_condition_hint(ctx, write, "<the allowed predecessors>"),
-                    confidence=_confidence(ctx, read),
+                # one finding per function and record: the branches of an `if/elif` that each set
+                # the column (a status recomputed from an event) are one decision, not several
+                key: tuple[object, str | None, str] = (
+                    model.scope_of(write.node),
+                    write.instance or write.table,
+                    column,
                 )
+                if key in reported:
+                    reported[key] += 1
+                    break
+                reported[key] = 1
+                first[key] = (write, column, kind, text, read)
                 break
+        for key, (write, column, kind, text, read) in first.items():
+            others = reported[key] - 1
+            more = f" (and {others} more write{'s' * (others != 1)} of it in this function)" if others else ""
+            yield Report(
+                write.statement,
+                f"{_what(write)} sets {column} to {text if kind == 'constant' else repr(text)} with no "
+                f"precondition on its current value{more}",
+                suggestion=_condition_hint(ctx, write, "<the allowed predecessors>"),
+                confidence=_confidence(ctx, read),
+            )

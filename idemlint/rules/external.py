@@ -54,8 +54,9 @@ class UnkeyedRetriedSideEffect(Rule):
     name = "unkeyed-retried-side-effect"
     summary = "A non-idempotent external call is retried without an idempotency key."
     what_it_does = (
-        "Flags a side-effecting call to another system made inside a retry context without an idempotency key "
-        "in its arguments or headers: HTTP POST or PATCH through requests, httpx (sync and async), aiohttp or "
+        "Flags a side-effecting call to another system made inside a retry context (as IDM001 lists them: loops, "
+        "decorators, retried tasks, a lambda or function handed to a helper that calls it once per attempt) "
+        "without an idempotency key in its arguments or headers: HTTP POST or PATCH through requests, httpx (sync and async), aiohttp or "
         "urllib3; payment SDK calls that create, charge, capture, refund, transfer or pay (stripe, braintree, "
         "adyen, square, ...); boto3 `send_message`/`publish` to FIFO queues and topics without "
         "`MessageDeduplicationId`. A helper that makes such a call (in this module or, through the project "
@@ -125,7 +126,7 @@ def pay_invoice(invoice, key):
                 what = f"{effect.method} " if effect.method else ""
                 yield Report(
                     effect.call,
-                    f"{what}{effect.operation}() is retried by the {context.label} on line $context without an idempotency key",
+                    f"{what}{effect.operation}() is retried by {context.named} on line $context without an idempotency key",
                     lines=(("context", context.anchor),),
                 )
         for call in model.calls:
@@ -138,7 +139,7 @@ def pay_invoice(invoice, key):
             yield Report(
                 call,
                 f"{callee.name}() makes {operation}() without an idempotency key ({origin}"
-                f"{via(chain)}) and is called on every attempt of the {context.label} on line $context",
+                f"{via(chain)}) and is called on every attempt of {context.named} on line $context",
                 lines=(*lines, ("context", context.anchor)),
                 related=related_steps(callee, chain),
             )

@@ -60,7 +60,11 @@ class KeyRegeneratedPerAttempt(KeyRule):
         "`ClientToken` and the like. Retry contexts are hand-written retry loops, retry decorators "
         "(tenacity, backoff, stamina, retrying, retry), tenacity's `Retrying` iterator, and task-queue tasks that "
         "are retried (Celery `autoretry_for`, also from a `base=` Task class, and `self.retry()`, also in a helper "
-        "or context manager the task hands itself to; Dramatiq actors, Huey `retries=`). A helper that generates the key "
+        "or context manager the task hands itself to; Dramatiq actors, Huey `retries=`), and a lambda or function "
+        "handed to something that calls it once per attempt: a project function that calls its parameter inside a "
+        "retry loop or retry decorator (`with_retries(lambda: ...)`, in this module or, through the project index, "
+        "another), `tenacity.Retrying(...)(fn)`, `tenacity.retry(...)(fn)`, `backoff.on_exception(...)(fn)`, "
+        "`retry_call(fn)`; `functools.partial(...)` arguments are made once, when it is built. A helper that generates the key "
         "(in this module, or, through the project index, in another: up to four calls deep) and is called on every "
         "attempt is reported at that call, with the chain to the key's origin; a call that passes the key the "
         "helper would otherwise make (`key or uuid4()`, `if 'Idempotency-Key' not in headers`) is not."
@@ -79,7 +83,9 @@ class KeyRegeneratedPerAttempt(KeyRule):
         "A key generated inside the loop only when none exists yet (`if key is None: key = uuid4()`) is reused "
         "and still reported. Keys that travel through class attributes or containers built "
         "elsewhere are not followed, nor calls whose receiver's class cannot be seen (unknown stays unknown); "
-        "the flake8 plugin has no project index and follows helpers of the same module only."
+        "the flake8 plugin has no project index and follows helpers of the same module only. A retry helper of "
+        "another module is known by the position of the parameter it calls (not a keyword), and only when it calls "
+        "the parameter itself or hands it to a retry library or a helper of its own module."
     )
     bad = """\
 import uuid, requests
@@ -151,15 +157,17 @@ def _post_charge(order, key):
                 if context is None or not model.is_inside(sink.value, context.node):
                     continue
                 fresh = fresh_value_name(model, call)
+                if fresh is not None and clock_name(model, call) is not None:
+                    continue  # a clock reading: IDM002 reports it, naming the retry (one finding a token)
                 if fresh is not None and context.kind == "recursive" and _defaults_a_parameter(model, call):
                     continue  # `key = key or uuid4()`: made once, then passed down to every retry
                 if fresh is not None:
                     reported.add(call)
                     yield Report(
                         call,
-                        f"{fresh} runs on every attempt of the {context.label} on line $context, "
+                        f"{fresh} runs on every attempt of {context.named} on line $context, "
                         f"so {sink.where} is a new key on each retry",
-                        suggestion=None if context.kind in ("loop", "iterator") else _DECORATOR_HINT,
+                        suggestion=_CONTEXT_HINTS.get(context.kind, _DECORATOR_HINT),
                         fix=hoist_out_of_loop(model, ctx.module, call, sink.value, context),
                         lines=(("context", context.anchor),),
                     )
@@ -189,7 +197,7 @@ def _post_charge(order, key):
         return Report(
             call,
             f"{callee.name}() makes a new idempotency key ({chain[-1].text} {origin}{via(chain)}) and is called on "
-            f"every attempt of the {context.label} on line $context",
+            f"every attempt of {context.named} on line $context",
             suggestion="Call the key-making code once before retrying and pass the key in; "
             f"{callee.name}() should take the key as a parameter.",
             fix=fix,
@@ -217,6 +225,12 @@ _DECORATOR_HINT = (
     "The whole function is retried, so the key must come from outside it: generate it in the caller that owns "
     "the operation (or when the task is enqueued) and pass it in as a parameter."
 )
+_CONTEXT_HINTS: dict[str, str | None] = {
+    "loop": None,  # the fix moves the key above the loop
+    "iterator": None,
+    "callable": "The helper calls this lambda or function once per attempt, so the key must be made outside it: "
+    "generate it before handing the work to the helper and let the lambda use it (or pass it in).",
+}
 
 
 CLOCK_WORDS = ("time", "now(", "today(", "utcnow", "monotonic", "perf_counter")
@@ -231,7 +245,8 @@ class ClockInKey(KeyRule):
         "`datetime.now()`/`utcnow()`/`today()`, `date.today()`, `django.utils.timezone.now()`, `arrow.now()`, "
         "`pendulum.now()`) whose value reaches an idempotency-key sink, alone or inside an f-string, `%`, "
         "`.format()`, `str()`, concatenation or a hash. It does not need a retry context: any retry or "
-        "redelivery of the operation reads the clock again."
+        "redelivery of the operation reads the clock again. Inside a retry context the message names it, and "
+        "IDM001 leaves the clock reading to this rule: one finding a token."
     )
     why = (
         "A key must be the same on every attempt of one operation. A clock reading is different on every "
@@ -277,6 +292,15 @@ def refund(payment):
                 clock = clock_name(model, call)
                 if clock is not None and call not in reported:
                     reported.add(call)
+                    context = ctx.retry.context_of(call) if ctx.retry.contexts else None
+                    if context is not None and model.is_inside(sink.value, context.node):
+                        yield Report(
+                            call,
+                            f"{clock} flows into {sink.where} and runs on every attempt of {context.named} on "
+                            "line $context: every retry reads a new time, so each attempt is a new operation",
+                            lines=(("context", context.anchor),),
+                        )
+                        continue
                     yield Report(
                         call,
                         f"{clock} flows into {sink.where}: every retry or redelivery reads a new time, so it is a new operation",
@@ -308,8 +332,10 @@ class ContentHashKey(KeyRule):
     what_it_does = (
         "Flags a digest (`hashlib.*`, `hash()`, `uuid.uuid3/uuid5`, `zlib.crc32`, `xxhash`, `mmh3`...) of request "
         "content used as an idempotency key: a hash over the body, payload or params sent with the same call, "
-        "over `json.dumps(...)`/`repr(...)` of them, or over variables named like request content. Digests of "
-        'stable business identifiers (`sha256(order_id)`, `uuid5(NS, f"refund-{refund.id}")`) are not reported.'
+        "over `json.dumps(...)`/`repr(...)` of them, or over variables named like request content; and a "
+        'name-based UUID whose name is made of request content only (`uuid5(NS, f"{payout.iban}:{payout.amount}")`). '
+        'Digests of stable business identifiers (`sha256(order_id)`, `uuid5(NS, f"refund-{refund.id}")`, a name '
+        "that includes the operation's id or the caller's reference) are not reported."
     )
     why = (
         'A key says "this is the same operation". Two intended, identical operations (the same amount to the '

@@ -36,6 +36,7 @@ from idemlint.analysis.db.records import (
     IDENTITY,
     SA_READ_TERMINALS,
     SESSION,
+    STATE_COLUMN_SHAPE,
     STATE_COLUMNS,
     VERSION_COLUMNS,
     DbRead,
@@ -347,7 +348,7 @@ class DbAnalysis:
     # -- helpers for rules --------------------------------------------------------------------------
 
     def is_state_column(self, column: str) -> bool:
-        return column in self.state_columns
+        return column in self.state_columns or STATE_COLUMN_SHAPE.match(column) is not None
 
     def is_condition(self, predicate: Predicate) -> bool:
         """A predicate that constrains more than the row's identity: a state, version,

@@ -106,6 +106,8 @@ def attribute_writes(model: ModuleModel, reads: list[DbRead], writes: list[DbWri
         read = loaded.get((scope, instance))
         if not _persisted_after(model, scope, instance, statement) and (scope, instance) not in setters:
             continue
+        if _cloned_before(model, scope, instance, statement):
+            continue  # `x.pk = None` first: the save inserts a copy, it updates no row
         found.append(
             DbWrite(
                 statement,
@@ -120,6 +122,23 @@ def attribute_writes(model: ModuleModel, reads: list[DbRead], writes: list[DbWri
             )
         )
     return found
+
+
+def _cloned_before(model: ModuleModel, scope: cst.CSTNode, instance: str, statement: cst.CSTNode) -> bool:
+    """`instance.pk = None` (or `.id = None`) earlier in the function: from then on the object
+    is a new, unsaved row (Django's way to copy one), so writing its fields is an insert."""
+    position = source_order(model, scope)
+    start = position.get(statement, 0)
+    return any(
+        isinstance(target.value, cst.Name)
+        and target.value.value == instance
+        and target.attr.value in ("pk", "id")
+        and isinstance(value, cst.Name)
+        and value.value == "None"
+        and model.scope_of(target) is scope
+        and position.get(assignment, 0) < start
+        for target, value, assignment in model.attribute_assigns
+    )
 
 
 def _persisted_after(model: ModuleModel, scope: cst.CSTNode, instance: str, statement: cst.CSTNode) -> bool:

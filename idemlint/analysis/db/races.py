@@ -135,7 +135,7 @@ def _converges(model: ModuleModel, db: DbAnalysis, race: Race, write: DbWrite) -
         if value is None:
             return False
         if db.is_state_column(column):
-            if _value_key(model, value) not in _compared_values(model, race.test, column):
+            if _value_key(model, value) not in compared_values(model, race.test, column):
                 return False
         elif _accumulates(model, value, column, write.instance):
             return False  # builds on the old value: `x.n = x.n + 1`, `F("credits") - amount`
@@ -168,7 +168,7 @@ def _value_key(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
     return model.dotted(expr)
 
 
-def _compared_values(model: ModuleModel, test: cst.BaseExpression, column: str) -> set[str | None]:
+def compared_values(model: ModuleModel, test: cst.BaseExpression, column: str) -> set[str | None]:
     """What a test compares `column` with: `x.status != "paid"` gives {'paid'}."""
     found: set[str | None] = set()
     for node in (test, *model.iter_nodes(test)):
@@ -176,9 +176,13 @@ def _compared_values(model: ModuleModel, test: cst.BaseExpression, column: str) 
             continue
         sides = [node.left, *(c.comparator for c in node.comparisons)]
         if any(type(s) is cst.Attribute and s.attr.value.lower() == column for s in sides):
-            found.update(
-                _value_key(model, s) for s in sides if not (type(s) is cst.Attribute and s.attr.value.lower() == column)
-            )
+            for side in sides:
+                if type(side) is cst.Attribute and side.attr.value.lower() == column:
+                    continue
+                if isinstance(side, (cst.Tuple, cst.List, cst.Set)):  # `x.status in ("a", "b")`
+                    found.update(_value_key(model, e.value) for e in side.elements)
+                else:
+                    found.add(_value_key(model, side))
     found.discard(None)
     return found
 

@@ -26,7 +26,12 @@ _QUIET_CALLS = re.compile(
     r"render_to_response|super|emit_\w+|now|utcnow|today|time|monotonic|warn|fromtimestamp|utcfromtimestamp|"
     r"fromisoformat|strptime|strftime|timestamp)$"
 )
-_QUIET_RECEIVERS = re.compile(r"(^|\.)(_?log|_?logger|logging|LOGGER|LOG|messages|stdout|stderr)$")
+# an audit trail's record of a change (`obj.log_action(...)`, `history.add_entry_log(...)`): a
+# racing duplicate records it twice, it does not act twice
+_AUDIT_RECORD = re.compile(r"^(log_\w+|\w+_log|audit_\w+)$")
+_QUIET_RECEIVERS = re.compile(
+    r"(^|\.)(_?log|_?logger|logging|LOGGER|LOG|messages|stdout|stderr|structlog|contextvars|sentry_sdk|statsd|metrics)$"
+)
 _QUIET_METHODS = (
     frozenset(
         {
@@ -50,6 +55,10 @@ _QUIET_METHODS = (
             "append",
             "add",
             "copy",
+            # reading a response that has come back (`resp.json()`): the request was the act
+            "json",
+            "raise_for_status",
+            "decode",
         }
     )
     | DJANGO_CHAIN
@@ -88,6 +97,7 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
         _QUIET_CALLS.match(name)
         or method in _QUIET_METHODS
         or (receiver and _QUIET_RECEIVERS.search(receiver))
+        or _AUDIT_RECORD.match(method or name.rsplit(".", 1)[-1])
         or re.match(r"^(get|is|has)_", method or name.rsplit(".", 1)[-1])
         and "create" not in name
         or name.rsplit(".", 1)[-1][:1].isupper()

@@ -60,7 +60,12 @@ class PolicyAnalysis:
     ) -> None:
         self.model = model
         self.policies: list[Policy] = []
+        read: set[cst.Call] = set()
         for context in retry.contexts:
+            if context.config is not None and context.kind == "callable" and context.config in read:
+                continue  # one `Retrying(...)` object handed several functions: its settings are read once
+            if context.config is not None:
+                read.add(context.config)
             policy = self._policy(context)
             if policy is not None:
                 if context.kind == "loop" and callee is not None:

@@ -1,4 +1,5 @@
-"""Which code runs once per attempt: retry loops, retry decorators, retried tasks.
+"""Which code runs once per attempt: retry loops, retry decorators, retried tasks, and
+callables handed to a retry helper.
 
 Precision matters more than recall here, because every retry rule starts from this
 answer (see `loops` for what makes a loop a retry loop).
@@ -7,6 +8,7 @@ answer (see `loops` for what makes a loop a retry loop).
 - `analysis`: `RetryAnalysis`, a file's contexts and which one re-runs a node
 - `functions`: retry decorators, retried tasks (Celery, Dramatiq, Huey, RQ), recursive retries
 - `loops`: hand-written retry loops, retrying iterators, polling loops
+- `callables`: lambdas and functions handed to a helper that calls them once per attempt
 - `exits`: how a block ends (leaves the loop, falls through, goes round again)
 """
 

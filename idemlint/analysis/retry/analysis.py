@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel
+from idemlint.analysis.retry.callables import CallableRetries
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.exits import in_loop_body
 from idemlint.analysis.retry.functions import (
@@ -43,6 +44,12 @@ class RetryAnalysis:
             context = classify_loop(model, loop)
             if context is not None:
                 self._add(context)
+        # `with_retries(lambda: ...)`: after the loops, which make a helper of this module one
+        at_position = inherited.retries_task_at if inherited is not None else None
+        self.callables = CallableRetries(model, self.context_of, at_position)
+        for context in self.callables.contexts():
+            if context.node not in self._by_node:
+                self._add(context)
 
     def _add(self, context: RetryContext) -> None:
         self.contexts.append(context)
@@ -61,6 +68,11 @@ class RetryAnalysis:
             if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
                 return None
         return None
+
+    def called_parameter(self, function: cst.FunctionDef) -> int | None:
+        """The position of the parameter `function` calls once per attempt (`def retry(fn):
+        for ...: try: return fn()`), for the project index."""
+        return self.callables.called_parameter(function)
 
     def context_for_loop(self, loop: cst.CSTNode) -> RetryContext | None:
         return self._by_node.get(loop)

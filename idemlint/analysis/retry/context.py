@@ -22,16 +22,23 @@ class RetryContext:
 
     kind: "loop" (hand-written), "iterator" (tenacity `Retrying`, `stamina.retry_context`),
     "decorator" (the decorated function's body), "task" (a task queue re-runs the body),
-    "recursive" (a function that calls itself on failure), "poll" (a polling loop: not a
-    retry, but it needs a bound).
+    "recursive" (a function that calls itself on failure), "callable" (a lambda or function
+    handed to a helper that calls it once per attempt: `with_retries(lambda: ...)`,
+    `tenacity.Retrying(...)(fn)`), "poll" (a polling loop: not a retry, but it needs a bound).
     """
 
     kind: str
     library: str
-    node: cst.CSTNode  # the loop, or the FunctionDef whose body is retried
-    anchor: cst.CSTNode  # where policy findings are reported: decorator, loop header
+    node: cst.CSTNode  # the loop, or the FunctionDef (or Lambda) whose body is retried
+    anchor: cst.CSTNode  # where policy findings are reported: decorator, loop header, helper call
     config: cst.Call | None  # the decorator or iterator call carrying the policy, if any
-    label: str  # how messages name it: "@tenacity.retry", "retry loop", "Celery task"
+    label: str  # how messages name it: "@tenacity.retry", "retry loop", "Celery task", "with_retries()"
 
     def describe(self, line: int | None = None) -> str:
         return f"{self.label} on line {line}" if line else self.label
+
+    @property
+    def named(self) -> str:
+        """How a sentence names it: "the retry loop", "the @tenacity.retry"; a helper by its
+        call, "with_retries()" ("on every attempt of with_retries() on line 12")."""
+        return self.label if self.kind == "callable" else f"the {self.label}"

@@ -19,9 +19,12 @@ else:
 
 @dataclass(frozen=True)
 class InheritedSettings:
-    """What the project index knows that decides whether a Celery task retries: the settings
-    a `base=` class defined elsewhere declares (by its expression), and the position at which
-    a function defined elsewhere takes a task whose `.retry()` it calls (by the call)."""
+    """What the project index knows that decides what is retried: the Celery settings a
+    `base=` class defined elsewhere declares (by its expression), and the position at which a
+    function defined elsewhere takes what it runs again (by the call): a task whose `.retry()`
+    it calls, or a callable it calls once per attempt (`with_retries(lambda: ...)`). Which of
+    the two the argument there is tells them apart: the task hands over itself (`self`), a
+    caller with work to retry a lambda or a function."""
 
     of_base: Callable[[cst.BaseExpression], frozenset[str]]
     retries_task_at: Callable[[cst.Call], int | None]
