@@ -39,18 +39,21 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
-from pygls.server import LanguageServer
+from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
 
 from idemlint import __version__
 from idemlint.lsp.checker import Analysis, Checker
-from idemlint.lsp.convert import hover_markdown, suppress_action, text_edit, to_range
+from idemlint.lsp.convert import suppress_action, text_edit, to_range
+from idemlint.lsp.hover import hover_at
 from idemlint.lsp.settings import NAME, Settings, parse_settings
-from idemlint.lsp.text import UTF16, code_at
+from idemlint.lsp.text import UTF16
 from idemlint.paths import resolved
-from idemlint.registry import PARSE_ERROR, UNUSED_SUPPRESSION, rule_by_code_or_name
+from idemlint.registry import PARSE_ERROR, UNUSED_SUPPRESSION
 
 __all__ = ["IdemlintServer", "Settings", "create_server", "main", "parse_settings", "serve"]
 
@@ -85,7 +88,7 @@ class IdemlintServer(LanguageServer):
 
     def log_message(self, message: str, kind: lsp.MessageType = lsp.MessageType.Info) -> None:
         try:
-            self.show_message_log(f"idemlint: {message}", kind)
+            self.window_log_message(lsp.LogMessageParams(type=kind, message=f"idemlint: {message}"))
         except Exception:  # the transport is gone: nothing to tell
             log.exception("cannot log %s", message)
 
@@ -117,19 +120,24 @@ class IdemlintServer(LanguageServer):
             self._folders = (uris, tuple(resolved(Path(path)) for path in paths if path))
         return self._folders[1]
 
-    def is_python(self, uri: str) -> bool:
-        document = self.workspace.text_documents.get(uri)
+    def document(self, uri: str) -> TextDocument | None:
+        """The open document `uri` (pygls keys them by the unquoted URI; publish under `uri`)."""
+        return self.workspace.text_documents.get(unquote(uri))
+
+    def python_document(self, uri: str) -> TextDocument | None:
+        """The open document `uri` if it is Python (by its language, else by its name)."""
+        document = self.document(uri)
         if document is None:
-            return False
+            return None
         if document.language_id:
-            return document.language_id.lower().startswith("python")
-        return uri.endswith(_PYTHON_SUFFIXES)
+            return document if document.language_id.lower().startswith("python") else None
+        return document if uri.endswith(_PYTHON_SUFFIXES) else None
 
     async def current(self, uri: str) -> Analysis | None:
         """The analysis of the document's current text: cached, or computed now."""
-        if not self.is_python(uri):
+        document = self.python_document(uri)
+        if document is None:
             return None
-        document = self.workspace.text_documents[uri]
         text, version = document.source, document.version
         cached = self.analyses.get(uri)
         if cached is not None and cached.version == version and cached.text == text:
@@ -141,7 +149,7 @@ class IdemlintServer(LanguageServer):
             if note not in self.reported:
                 self.reported.add(note)
                 self.log_message(note, lsp.MessageType.Warning)
-        if uri in self.workspace.text_documents:
+        if self.document(uri) is not None:
             self.analyses[uri] = analysis
         return analysis
 
@@ -172,14 +180,18 @@ class IdemlintServer(LanguageServer):
             return
         if analysis is None:
             return
-        document = self.workspace.text_documents.get(uri)
+        document = self.document(uri)
         if document is None or document.version != analysis.version:
             return  # closed, or changed since: the newer version's check publishes
-        self.publish_diagnostics(uri, list(analysis.diagnostics), version=analysis.version)
+        self.publish(uri, list(analysis.diagnostics), analysis.version)
+
+    def publish(self, uri: str, diagnostics: list[lsp.Diagnostic], version: int | None = None) -> None:
+        params = lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+        self.text_document_publish_diagnostics(params)
 
     def lint_open(self, scopes: set[Path] | None = None) -> None:
         """Check the open documents again (those indexed from `scopes`, or all)."""
-        for uri in list(self.workspace.text_documents):
+        for uri in [document.uri for document in self.workspace.text_documents.values()]:
             analysis = self.analyses.get(uri)
             if scopes is None or (analysis is not None and analysis.target.scope in scopes):
                 self.analyses.pop(uri, None)
@@ -190,7 +202,7 @@ class IdemlintServer(LanguageServer):
         if pending is not None:
             pending.cancel()
         self.analyses.pop(uri, None)
-        self.publish_diagnostics(uri, [])
+        self.publish(uri, [])
 
     async def files_changed(self, paths: Sequence[Path]) -> None:
         """Saved or changed on disk: configuration files reset the caches, Python files update
@@ -290,30 +302,7 @@ class IdemlintServer(LanguageServer):
 
     async def hover(self, params: lsp.HoverParams) -> lsp.Hover | None:
         analysis = await self.current(params.text_document.uri)
-        if analysis is None:
-            return None
-        index = analysis.index
-        line = params.position.line
-        offset = index.to_offset(line, params.position.character)
-        if 0 <= line < index.line_count:
-            code = code_at(index.line(line), offset - index.starts[line])
-            rule = rule_by_code_or_name(code) if code else None
-            if rule is not None:
-                return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=hover_markdown(rule)))
-        parts: list[str] = []
-        covered: lsp.Range | None = None
-        for finding, diagnostic in zip(analysis.findings, analysis.diagnostics, strict=True):
-            start, end = analysis.span(finding)
-            if not start <= offset <= end or any(f"**{finding.code}**" in part for part in parts):
-                continue
-            rule = rule_by_code_or_name(finding.code)
-            if rule is not None:
-                parts.append(hover_markdown(rule))
-                covered = covered or diagnostic.range
-        if not parts:
-            return None
-        markdown = "\n\n---\n\n".join(parts)
-        return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=markdown), range=covered)
+        return None if analysis is None else hover_at(analysis, params.position)
 
 
 def create_server() -> IdemlintServer:
@@ -338,7 +327,7 @@ def create_server() -> IdemlintServer:
             register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
         )
         try:
-            await ls.register_capability_async(lsp.RegistrationParams(registrations=[registration]))
+            await ls.client_register_capability_async(lsp.RegistrationParams(registrations=[registration]))
         except Exception as error:
             ls.log_exception("registering file watchers", error)
 
@@ -419,10 +408,10 @@ def serve() -> None:
     sys.stdout = sys.stderr
     server = create_server()
     try:
-        server.start_io(stdin, stdout)  # type: ignore[arg-type]  # pygls says TextIO; it takes bytes
+        server.start_io(stdin, stdout)
     finally:
         server.worker.shutdown(wait=False, cancel_futures=True)
-    code = 0 if getattr(server.lsp, "_shutdown", False) else 1
+    code = 0 if getattr(server.protocol, "_shutdown", False) else 1
     with contextlib.suppress(Exception):
         sys.stderr.flush()  # the protocol's writes flush themselves
     os._exit(code)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.lsp.client import BaseLanguageClient
+from pygls.lsp.client import LanguageClient
 
 from idemlint.config import Config
 from idemlint.engine import check_source
@@ -49,7 +49,7 @@ PROJECT_INDEX = Path(__file__).parent / "data" / "project_index"
 # -- a client ------------------------------------------------------------------------------------
 
 
-class Client(BaseLanguageClient):
+class Client(LanguageClient):
     def __init__(self) -> None:
         super().__init__("idemlint-tests", "0")
         self.published: dict[str, list[lsp.PublishDiagnosticsParams]] = {}
@@ -83,7 +83,7 @@ class Client(BaseLanguageClient):
         self.text_document_did_change(
             lsp.DidChangeTextDocumentParams(
                 text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                content_changes=[lsp.TextDocumentContentChangeEvent_Type2(text=text)],
+                content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)],
             )
         )
         return version
@@ -97,7 +97,7 @@ class Client(BaseLanguageClient):
         while True:
             for params in self.published.get(uri, [])[after:]:
                 if accept(params):
-                    return params.diagnostics
+                    return list(params.diagnostics)
             assert asyncio.get_running_loop().time() < deadline, f"no diagnostics for {uri}: {self.published}"
             await asyncio.sleep(0.02)
 
@@ -367,7 +367,7 @@ def test_hover_shows_the_rules_summary_and_fix_hint(tmp_path: Path) -> None:
             uri = client.open_file(root, "pay.py", source)
             diagnostic, unused = await client.diagnostics(uri)
             assert (diagnostic.code, unused.code) == ("IDM001", "IDM800")  # the noqa is on the wrong line
-            assert unused.tags == [lsp.DiagnosticTag.Unnecessary]
+            assert list(unused.tags or ()) == [lsp.DiagnosticTag.Unnecessary]
 
             async def hover(line: int, character: int) -> lsp.Hover | None:
                 params = lsp.HoverParams(
@@ -412,6 +412,30 @@ def test_configuration_settings_and_test_skips_are_honoured(tmp_path: Path) -> N
         async with session(root, {"minConfidence": "high"}) as client:
             uri = client.open_file(root, "fetch.py", SLEEP_IN_LOOP)
             assert await client.diagnostics(uri) == []  # IDM202 is medium confidence
+
+    run(body())
+
+
+def test_a_percent_encoded_uri_is_checked_and_published_as_the_client_sent_it(tmp_path: Path) -> None:
+    # pygls keeps open documents under the unquoted URI; the client knows only the one it sent.
+    (tmp_path / "my project").mkdir()
+    root = project(tmp_path / "my project")
+
+    async def body() -> None:
+        async with session(root) as client:
+            uri = client.open_file(root, "pay.py", BUGGY)
+            assert "/my%20project/" in uri
+            assert [d.code for d in await client.diagnostics(uri)] == ["IDM001"]
+
+            # A saved configuration re-checks the open documents, published under the same URI.
+            config = root / "pyproject.toml"
+            config.write_text('[tool.idemlint]\nignore = ["IDM001"]\n', encoding="utf-8")
+            seen = client.count(uri)
+            client.text_document_did_save(
+                lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=config.as_uri()))
+            )
+            assert await client.diagnostics(uri, after=seen) == []
+            assert set(client.published) == {uri}
 
     run(body())
 

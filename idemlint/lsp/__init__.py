@@ -2,7 +2,8 @@
 
 `settings` reads the editor's settings; `checker` checks a document as `idemlint check`
 would check the file, through idemlint.api; `convert` turns findings into diagnostics and
-hover text; `text` converts between idemlint's positions (1-based lines, columns and offsets
-counted in characters) and the protocol's (0-based lines, columns counted in the negotiated
-unit, UTF-16 by default), and builds the `# noqa` edit of the suppress action.
+hover text; `hover` answers a hover from a document's findings; `text` converts between
+idemlint's positions (1-based lines, columns and offsets counted in characters) and the
+protocol's (0-based lines, columns counted in the negotiated unit, UTF-16 by default), and
+builds the `# noqa` edit of the suppress action.
 """

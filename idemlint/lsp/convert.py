@@ -54,7 +54,7 @@ def suppress_action(code: str, diagnostic: lsp.Diagnostic, edit: lsp.WorkspaceEd
         kind=lsp.CodeActionKind.QuickFix,
         diagnostics=[diagnostic],
         edit=None if isinstance(edit, str) else edit,
-        disabled=lsp.CodeActionDisabledType(f"cannot add a noqa comment: {edit}") if isinstance(edit, str) else None,
+        disabled=lsp.CodeActionDisabled(f"cannot add a noqa comment: {edit}") if isinstance(edit, str) else None,
     )
 
 
