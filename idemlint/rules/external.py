@@ -116,6 +116,7 @@ def pay_invoice(invoice, key):
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         model, retry, effects = ctx.model, ctx.retry, ctx.effects
+        yield from _transport_retries_of_writes(ctx)
         if not retry.contexts:
             return
         for effect in effects.effects:
@@ -143,6 +144,22 @@ def pay_invoice(invoice, key):
                 lines=(*lines, ("context", context.anchor)),
                 related=related_steps(callee, chain),
             )
+
+
+def _transport_retries_of_writes(ctx: FileContext) -> Iterator[Report]:
+    """urllib3 `Retry(allowed_methods=...)` that lets POST or PATCH be re-sent: every request of
+    that kind through the session is retried at the transport, where no key is added. Low
+    confidence: a call that sends its own key, or an endpoint that dedupes, is safe."""
+    for policy in ctx.policies.policies:
+        for verdict in policy.non_retryable_statuses:
+            if verdict.kind == "unsafe-methods":
+                methods = ", ".join(verdict.methods) or "every method, POST and PATCH included"
+                yield Report(
+                    verdict.node,
+                    f"Retry(allowed_methods=...) retries {methods} at the transport: a request that changes "
+                    "something is re-sent without an idempotency key",
+                    confidence="low",
+                )
 
 
 class TimeoutAsFailure(Rule):

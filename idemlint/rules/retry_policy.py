@@ -65,8 +65,8 @@ class RetryNonRetryable(PolicyRule):
         "`stamina.retry(on=Exception)`; `retrying`/`retry` decorators with no exception filter; Celery "
         "`autoretry_for=(Exception,)` or `except Exception: raise self.retry(...)`; and status lists that retry "
         "HTTP 400, 401, 403, 404, 405, 410 or 422 (`status_forcelist`, `retry_if_result`, `if resp.status_code "
-        "in (...)` in a retry loop). urllib3 `Retry(allowed_methods=...)` that includes POST or PATCH is reported "
-        "too: it retries non-idempotent requests at the transport level, where no key is added. A Celery Task "
+        "in (...)` in a retry loop). (urllib3 `Retry(allowed_methods=...)` that includes POST or PATCH retries a "
+        "side effect, not an error: IDM301 reports it.) A Celery Task "
         "class that declares `autoretry_for` (used as `base=` by tasks here or in other modules) is judged where "
         "its settings are written, once for every task that inherits them."
     )
@@ -167,7 +167,8 @@ def fetch_rates():
     }
 
     def verdicts(self, policy: Policy) -> list[Verdict]:
-        return policy.catches_all + policy.non_retryable_statuses
+        # a transport that re-sends POST retries a side effect, not an error: IDM301 reports it
+        return policy.catches_all + [v for v in policy.non_retryable_statuses if v.kind != "unsafe-methods"]
 
 
 class RetryWithoutJitter(PolicyRule):

@@ -67,10 +67,12 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy) -> None
 
 
 def read_poll(model: ModuleModel, context: RetryContext, policy: Policy) -> None:
-    """A loop that polls a remote status: only its bound is judged (it waits by design)."""
+    """A loop that polls for readiness: only its bound is judged (it waits by design). A
+    `for` over a counter is bounded by it; a `while` by a counter or clock it compares."""
     loop = context.node
-    assert isinstance(loop, cst.While)
-    if not _poll_bounded(model, loop_nodes(model, loop)):
+    if not isinstance(loop, cst.While):
+        return
+    if not _poll_bounded(model, [*loop_nodes(model, loop), loop.test]):
         policy.unbounded.append(Verdict("no-bound", "poll", loop, context.label))
 
 

@@ -75,11 +75,57 @@ def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext
         if isinstance(loop.test, cst.Name):
             counter_names.append(loop.test.value)
     counter_names = counter_names + _incremented_attempt_counters(model, loop)
-    if _catches_and_reattempts(model, loop, counter_names) or _sleeps_between_attempts(model, loop, counter_names):
+    if _catches_and_reattempts(model, loop, counter_names):
+        return RetryContext("loop", "loop", loop, loop, None, "retry loop")
+    if _sleeps_between_attempts(model, loop, counter_names):
+        if _waits_for_readiness(model, loop, counter_names):
+            return RetryContext("poll", "loop", loop, loop, None, "polling loop")
         return RetryContext("loop", "loop", loop, loop, None, "retry loop")
     if isinstance(loop, cst.While) and _polls_remote_status(model, loop):
         return RetryContext("poll", "loop", loop, loop, None, "polling loop")
     return None
+
+
+# What says the work failed and may be tried again: an HTTP status code or a transient one
+# (408, 425, 429, 5xx), a response's `ok`/`success`, a `retryable`/`throttled` test.
+_FAILURE_WORDS = re.compile(
+    r"status_code|^ok$|^success(ful)?$|is_success|retr(y|iable|yable)|throttl|rate_?limit", re.I
+)
+_TRANSIENT_STATUS = re.compile(r"^(408|425|429|5\d\d)$")
+
+
+def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_names: Sequence[str]) -> bool:
+    """A counted loop that sleeps and leaves when an answer says "ready" (`if body["done"]:`,
+    `if observed == expected:`, `if build.state in FINAL:`), and whose tests say nothing of
+    a failure: a poll. What makes a retry go round is the failure of its work, so a test on a
+    status code, `ok`, or a retryable flag anywhere in the loop keeps it a retry, and so does
+    an exception handler that goes round again."""
+    counters = set(counter_names)
+    nodes = loop_nodes(model, loop)
+    if any(
+        isinstance(n, (cst.Try, cst.TryStar)) and not all(always_leaves(h.body.body) for h in n.handlers)
+        for n in nodes
+    ):
+        return False  # an exception from the work sends it round again: failure-driven
+    tests = [n.test for n in nodes if isinstance(n, cst.If)]
+    if isinstance(loop, cst.While):
+        tests.append(loop.test)
+    for test in tests:
+        for node in (test, *model.iter_nodes(test)):
+            if isinstance(node, cst.Name) and _FAILURE_WORDS.search(node.value):
+                return False
+            if isinstance(node, cst.Attribute) and _FAILURE_WORDS.search(node.attr.value):
+                return False
+            if isinstance(node, cst.Integer) and _TRANSIENT_STATUS.match(node.value):
+                return False
+    exits = [
+        n
+        for n in nodes
+        if isinstance(n, cst.If)
+        and leaves_loop(model, n.body)
+        and not {x.value for x in model.iter_nodes(n.test) if isinstance(x, cst.Name)} <= counters
+    ]
+    return bool(exits)
 
 
 def _polls_remote_status(model: ModuleModel, loop: cst.While) -> bool:
