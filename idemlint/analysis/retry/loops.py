@@ -103,8 +103,7 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
     counters = set(counter_names)
     nodes = loop_nodes(model, loop)
     if any(
-        isinstance(n, (cst.Try, cst.TryStar)) and not all(always_leaves(h.body.body) for h in n.handlers)
-        for n in nodes
+        isinstance(n, (cst.Try, cst.TryStar)) and not all(always_leaves(h.body.body) for h in n.handlers) for n in nodes
     ):
         return False  # an exception from the work sends it round again: failure-driven
     tests = [n.test for n in nodes if isinstance(n, cst.If)]
