@@ -186,6 +186,14 @@ def audit(paths: tuple[str, ...], output_format: str, output_file: str | None, c
     sys.exit(EXIT_ERROR if found.errors or errors else EXIT_CLEAN)
 
 
+def _measured(code: str) -> dict[str, object] | None:
+    """The rule's precision on hand-judged real code (idemlint.calibration), or None."""
+    from idemlint.calibration import rule_precision
+
+    found = rule_precision(code)
+    return None if found is None else {"true": found[0], "judged": found[1], "precision": round(found[0] / found[1], 3)}
+
+
 @cli.command(short_help="List every rule: code, name and what it flags.")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rules(output_format: str) -> None:
@@ -203,6 +211,7 @@ def rules(output_format: str) -> None:
                 "family": r.code[:4] + "xx",
                 "severity": r.severity,
                 "confidence": r.confidence,
+                "measured": _measured(r.code),
                 "fixable": "Safe fix" in r.fix_safety or "Unsafe fix" in r.fix_safety,
                 "summary": r.summary,
             }

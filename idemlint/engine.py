@@ -124,8 +124,10 @@ def _unused_suppressions(
 
 def _findings(ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor: str) -> list[Finding] | Rejected:
     """Reports to findings: positions are resolved only here, for files that have reports."""
+    from idemlint.calibration import IN_FUNCTION, THROUGH_PROJECT, calibrated
     from idemlint.fix_offsets import line_starts, resolve_fix
     from idemlint.parsing import positions as resolve_positions
+    from idemlint.paths import role_of
 
     try:
         positions = resolve_positions(ctx.module)
@@ -133,6 +135,7 @@ def _findings(ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor
         return Rejected("too deeply nested to locate findings", help=HELP_LIMIT)
     lines = split_lines(ctx.source)
     starts: list[int] = []  # line offsets, computed once per file (per fix, it was quadratic)
+    role = role_of(anchor)
     findings = []
     for rule, report in reports:
         span = positions.get(report.node)
@@ -144,6 +147,7 @@ def _findings(ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor
             message = Template(message).safe_substitute({k: positions.get(n, (0,))[0] for k, n in report.lines})
         if report.fix and not starts:
             starts.extend(line_starts(ctx.source))
+        evidence = report.evidence or (THROUGH_PROJECT if report.related else IN_FUNCTION)
         findings.append(
             Finding(
                 path=ctx.path,
@@ -157,7 +161,7 @@ def _findings(ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor
                 suggestion=report.suggestion or rule.fix_hint,
                 fix=resolve_fix(report.fix, positions, ctx.source, lines, starts) if report.fix else None,
                 severity=rule.severity,
-                confidence=report.confidence or rule.confidence,
+                confidence=calibrated(rule.code, evidence, role, rule.confidence, report.confidence),
                 fingerprint=fingerprint(
                     rule.code,
                     anchor,
@@ -165,6 +169,8 @@ def _findings(ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor
                     _function_name(ctx, report.node),
                 ),
                 related=tuple(_related(step, positions, anchor) for step in report.related),
+                evidence=evidence,
+                role=role,
             )
         )
     return findings

@@ -12,6 +12,8 @@ def anchor(code: str, name: str) -> str:
 
 
 def render(rule: type[Rule] | ReservedCode) -> str:
+    from idemlint.calibration import precision_note
+
     if isinstance(rule, ReservedCode):
         return _render_reserved(rule)
     parts = [
@@ -19,7 +21,8 @@ def render(rule: type[Rule] | ReservedCode) -> str:
         "",
         f"{rule.summary}",
         "",
-        f"Severity: {rule.severity}. Confidence: {rule.confidence}.",
+        f"Severity: {rule.severity}. Confidence: {rule.confidence} where too few were judged. "
+        + precision_note(rule.code),
         "",
         "## What it does",
         "",

@@ -67,6 +67,11 @@ class Finding:
     # enclosing function, not the line number (baselines and SARIF fingerprints use it).
     fingerprint: str = field(default="", compare=False)
     related: tuple[Related, ...] = field(default=(), compare=False)
+    # how the finding was reached ("in the function", "through a project function", "on an
+    # instance a caller loaded"...) and what the file is ("source", "script", "example"...):
+    # together with the code, what its confidence is measured for (idemlint.calibration)
+    evidence: str = field(default="", compare=False)
+    role: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         _printable_fields(self, "path", "name", "message", "suggestion")
@@ -87,4 +92,6 @@ class Finding:
             "fingerprint": self.fingerprint,
             "fix_available": self.fix is not None,
             "related": [{"path": r.path, "line": r.line, "message": r.message} for r in self.related],
+            "evidence": self.evidence,
+            "role": self.role,
         }

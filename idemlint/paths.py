@@ -35,6 +35,33 @@ def is_migration_file(path: str) -> bool:
     return bool(_MIGRATION_FILE.search(path.replace("\\", "/")))
 
 
+# Where code runs, from its root-relative path: a finding in a one-off script, an example, a
+# management command or developer tooling is of less harm than one on a request path or in a
+# task (run by hand, one at a time, or never in production).
+_SCRIPT_FILE = re.compile(
+    r"(^|/)(scripts?|bin|tools|dev|devtools|ci|\.github|docs?)/|(^|/)(setup|manage|noxfile|fabfile|conftest)\.py$"
+)
+_EXAMPLE_FILE = re.compile(r"(^|/)(examples?|samples?|demos?|tutorials?)/")
+_COMMAND_FILE = re.compile(r"(^|/)management/commands/")
+ROLES = ("source", "script", "example", "management command", "test", "migration")
+
+
+def role_of(path: str) -> str:
+    """What a file is, for a finding's evidence: one of ROLES."""
+    text = path.replace("\\", "/")
+    if _TEST_FILE.search(text):
+        return "test"
+    if _MIGRATION_FILE.search(text):
+        return "migration"
+    if _COMMAND_FILE.search(text):
+        return "management command"
+    if _EXAMPLE_FILE.search(text):
+        return "example"
+    if _SCRIPT_FILE.search(text):
+        return "script"
+    return "source"
+
+
 def kind_of_relative(path: str) -> str:
     """Test, migration or source, from a path relative to the project root alone."""
     if is_test_file(path):

@@ -39,6 +39,9 @@ class Report:
     # Where a reader follows the finding to its cause (the helper in another module, the
     # key it makes): SARIF relatedLocations, JSON `related`, a `via` line in text.
     related: tuple[Step, ...] = ()
+    # How the rule reached it, when it knows more than "in the function" or "through a project
+    # function" (the engine's default): part of what its confidence is measured for
+    evidence: str | None = None
 
 
 class Rule:

@@ -31,6 +31,16 @@ def charge(order):
             continue
 """
 
+# An IDM101 on an instance a caller loaded: measured as the least sure kind of finding (low).
+CALLER_INSTANCE_RACE = """\
+from shop.models import PaymentStatus
+
+
+def on_session_expired(payment):
+    if payment.status != PaymentStatus.CANCELLED:
+        payment.change_status(PaymentStatus.REJECTED)
+"""
+
 SLEEP_IN_LOOP = """\
 import time
 

@@ -82,6 +82,8 @@ def test_json_output_has_the_documented_keys(project: Path) -> None:
             "fingerprint": data[0]["fingerprint"],
             "fix_available": False,
             "related": [],
+            "evidence": "in the function",
+            "role": "source",
         }
     ]
 

@@ -345,7 +345,9 @@ def test_rules_as_json_for_tools() -> None:
     result = CliRunner().invoke(cli, ["rules", "--output-format", "json"])
     rows = json.loads(result.stdout)
     assert [r["code"] for r in rows][:3] == ["IDM001", "IDM002", "IDM003"]
-    assert set(rows[0]) == {"code", "name", "family", "severity", "confidence", "fixable", "summary"}
+    assert set(rows[0]) == {"code", "name", "family", "severity", "confidence", "measured", "fixable", "summary"}
+    measured = rows[0]["measured"]  # the precision judged on real code (idemlint/data/calibration.json)
+    assert measured is None or set(measured) == {"true", "judged", "precision"}
 
 
 def test_exit_non_zero_on_fix(tmp_path: Path) -> None:

@@ -73,7 +73,11 @@ def test_management_commands_are_low_confidence() -> None:
     (finding,) = lint(path.read_text(), path="shop/management/commands/refund_order.py").findings
     assert (finding.code, finding.confidence) == ("IDM101", "low")
     (elsewhere,) = lint(path.read_text(), path="shop/views.py").findings
-    assert elsewhere.confidence == "medium"
+    from idemlint.calibration import calibrated
+
+    # on a request path: what was measured for this kind of IDM101 (a borrowed figure never
+    # raises the rule's own lowering, so the management command above stays low)
+    assert elsewhere.confidence == calibrated("IDM101", elsewhere.evidence, "source", "medium")
 
 
 def test_a_noqa_shown_inside_a_string_is_never_an_unused_suppression() -> None:

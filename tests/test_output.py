@@ -214,9 +214,15 @@ def test_output_file_and_statistics(project: Path) -> None:
     assert [d["code"] for d in json.loads((project / "report.json").read_text())] == ["IDM001", "IDM202"]
 
 
-def test_min_confidence_filters_less_certain_rules(project: Path) -> None:
-    code, out, _ = run("check", "--format", "json", "--min-confidence", "high", "svc")
-    assert [d["code"] for d in json.loads(out)] == ["IDM001"]
+def test_min_confidence_filters_less_certain_findings(project: Path) -> None:
+    from conftest import CALLER_INSTANCE_RACE
+
+    (project / "svc" / "webhooks.py").write_text(CALLER_INSTANCE_RACE)
+    code, out, _ = run("check", "--format", "json", "svc")
+    assert ("IDM101", "low") in [(d["code"], d["confidence"]) for d in json.loads(out)]
+    code, out, _ = run("check", "--format", "json", "--min-confidence", "medium", "svc")
+    assert code == 1 and "IDM101" not in [d["code"] for d in json.loads(out)]
+    assert all(d["confidence"] in ("medium", "high") for d in json.loads(out))
 
 
 def test_baseline_reports_only_new_findings_and_survives_line_shifts(project: Path) -> None:

@@ -76,6 +76,12 @@ def format_sarif(findings: Sequence[Finding], color: bool, root: Path | None = N
             "locations": [_location(finding.path, finding.line, finding.col, finding.end_line, finding.end_col)],
             "partialFingerprints": {"primaryLocationLineHash": line_hash},
         }
+        if finding.evidence:  # what its confidence is measured for (idemlint.calibration)
+            result["properties"] = {
+                "confidence": finding.confidence,
+                "evidence": finding.evidence,
+                "role": finding.role,
+            }
         if finding.related:  # the chain from the finding to its cause, in another function or file
             result["relatedLocations"] = [
                 {**_location(r.path, r.line), "id": number, "message": {"text": r.message}}

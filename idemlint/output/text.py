@@ -53,6 +53,8 @@ def format_text(findings: Sequence[Finding], color: bool, sources: Mapping[str, 
         if sources is not None and f.path in sources:
             lines.extend(source_excerpt(f, sources[f.path], color))
         lines.extend(f"    via: {r.path}:{r.line}: {r.message}" for r in f.related)
+        if sources is not None and f.evidence:  # with the source: how it was reached, and where
+            lines.append(f"    evidence: {f.evidence}" + (f"; file: {f.role}" if f.role not in ("", "source") else ""))
         lines.append(f"    help: {f.suggestion}")
         if f.code in RESERVED_CODES:  # reported by idemlint itself: no confidence to state
             lines.append(f"    ({f.severity}; `idemlint explain {f.code}`)")

@@ -157,9 +157,17 @@ def on_payment_succeeded(event):
                 suggestion=_condition_hint(ctx, write, *_decided_states(ctx, race)),
                 lines=(("where", race.test if read.record else read.call),),
                 confidence=_confidence(ctx, read),
+                evidence=_RECORD_EVIDENCE.get(read.record or "", "read in the function"),
             )
 
 
+# how IDM101 found the read that decides (its confidence is measured per kind)
+_RECORD_EVIDENCE = {
+    "self": "read by a caller (the method's own row)",
+    "parameter": "read by a caller (an instance passed in)",
+    "loop variable": "read before the loop",
+    "helper result": "read by a helper",
+}
 _RECORD_ORIGINS = {
     "self": "the row this method runs on, as some caller loaded it",
     "parameter": "passed in, loaded by a caller",

@@ -15,6 +15,7 @@ from idemlint.analysis.policy.delays import deterministic_delay
 from idemlint.analysis.policy.fixes import jitter_sleep
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
+from idemlint.analysis.retry.exits import guarded_continue
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -127,8 +128,15 @@ def _inside_handler(model: ModuleModel, node: cst.CSTNode, loop: cst.CSTNode) ->
 
 
 def _loop_bounded(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst.CSTNode]) -> bool:
-    """A counter or clock comparison in the loop test, or an `if` on one that leaves."""
+    """A counter or clock comparison in the loop test, or an `if` on one that leaves, or a
+    handler that goes round only when its test says so and gives up otherwise (the test,
+    often a retry object's method, owns the bound)."""
     if isinstance(loop, cst.While) and not _is_constant_true(loop.test) and _has_comparison(loop.test):
+        return True
+    if any(
+        isinstance(node, (cst.Try, cst.TryStar)) and any(guarded_continue(h.body.body) for h in node.handlers)
+        for node in nodes
+    ):
         return True
     for node in nodes:
         if isinstance(node, cst.If) and _has_comparison(node.test, model) and _either_branch_leaves(node):

@@ -36,6 +36,26 @@ def in_loop_body(model: ModuleModel, node: cst.CSTNode, loop: cst.CSTNode) -> bo
     return model.is_inside(node, loop.body)
 
 
+def guarded_continue(statements: Sequence[cst.CSTNode]) -> bool:
+    """A handler written "if it can be retried, go round; otherwise give up":
+    `if retry.handle_retry(): continue` (or `if remaining: continue`) then `raise`/`return`.
+    The test decides whether the work is attempted again, so it is a retry, and its bound."""
+    if len(statements) < 2 or not always_leaves(statements):
+        return False
+    return any(
+        isinstance(s, cst.If)
+        and s.orelse is None
+        and always_leaves(list(s.body.body), or_continues=True)
+        and _ends_with_continue(list(s.body.body))
+        for s in statements[:-1]
+    )
+
+
+def _ends_with_continue(statements: Sequence[cst.CSTNode]) -> bool:
+    last = statements[-1] if statements else None
+    return isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, cst.Continue) for s in last.body)
+
+
 def always_leaves(statements: Sequence[cst.CSTNode], or_continues: bool = False) -> bool:
     """Whether a block always raises, returns or breaks (so it never re-attempts); with
     `or_continues`, a `continue` counts too (a guard that skips the rest of a pass)."""

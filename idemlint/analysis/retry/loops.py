@@ -21,6 +21,7 @@ from idemlint.analysis.retry.exits import (
     always_leaves,
     ends_by_leaving,
     ends_with_continue,
+    guarded_continue,
     leaves_after,
     leaves_loop,
     loop_nodes,
@@ -171,6 +172,8 @@ def _catches_and_reattempts(model: ModuleModel, loop: cst.For | cst.While, count
             continue
         if not any(isinstance(n, cst.Call) for n in model.iter_nodes(try_node.body)):
             continue
+        if any(guarded_continue(handler.body.body) for handler in try_node.handlers) and leaves_loop(model, loop.body):
+            return True  # `except X: if retry.allowed(): continue; raise`, and a way out on success
         if all(always_leaves(handler.body.body) for handler in try_node.handlers):
             continue
         if _works_on_next_item(model, loop, try_node) or _tries_next_candidate(model, loop, try_node):
