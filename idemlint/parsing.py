@@ -215,13 +215,41 @@ def _on_big_stack(function: Callable[[], T]) -> T:
     return outcome["value"]  # type: ignore[return-value]
 
 
+@contextlib.contextmanager
+def _thread_budget(seconds: float) -> Iterator[None]:
+    """The budget on a thread that cannot take SIGALRM: a timer raises `_OverBudget` in it."""
+    import ctypes
+
+    ident = ctypes.c_ulong(threading.get_ident())
+    raise_in = ctypes.pythonapi.PyThreadState_SetAsyncExc
+    lock, done = threading.Lock(), [False]
+
+    def expire() -> None:
+        with lock:
+            if not done[0]:
+                raise_in(ident, ctypes.py_object(_OverBudget))
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        with lock:
+            done[0] = True
+        timer.cancel()
+        raise_in(ident, None)  # an expiry that came just before the end: nothing left pending
+
+
 class _OverBudget(BaseException):
     """BaseException, so the per-rule crash guard (which catches Exception) lets it through."""
 
 
 def within_budget(work: Callable[[], T], seconds: float = FILE_TIME_BUDGET) -> T | Rejected:
-    """`work()`, or a `Rejected` when it runs past `seconds`. Enforced with SIGALRM, so only
-    on the main thread (worker processes and the CLI); elsewhere `work` runs unbounded."""
+    """`work()`, or a `Rejected` when it runs past `seconds`. Enforced with SIGALRM on the main
+    thread (worker processes and the CLI); on another thread (the language server's worker)
+    by raising the same exception in that thread when a timer expires, which takes effect at
+    the next Python instruction (the input guards keep libcst's native parser short)."""
     try:
         with _time_budget(seconds):
             return work()
@@ -231,9 +259,13 @@ def within_budget(work: Callable[[], T], seconds: float = FILE_TIME_BUDGET) -> T
 
 @contextlib.contextmanager
 def _time_budget(seconds: float) -> Iterator[None]:
-    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-    if not usable or seconds <= 0:
+    if seconds <= 0:
         yield
+        return
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable:
+        with _thread_budget(seconds):
+            yield
         return
 
     def expire(signum: int, frame: object) -> None:

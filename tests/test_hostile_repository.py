@@ -219,3 +219,34 @@ def test_a_configuration_above_the_repository_does_not_apply(tmp_path: Path) -> 
 )
 def test_printable_escapes_what_could_break_a_line_or_drive_a_terminal(text: str, shown: str) -> None:
     assert printable(text) == shown
+
+
+def test_the_budget_holds_on_a_thread_as_the_language_server_runs_checks() -> None:
+    """The server analyses on a worker thread, where SIGALRM cannot reach: the budget must
+    stop the work there too, and leave nothing pending once the work ended in time."""
+    import threading
+
+    from idemlint.parsing import Rejected, within_budget
+
+    def forever() -> int:
+        while True:
+            time.sleep(0.01)
+
+    outcome: list[object] = []
+    started = time.monotonic()
+    worker = threading.Thread(target=lambda: outcome.append(within_budget(forever, 0.3)))
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive() and time.monotonic() - started < 5
+    assert isinstance(outcome[0], Rejected) and "longer than 0.3 s" in outcome[0].message
+    quick: list[object] = []
+
+    def then_keep_working() -> None:
+        quick.append(within_budget(lambda: 42, 0.05))
+        time.sleep(0.2)  # past the budget: a late expiry must not strike here
+        quick.append("after")
+
+    worker = threading.Thread(target=then_keep_working)
+    worker.start()
+    worker.join(5)
+    assert quick == [42, "after"]
