@@ -250,3 +250,15 @@ def test_the_budget_holds_on_a_thread_as_the_language_server_runs_checks() -> No
     worker.start()
     worker.join(5)
     assert quick == [42, "after"]
+
+
+def test_a_library_log_line_about_the_linted_sql_never_reaches_the_output(tmp_path: Path) -> None:
+    """sqlglot warns on stderr about SQL it reads: a line from the repository's text that
+    idemlint did not write."""
+    source = """\
+def claim(db, pk):
+    db.execute("UPDATE jobs SET owner = (SELECT id FROM workers LIMIT 1 FOR UPDATE) WHERE id = %s", (pk,))
+"""
+    root = repository(tmp_path, {"shop/jobs.py": source})
+    result = idemlint(root, "check", "--no-cache", "--output-format", "concise", "shop/jobs.py")
+    assert result.stderr == "" and "FOR UPDATE" not in result.stdout

@@ -102,6 +102,19 @@ def _normalise(text: str) -> str:
     return text.replace("%s", "?").replace("%%", "%")
 
 
+@lru_cache(maxsize=1)
+def _quiet_sqlglot() -> None:
+    """sqlglot logs warnings about the SQL it reads (`Locking reads using 'FOR UPDATE/SHARE' are
+    not supported`) to stderr: text from the linted code that idemlint did not write. Its
+    judgement of the SQL is read from the tree, so its log is kept out of the output."""
+    import logging
+
+    logger = logging.getLogger("sqlglot")
+    logger.addHandler(logging.NullHandler())
+    logger.propagate = False
+    logger.setLevel(logging.CRITICAL)
+
+
 @lru_cache(maxsize=2048)
 def _classify(text: str) -> SqlStatement | None:
     try:
@@ -109,6 +122,7 @@ def _classify(text: str) -> SqlStatement | None:
         from sqlglot import exp
     except ImportError:  # pragma: no cover - sqlglot is a dependency
         return None
+    _quiet_sqlglot()
     try:
         tree = sqlglot.parse_one(text, read="postgres")
     except Exception:

@@ -123,7 +123,7 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
         for n in nodes
         if isinstance(n, cst.If)
         and leaves_loop(model, n.body)
-        and not {x.value for x in model.iter_nodes(n.test) if isinstance(x, cst.Name)} <= counters
+        and not {x.value for x in (n.test, *model.iter_nodes(n.test)) if isinstance(x, cst.Name)} <= counters
     ]
     return bool(exits)
 
