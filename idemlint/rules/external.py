@@ -159,6 +159,7 @@ def _transport_retries_of_writes(ctx: FileContext) -> Iterator[Report]:
                     f"Retry(allowed_methods=...) retries {methods} at the transport: a request that changes "
                     "something is re-sent without an idempotency key",
                     confidence="low",
+                    evidence="a transport's retry settings",
                 )
 
 
