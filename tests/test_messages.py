@@ -103,3 +103,31 @@ def dispatch(shipment_id):
         "Put the precondition in the write and branch on its count: `Model.objects.filter(pk=pk, "
         "delivery_state__in=[ShipmentState.LABELLED, ShipmentState.PACKED]).update(delivery_state=...)`"
     )
+
+
+def test_a_catch_all_after_clauses_that_re_raise_says_it_retries_every_other_exception() -> None:
+    source = """\
+import time
+
+import requests
+
+
+def fetch(url):
+    for attempt in range(3):
+        try:
+            return requests.get(url, timeout=5)
+        except (ValueError, PermissionError):
+            raise
+        except Exception:
+            time.sleep(2**attempt)
+    raise RuntimeError(url)
+"""
+    (finding,) = [f for f in lint(source).findings if f.code == "IDM201"]
+    assert (finding.line, finding.message) == (
+        12,
+        "the retry loop on line 7 re-raises (ValueError, PermissionError) but retries every other exception "
+        "(Exception), including errors a retry cannot fix",
+    )
+    alone = source.replace("        except (ValueError, PermissionError):\n            raise\n", "")
+    (plain,) = [f for f in lint(alone).findings if f.code == "IDM201"]
+    assert plain.message.startswith("the retry loop on line 7 retries every exception (Exception)")

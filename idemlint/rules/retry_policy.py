@@ -149,6 +149,10 @@ def fetch_rates():
         ("catch-all-handler", "loop"): (
             "the retry loop on line $context retries every exception{caught}, including errors a retry cannot fix"
         ),
+        ("catch-all-rest", "loop"): (
+            "the retry loop on line $context re-raises {owner} but retries every other exception{caught}, "
+            "including errors a retry cannot fix"
+        ),
         # retries what a retry cannot fix (policy.non_retryable_statuses)
         ("non-retryable-status", "tenacity"): "{label} retries on HTTP {codes}, which a retry cannot fix",
         ("non-retryable-status", "backoff"): "{label} retries on HTTP {codes}, which a retry cannot fix",

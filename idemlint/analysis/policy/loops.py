@@ -46,7 +46,9 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy) -> None
             and not _inside_handler(model, node, loop)
         ):
             caught = "" if node.type is None else model.dotted(node.type) or "Exception"
-            policy.catches_all.append(Verdict("catch-all-handler", "loop", node, label, caught=caught))
+            reraised = _reraised_before(model, node)
+            kind = "catch-all-rest" if reraised else "catch-all-handler"
+            policy.catches_all.append(Verdict(kind, "loop", node, label, caught=caught, owner=reraised))
         elif isinstance(node, cst.If):
             statuses = statuses_in(node.test)
             if statuses and not always_leaves(list(node.body.body)) and _is_status_test(model, node.test):
@@ -97,6 +99,27 @@ def _poll_bounded(model: ModuleModel, nodes: list[cst.CSTNode]) -> bool:
                         if b.value is not None and clock(b.value):
                             return True
     return False
+
+
+def _reraised_before(model: ModuleModel, handler: cst.ExceptHandler) -> str:
+    """The classes earlier `except` clauses of the same `try` re-raise (`except ValueError:
+    raise`), as written: the catch-all after them retries every *other* exception."""
+    owner = model.parents.get(handler)
+    if not isinstance(owner, (cst.Try, cst.TryStar)):
+        return ""
+    names = []
+    for earlier in owner.handlers:
+        if earlier is handler:
+            break
+        if earlier.type is not None and always_leaves(list(earlier.body.body)):
+            names.append(model.dotted(earlier.type) or _source_of(earlier.type))
+    return ", ".join(names)
+
+
+def _source_of(node: cst.CSTNode) -> str:
+    import libcst
+
+    return libcst.Module([]).code_for_node(node)
 
 
 def _waits_or_talks(model: ModuleModel, nodes: list[cst.CSTNode]) -> bool:
