@@ -131,3 +131,21 @@ def fetch(url):
     alone = source.replace("        except (ValueError, PermissionError):\n            raise\n", "")
     (plain,) = [f for f in lint(alone).findings if f.code == "IDM201"]
     assert plain.message.startswith("the retry loop on line 7 retries every exception (Exception)")
+
+
+def test_the_timeout_message_takes_the_article_its_exception_needs() -> None:
+    source = """\
+import asyncio
+
+import httpx
+
+
+async def capture(client: httpx.AsyncClient, payment):
+    try:
+        await asyncio.wait_for(client.post("https://psp.example/captures", json={"id": payment.id}), 5)
+    except asyncio.TimeoutError:
+        payment.status = "failed"
+        payment.save()
+"""
+    (finding,) = [f for f in lint(source).findings if f.code == "IDM302"]
+    assert finding.message.startswith("an asyncio.TimeoutError from client.post() is handled as a definite failure")

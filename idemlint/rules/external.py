@@ -269,7 +269,8 @@ def capture(order):
                 related = related_steps(callee, chain, verb="")
             yield Report(
                 handler,
-                f"a {caught} from {effect} is handled as a definite failure ({failure}), but the request may have succeeded",
+                f"{'an' if caught[:1].lower() in 'aeiou' else 'a'} {caught} from {effect} is handled as a definite "
+                f"failure ({failure}), but the request may have succeeded",
                 lines=lines,
                 related=related,
             )
