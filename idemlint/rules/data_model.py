@@ -424,8 +424,9 @@ def ship(conn, order_id):
     def check(self, ctx: FileContext) -> Iterator[Report]:
         model, db = ctx.model, ctx.db
         racy = races(model, db)
-        reported: dict[tuple[object, str | None, str], int] = {}
-        first: dict[tuple[object, str | None, str], tuple[DbWrite, str, str, str, DbRead | None]] = {}
+        # one finding per function, record and column: the branches of an `if/elif` that each set
+        # it (a status recomputed from an event) are one decision, not several
+        found: dict[tuple[object, str | None, str], list[tuple[DbWrite, str, str, str, DbRead | None]]] = {}
         for write in db.writes:
             if id(write) in racy or write.guarded or write.judged_in_method:
                 continue  # IDM101 reports it, the setter checks the current state itself, or the method is reported
@@ -443,21 +444,11 @@ def ship(conn, order_id):
                     continue
                 if any(read.locked for read, _test in decisions(model, db, write)):
                     continue  # checked under a row lock
-                # one finding per function and record: the branches of an `if/elif` that each set
-                # the column (a status recomputed from an event) are one decision, not several
-                key: tuple[object, str | None, str] = (
-                    model.scope_of(write.node),
-                    write.instance or write.table,
-                    column,
-                )
-                if key in reported:
-                    reported[key] += 1
-                    break
-                reported[key] = 1
-                first[key] = (write, column, kind, text, read)
+                key = (model.scope_of(write.node), write.instance or write.table, column)
+                found.setdefault(key, []).append((write, column, kind, text, read))
                 break
-        for key, (write, column, kind, text, read) in first.items():
-            others = reported[key] - 1
+        for writes in found.values():
+            (write, column, kind, text, read), others = writes[0], len(writes) - 1
             more = f" (and {others} more write{'s' * (others != 1)} of it in this function)" if others else ""
             yield Report(
                 write.statement,

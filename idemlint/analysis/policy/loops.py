@@ -112,14 +112,8 @@ def _reraised_before(model: ModuleModel, handler: cst.ExceptHandler) -> str:
         if earlier is handler:
             break
         if earlier.type is not None and always_leaves(list(earlier.body.body)):
-            names.append(model.dotted(earlier.type) or _source_of(earlier.type))
+            names.append(model.dotted(earlier.type) or cst.Module([]).code_for_node(earlier.type))
     return ", ".join(names)
-
-
-def _source_of(node: cst.CSTNode) -> str:
-    import libcst
-
-    return libcst.Module([]).code_for_node(node)
 
 
 def _waits_or_talks(model: ModuleModel, nodes: list[cst.CSTNode]) -> bool:

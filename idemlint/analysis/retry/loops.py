@@ -121,11 +121,14 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
     exits = [
         n
         for n in nodes
-        if isinstance(n, cst.If)
-        and leaves_loop(model, n.body)
-        and not {x.value for x in (n.test, *model.iter_nodes(n.test)) if isinstance(x, cst.Name)} <= counters
+        if isinstance(n, cst.If) and leaves_loop(model, n.body) and not _names_in(model, n.test) <= counters
     ]
     return bool(exits)
+
+
+def _names_in(model: ModuleModel, expr: cst.BaseExpression) -> set[str]:
+    """The names an expression reads, itself included when it is a bare name (`if done:`)."""
+    return {x.value for x in (expr, *model.iter_nodes(expr)) if isinstance(x, cst.Name)}
 
 
 def _polls_remote_status(model: ModuleModel, loop: cst.While) -> bool:
@@ -298,7 +301,7 @@ def _gives_up_on_last_attempt(model: ModuleModel, loop: cst.For | cst.While, cou
         return False
     for n in loop_nodes(model, loop):
         if isinstance(n, cst.If) and isinstance(n.test, cst.Comparison):
-            used = {x.value for x in (n.test, *model.iter_nodes(n.test)) if isinstance(x, cst.Name)}
+            used = _names_in(model, n.test)
             if not used & names:
                 continue
             branches = [list(n.body.body)]
