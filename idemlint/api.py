@@ -37,8 +37,6 @@ if TYPE_CHECKING:
 
 Files = Sequence[tuple[Path, str]]  # (real path, path as shown)
 
-CONFIDENCE_RANK = {"low": 0, "medium": 1, "high": 2}
-
 
 # -- configuration and files -------------------------------------------------------------------
 
@@ -250,10 +248,19 @@ def check_text(
     )
 
 
-def at_least(min_confidence: str) -> Callable[[Finding], bool]:
-    """Whether a finding's rule is at least this sure (`--min-confidence`, `minConfidence`)."""
-    floor = CONFIDENCE_RANK[min_confidence]
-    return lambda finding: CONFIDENCE_RANK.get(finding.confidence, 2) >= floor
+def visible(min_confidence: str = "", min_stakes: str = "none") -> Callable[[Finding], bool]:
+    """Whether a finding is shown: at least this sure (`--min-confidence`, `minConfidence`;
+    "" is the default, idemlint.calibration.DEFAULT_FLOOR) and with at least this much at stake
+    (`--min-stakes`)."""
+    from idemlint.calibration import shown_by_default
+    from idemlint.stakes import at_least
+
+    if min_confidence:
+        from idemlint.calibration import CONFIDENCE_RANK
+
+        floor = CONFIDENCE_RANK[min_confidence]
+        return lambda f: CONFIDENCE_RANK.get(f.confidence, 2) >= floor and at_least(f.stakes, min_stakes)
+    return lambda f: shown_by_default(f.code, f.evidence, f.role, f.confidence) and at_least(f.stakes, min_stakes)
 
 
 def anchored(findings: Iterable[Finding], found: Discovery) -> list[Finding]:

@@ -38,7 +38,7 @@ from idemlint.analysis.project import ProjectIndex
 from idemlint.finding import Finding
 from idemlint.reading import read_source
 
-MAGIC = b"idemlint-results-2\n"
+MAGIC = b"idemlint-results-3\n"
 CHECKSUM_SIZE = 16
 # a stat is trusted only if the file changed at least this long before it was read
 RACY_NS = 2_000_000_000

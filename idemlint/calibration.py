@@ -68,6 +68,13 @@ def rule_precision(code: str) -> tuple[int, int] | None:
     return (int(counts["true"]), int(counts["judged"])) if counts and counts.get("judged") else None
 
 
+def measured_level(rule: Any) -> str:
+    """A rule's confidence over every judged finding of it (SARIF's rule `precision`), or the
+    one it declares when too few were judged."""
+    found = _measured(rule.code, ANY, ANY)
+    return level(found[0] / found[1]) if found else str(rule.confidence)
+
+
 def precision_note(code: str) -> str:
     """One sentence for `idemlint explain` and docs/rules.md: the rule's measured precision."""
     found = rule_precision(code)
@@ -81,6 +88,23 @@ def precision_note(code: str) -> str:
 
 
 _ORDER = ("low", "medium", "high")
+CONFIDENCE_RANK = {level: rank for rank, level in enumerate(_ORDER)}
+
+# What idemlint shows when no --min-confidence is given: every `high` finding, and a `medium`
+# one whose kind was judged true at least this often. Chosen from the table: at 0.85 the
+# default output of sets A and B is at least 85% true, and the kinds it hides (IDM101 on an
+# instance a caller passed in, IDM102, most of IDM301) are the ones judged wrong most often.
+DEFAULT_FLOOR = 0.85
+
+
+def shown_by_default(code: str, evidence: str, role: str, confidence: str) -> bool:
+    """Whether a finding of this kind and confidence is in the default output."""
+    if confidence == "high":
+        return True
+    if confidence != "medium":
+        return False
+    found = measured(code, evidence, role)
+    return found is not None and found[0] >= DEFAULT_FLOOR * found[1]
 
 
 def calibrated(code: str, evidence: str, role: str, declared: str, lowered: str | None = None) -> str:

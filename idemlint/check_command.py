@@ -77,7 +77,8 @@ class CheckOptions:
     cli_per_file_ignores: tuple[str, ...]
     exit_non_zero_on_fix: bool
     no_cache: bool
-    min_confidence: str
+    min_confidence: str | None
+    min_stakes: str | None
     write_baseline: str | None
     baseline_file: str | None
     update_baseline: bool
@@ -93,7 +94,7 @@ def run_check(o: CheckOptions) -> NoReturn:
 
     resolver = Resolver()  # one run's path resolutions: the root's, discovery's, the listing's
     config = _configured(o, paths, resolver)
-    confident = api.at_least(o.min_confidence)
+    confident = api.visible(config.min_confidence, config.min_stakes)
     if stdin:
         _check_stdin(o, paths[0], config, enabled_rules(config.selected, config.ignored), confident)
 
@@ -146,14 +147,15 @@ def run_check(o: CheckOptions) -> NoReturn:
     if o.fix_only:
         print_errors(errors)
         sys.exit(EXIT_ERROR if errors else EXIT_FINDINGS if o.exit_non_zero_on_fix and fixed else EXIT_CLEAN)
-    if o.add_noqa:
-        _add_noqa(files, findings, config.root)
+    if o.add_noqa:  # on what is shown: a hidden finding gets no comment a reader cannot explain
+        _add_noqa(files, [f for f in findings if confident(f)], config.root)
     if o.write_baseline:
         _write_baseline(o.write_baseline, findings, found, errors)
     stale = None
     if o.baseline_file:
         findings, stale = _apply_baseline(o, findings, found, rules or enabled_rules(config.selected, config.ignored))
-    findings = [f for f in findings if confident(f)]
+    shown = [f for f in findings if confident(f)]
+    hidden, findings = len(findings) - len(shown), shown
 
     if o.show_diff:
         click.echo("".join(diffs), nl=False)
@@ -172,7 +174,7 @@ def run_check(o: CheckOptions) -> NoReturn:
             print_statistics(findings, False, stale)
     print_errors(errors)
     if not o.quiet and o.output_format == "text" and not o.statistics and (found.files or not found.errors):
-        print_summary(findings, len(files), len(found.files) - len(files), found)
+        print_summary(findings, len(files), len(found.files) - len(files), found, hidden)
     if errors:
         sys.exit(EXIT_ERROR)
     if o.exit_non_zero_on_fix and fixed:
@@ -277,6 +279,8 @@ def _configured(o: CheckOptions, paths: tuple[str, ...], resolver: Resolver | No
         exclude=_patterns(o.cli_exclude),
         extend_exclude=(*config.extend_exclude, *(_patterns(o.cli_extend_exclude) or ())),
         per_file_ignores=(*config.per_file_ignores, *_per_file_ignores(o.cli_per_file_ignores)),
+        min_confidence=o.min_confidence,
+        min_stakes=o.min_stakes,
     )
 
 

@@ -125,9 +125,12 @@ def cli() -> None:
 @click.option(
     "--min-confidence",
     type=click.Choice(["low", "medium", "high"]),
-    default="low",
-    show_default=True,
-    help="Hide findings of rules less sure than this.",
+    help="Hide findings less sure than this (default: show high, and medium where measured at least 85% true).",
+)
+@click.option(
+    "--min-stakes",
+    type=click.Choice(["none", "state", "external"]),
+    help="Hide findings with less at stake: state (stored state) or external (money, another system). Default: none.",
 )
 @click.option(
     "--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings in this file and exit 0."

@@ -77,6 +77,9 @@ class Config:
     # folders (relative to the project root) that hold top-level packages, as ruff's `src`:
     # `src/shop/api.py` is the module `shop.api`
     src: tuple[str, ...] = ("src",)
+    # What is shown (not what is found): "" is the default floor (idemlint.calibration)
+    min_confidence: str = ""
+    min_stakes: str = "none"
     root: Path = field(default_factory=Path.cwd, compare=False)
     source: str = field(default="", compare=False)  # the file this configuration came from
 
@@ -96,7 +99,8 @@ class Config:
 
     def fingerprint(self) -> str:
         """What the cache keys on: every option that can change a file's findings."""
-        data = {k: v for k, v in self.__dict__.items() if k not in ("root", "source", "exclude", "extend_exclude")}
+        shown_only = ("root", "source", "exclude", "extend_exclude", "min_confidence", "min_stakes")
+        data = {k: v for k, v in self.__dict__.items() if k not in shown_only}
         return repr(sorted(data.items()))
 
 
@@ -107,9 +111,10 @@ class Option:
 
     key: str
     field: str
-    kind: str  # "list" | "bool"
+    kind: str  # "list" | "bool" | "choice"
     help: str
     in_flake8: bool = True
+    choices: tuple[str, ...] = ()  # a "choice" option's values
 
 
 # The single source of configuration keys: the TOML parser, the flake8 plugin's options and
@@ -135,6 +140,20 @@ OPTIONS: tuple[Option, ...] = (
     Option("check-tests", "check_tests", "bool", "Also check test files (skipped by default)."),
     Option("check-migrations", "check_migrations", "bool", "Also run the data-model rules on migrations."),
     Option(
+        "min-confidence",
+        "min_confidence",
+        "choice",
+        "Show only findings at least this sure (default: high, and medium kinds measured at least 85% true).",
+        choices=("low", "medium", "high"),
+    ),
+    Option(
+        "min-stakes",
+        "min_stakes",
+        "choice",
+        "Show only findings with at least this much at stake: none, state or external (money or another system).",
+        choices=("none", "state", "external"),
+    ),
+    Option(
         "src",
         "src",
         "list",
@@ -144,6 +163,7 @@ OPTIONS: tuple[Option, ...] = (
 )
 _LIST_KEYS = {o.key: o.field for o in OPTIONS if o.kind == "list"}
 _BOOL_KEYS = {o.key: o.field for o in OPTIONS if o.kind == "bool"}
+_CHOICE_KEYS = {o.key: o for o in OPTIONS if o.kind == "choice"}
 
 
 STANDALONE = (".idemlint.toml", "idemlint.toml")  # the whole file is the configuration
@@ -265,10 +285,15 @@ def parse_table(table: dict[str, Any], root: Path, origin: str) -> Config:
             if not isinstance(value, bool):
                 raise ConfigError(f"{where} must be true or false, got {value!r}")
             values[_BOOL_KEYS[key]] = value
+        elif key in _CHOICE_KEYS:
+            choice = _CHOICE_KEYS[key]
+            if value not in choice.choices:
+                raise ConfigError(f"{where} must be one of {', '.join(map(repr, choice.choices))}, got {value!r}")
+            values[choice.field] = value
         else:
             import difflib
 
-            options = sorted([*_LIST_KEYS, *_BOOL_KEYS, "per-file-ignores"])
+            options = sorted([*_LIST_KEYS, *_BOOL_KEYS, *_CHOICE_KEYS, "per-file-ignores"])
             close = difflib.get_close_matches(key.replace("_", "-"), options, n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise ConfigError(f"{where}: unknown option; {hint}(known: {', '.join(options)})")

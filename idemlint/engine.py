@@ -124,6 +124,7 @@ def _unused_suppressions(
 
 def _findings(ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor: str) -> list[Finding] | Rejected:
     """Reports to findings: positions are resolved only here, for files that have reports."""
+    from idemlint import stakes
     from idemlint.calibration import IN_FUNCTION, THROUGH_PROJECT, calibrated
     from idemlint.fix_offsets import line_starts, resolve_fix
     from idemlint.parsing import positions as resolve_positions
@@ -148,6 +149,7 @@ def _findings(ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor
         if report.fix and not starts:
             starts.extend(line_starts(ctx.source))
         evidence = report.evidence or (THROUGH_PROJECT if report.related else IN_FUNCTION)
+        reported = (*lines[line - 1 : max(line, end_line)], *(step.text for step in report.related))
         findings.append(
             Finding(
                 path=ctx.path,
@@ -171,6 +173,7 @@ def _findings(ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor
                 related=tuple(_related(step, positions, anchor) for step in report.related),
                 evidence=evidence,
                 role=role,
+                stakes=stakes.of_report(ctx, rule, report, reported),
             )
         )
     return findings

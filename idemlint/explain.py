@@ -21,8 +21,8 @@ def render(rule: type[Rule] | ReservedCode) -> str:
         "",
         f"{rule.summary}",
         "",
-        f"Severity: {rule.severity}. Confidence: {rule.confidence} where too few were judged. "
-        + precision_note(rule.code),
+        f"Severity: {rule.severity}. At stake: {_stakes(rule)}. "
+        f"Confidence: {rule.confidence} where too few were judged. " + precision_note(rule.code),
         "",
         "## What it does",
         "",
@@ -107,3 +107,13 @@ def render_rules_page(rules: tuple[type[Rule], ...]) -> str:
             "\n## ", "\n### "
         )
     return body
+
+
+def _stakes(rule: type[Rule]) -> str:
+    """What the rule's findings put at stake, in words (idemlint.stakes)."""
+    from idemlint.stakes import DESCRIBED, EXTERNAL
+
+    said = DESCRIBED[rule.stakes]
+    if rule.stakes_follow_effects and rule.stakes != EXTERNAL:
+        return f"{said}, or {DESCRIBED[EXTERNAL]} where the function calls another system or writes a record of money"
+    return said

@@ -72,6 +72,8 @@ class Finding:
     # together with the code, what its confidence is measured for (idemlint.calibration)
     evidence: str = field(default="", compare=False)
     role: str = field(default="", compare=False)
+    # what it puts at stake: external, state or none (idemlint.stakes); "" for idemlint's own
+    stakes: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         _printable_fields(self, "path", "name", "message", "suggestion")
@@ -94,4 +96,5 @@ class Finding:
             "related": [{"path": r.path, "line": r.line, "message": r.message} for r in self.related],
             "evidence": self.evidence,
             "role": self.role,
+            "stakes": self.stakes,
         }

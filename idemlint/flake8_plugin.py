@@ -36,12 +36,15 @@ class Plugin:
         for option in OPTIONS:
             if not option.in_flake8:
                 continue
-            kind = (
+            kind: dict[str, Any] = (
                 {"action": "store_true", "default": False}
                 if option.kind == "bool"
+                else {"default": "", "choices": ("", *option.choices)}
+                if option.kind == "choice"
                 else {"default": "", "comma_separated_list": True}
             )
-            parser.add_option(f"--idemlint-{option.key}", parse_from_config=True, help=option.help, **kind)
+            help_text = option.help.replace("%", "%%")  # argparse formats help with %
+            parser.add_option(f"--idemlint-{option.key}", parse_from_config=True, help=help_text, **kind)
 
     @classmethod
     def parse_options(cls, options: Any) -> None:
@@ -52,12 +55,16 @@ class Plugin:
             if not option.in_flake8:
                 continue
             value = getattr(options, f"idemlint_{option.field}", None)
-            values[option.field] = bool(value) if option.kind == "bool" else tuple(value or ())
+            if option.kind == "choice":
+                if value:
+                    values[option.field] = value
+            else:
+                values[option.field] = bool(value) if option.kind == "bool" else tuple(value or ())
         cls._config = Config(**values)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:
-            from idemlint.api import check_text
+            from idemlint.api import check_text, visible
             from idemlint.config import Config
             from idemlint.printable import printable
             from idemlint.rules import ALL_RULES
@@ -77,7 +84,7 @@ class Plugin:
             result = check_text(source, self.filename, config, ALL_RULES, project=Plugin._project, unused_noqa=False)
             for message in result.errors:
                 print(f"idemlint: {printable(message)}", file=sys.stderr)
-            for finding in result.findings:
+            for finding in filter(visible(config.min_confidence, config.min_stakes), result.findings):
                 yield finding.line, finding.col - 1, f"{finding.code} {finding.message}", type(self)
         except Exception as error:  # never let one file abort the whole flake8 run
             yield 1, 0, f"IDM900 idemlint could not check this file: {type(error).__name__}: {error}", type(self)

@@ -58,6 +58,10 @@ class Rule:
     fix_safety: ClassVar[str] = "No automatic fix: the repair needs knowledge only the author has."
     severity: ClassVar[str] = "error"  # error | warning
     confidence: ClassVar[str] = "high"  # high | medium | low
+    # What a finding puts at stake (idemlint.stakes): external | state | none; a rule about a
+    # write or a retried operation rises to external where the function calls another system.
+    stakes: ClassVar[str] = "state"
+    stakes_follow_effects: ClassVar[bool] = False
     # Pre-filter, in conjunctive normal form over the lower-cased source: every group
     # must have one of its words in the file, or the rule cannot fire there.
     triggers: ClassVar[tuple[tuple[str, ...], ...]] = ()

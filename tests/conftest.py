@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -55,6 +57,30 @@ def fetch(url):
             time.sleep(2**attempt)
     raise RuntimeError("unavailable")
 """
+
+
+# The real flake8 over files in place, every finding whatever its confidence (what rules find;
+# the default view is tested apart, in test_stakes.py)
+FLAKE8_EVERY_FINDING = (
+    sys.executable,
+    "-m",
+    "flake8",
+    "--select=IDM",
+    "--idemlint-min-confidence=low",
+    "--format=%(path)s:%(row)d:%(code)s",
+)
+
+
+@pytest.fixture
+def calibration_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A calibration table of the test's own in place of the shipped one."""
+    from idemlint import calibration
+
+    path = tmp_path / "calibration.json"
+    monkeypatch.setattr(calibration, "TABLE", path)
+    calibration.table.cache_clear()
+    yield path
+    calibration.table.cache_clear()
 
 
 def lint(source: str, path: str = "service.py", config: Config | None = None, unused_noqa: bool = False) -> FileResult:

@@ -21,6 +21,8 @@ from idemlint import plain_data
 from idemlint.cache import CHECKSUM_SIZE, INDEX_MAGIC, MAGIC, ResultCache, content_hash
 from idemlint.finding import Finding
 
+from conftest import FLAKE8_EVERY_FINDING
+
 PROJECTS = Path(__file__).parent / "projects"
 CROSS_MODULE = "shop/services/notifications.py:13:5: IDM301"  # found only through the project index
 
@@ -66,8 +68,20 @@ def run(project: Path, env: dict[str, str], *command: str) -> subprocess.Complet
     return subprocess.run(command, capture_output=True, text=True, cwd=project, env=env, timeout=300)
 
 
-CHECK = (sys.executable, "-m", "idemlint", "check", "--exit-zero", "--output-format", "concise")
-FLAKE8 = (sys.executable, "-m", "flake8", "--select=IDM", "--format=%(path)s:%(row)d:%(code)s")
+# every finding, whatever its confidence: the cache must not change what is found
+
+CHECK = (
+    sys.executable,
+    "-m",
+    "idemlint",
+    "check",
+    "--exit-zero",
+    "--output-format",
+    "concise",
+    "--min-confidence",
+    "low",
+)
+FLAKE8 = FLAKE8_EVERY_FINDING
 
 
 def test_a_pickled_index_planted_in_the_cache_runs_nothing(flat: tuple[Path, dict[str, str]], tmp_path: Path) -> None:

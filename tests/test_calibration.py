@@ -14,22 +14,13 @@ from idemlint.paths import role_of
 from conftest import FIXTURES, lint
 
 
-@pytest.fixture
-def table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "calibration.json"
-    monkeypatch.setattr(calibration, "TABLE", path)
-    calibration.table.cache_clear()
-    yield path
-    calibration.table.cache_clear()
-
-
 def write(path: Path, rules: dict) -> None:  # type: ignore[type-arg]
     path.write_text(json.dumps({"thresholds": {"high": 0.9, "medium": 0.7}, "min_judged": 5, "rules": rules}))
 
 
-def test_confidence_follows_measured_precision_and_falls_back_to_wider_groups(table: Path) -> None:
+def test_confidence_follows_measured_precision_and_falls_back_to_wider_groups(calibration_table: Path) -> None:
     write(
-        table,
+        calibration_table,
         {
             "IDM101": {
                 "read in the function|source": {"judged": 10, "true": 9},
@@ -55,8 +46,8 @@ def test_confidence_follows_measured_precision_and_falls_back_to_wider_groups(ta
     assert calibration.calibrated("IDM101", "read in the function", "source", "medium", lowered="low") == "high"
 
 
-def test_a_missing_table_leaves_each_rule_its_declared_confidence(table: Path) -> None:
-    assert not table.exists()
+def test_a_missing_table_leaves_each_rule_its_declared_confidence(calibration_table: Path) -> None:
+    assert not calibration_table.exists()
     assert calibration.calibrated("IDM001", calibration.IN_FUNCTION, "source", "high") == "high"
 
 

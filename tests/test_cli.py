@@ -84,6 +84,7 @@ def test_json_output_has_the_documented_keys(project: Path) -> None:
             "related": [],
             "evidence": "in the function",
             "role": "source",
+            "stakes": "external",
         }
     ]
 

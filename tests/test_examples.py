@@ -1,4 +1,5 @@
-"""The README's quick start: `idemlint check examples/` reports each planted bug, and no fixed twin."""
+"""The README's quick start: `idemlint check examples/` reports the planted bugs it is surest of,
+tells how many less sure ones it hid, and `--min-confidence low` reports every one; never a fixed twin."""
 
 from __future__ import annotations
 
@@ -13,9 +14,26 @@ from idemlint.cli import cli
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_examples_report_every_planted_bug_and_exit_1(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_default_view_shows_the_sure_findings_and_counts_the_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     result = CliRunner().invoke(cli, ["check", "--no-cache", "--format", "json", "examples"])
+    assert result.exit_code == 1
+    assert [(d["path"], d["line"], d["code"], d["confidence"]) for d in json.loads(result.stdout)] == [
+        ("examples/payments/gateway.py", 27, "IDM001", "high"),
+        ("examples/payments/gateway.py", 56, "IDM002", "high"),
+        ("examples/payments/notifications.py", 21, "IDM001", "high"),
+        ("examples/payments/orders.py", 15, "IDM101", "high"),
+    ]
+    text = CliRunner().invoke(cli, ["check", "--no-cache", "examples"]).stdout
+    assert text.endswith(
+        "Found 4 findings in 4 files checked; 3 less sure or lower-stakes findings hidden "
+        "(`--min-confidence low --min-stakes none` shows every finding).\n"
+    )
+
+
+def test_examples_report_every_planted_bug_and_exit_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--format", "json", "--min-confidence", "low", "examples"])
     assert result.exit_code == 1
     assert [(d["path"], d["line"], d["code"]) for d in json.loads(result.stdout)] == [
         ("examples/payments/gateway.py", 27, "IDM001"),

@@ -179,7 +179,9 @@ def _project(root: Path, template: str, helper: str, statement: str) -> Path:
 
 def _findings(root: Path, monkeypatch: pytest.MonkeyPatch, code: str) -> list[tuple[str, int]]:
     monkeypatch.chdir(root)
-    result = CliRunner().invoke(cli, ["check", "--format", "json", "--exit-zero", "--no-cache", "--select", code])
+    result = CliRunner().invoke(
+        cli, ["check", "--format", "json", "--exit-zero", "--no-cache", "--min-confidence", "low", "--select", code]
+    )
     assert result.exit_code == 0, result.output
     return [(f["path"], f["line"]) for f in json.loads(result.stdout)]
 

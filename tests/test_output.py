@@ -218,8 +218,10 @@ def test_min_confidence_filters_less_certain_findings(project: Path) -> None:
     from conftest import CALLER_INSTANCE_RACE
 
     (project / "svc" / "webhooks.py").write_text(CALLER_INSTANCE_RACE)
-    code, out, _ = run("check", "--format", "json", "svc")
+    code, out, _ = run("check", "--format", "json", "--min-confidence", "low", "svc")
     assert ("IDM101", "low") in [(d["code"], d["confidence"]) for d in json.loads(out)]
+    code, out, _ = run("check", "--format", "json", "svc")  # the default hides low findings too
+    assert code == 1 and "IDM101" not in [d["code"] for d in json.loads(out)]
     code, out, _ = run("check", "--format", "json", "--min-confidence", "medium", "svc")
     assert code == 1 and "IDM101" not in [d["code"] for d in json.loads(out)]
     assert all(d["confidence"] in ("medium", "high") for d in json.loads(out))

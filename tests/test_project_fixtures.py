@@ -40,7 +40,7 @@ def flat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def check(*args: str) -> list[dict[str, object]]:
-    result = CliRunner().invoke(cli, ["check", "--format", "json", "--exit-zero", *args])
+    result = CliRunner().invoke(cli, ["check", "--format", "json", "--exit-zero", "--min-confidence", "low", *args])
     assert result.exit_code == 0, result.output
     findings: list[dict[str, object]] = json.loads(result.stdout)
     return findings

@@ -24,7 +24,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def findings(*args: str) -> list[tuple[str, int, str]]:
-    result = CliRunner().invoke(cli, ["check", "--format", "json", "--exit-zero", *args])
+    result = CliRunner().invoke(cli, ["check", "--format", "json", "--exit-zero", "--min-confidence", "low", *args])
     assert result.exit_code == 0, result.output
     return [(f["path"], f["line"], f["code"]) for f in json.loads(result.stdout)]
 

@@ -466,7 +466,7 @@ def test_a_changed_helper_rechecks_its_open_callers(tmp_path: Path) -> None:
     models = root / "shop" / "models.py"
 
     async def body() -> None:
-        async with session(root) as client:
+        async with session(root, {"minConfidence": "low"}) as client:
             uri = tasks.as_uri()
             client.open(uri, tasks.read_text(encoding="utf-8"))
             assert [(d.range.start.line, d.code) for d in await client.diagnostics(uri)] == [(9, "IDM103")]
@@ -491,7 +491,8 @@ def test_settings_read_min_confidence() -> None:
     assert parse_settings({"minConfidence": "medium"}).min_confidence == "medium"
     assert parse_settings({"idemlint": {"min-confidence": "high"}}).min_confidence == "high"
     assert parse_settings({"minConfidence": "bogus"}, Settings(min_confidence="medium")).min_confidence == "medium"
-    assert parse_settings(None).min_confidence == "low"
+    assert parse_settings(None).min_confidence is None  # as configured: the default view
+    assert parse_settings({"minStakes": "external"}).min_stakes == "external"
 
 
 def test_the_suppress_action_on_a_multi_line_sql_string_goes_after_its_closing_quotes(tmp_path: Path) -> None:

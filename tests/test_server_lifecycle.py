@@ -168,7 +168,7 @@ def test_bad_settings_are_logged(tmp_path: Path) -> None:
             assert all(m.type == lsp.MessageType.Warning for m in bad)
             assert [m.message for m in bad] == [
                 "idemlint: bad setting: unsafeFixes must be true or false, not 'yes': kept False",
-                "idemlint: bad setting: minConfidence must be one of low, medium, high, not 'bogus': kept low",
+                "idemlint: bad setting: minConfidence must be one of low, medium, high, not 'bogus': kept the configured value",
                 "idemlint: bad setting: select must be a list of codes, not 5: kept the previous value",
                 "idemlint: bad setting: ignore must be a list of codes, not {'IDM001': True}: kept the previous value",
             ]

@@ -37,7 +37,18 @@ FAMILIES: dict[str, tuple[str | None, tuple[str, ...]]] = {
     "external": ("IDM3", ("external.py",)),
     "engine": (None, ("engine.py", "engine_unparsable.py.txt")),
 }
-RENDER = ["check", "--isolated", "--no-cache", "--color", "never", "--show-source", "--jobs", "1"]
+RENDER = [
+    "check",
+    "--isolated",
+    "--no-cache",
+    "--color",
+    "never",
+    "--show-source",
+    "--jobs",
+    "1",
+    "--min-confidence",
+    "low",
+]
 
 
 def render(family: str, scratch: Path, monkeypatch: pytest.MonkeyPatch) -> str:

@@ -45,7 +45,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def findings(*args: str) -> list[tuple[str, int, str]]:
-    result = CliRunner().invoke(cli, ["check", "--format", "json", "--exit-zero", *args])
+    result = CliRunner().invoke(cli, ["check", "--format", "json", "--exit-zero", "--min-confidence", "low", *args])
     assert result.exit_code == 0, result.output
     return [(f["path"], f["line"], f["code"]) for f in json.loads(result.stdout)]
 
@@ -66,12 +66,22 @@ def test_the_rule_table_is_what_the_rule_classes_say() -> None:
 
 def test_a_warm_run_imports_no_rule_analysis_or_pathspec(project: Path, tmp_path: Path) -> None:
     env = {**os.environ, "IDEMLINT_CACHE_DIR": str(tmp_path / "cache")}
-    command = [sys.executable, "-m", "idemlint", "check", "--exit-zero", "-q", "jobs/tasks.py"]
+    command = [
+        sys.executable,
+        "-m",
+        "idemlint",
+        "check",
+        "--exit-zero",
+        "-q",
+        "--min-confidence",
+        "low",
+        "jobs/tasks.py",
+    ]
     import subprocess
 
     first = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     probe = (
-        "import sys, runpy\nsys.argv = ['idemlint', 'check', '--exit-zero', '-q', 'jobs/tasks.py']\n"
+        "import sys, runpy\nsys.argv = ['idemlint', 'check', '--exit-zero', '-q', '--min-confidence', 'low', 'jobs/tasks.py']\n"
         "try:\n    runpy.run_module('idemlint', run_name='__main__')\nexcept SystemExit:\n    pass\n"
         "print(sorted(m for m in sys.modules if m.startswith(('idemlint.rules', 'libcst', 'sqlglot', 'pathspec'))))"
     )

@@ -170,7 +170,10 @@ class Checker:
         config, rules = target.config, target.rules
         result = api.check_text(text, target.path, config, rules, target.kind, target.anchor, project)
         notes.extend(result.errors)
-        findings = tuple(filter(api.at_least(self.settings.min_confidence), result.findings))
+        shown = api.visible(
+            self.settings.min_confidence or config.min_confidence, self.settings.min_stakes or config.min_stakes
+        )
+        findings = tuple(filter(shown, result.findings))
         diagnostics = tuple(to_diagnostic(finding, index) for finding in findings)
         return Analysis(uri, version, text, target, findings, index, diagnostics, tuple(notes))
 

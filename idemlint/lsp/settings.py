@@ -1,8 +1,8 @@
 """The language server's settings: `initializationOptions` and `didChangeConfiguration`.
 
 `select` and `ignore` (lists of codes or prefixes) replace the configured ones as
-`--select`/`--ignore` do, `unsafeFixes` offers unsafe fixes too, and `minConfidence` hides
-less sure findings as `--min-confidence` does. Editors spell keys differently, so
+`--select`/`--ignore` do, `unsafeFixes` offers unsafe fixes too, and `minConfidence` and
+`minStakes` hide less sure or lower-stakes findings as `--min-confidence` and `--min-stakes` do. Editors spell keys differently, so
 camelCase, kebab-case and snake_case are all read; unknown keys are ignored.
 """
 
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from idemlint.api import CONFIDENCE_RANK
+from idemlint.calibration import CONFIDENCE_RANK
+from idemlint.stakes import STAKES_RANK
 
 NAME = "idemlint"
 
@@ -20,7 +21,8 @@ class Settings:
     select: tuple[str, ...] | None = None  # None: as configured
     ignore: tuple[str, ...] | None = None
     unsafe_fixes: bool = False
-    min_confidence: str = "low"  # hide findings less sure than this, as --min-confidence does
+    min_confidence: str | None = None  # hide findings less sure than this; None: as configured
+    min_stakes: str | None = None  # hide findings with less at stake; None: as configured
 
 
 def parse_settings(options: object, previous: Settings | None = None, problems: list[str] | None = None) -> Settings:
@@ -45,20 +47,33 @@ def parse_settings(options: object, previous: Settings | None = None, problems: 
                 unsafe = options[key]
             else:
                 problems.append(f"{key} must be true or false, not {options[key]!r}: kept {base.unsafe_fixes}")
-    confidence: object = base.min_confidence
-    for key in ("minConfidence", "min-confidence", "min_confidence"):
-        if key in options:
-            if isinstance(options[key], str) and options[key] in CONFIDENCE_RANK:
-                confidence = options[key]
-            else:
-                choices = ", ".join(CONFIDENCE_RANK)
-                problems.append(f"{key} must be one of {choices}, not {options[key]!r}: kept {base.min_confidence}")
+    confidence = _choice(options, "minConfidence", tuple(CONFIDENCE_RANK), base.min_confidence, problems)
+    stakes = _choice(options, "minStakes", tuple(STAKES_RANK), base.min_stakes, problems)
     return Settings(
         select=_codes(options, "select", base.select, problems),
         ignore=_codes(options, "ignore", base.ignore, problems),
         unsafe_fixes=unsafe is True,
-        min_confidence=str(confidence),
+        min_confidence=confidence,
+        min_stakes=stakes,
     )
+
+
+def _choice(
+    options: dict[str, object], camel: str, choices: tuple[str, ...], previous: str | None, problems: list[str]
+) -> str | None:
+    """One of `choices` under any spelling of the key (`minStakes`, `min-stakes`, `min_stakes`)."""
+    snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
+    value = previous
+    for key in (camel, snake.replace("_", "-"), snake):
+        if key not in options:
+            continue
+        if options[key] is None or (isinstance(options[key], str) and options[key] in choices):
+            value = options[key]  # type: ignore[assignment]
+        else:
+            problems.append(
+                f"{key} must be one of {', '.join(choices)}, not {options[key]!r}: kept {previous or 'the configured value'}"
+            )
+    return value
 
 
 def _codes(

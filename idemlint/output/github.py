@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from idemlint.finding import Finding
+from idemlint.stakes import at_stake
 
 
 def escape_data(value: str) -> str:
@@ -30,5 +31,6 @@ def format_github(findings: Sequence[Finding], color: bool) -> str:
                 ("title", f"{f.code} {f.name}"),
             )
         )
-        lines.append(f"::{level} {properties}::{escape_data(f'{f.code} {f.message}. {f.suggestion}')}")
+        text = f"{f.code} {f.message}{at_stake(f)}. {f.suggestion}"
+        lines.append(f"::{level} {properties}::{escape_data(text)}")
     return "\n".join(lines) + ("\n" if lines else "")

@@ -16,16 +16,22 @@ from collections.abc import Sequence
 
 from idemlint.finding import Finding
 from idemlint.output.fingerprints import occurrence_fingerprints
+from idemlint.stakes import at_stake
 
 # GitLab's scale is info < minor < major < critical < blocker. Errors rank by how sure the
-# rule is; warnings are minor whatever their confidence.
-_ERROR_SEVERITY = {"high": "critical", "medium": "major", "low": "minor"}
+# finding is, one step lower when nothing outside the system is at stake (idemlint.stakes);
+# warnings are minor whatever their confidence.
+_SCALE = ("minor", "major", "critical")
+_ERROR_RANK = {"high": 2, "medium": 1, "low": 0}
 
 
 def severity(finding: Finding) -> str:
-    if finding.severity == "error":
-        return _ERROR_SEVERITY.get(finding.confidence, "major")
-    return "minor"
+    if finding.severity != "error":
+        return "minor"
+    rank = _ERROR_RANK.get(finding.confidence, 1)
+    if finding.stakes and finding.stakes != "external":
+        rank = max(0, rank - 1)
+    return _SCALE[rank]
 
 
 def format_gitlab(findings: Sequence[Finding], color: bool) -> str:
@@ -36,7 +42,7 @@ def format_gitlab(findings: Sequence[Finding], color: bool) -> str:
         basis = f"{finding.code}\0{finding.path}\0{occurrence}"
         issues.append(
             {
-                "description": f"{finding.code} {finding.message}",
+                "description": f"{finding.code} {finding.message}{at_stake(finding)}",
                 "check_name": finding.code,
                 "fingerprint": hashlib.sha256(basis.encode()).hexdigest(),
                 "severity": severity(finding),

@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
 from idemlint.finding import Finding
+from idemlint.stakes import at_stake
 
 # Characters XML 1.0 cannot hold, even escaped (control characters other than tab and newlines).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -34,6 +35,8 @@ def format_junit(findings: Sequence[Finding], color: bool, checked: Sequence[str
         case = ET.SubElement(suite, "testcase", name=_clean(path), classname="idemlint", file=_clean(path))
         for f in in_file:
             failure = ET.SubElement(case, "failure", message=_clean(f"{f.code} {f.message}"), type=f.code)
-            failure.text = _clean(f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}\n    help: {f.suggestion}")
+            failure.text = _clean(
+                f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}{at_stake(f)}\n    help: {f.suggestion}"
+            )
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"

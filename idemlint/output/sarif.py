@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from idemlint import DOCS_URL, __version__
+from idemlint.calibration import measured_level
 from idemlint.finding import Finding
 from idemlint.output.fingerprints import occurrence_fingerprints
 
@@ -30,7 +31,7 @@ def _rules() -> list[dict[str, object]]:
                 "help": {"text": f"{rule.why}\n\nFix: {rule.fix_hint}", "markdown": render(rule)},
                 "helpUri": f"{DOCS_URL}#{anchor(rule.code, rule.name)}",
                 "defaultConfiguration": {"level": _LEVEL[rule.severity]},
-                "properties": {"precision": _PRECISION[rule.confidence], "tags": ["idempotency", "reliability"]},
+                "properties": {"precision": _PRECISION[measured_level(rule)], "tags": ["idempotency", "reliability"]},
             }
         )
     for code in sorted(RESERVED_CODES):
@@ -81,6 +82,7 @@ def format_sarif(findings: Sequence[Finding], color: bool, root: Path | None = N
                 "confidence": finding.confidence,
                 "evidence": finding.evidence,
                 "role": finding.role,
+                "stakes": finding.stakes,
             }
         if finding.related:  # the chain from the finding to its cause, in another function or file
             result["relatedLocations"] = [

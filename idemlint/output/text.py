@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from idemlint.calibration import CONFIDENCE_RANK
 from idemlint.finding import Finding
 from idemlint.printable import printable
 
@@ -44,11 +45,14 @@ def display_width(text: str) -> int:
 
 def format_text(findings: Sequence[Finding], color: bool, sources: Mapping[str, Sequence[str]] | None = None) -> str:
     """`path:line:col: CODE message`, the source line with a caret (when `sources` holds the
-    file's lines), then the suggestion, severity and confidence below it."""
+    file's lines), then the suggestion, severity, confidence and stakes below it. The most at
+    stake first, then the surest, then by place (the findings come sorted by place)."""
     from idemlint.registry import RESERVED_CODES
+    from idemlint.stakes import DESCRIBED, STAKES_RANK
 
+    ranked = sorted(findings, key=lambda f: (-STAKES_RANK.get(f.stakes, 3), -CONFIDENCE_RANK.get(f.confidence, 3)))
     lines = []
-    for f in findings:
+    for f in ranked:
         lines.append(headline(f, color))
         if sources is not None and f.path in sources:
             lines.extend(source_excerpt(f, sources[f.path], color))
@@ -59,5 +63,6 @@ def format_text(findings: Sequence[Finding], color: bool, sources: Mapping[str, 
         if f.code in RESERVED_CODES:  # reported by idemlint itself: no confidence to state
             lines.append(f"    ({f.severity}; `idemlint explain {f.code}`)")
         else:
-            lines.append(f"    ({f.severity}, {f.confidence} confidence; `idemlint explain {f.code}`)")
+            at_stake = f", at stake: {DESCRIBED[f.stakes]}" if f.stakes in DESCRIBED else ""
+            lines.append(f"    ({f.severity}, {f.confidence} confidence{at_stake}; `idemlint explain {f.code}`)")
     return "\n".join(lines) + ("\n" if lines else "")

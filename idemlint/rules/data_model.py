@@ -50,6 +50,7 @@ def _what(write: DbWrite) -> str:
 
 class ReadDecideWrite(Rule):
     code = "IDM101"
+    stakes_follow_effects = True
     confidence = "medium"
     name = "read-decide-write"
     summary = "A value read without a lock decides, in Python, whether the same record is written."
@@ -206,6 +207,7 @@ def _preferred_assignment(ctx: FileContext, first: DbWrite, test: object) -> DbW
 
 class IgnoredUpdateCount(Rule):
     code = "IDM102"
+    stakes_follow_effects = True
     confidence = "medium"
     name = "ignored-update-count"
     summary = "A conditional UPDATE runs and its affected-row count is never read."
@@ -363,6 +365,7 @@ def _condition_hint(ctx: FileContext, write: DbWrite, states: str, column: str =
 
 class NonMonotonicTransition(Rule):
     code = "IDM103"
+    stakes_follow_effects = True
     confidence = "medium"
     name = "non-monotonic-transition"
     summary = "A state column is set to a literal with no precondition on its current value."

@@ -50,6 +50,7 @@ def unkeyed_effect(effect: SideEffect | None) -> bool:
 
 class UnkeyedRetriedSideEffect(Rule):
     code = "IDM301"
+    stakes = "external"
     confidence = "medium"
     name = "unkeyed-retried-side-effect"
     summary = "A non-idempotent external call is retried without an idempotency key."
@@ -165,6 +166,7 @@ def _transport_retries_of_writes(ctx: FileContext) -> Iterator[Report]:
 
 class TimeoutAsFailure(Rule):
     code = "IDM302"
+    stakes = "external"
     confidence = "medium"
     name = "timeout-as-failure"
     summary = "A timeout from a side-effecting call is handled as a definite failure."

@@ -41,7 +41,10 @@ FRESH_WORDS = ("uuid", "token_", "urandom", "random", "ulid", "nanoid", "objecti
 
 
 class KeyRule(Rule):
-    """Key rules add the user's own key names to the pre-filter."""
+    """Key rules add the user's own key names to the pre-filter. A key guards a call to another
+    system, so what a wrong one puts at stake is that call's effect."""
+
+    stakes = "external"
 
     @classmethod
     def trigger_groups(cls, config: Config) -> tuple[tuple[str, ...], ...]:

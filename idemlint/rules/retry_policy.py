@@ -56,6 +56,8 @@ class PolicyRule(Rule):
 
 class RetryNonRetryable(PolicyRule):
     code = "IDM201"
+    stakes = "none"  # retrying what cannot succeed costs load; more when the operation has an effect
+    stakes_follow_effects = True
     name = "retry-non-retryable"
     summary = "A retry policy retries every exception, or HTTP statuses that a retry cannot fix."
     what_it_does = (
@@ -177,6 +179,7 @@ def fetch_rates():
 
 class RetryWithoutJitter(PolicyRule):
     code = "IDM202"
+    stakes = "none"
     confidence = "medium"
     name = "retry-without-jitter"
     summary = "The wait between retry attempts has no random component."
@@ -275,6 +278,7 @@ def fetch_statement(url):
 
 class UnboundedRetry(PolicyRule):
     code = "IDM203"
+    stakes = "none"
     name = "unbounded-retry"
     summary = "A retry policy has no attempt limit and no deadline."
     what_it_does = (
