@@ -11,7 +11,10 @@ unlabeled and not counted. Per rule code, the true and judged counts are kept fo
 evidence and file role, and for the wider groups (`evidence|*`, `*|role`, `*|*`) a kind with
 few judged findings falls back on (idemlint/calibration.py). The table is written to
 `idemlint/data/calibration.json` and printed; with `--check`, it is compared with the shipped
-one instead (exit 1 when they differ).
+one instead (exit 1 when they differ). It also prints how true each confidence level and the
+default view (what `idemlint check` shows with no --min-confidence) were on the judged findings,
+by the confidence the run gave them: run it twice after a change, the second time with the new
+table shipped, for figures that match the table.
 
 This reads `../shared` as development tooling; idemlint itself never reads it.
 """
@@ -61,7 +64,10 @@ def label(finding: dict, corpus_rows: list[dict[str, str]], judged: list[dict[st
     return None
 
 
-def measure(mirror: Path, corpus: Path, work: Path) -> dict[str, dict[str, dict[str, int]]]:
+Tally = dict[str, collections.Counter[str]]
+
+
+def measure(mirror: Path, corpus: Path, work: Path) -> tuple[dict[str, dict[str, dict[str, int]]], Tally]:
     sys.path.insert(0, str(corpus))
     import score_real  # the corpus's own exporter: the same trees the scorer checks
 
@@ -76,7 +82,12 @@ def measure(mirror: Path, corpus: Path, work: Path) -> dict[str, dict[str, dict[
     counts: dict[str, dict[str, collections.Counter[str]]] = collections.defaultdict(
         lambda: collections.defaultdict(collections.Counter)
     )
+    views: Tally = collections.defaultdict(collections.Counter)  # per level, and the default view
+    from idemlint.calibration import shown_by_default
+
+    # every finding, whatever its confidence: the table is what decides confidence
     command = [sys.executable, "-m", "idemlint", "check", "--output-format", "json", "--exit-zero", "--no-cache"]
+    command += ["--min-confidence", "low"]
     for (repo, commit), (corpus_rows, judged) in sorted(trees.items()):
         tree = score_real.export(mirror, work, repo, commit)
         out = subprocess.run([*command, "."], cwd=tree, capture_output=True, text=True).stdout
@@ -90,8 +101,14 @@ def measure(mirror: Path, corpus: Path, work: Path) -> dict[str, dict[str, dict[
             for key in (f"{evidence}|{role}", f"{evidence}|{ANY}", f"{ANY}|{role}", f"{ANY}|{ANY}"):
                 counts[finding["code"]][key]["judged"] += 1
                 counts[finding["code"]][key]["true"] += int(verdict)
+            views[finding["confidence"]]["judged"] += 1
+            views[finding["confidence"]]["true"] += int(verdict)
+            if shown_by_default(finding["code"], evidence, role, finding["confidence"]):
+                views["default view"]["judged"] += 1
+                views["default view"]["true"] += int(verdict)
         print(f"  {repo}@{commit[:8]}", file=sys.stderr)
-    return {code: {key: dict(c) for key, c in sorted(groups.items())} for code, groups in sorted(counts.items())}
+    table = {code: {key: dict(c) for key, c in sorted(groups.items())} for code, groups in sorted(counts.items())}
+    return table, views
 
 
 def main() -> int:
@@ -101,7 +118,7 @@ def main() -> int:
     parser.add_argument("--work", default=Path(tempfile.gettempdir()) / "idemlint-real", type=Path)
     parser.add_argument("--check", action="store_true", help="compare with the shipped table instead of writing it")
     options = parser.parse_args()
-    measured = measure(options.mirror, options.corpus, options.work)
+    measured, views = measure(options.mirror, options.corpus, options.work)
     table = {
         "about": "precision of idemlint's findings on hand-judged real code: benchmarks/calibrate.py writes this",
         "thresholds": {"high": 0.9, "medium": 0.7},
@@ -115,6 +132,10 @@ def main() -> int:
         for key, c in groups.items():
             if ANY not in key:
                 print(f"    {key:<60} {c['true']:4d}/{c['judged']:<4d} ({c['true'] / c['judged']:.0%})")
+    for view in ("high", "medium", "low", "default view"):
+        c = views.get(view, collections.Counter())
+        share = f"({c['true'] / c['judged']:.0%})" if c["judged"] else ""
+        print(f"{view:<13} {c['true']:4d}/{c['judged']:<4d} true {share}")
     text = json.dumps(table, indent=1, sort_keys=True) + "\n"
     if options.check:
         return 0 if TABLE.read_text(encoding="utf-8") == text else 1
