@@ -223,6 +223,7 @@ def cached_results(
             return None
         result.findings.extend(hit)
         result.cached += 1
+    result.unparsed = cache.unparsed
     cache.save()
     result.findings.sort()
     return result

@@ -52,8 +52,9 @@ clock = time.time_ns  # when a run starts (tests move it on)
 Stamp = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
 # (stat stamp, or None: read the file to compare; content hash; findings; (name, digest) of
 # each index function the file names)
-Entry = tuple["Stamp | None", bytes, tuple[Finding, ...], tuple[tuple[str, str], ...]]
-_ENTRY = tuple[Stamp | None, bytes, tuple[Finding, ...], tuple[tuple[str, str], ...]]  # the same, evaluated
+# (stat, content hash, findings, the index functions it names, whether it was parsed)
+Entry = tuple["Stamp | None", bytes, tuple[Finding, ...], tuple[tuple[str, str], ...], bool]
+_ENTRY = tuple[Stamp | None, bytes, tuple[Finding, ...], tuple[tuple[str, str], ...], bool]  # evaluated
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 # part of the run-wide key: a finding class with a new field starts afresh
@@ -113,6 +114,7 @@ class ResultCache:
         self.changed: dict[str, Entry] = {}
         self.used: set[str] = set()
         self.started = clock()
+        self.unparsed = 0  # the hits that were files no rule's words are in
 
     def _load(self, path: Path) -> dict[str, Entry]:
         payload = _read_checked(path, MAGIC)
@@ -148,6 +150,7 @@ class ResultCache:
         except OSError:
             now = None
         if entry is not None and now is not None and entry[0] == now:
+            self.unparsed += not entry[4]
             return list(entry[2]), None, now, entry[1]
         if entry is None and not read_new:
             if now is None:
@@ -157,7 +160,8 @@ class ResultCache:
         digest = content_hash(source)
         if entry is not None and entry[1] == digest:
             if trusted_stamp(now, self.started) not in (None, entry[0]):
-                self.changed[key] = (now, digest, entry[2], entry[3])  # next time, the stat is enough
+                self.changed[key] = (now, digest, entry[2], entry[3], entry[4])  # next time, the stat is enough
+            self.unparsed += not entry[4]
             return list(entry[2]), source, now, digest
         return None, source, now, digest
 
@@ -171,13 +175,15 @@ class ResultCache:
         digest: bytes,
         findings: Sequence[Finding],
         depends: tuple[tuple[str, str], ...] = (),
+        parsed: bool = True,
     ) -> None:
-        """Record a file's findings; `depends`: `depended_on(source, functions)` of its source."""
+        """Record a file's findings; `depends`: `depended_on(source, functions)` of its source;
+        `parsed`: False for a file no rule's words are in."""
         try:
             plain_data.to_plain(findings)
         except ValueError:
             return  # a finding holding something that is not plain data: not cached
-        self.changed[key] = (trusted_stamp(now, self.started), digest, tuple(findings), depends)
+        self.changed[key] = (trusted_stamp(now, self.started), digest, tuple(findings), depends, parsed)
 
     def save(self) -> None:
         """Merge the changes into the file on disk (another run may have written it since)."""

@@ -174,7 +174,7 @@ def run_check(o: CheckOptions) -> NoReturn:
             print_statistics(findings, False, stale)
     print_errors(errors)
     if not o.quiet and o.output_format == "text" and not o.statistics and (found.files or not found.errors):
-        print_summary(findings, len(files), len(found.files) - len(files), found, hidden)
+        print_summary(findings, len(files), len(found.files) - len(files), found, hidden, outcome.unparsed)
     if errors:
         sys.exit(EXIT_ERROR)
     if o.exit_non_zero_on_fix and fixed:

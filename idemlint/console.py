@@ -169,14 +169,17 @@ def print_statistics(findings: list[Finding], err: bool, stale: int | None) -> N
         click.echo(f"{stale:6d}  stale baseline entries (fixed or moved findings; rewrite the baseline)", err=err)
 
 
-def print_summary(findings: list[Finding], checked: int, skipped: int, found: Discovery, hidden: int = 0) -> None:
+def print_summary(
+    findings: list[Finding], checked: int, skipped: int, found: Discovery, hidden: int = 0, unparsed: int = 0
+) -> None:
     summary = (
         f"Found {len(findings)} finding{'s' * (len(findings) != 1)} in {checked} file{'s' * (checked != 1)} checked"
     )
+    if unparsed:  # the pre-filter: a syntax error in these goes unreported, so say they were not read whole
+        summary += f" ({unparsed} with none of the rules' words, not parsed)"
     if hidden:  # as ruff tells of the fixes --unsafe-fixes would add: never dropped in silence
         summary += (
-            f"; {hidden} less sure or lower-stakes finding{'s' * (hidden != 1)} hidden "
-            "(`--min-confidence low --min-stakes none` shows every finding)"
+            f"; {hidden} hidden as less sure or less at stake (`--min-confidence low --min-stakes none` shows them)"
         )
     if skipped:
         summary += f"; skipped {skipped} test file{'s' * (skipped != 1)} (`check-tests = true` to include them)"

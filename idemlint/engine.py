@@ -39,6 +39,9 @@ class FileResult:
     path: str
     findings: tuple[Finding, ...] = ()
     errors: tuple[str, ...] = field(default=())  # internal errors: exit code 2
+    # False: no rule's words are in the file, so it was never parsed (the summary counts these:
+    # a syntax error there goes unreported)
+    parsed: bool = True
 
 
 def check_source(
@@ -80,7 +83,7 @@ def _check_source(
     suppressions = find_suppressions(text)
     if not wanted:  # the pre-filter: no rule can report here, and libcst is never loaded
         unused = _unused_suppressions(path, suppressions, [], rules, text, config) if report_unused_noqa else []
-        return FileResult(path, tuple(sorted(unused)))
+        return FileResult(path, tuple(sorted(unused)), parsed=False)
     ctx = parse_source(text, path, config, project)
     if isinstance(ctx, Rejected):
         return _rejected(path, ctx, config)

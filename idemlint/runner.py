@@ -42,6 +42,7 @@ class RunResult:
     findings: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     cached: int = 0
+    unparsed: int = 0  # files checked without parsing: none of the rules' words is in them
 
 
 @dataclass(frozen=True)
@@ -110,11 +111,13 @@ def run(
     for (job, key, now, digest), outcome in zip(pending, outcomes, strict=True):
         result.findings.extend(outcome.result.findings)
         result.errors.extend(outcome.result.errors)
+        result.unparsed += not outcome.result.parsed
         if cache is not None and not outcome.result.errors:
             if job.source is None:  # read by the worker: its stat and hash
                 now, digest = outcome.stamp, outcome.digest
-            cache.put(key, now, digest, outcome.result.findings, outcome.depends)
+            cache.put(key, now, digest, outcome.result.findings, outcome.depends, outcome.result.parsed)
     if cache is not None:
+        result.unparsed += cache.unparsed
         cache.save()
     result.findings.sort()
     return result

@@ -49,11 +49,23 @@ def test_findings_exit_1_with_location_code_and_help(project: Path) -> None:
     assert out.splitlines()[1].startswith(
         "    help: The whole function is retried, so the key must come from outside it"
     )
-    assert out.splitlines()[-1] == "Found 1 finding in 2 files checked."
+    assert out.splitlines()[-1] == "Found 1 finding in 2 files checked (1 with none of the rules' words, not parsed)."
+
+
+def test_the_summary_counts_the_files_checked_without_parsing(project: Path) -> None:
+    """A file with none of the rules' words is not parsed (the pre-filter), so a syntax error
+    there goes unreported: the summary says how many such files were counted as checked, warm
+    run or cold."""
+    (project / "app" / "broken.py").write_text("import requests\nx = (\n")  # no rule's vocabulary
+    expected = "Found 1 finding in 3 files checked (2 with none of the rules' words, not parsed)."
+    assert run("check", "app")[1].splitlines()[-1] == expected
+    assert run("check", "app")[1].splitlines()[-1] == expected  # from the cache
+    assert run("check", "--no-cache", "app/pay.py")[1].splitlines()[-1] == "Found 1 finding in 1 file checked."
 
 
 def test_clean_files_exit_0(project: Path) -> None:
-    assert run("check", "app/health.py") == (0, "Found 0 findings in 1 file checked.\n", "")
+    summary = "Found 0 findings in 1 file checked (1 with none of the rules' words, not parsed).\n"
+    assert run("check", "app/health.py") == (0, summary, "")
 
 
 def test_exit_zero_and_quiet(project: Path) -> None:

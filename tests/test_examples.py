@@ -26,8 +26,8 @@ def test_the_default_view_shows_the_sure_findings_and_counts_the_hidden(monkeypa
     ]
     text = CliRunner().invoke(cli, ["check", "--no-cache", "examples"]).stdout
     assert text.endswith(
-        "Found 4 findings in 4 files checked; 3 less sure or lower-stakes findings hidden "
-        "(`--min-confidence low --min-stakes none` shows every finding).\n"
+        "Found 4 findings in 4 files checked; 3 hidden as less sure or less at stake "
+        "(`--min-confidence low --min-stakes none` shows them).\n"
     )
 
 

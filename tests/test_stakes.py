@@ -77,8 +77,8 @@ def test_min_stakes_hides_what_matters_less_and_says_so(project: Path) -> None:
     assert code == 1
     assert out.splitlines()[0].startswith("svc/refunds.py:5:5: IDM103 ")
     assert out.endswith(
-        "Found 1 finding in 3 files checked; 2 less sure or lower-stakes findings hidden "
-        "(`--min-confidence low --min-stakes none` shows every finding).\n"
+        "Found 1 finding in 3 files checked; 2 hidden as less sure or less at stake "
+        "(`--min-confidence low --min-stakes none` shows them).\n"
     )
 
 
