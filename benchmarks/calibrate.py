@@ -8,8 +8,8 @@ is run over it (`idemlint check --output-format json`). Each finding is labelled
 row of its code within three lines (a positive row: true; an `ok:` row within two: false), else
 a judged sheet's row of its code within two lines (T or M: true; F or S: false), else it is
 unlabeled and not counted. Per rule code, the true and judged counts are kept for each kind of
-evidence and file role, and for the wider groups (`evidence|*`, `*|role`, `*|*`) a kind with
-few judged findings falls back on (idemlint/calibration.py). The table is written to
+evidence and file role, and for the wider groups (`evidence|*`, `*|role`, `*|*`) that a
+kind's estimate starts from (idemlint/calibration.py). The table is written to
 `idemlint/data/calibration.json` and printed; with `--check`, it is compared with the shipped
 one instead (exit 1 when they differ). It also prints how true each confidence level and the
 default view (what `idemlint check` shows with no --min-confidence) were on the judged findings,
@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SHEETS = ROOT / "benchmarks" / "corpus"
 TABLE = ROOT / "idemlint" / "data" / "calibration.json"
 ANY = "*"
+PRIOR_WEIGHT = 5  # what a wider group's estimate counts as, in judged findings (idemlint/calibration.py)
 
 
 def rows_of(path: Path) -> list[dict[str, str]]:
@@ -83,7 +84,7 @@ def measure(mirror: Path, corpus: Path, work: Path) -> tuple[dict[str, dict[str,
         lambda: collections.defaultdict(collections.Counter)
     )
     views: Tally = collections.defaultdict(collections.Counter)  # per level, and the default view
-    from idemlint.calibration import shown_by_default
+    from idemlint.calibration import shown_by_default  # the default view as the run's confidence makes it
 
     # every finding, whatever its confidence: the table is what decides confidence
     command = [sys.executable, "-m", "idemlint", "check", "--output-format", "json", "--exit-zero", "--no-cache"]
@@ -122,7 +123,7 @@ def main() -> int:
     table = {
         "about": "precision of idemlint's findings on hand-judged real code: benchmarks/calibrate.py writes this",
         "thresholds": {"high": 0.9, "medium": 0.7},
-        "min_judged": 5,
+        "prior_weight": PRIOR_WEIGHT,
         "rules": measured,
     }
     for code, groups in measured.items():

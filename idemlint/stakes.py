@@ -121,9 +121,7 @@ def of_report(ctx: FileContext, rule: type[Rule], report: Report, written: Itera
 def _calls_another_system(ctx: FileContext, node: cst.CSTNode) -> bool:
     """Whether the innermost function around `node` makes an external call, itself or through
     the functions it calls (their summaries' `effect`)."""
-    import libcst as cst
-
-    function = next((a for a in ctx.model.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+    function = ctx.model.enclosing_function(node)
     if function is None:
         return False
     summary = ctx.summaries.by_function.get(function)

@@ -15,45 +15,48 @@ from conftest import FIXTURES, lint
 
 
 def write(path: Path, rules: dict) -> None:  # type: ignore[type-arg]
-    path.write_text(json.dumps({"thresholds": {"high": 0.9, "medium": 0.7}, "min_judged": 5, "rules": rules}))
+    path.write_text(json.dumps({"thresholds": {"high": 0.9, "medium": 0.7}, "prior_weight": 5, "rules": rules}))
 
 
-def test_confidence_follows_measured_precision_and_falls_back_to_wider_groups(calibration_table: Path) -> None:
+def test_a_kind_s_estimate_goes_from_the_rule_to_its_evidence_and_role(calibration_table: Path) -> None:
     write(
         calibration_table,
         {
             "IDM101": {
-                "read in the function|source": {"judged": 10, "true": 9},
-                "read in the function|*": {"judged": 14, "true": 10},
-                "read by a caller (an instance passed in)|source": {"judged": 3, "true": 3},
-                "read by a caller (an instance passed in)|*": {"judged": 3, "true": 3},
-                "*|source": {"judged": 13, "true": 12},
-                "*|script": {"judged": 4, "true": 0},
-                "*|*": {"judged": 20, "true": 13},
+                "*|*": {"judged": 60, "true": 48},  # 0.8
+                "read in the function|*": {"judged": 40, "true": 38},
+                "read in the function|source": {"judged": 36, "true": 36},
+                "read in the function|script": {"judged": 4, "true": 2},
+                "read by a helper|*": {"judged": 2, "true": 2},
+                "read by a helper|source": {"judged": 2, "true": 2},
             }
         },
     )
-    assert calibration.calibrated("IDM101", "read in the function", "source", "low") == "high"  # 9/10
-    assert calibration.calibrated("IDM101", "read in the function", "script", "high") == "medium"  # 10/14
-    # 3 judged are too few: the role's group (12/13) decides
-    assert calibration.calibrated("IDM101", "read by a caller (an instance passed in)", "source", "low") == "high"
-    # nothing narrower judged often enough: the rule as a whole, 13/20
-    assert calibration.calibrated("IDM101", "read by a helper", "script", "high") == "low"
-    assert calibration.calibrated("IDM999", "read in the function", "source", "medium") == "medium"  # never judged
-    # a finding the rule lowered (a management command) keeps its lowering against a wider group
+    # (48 + 5 * 0.8) / 65 = 0.8, then (38 + 5 * 0.8) / 45 = 0.933, then (36 + 5 * 0.933) / 41 = 0.992
+    precision, judged = calibration.estimate("IDM101", "read in the function", "source", "medium")
+    assert (round(precision, 3), judged) == (0.992, 36)
+    assert calibration.calibrated("IDM101", "read in the function", "source", "low") == "high"
+    # two of four judged in scripts: (2 + 5 * 0.933) / 9 = 0.74
+    assert calibration.calibrated("IDM101", "read in the function", "script", "high") == "medium"
+    # two judged, both true, do not make a kind sure: (2 + 5 * 0.8) / 7 = 0.857, then 0.898
+    assert calibration.calibrated("IDM101", "read by a helper", "source", "medium") == "medium"
+    # never judged at all: the rule's own word
+    assert calibration.calibrated("IDM999", "read in the function", "source", "medium") == "medium"
+    assert calibration.calibrated("IDM999", "read in the function", "source", "high") == "high"
+    # what the rule says of one finding (a management command) stands unless its kind was judged often
     assert calibration.calibrated("IDM101", "read by a helper", "script", "medium", lowered="low") == "low"
-    # its own kind's measurement decides, lowered or not
     assert calibration.calibrated("IDM101", "read in the function", "source", "medium", lowered="low") == "high"
 
 
 def test_a_missing_table_leaves_each_rule_its_declared_confidence(calibration_table: Path) -> None:
     assert not calibration_table.exists()
     assert calibration.calibrated("IDM001", calibration.IN_FUNCTION, "source", "high") == "high"
+    assert calibration.calibrated("IDM003", calibration.IN_FUNCTION, "source", "medium") == "medium"
 
 
 def test_the_engine_takes_confidence_from_the_shipped_table() -> None:
-    """Every fixture finding's confidence is what the shipped table says for its code,
-    evidence and role (the rule's own only where the table has too few judged findings)."""
+    """Every fixture finding's confidence is what the shipped table's estimate says for its code,
+    evidence and role (or lower, where the rule lowered this one and its kind was judged little)."""
     from idemlint.rules import ALL_RULES
 
     assert calibration.TABLE.is_file(), "idemlint/data/calibration.json is written by benchmarks/calibrate.py"
@@ -66,16 +69,15 @@ def test_the_engine_takes_confidence_from_the_shipped_table() -> None:
             if finding.code not in declared:
                 continue
             assert finding.evidence and finding.role == role_of(path.name)
-            measured = calibration._measured(finding.code, finding.evidence, finding.role)
-            if measured is not None:
-                true, judged, exact = measured
-                expected = calibration.level(true / judged)
-                order = ("low", "medium", "high")
-                if exact:
-                    assert finding.confidence == expected, finding
-                else:  # a wider group's figure, never above what the rule said of this one
-                    assert order.index(finding.confidence) <= order.index(expected), finding
-                checked += 1
+            precision, judged = calibration.estimate(
+                finding.code, finding.evidence, finding.role, declared[finding.code]
+            )
+            expected = calibration.level(precision)
+            if judged >= calibration.PRIOR_WEIGHT:
+                assert finding.confidence == expected, finding
+            else:  # what the rule said of this one finding may be lower
+                assert calibration.CONFIDENCE_RANK[finding.confidence] <= calibration.CONFIDENCE_RANK[expected], finding
+            checked += 1
     assert checked > 50
 
 

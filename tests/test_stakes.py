@@ -113,12 +113,12 @@ def test_the_default_view_keeps_high_and_medium_kinds_measured_precise(calibrati
     calibration_table.write_text(
         json.dumps(
             {
-                "min_judged": 5,
+                "prior_weight": 5,
                 "rules": {
                     "IDM101": {
-                        "read in the function|source": {"judged": 20, "true": 17},  # 0.85: shown
-                        "read by a helper|source": {"judged": 20, "true": 16},  # 0.80: hidden
-                        "*|*": {"judged": 40, "true": 33},
+                        "*|*": {"judged": 40, "true": 35},  # (35 + 5 * 0.8) / 45 = 0.867
+                        "read in the function|source": {"judged": 20, "true": 19},  # 0.933: shown
+                        "read by a helper|source": {"judged": 20, "true": 16},  # 0.813: hidden
                     }
                 },
             }

@@ -101,6 +101,10 @@ class ModuleModel:
                 return ancestor
         return self.module
 
+    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        """The innermost `def` around `node` (a lambda in between does not count)."""
+        return next((a for a in self.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+
     def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
         for ancestor in self.ancestors(node):
             if isinstance(ancestor, cst.ClassDef):

@@ -19,7 +19,7 @@ follows the calls.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -33,7 +33,7 @@ from idemlint.analysis.direct_facts import (
     state_writes,
     unconditional_calls,
 )
-from idemlint.analysis.effects import HTTP_METHODS
+from idemlint.analysis.effects import HTTP_METHODS, NON_IDEMPOTENT_METHODS
 from idemlint.analysis.flow import origin_calls
 from idemlint.analysis.model import iter_nodes, local_callee, method_of, positional_parameters, string_value
 from idemlint.analysis.summary_records import (
@@ -173,6 +173,26 @@ def _verb_defaults(function: cst.FunctionDef) -> tuple[tuple[str, str], ...]:
         for param in (*params.params, *params.kwonly_params)
         if param.default is not None and (method := (string_value(param.default) or "").lower()) in HTTP_METHODS
     )
+
+
+def callers_naming_a_write(
+    model: ModuleModel, function: cst.FunctionDef, parameter: str
+) -> Iterator[tuple[cst.Call, str]]:
+    """The calls in this module to `function` that make its `parameter`, an HTTP method, a
+    write that is not safe to repeat (POST or PATCH): by naming one, in any case, or by leaving
+    out a parameter whose default is one. With the method found this way, a request core that
+    retries whatever its callers ask for is known to retry a POST."""
+    binding = Summary(
+        params=tuple(positional_parameters(model, function)),
+        verb_param=parameter,
+        verb_effect=(),
+        verb_defaults=_verb_defaults(function),
+    )
+    for call in model.calls:
+        if local_callee(model, call) is function:
+            method = binding.verb_binding(passed_arguments(call))[0]
+            if method in NON_IDEMPOTENT_METHODS:
+                yield call, method
 
 
 def _through_calls(

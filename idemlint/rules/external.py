@@ -5,9 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from idemlint.analysis.direct_facts import own_params
 from idemlint.analysis.effects import SideEffect
 from idemlint.analysis.model import iter_nodes
-from idemlint.analysis.summaries import Callee, Chain, Step, chain_origin, passed_arguments, related_steps, via
+from idemlint.analysis.summaries import (
+    Callee,
+    Chain,
+    Step,
+    callers_naming_a_write,
+    chain_origin,
+    passed_arguments,
+    related_steps,
+    via,
+)
 from idemlint.analysis.timeouts import records_failure, timeout_caught
 from idemlint.rule import Report, Rule
 from idemlint.triggers import RETRY
@@ -15,6 +25,7 @@ from idemlint.triggers import RETRY
 if TYPE_CHECKING:
     import libcst as cst
 
+    from idemlint.analysis.retry import RetryContext
     from idemlint.context import FileContext
 else:
     from idemlint._lazy import LazyModule
@@ -69,6 +80,9 @@ class UnkeyedRetriedSideEffect(Rule):
         "its parameter (`def _request(self, method, path)`) is such a call where a caller names POST or PATCH "
         "(`self._request('POST', ...)`, `http_request(verb='POST')`) or leaves out a parameter whose default "
         "is one (`def send(url, method='POST')`), through forwarding helpers, and a read where it names GET. "
+        "A request core that retries itself (a loop around `self.session.request(method, ...)`, or around a "
+        "helper it passes its `method` to) is reported at the retried request when a caller in the same module "
+        "names POST or PATCH (`def post(self, path): return self._call('POST', path)`). "
         "Calls whose headers are built elsewhere (so a key may "
         "be there) are not reported."
     )
@@ -131,10 +145,24 @@ def pay_invoice(invoice, key):
                     f"{what}{effect.operation}() is retried by {context.named} on line $context without an idempotency key",
                     lines=(("context", context.anchor),),
                 )
+        for request in effects.verb_requests:  # the method is the retrying function's own parameter
+            context = retry.context_of(request.call)
+            writer = _caller_naming_a_write(ctx, request.call, request.parameter) if context else None
+            if context is not None and writer is not None:
+                yield Report(
+                    request.call,
+                    f"{request.operation}() sends the method its caller names in `{request.parameter}`, and "
+                    f"{writer[1]} on line $writer names {writer[2]}: retried by {context.named} on line $context "
+                    "without an idempotency key",
+                    lines=(("writer", writer[0]), ("context", context.anchor)),
+                    evidence=CALLER_NAMES_THE_METHOD,
+                )
         for call in model.calls:
             context = retry.context_of(call)
             callee = ctx.callee(call) if context is not None else None
             chain, operation = callee.summary.unkeyed_effect_for(passed_arguments(call)) if callee else (None, "")
+            if callee is not None and context is not None and chain is None:
+                yield from _retried_request_core(ctx, call, callee, context)
             if callee is None or chain is None or context is None:
                 continue
             origin, lines = chain_origin(chain, "effect")
@@ -145,6 +173,44 @@ def pay_invoice(invoice, key):
                 lines=(*lines, ("context", context.anchor)),
                 related=related_steps(callee, chain),
             )
+
+
+CALLER_NAMES_THE_METHOD = "a retried request whose method a caller names"
+
+
+def _retried_request_core(ctx: FileContext, call: cst.Call, callee: Callee, context: RetryContext) -> Iterator[Report]:
+    """A retried call to a request helper that passes on the method the enclosing function was
+    given (`self._send_once(verb, url)` in `_call(self, verb, url)`): a POST wherever a caller
+    in this module names one."""
+    function = ctx.model.enclosing_function(call)
+    if function is None:
+        return
+    forwarded = callee.summary.verb_binding(passed_arguments(call, own_params(function)))[1]
+    writer = _caller_naming_a_write(ctx, call, forwarded) if forwarded else None
+    if writer is None or callee.summary.verb_effect is None:
+        return
+    origin, lines = chain_origin(callee.summary.verb_effect, "effect")
+    yield Report(
+        call,
+        f"{callee.name}() makes {callee.summary.verb_operation}() ({origin}) with the method given in "
+        f"`{forwarded}`, and {writer[1]} on line $writer names {writer[2]}: retried by {context.named} on line "
+        "$context without an idempotency key",
+        lines=(*lines, ("writer", writer[0]), ("context", context.anchor)),
+        related=related_steps(callee, callee.summary.verb_effect),
+        evidence=CALLER_NAMES_THE_METHOD,
+    )
+
+
+def _caller_naming_a_write(ctx: FileContext, node: cst.CSTNode, parameter: str) -> tuple[cst.Call, str, str] | None:
+    """The first call in this module that makes `parameter` of the function around `node` a POST
+    or PATCH: (the call, `its_caller()`, the method)."""
+    function = ctx.model.enclosing_function(node)
+    if function is None:
+        return None
+    for writer, method in callers_naming_a_write(ctx.model, function, parameter):
+        around = ctx.model.enclosing_function(writer)
+        return writer, f"{around.name.value}()" if around is not None else "the module", method
+    return None
 
 
 def _transport_retries_of_writes(ctx: FileContext) -> Iterator[Report]:
