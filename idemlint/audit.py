@@ -86,7 +86,18 @@ class AuditRow:
 
     @property
     def unkeyed(self) -> bool:
-        return self.key.status != "sent"
+        """No key seen: none is sent, or whether one is cannot be told."""
+        return self.key.status in ("not sent", "unknown")
+
+    @property
+    def bad_key(self) -> bool:
+        """A key is sent, but a retry cannot reuse it (IDM001-IDM003)."""
+        return self.key.rule is not None
+
+    @property
+    def unsafe(self) -> bool:
+        """What a retry of this call would repeat: it has no key, or a key that changes."""
+        return self.unkeyed or self.bad_key
 
 
 def _order(row: AuditRow) -> tuple[object, ...]:
@@ -277,14 +288,17 @@ def summary(rows: Sequence[AuditRow]) -> list[dict[str, object]]:
         # an in-house row's target is the external call its wrapper reaches: kept whole
         key = (row.library, row.target if row.library == "in-house" else target_base(row.target))
         group = groups.setdefault(
-            key, {"library": key[0], "target": key[1], "sites": 0, "unkeyed": 0, "unkeyed_and_retried": 0}
+            key,
+            {"library": key[0], "target": key[1], "sites": 0, "unkeyed": 0, "bad_key": 0, "unsafe_and_retried": 0},
         )
         group["sites"] += 1  # type: ignore[operator]
-        if row.unkeyed:
-            group["unkeyed"] += 1  # type: ignore[operator]
-            if row.retried is not None:
-                group["unkeyed_and_retried"] += 1  # type: ignore[operator]
-    return sorted(groups.values(), key=lambda g: (-g["unkeyed_and_retried"], -g["unkeyed"], g["library"], g["target"]))  # type: ignore[operator]
+        group["unkeyed"] += row.unkeyed  # type: ignore[operator]
+        group["bad_key"] += row.bad_key  # type: ignore[operator]
+        group["unsafe_and_retried"] += row.unsafe and row.retried is not None  # type: ignore[operator]
+    return sorted(
+        groups.values(),
+        key=lambda g: (-g["unsafe_and_retried"], -g["unkeyed"] - g["bad_key"], g["library"], g["target"]),  # type: ignore[operator]
+    )
 
 
 COLUMNS = ("location", "library", "call", "target", "key", "retried", "timeout")
@@ -317,14 +331,16 @@ def format_markdown(rows: Sequence[AuditRow]) -> str:
     lines = [
         "# External side effects",
         "",
-        "Unkeyed: no idempotency key, or one a retry cannot reuse (regenerated, clock- or hash-derived).",
+        "Unkeyed: no idempotency key seen. Bad key: a key a retry cannot reuse (regenerated per attempt, "
+        "clock- or hash-derived). Unsafe and retried: either, and something retries the call.",
         "",
-        "| library | target | sites | unkeyed | unkeyed and retried |",
-        "| --- | --- | --- | --- | --- |",
+        "| library | target | sites | unkeyed | bad key | unsafe and retried |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for group in summary(rows):
         lines.append(
-            f"| {escape(str(group['library']))} | {_markdown_code(str(group['target']))} | {group['sites']} | {group['unkeyed']} | {group['unkeyed_and_retried']} |"
+            f"| {escape(str(group['library']))} | {_markdown_code(str(group['target']))} | {group['sites']} "
+            f"| {group['unkeyed']} | {group['bad_key']} | {group['unsafe_and_retried']} |"
         )
     lines += ["", "| " + " | ".join(COLUMNS) + " |", "| " + " | ".join("---" for _ in COLUMNS) + " |"]
     code_cells = {COLUMNS.index("call"), COLUMNS.index("target")}
@@ -345,16 +361,17 @@ def format_text(rows: Sequence[AuditRow], color: bool) -> str:
     bold, red, reset = ("\x1b[1m", "\x1b[31m", "\x1b[0m") if color else ("", "", "")
     out = [f"{bold}External side effects by library and target{reset}"]
     for group in summary(rows):
-        risky = group["unkeyed_and_retried"]
-        mark = f"{red}{risky} unkeyed and retried{reset}" if risky else "0 unkeyed and retried"
+        risky = group["unsafe_and_retried"]
+        mark = f"{red}{risky} unsafe and retried{reset}" if risky else "0 unsafe and retried"
         sites = f"{group['sites']:>3} site{'s' * (group['sites'] != 1)},"
         out.append(
-            f"  {group['library']:<10} {str(group['target'])[:50]:<50} {sites:<10} {group['unkeyed']} unkeyed, {mark}"
+            f"  {group['library']:<10} {str(group['target'])[:50]:<50} {sites:<10} {group['unkeyed']} unkeyed, "
+            f"{group['bad_key']} bad key, {mark}"
         )
     out.append("")
     for row in rows:
         location, library, call, target, key, retried, timeout = _cells(row)
-        highlight = red if row.unkeyed and row.retried is not None else ""
+        highlight = red if row.unsafe and row.retried is not None else ""
         out.append(f"{bold}{location}{reset}  {call}  ->  {target}")
         out.append(f"    key: {highlight}{key}{reset if highlight else ''}; retried: {retried}; timeout: {timeout}")
     return "\n".join(out) + "\n"

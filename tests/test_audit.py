@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from idemlint.audit import audit_source, format_json, format_markdown, format_text
+from idemlint.audit import audit_source, format_json, format_markdown, format_text, summary
 from idemlint.cli import cli
 from idemlint.config import Config
 
@@ -211,7 +211,7 @@ def test_golden_report_on_the_examples(monkeypatch: pytest.MonkeyPatch, fmt: str
     assert result.stdout == (GOLDEN / golden).read_text(encoding="utf-8")
     if fmt == "json":
         data = json.loads(result.stdout)
-        assert [(g["library"], g["unkeyed_and_retried"]) for g in data["summary"]] == [("requests", 1), ("boto3", 1)]
+        assert [(g["library"], g["unsafe_and_retried"]) for g in data["summary"]] == [("requests", 1), ("boto3", 1)]
 
 
 def test_text_report_lists_the_summary_then_every_site(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -263,7 +263,7 @@ def test_text_summary_counts_one_site_in_the_singular() -> None:
     out = format_text(audit_source(SOURCE, "svc.py", CONFIG), False)
     summary = [line for line in out.splitlines()[1:] if line.startswith("  ")]
     assert "1 sites" not in out
-    assert any(" 4 sites, 3 unkeyed" in line for line in summary)
+    assert any(" 4 sites, 1 unkeyed, 2 bad key, 3 unsafe and retried" in line for line in summary)
     braintree = next(line for line in summary if line.lstrip().startswith("braintree"))
     assert braintree.split()[2:5] == ["1", "site,", "1"]
 
@@ -299,3 +299,25 @@ def test_in_house_wrappers_and_callers_in_other_modules(tmp_path: Path, monkeypa
     minted = sites[("shop/services/base.py", 20)]
     assert minted["key"] == {"status": "regenerated per attempt", "rule": "IDM001", "detail": None}
     assert sites[("shop/payments/client.py", 16)]["retried"] is None  # no caller retries it
+
+
+def test_a_bad_key_is_not_counted_unkeyed_and_a_variable_is_no_address() -> None:
+    """Issue 26: `unkeyed` counts calls with no key seen; a key a retry cannot reuse is counted
+    apart; a URL held in a variable is shown as a placeholder, not as if it were a host."""
+    source = (
+        "import time\nimport httpx\n\n\n"
+        "def pay(url, body):\n"
+        "    return httpx.post(url, json=body)\n\n\n"
+        "def capture(body):\n"
+        "    key = f'capture-{time.time()}'\n"
+        "    return httpx.post('https://psp.example/capture', json=body, headers={'Idempotency-Key': key})\n"
+    )
+    rows = audit_source(source, "svc.py", CONFIG)
+    assert [(r.line, r.target, r.unkeyed, r.bad_key) for r in rows] == [
+        (6, "{url}", True, False),
+        (11, "https://psp.example/capture", False, True),
+    ]
+    assert [(g["target"], g["unkeyed"], g["bad_key"]) for g in summary(rows)] == [
+        ("https://psp.example", 0, 1),
+        ("{url}", 1, 0),
+    ]

@@ -432,7 +432,9 @@ def _target(model: ModuleModel, call: cst.Call) -> str | None:
         url = plain[0] if plain else None
     if url is None:
         return None
-    return _static_text(model, url) or model.module.code_for_node(url)
+    text = _static_text(model, url) or model.module.code_for_node(url)
+    # a variable is no address: shown as a placeholder, as an f-string's fields are
+    return f"{{{text}}}" if isinstance(url, (cst.Name, cst.Attribute)) and text == model.dotted(url) else text
 
 
 def _static_text(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
