@@ -50,6 +50,7 @@ class PolicyRule(Rule):
                 message = self.message(verdict, origin)
                 if "$context" in message:
                     lines = (*lines, ("context", policy.anchor))
+                lines = (*lines, *verdict.lines)
                 related = related_steps(verdict.callee, verdict.chain) if verdict.callee and verdict.chain else ()
                 yield Report(verdict.node, message, fix=verdict.fix, lines=lines, related=related)
 
@@ -70,7 +71,9 @@ class RetryNonRetryable(PolicyRule):
         "in (...)` in a retry loop). (urllib3 `Retry(allowed_methods=...)` that includes POST or PATCH retries a "
         "side effect, not an error: IDM301 reports it.) A Celery Task "
         "class that declares `autoretry_for` (used as `base=` by tasks here or in other modules) is judged where "
-        "its settings are written, once for every task that inherits them."
+        "its settings are written, once for every task that inherits them. A catch-all handler that gives up "
+        "on a test of what it caught, directly or through a value taken from it (`status = status_of(err)`, "
+        "then `if not should_retry(status): raise`), classifies the failure and is not reported."
     )
     why = (
         "Retrying a bug, a rejected card, a validation error or an expired credential never succeeds; it "
@@ -286,7 +289,11 @@ class UnboundedRetry(PolicyRule):
         "retry loop with no counter or clock check that ends it, `itertools.count()` attempts, tenacity `@retry` "
         "without `stop=` (or with `stop_never`), backoff without `max_tries`/`max_time`, `retrying` without a "
         "stop, the `retry` package's default `tries=-1`, stamina with `attempts=None, timeout=None`, Celery "
-        "`max_retries=None`, and urllib3 `Retry(total=None)` with no other counts."
+        "`max_retries=None`, and urllib3 `Retry(total=None)` with no other counts. A loop bounded by an `if` in "
+        "its body is bounded only if every way round passes it: a `continue` ahead of the attempt check (`if "
+        "status == 429: sleep(); continue`, then `if attempts >= limit: raise`) retries forever. A helper given "
+        "the loop's counter (`if not should_retry(status, attempts): raise`) owns the bound; a wait through a "
+        "helper of the module (`def pause(ms): time.sleep(ms / 1000)`) is a wait."
     )
     why = (
         "An unbounded retry turns a permanent failure into an endless loop: the caller never hears about it, "
@@ -341,6 +348,9 @@ def publish(event):
         ("no-bound", "stamina"): "{label} sets attempts=None and timeout=None",
         ("no-bound", "retry"): "{label} has no tries= bound (the default -1 retries forever)",
         ("no-bound", "loop"): "the retry loop has no attempt limit and no deadline",
+        ("bypassed-bound", "loop"): (
+            "the retry loop goes round at the `continue` on line $skip without reaching its bound on line $bound"
+        ),
         ("endless-count", "loop"): "the retry loop counts attempts with itertools.count() and never stops",
         ("no-bound", "poll"): "the polling loop has no attempt limit and no deadline",
         ("no-bound", "celery"): "the Celery task retries forever (max_retries=None)",

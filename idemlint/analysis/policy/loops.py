@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.keys import CLOCK_CALLS
-from idemlint.analysis.model import ModuleModel, iter_nodes
+from idemlint.analysis.model import ModuleModel, iter_nodes, local_callee
 from idemlint.analysis.policy.common import expr_nodes, handler_catches_all, statuses_in
 from idemlint.analysis.policy.delays import deterministic_delay
 from idemlint.analysis.policy.fixes import jitter_sleep
@@ -59,8 +59,12 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy) -> None
             if deterministic_delay(model, node.args[0].value):
                 fix = jitter_sleep(model, node.args[0].value)
                 policy.no_jitter.append(Verdict("fixed-wait", "loop", node, label, fix=fix))
-    if isinstance(loop, cst.While) and not _loop_bounded(model, loop, nodes) and _waits_or_talks(model, nodes):
-        policy.unbounded.append(Verdict("no-bound", "loop", loop, label))
+    if isinstance(loop, cst.While) and _waits_or_talks(model, nodes):
+        if not _loop_bounded(model, loop, nodes):
+            policy.unbounded.append(Verdict("no-bound", "loop", loop, label))
+        elif skip := _bypassed_bound(model, loop, nodes):
+            lines = (("skip", skip[0]), ("bound", skip[1]))
+            policy.unbounded.append(Verdict("bypassed-bound", "loop", loop, label, lines=lines))
     if isinstance(loop, cst.For) and (model.call_name(loop.iter) if isinstance(loop.iter, cst.Call) else None) in (
         "itertools.count",
         "count",
@@ -122,7 +126,7 @@ def _waits_or_talks(model: ModuleModel, nodes: list[cst.CSTNode]) -> bool:
     prime" loops spin on local conditions by design (measured: most of the unbounded
     loops in the standard library and site-packages were of that kind)."""
     for node in nodes:
-        if isinstance(node, cst.Call) and model.call_name(node) in SLEEPS:
+        if isinstance(node, cst.Call) and (model.call_name(node) in SLEEPS or _sleeps_inside(model, node)):
             return True
         if isinstance(node, cst.ExceptHandler) and node.type is not None:
             caught = " ".join(
@@ -131,6 +135,14 @@ def _waits_or_talks(model: ModuleModel, nodes: list[cst.CSTNode]) -> bool:
             if _NETWORK_ERRORS.search(caught):
                 return True
     return False
+
+
+def _sleeps_inside(model: ModuleModel, call: cst.Call) -> bool:
+    """A call to a function of this module that sleeps (`def sleep(ms): time.sleep(ms / 1000)`)."""
+    helper = local_callee(model, call)
+    return helper is not None and any(
+        isinstance(node, cst.Call) and model.call_name(node) in SLEEPS for node in iter_nodes(helper.body)
+    )
 
 
 def _inside_handler(model: ModuleModel, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
@@ -155,20 +167,52 @@ def _loop_bounded(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst
         for node in nodes
     ):
         return True
-    for node in nodes:
-        if isinstance(node, cst.If) and _has_comparison(node.test, model) and _either_branch_leaves(node):
-            return True
-        # `if self._check_give_up(timeout=..., start_time=...): raise`: a helper that owns the bound
-        if (
-            isinstance(node, cst.If)
-            and _either_branch_leaves(node)
-            and any(
-                isinstance(n, (cst.Name, cst.Attribute)) and _BOUND_WORDS.search(model.dotted(n) or "")
-                for n in expr_nodes(node.test)
-            )
-        ):
-            return True
-    return False
+    counters = _counters(nodes)
+    return any(isinstance(node, cst.If) and _bounds_the_loop(model, node, counters) for node in nodes)
+
+
+def _counters(nodes: list[cst.CSTNode]) -> frozenset[str]:
+    """The names the loop steps (`attempts += 1`)."""
+    return frozenset(n.target.value for n in nodes if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name))
+
+
+def _bypassed_bound(model: ModuleModel, loop: cst.While, nodes: list[cst.CSTNode]) -> tuple[cst.CSTNode, ...]:
+    """(the `continue`, the bound it skips) when a loop bounded only by an `if` in its body goes
+    round before reaching it: `if status == 429: sleep(); continue` ahead of `if attempts >=
+    limit: raise` retries a rate limit forever. Every way round must pass the bound; a bound in
+    the loop test, or a handler whose own test decides each retry, is passed every time."""
+    if _has_comparison(loop.test) or any(
+        isinstance(node, (cst.Try, cst.TryStar)) and any(guarded_continue(h.body.body) for h in node.handlers)
+        for node in nodes
+    ):
+        return ()
+    order = {node: index for index, node in enumerate(iter_nodes(loop.body))}
+    counters = _counters(nodes)
+    bounds = sorted(
+        (node for node in nodes if isinstance(node, cst.If) and _bounds_the_loop(model, node, counters)),
+        key=lambda node: order.get(node, 0),
+    )
+    if not bounds:
+        return ()
+    first = order.get(bounds[0], 0)
+    skips = sorted(
+        (node for node in nodes if isinstance(node, cst.Continue) and order.get(node, first) < first),
+        key=lambda node: order.get(node, 0),
+    )
+    return (skips[0], bounds[0]) if skips else ()
+
+
+def _bounds_the_loop(model: ModuleModel, node: cst.If, counters: frozenset[str] = frozenset()) -> bool:
+    """An `if` on a comparison (`attempts >= limit`), or on a helper that owns the bound (`if
+    self._check_give_up(timeout=..., start_time=...): raise`, `if not should_retry(status,
+    attempts): raise` given the loop's counter), with a branch that leaves."""
+    if not _either_branch_leaves(node):
+        return False
+    return _has_comparison(node.test, model) or any(
+        isinstance(n, (cst.Name, cst.Attribute))
+        and (_BOUND_WORDS.search(model.dotted(n) or "") or (isinstance(n, cst.Name) and n.value in counters))
+        for n in expr_nodes(node.test)
+    )
 
 
 def _is_status_test(model: ModuleModel, test: cst.BaseExpression) -> bool:
@@ -183,17 +227,22 @@ def _is_status_test(model: ModuleModel, test: cst.BaseExpression) -> bool:
 
 
 def _filters_exception(handler: cst.ExceptHandler) -> bool:
-    """`except Exception as e: if not retryable(e): raise` inspects what it caught."""
+    """`except Exception as e: if not retryable(e): raise` inspects what it caught, directly or
+    through a value taken from it (`status = status_of(e)` ... `if not should_retry(status):
+    raise`): it classifies the failure, so it does not retry every exception."""
     if handler.name is None or not isinstance(handler.name.name, cst.Name):
         return False
-    caught = handler.name.name.value
+    read = {handler.name.name.value}  # the caught exception and the names assigned from it
     for node in iter_nodes(handler.body):
-        if isinstance(node, cst.If) and any(
-            isinstance(n, cst.Name) and n.value == caught for n in expr_nodes(node.test)
-        ):
-            if _either_branch_leaves(node):
-                return True
+        if isinstance(node, cst.Assign) and _reads(node.value, read):
+            read.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+        elif isinstance(node, cst.If) and _reads(node.test, read) and _either_branch_leaves(node):
+            return True
     return False
+
+
+def _reads(expr: cst.BaseExpression, names: set[str]) -> bool:
+    return any(isinstance(n, cst.Name) and n.value in names for n in expr_nodes(expr))
 
 
 def _either_branch_leaves(node: cst.If) -> bool:

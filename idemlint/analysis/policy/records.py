@@ -43,6 +43,7 @@ class Verdict:
     fix: FixPlan | None = None
     callee: Callee | None = None  # helper: the function called, and how it reaches the sleep
     chain: Chain | None = None
+    lines: tuple[tuple[str, cst.CSTNode], ...] = ()  # other nodes the message names by line ($name)
 
 
 @dataclass
