@@ -68,7 +68,9 @@ def label(finding: dict, corpus_rows: list[dict[str, str]], judged: list[dict[st
 Tally = dict[str, collections.Counter[str]]
 
 
-def measure(mirror: Path, corpus: Path, work: Path) -> tuple[dict[str, dict[str, dict[str, int]]], Tally]:
+def measure(
+    mirror: Path, corpus: Path, work: Path, labelled: list[dict[str, object]] | None = None
+) -> tuple[dict[str, dict[str, dict[str, int]]], Tally]:
     sys.path.insert(0, str(corpus))
     import score_real  # the corpus's own exporter: the same trees the scorer checks
 
@@ -102,6 +104,8 @@ def measure(mirror: Path, corpus: Path, work: Path) -> tuple[dict[str, dict[str,
             for key in (f"{evidence}|{role}", f"{evidence}|{ANY}", f"{ANY}|{role}", f"{ANY}|{ANY}"):
                 counts[finding["code"]][key]["judged"] += 1
                 counts[finding["code"]][key]["true"] += int(verdict)
+            if labelled is not None:
+                labelled.append({"repo": repo, "commit": commit, **finding, "true": int(verdict)})
             views[finding["confidence"]]["judged"] += 1
             views[finding["confidence"]]["true"] += int(verdict)
             if shown_by_default(finding["code"], evidence, role, finding["confidence"]):
@@ -118,8 +122,12 @@ def main() -> int:
     parser.add_argument("--corpus", default=ROOT.parent / "shared" / "realcorpus", type=Path)
     parser.add_argument("--work", default=Path(tempfile.gettempdir()) / "idemlint-real", type=Path)
     parser.add_argument("--check", action="store_true", help="compare with the shipped table instead of writing it")
+    parser.add_argument("--findings", type=Path, help="also write every labelled finding here (JSON lines)")
     options = parser.parse_args()
-    measured, views = measure(options.mirror, options.corpus, options.work)
+    labelled: list[dict[str, object]] = []
+    measured, views = measure(options.mirror, options.corpus, options.work, labelled)
+    if options.findings:
+        options.findings.write_text("".join(json.dumps(f, sort_keys=True) + "\n" for f in labelled), encoding="utf-8")
     table = {
         "about": "precision of idemlint's findings on hand-judged real code: benchmarks/calibrate.py writes this",
         "thresholds": {"high": 0.9, "medium": 0.7},
