@@ -55,7 +55,7 @@ def nested(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def findings_of(*args: str) -> list[tuple[str, int, str]]:
-    code, out, err = run("check", "--format", "json", "--no-cache", *args)
+    code, out, err = run("check", "--format", "json", "--no-cache", "--min-confidence", "low", *args)
     found = [(f["path"], f["line"], f["code"]) for f in json.loads(out)]
     assert code == (1 if found else 0), err
     return found

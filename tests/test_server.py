@@ -500,7 +500,7 @@ def test_the_suppress_action_on_a_multi_line_sql_string_goes_after_its_closing_q
 
     async def body() -> None:
         root = project(tmp_path)
-        async with session(root) as client:
+        async with session(root, {"minConfidence": "low"}) as client:
             uri = client.open_file(root, "orders.py", SQL)
             [diagnostic] = await client.diagnostics(uri)
             assert (diagnostic.code, diagnostic.range.start.line) == ("IDM101", 7)  # `conn.execute("""`

@@ -175,7 +175,7 @@ def test_edit_keeps_program_compares_parsing_and_string_literals() -> None:
 def test_add_noqa_end_to_end_through_the_cli(tmp_path: Path) -> None:
     target = tmp_path / "orders.py"
     target.write_text(SQL)
-    result = CliRunner().invoke(cli, ["check", "--no-cache", "--add-noqa", str(target)])
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--min-confidence", "low", "--add-noqa", str(target)])
     assert result.exit_code == 0, result.stderr
     assert "added noqa comments to 1 line" in result.stderr
     assert target.read_text() == SQL_SUPPRESSED
@@ -191,7 +191,7 @@ def test_a_refused_comment_is_one_error_line_from_the_cli(tmp_path: Path) -> Non
     target = tmp_path / "pay.py"
     target.write_text(NO_PLACE)
     assert codes(NO_PLACE) == [(8, "IDM001")]
-    result = CliRunner().invoke(cli, ["check", "--no-cache", "--add-noqa", str(target)])
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--min-confidence", "low", "--add-noqa", str(target)])
     assert result.exit_code == 2
     assert f"{target}:8: cannot add a noqa comment: the statement ends on a line with no code" in result.stderr
     assert target.read_text() == NO_PLACE

@@ -73,7 +73,9 @@ class RetryNonRetryable(PolicyRule):
         "class that declares `autoretry_for` (used as `base=` by tasks here or in other modules) is judged where "
         "its settings are written, once for every task that inherits them. A catch-all handler that gives up "
         "on a test of what it caught, directly or through a value taken from it (`status = status_of(err)`, "
-        "then `if not should_retry(status): raise`), classifies the failure and is not reported."
+        "then `if not should_retry(status): raise`), classifies the failure and is not reported; nor is one "
+        "after which the same pass goes on to more work (`try: old.close() except Exception: log(...)`, then a "
+        "new connection is opened): it guards a step of the attempt, not the attempt."
     )
     why = (
         "Retrying a bug, a rejected card, a validation error or an expired credential never succeeds; it "

@@ -44,6 +44,7 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy) -> None
             and not always_leaves(list(node.body.body))
             and not _filters_exception(node)
             and not _inside_handler(model, node, loop)
+            and not _guards_a_step(model, node, loop)
         ):
             caught = "" if node.type is None else model.dotted(node.type) or "Exception"
             reraised = _reraised_before(model, node)
@@ -142,6 +143,49 @@ def _sleeps_inside(model: ModuleModel, call: cst.Call) -> bool:
     helper = local_callee(model, call)
     return helper is not None and any(
         isinstance(node, cst.Call) and model.call_name(node) in SLEEPS for node in iter_nodes(helper.body)
+    )
+
+
+def _guards_a_step(model: ModuleModel, handler: cst.ExceptHandler, loop: cst.CSTNode) -> bool:
+    """A handler after which the same pass goes on to more work (`try: old.close() except
+    Exception: log(...)`, then the connection is opened anew) guards one step of the attempt;
+    it is not what sends the loop round. Waits, logging and counting after it are not work: the
+    classic retry sleeps after its handler."""
+    statement: cst.CSTNode | None = model.parents.get(handler)
+    while statement is not None and statement is not loop:
+        block = model.parents.get(statement)
+        if isinstance(block, (cst.IndentedBlock, cst.Module)):
+            following = list(block.body)[list(block.body).index(statement) + 1 :]  # type: ignore[arg-type]
+            if any(_does_work(model, later) for later in following):
+                return True
+        statement = block
+    return False
+
+
+def _does_work(model: ModuleModel, statement: cst.CSTNode) -> bool:
+    """A statement that calls something other than a wait or a log line (what a wait's or a
+    log line's arguments call is part of it: `sleep(random.uniform(0, d))`)."""
+    quiet: set[cst.CSTNode] = set()
+    for node in iter_nodes(statement):
+        if isinstance(node, (cst.Return, cst.Yield)):
+            return True
+        if not isinstance(node, cst.Call) or node in quiet:
+            continue
+        if not _waits_or_logs(model, node):
+            return True
+        quiet.update(iter_nodes(node))
+    return False
+
+
+def _waits_or_logs(model: ModuleModel, call: cst.Call) -> bool:
+    name = model.call_name(call) or model.dotted(call.func) or ""
+    last = name.rsplit(".", 1)[-1]
+    return (
+        name in SLEEPS
+        or _sleeps_inside(model, call)
+        or name == "print"
+        or name.split(".")[0] in ("log", "logger", "logging", "_logger", "LOG", "LOGGER", "_log")
+        or last in ("debug", "info", "warning", "warn", "error", "exception", "critical")
     )
 
 
