@@ -164,7 +164,10 @@ def _guards_a_step(model: ModuleModel, handler: cst.ExceptHandler, loop: cst.CST
 
 def _does_work(model: ModuleModel, statement: cst.CSTNode) -> bool:
     """A statement that calls something other than a wait or a log line (what a wait's or a
-    log line's arguments call is part of it: `sleep(random.uniform(0, d))`)."""
+    log line's arguments call is part of it: `sleep(random.uniform(0, d))`). What runs only on
+    the way out of the loop (`if attempts >= limit: fallback(); break`) is not the attempt's."""
+    if isinstance(statement, cst.If) and statement.orelse is None and always_leaves(list(statement.body.body)):
+        statement = statement.test
     quiet: set[cst.CSTNode] = set()
     for node in iter_nodes(statement):
         if isinstance(node, (cst.Return, cst.Yield)):
@@ -177,11 +180,17 @@ def _does_work(model: ModuleModel, statement: cst.CSTNode) -> bool:
     return False
 
 
+_ARITHMETIC = frozenset({"min", "max", "abs", "round", "len", "int", "float", "str", "repr", "sum", "pow"})
+
+
 def _waits_or_logs(model: ModuleModel, call: cst.Call) -> bool:
+    """A wait, a log line, or the arithmetic of a delay (`min(cap, base * 2 ** n)`, `random.uniform`)."""
     name = model.call_name(call) or model.dotted(call.func) or ""
     last = name.rsplit(".", 1)[-1]
     return (
         name in SLEEPS
+        or name in _ARITHMETIC
+        or name.split(".")[0] in ("random", "math")
         or _sleeps_inside(model, call)
         or name == "print"
         or name.split(".")[0] in ("log", "logger", "logging", "_logger", "LOG", "LOGGER", "_log")
