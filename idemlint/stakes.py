@@ -95,11 +95,12 @@ def names_money_or_message(texts: Iterable[str]) -> bool:
 
 
 def at_stake(finding: Finding) -> str:
-    """` (high confidence; at stake: stored state)`, for the one-message formats (GitHub, GitLab,
-    JUnit); "" for a finding idemlint reports about itself."""
+    """` (high confidence, read in the function; at stake: stored state)`, for the formats with one
+    message per finding (GitHub, GitLab, JUnit); "" for a finding idemlint reports about itself."""
     if not finding.stakes:
         return ""
-    return f" ({finding.confidence} confidence; at stake: {DESCRIBED[finding.stakes]})"
+    how = f", {finding.evidence}" if finding.evidence else ""
+    return f" ({finding.confidence} confidence{how}; at stake: {DESCRIBED[finding.stakes]})"
 
 
 def at_least(stakes: str, floor: str) -> bool:

@@ -159,7 +159,7 @@ def test_every_ci_format_carries_confidence_and_stakes(project: Path) -> None:
         "medium",
     )
     github = check("--format", "github", "--min-stakes", "external", "svc")[1]
-    assert "(medium confidence; at stake: money or an external effect). Put the precondition" in github
+    assert "(medium confidence, in the function; at stake: money or an external effect). Put the precondition" in github
     gitlab = json.loads(check("--format", "gitlab", "svc")[1])
     assert sorted((i["check_name"], i["severity"]) for i in gitlab) == [
         ("IDM103", "major"),  # medium, and money at stake
@@ -167,4 +167,4 @@ def test_every_ci_format_carries_confidence_and_stakes(project: Path) -> None:
         ("IDM202", "minor"),  # a warning
     ]
     junit = check("--format", "junit", "--min-stakes", "external", "svc")[1]
-    assert "(medium confidence; at stake: money or an external effect)" in junit
+    assert "(medium confidence, in the function; at stake: money or an external effect)" in junit
