@@ -62,12 +62,6 @@ def estimate(code: str, evidence: str, role: str, declared: str = "medium") -> t
     return precision, judged
 
 
-def measured(code: str, evidence: str, role: str) -> tuple[int, int] | None:
-    """(true, judged) of exactly this kind of finding, or None if none was judged."""
-    counts = table().get("rules", {}).get(code, {}).get(f"{evidence}|{role}")
-    return (int(counts["true"]), int(counts["judged"])) if counts and counts.get("judged") else None
-
-
 def level(precision: float) -> str:
     thresholds = table().get("thresholds", {"high": 0.9, "medium": 0.7})
     if precision >= thresholds.get("high", 0.9):

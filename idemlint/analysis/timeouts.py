@@ -175,7 +175,7 @@ def failure_in(
     return None
 
 
-_LOGGING = re.compile(r"^(print|(\w+\.)*(log|logger|logging|LOG|LOGGER|_log|_logger)\.\w+|warnings\.warn)$")
+LOGGING_CALL = re.compile(r"^(print|(\w+\.)*(log|logger|logging|LOG|LOGGER|_log|_logger)\.\w+|warnings\.warn)$")
 
 
 def _acts(model: ModuleModel, helper: cst.FunctionDef, seen: frozenset[cst.CSTNode]) -> bool:
@@ -186,10 +186,11 @@ def _acts(model: ModuleModel, helper: cst.FunctionDef, seen: frozenset[cst.CSTNo
         return True
     logged: set[cst.CSTNode] = set()
     for node in nodes:
-        if isinstance(node, cst.Call) and _LOGGING.match(model.dotted(node.func) or ""):
+        if isinstance(node, cst.Call) and LOGGING_CALL.match(model.dotted(node.func) or ""):
             logged.update(model.iter_nodes(node))  # `print(str(exc))`: the str() only formats the line
     return any(
-        isinstance(n, cst.Call) and n not in logged and not _LOGGING.match(model.dotted(n.func) or "") for n in nodes
+        isinstance(n, cst.Call) and n not in logged and not LOGGING_CALL.match(model.dotted(n.func) or "")
+        for n in nodes
     )
 
 

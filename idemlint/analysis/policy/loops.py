@@ -16,6 +16,7 @@ from idemlint.analysis.policy.fixes import jitter_sleep
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
 from idemlint.analysis.retry.exits import guarded_continue
+from idemlint.analysis.timeouts import LOGGING_CALL
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -87,7 +88,7 @@ def read_poll(model: ModuleModel, context: RetryContext, policy: Policy) -> None
 def _poll_bounded(model: ModuleModel, nodes: list[cst.CSTNode]) -> bool:
     """A counter (`n += 1`) or a clock read compared in the loop bounds a poll;
     the comparison on the polled status does not."""
-    counters = {n.target.value for n in nodes if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
+    counters = _counters(nodes)
 
     def clock(expr: cst.CSTNode) -> bool:
         return any(isinstance(c, cst.Call) and (model.call_name(c) or "") in CLOCK_CALLS for c in expr_nodes(expr))
@@ -186,15 +187,12 @@ _ARITHMETIC = frozenset({"min", "max", "abs", "round", "len", "int", "float", "s
 def _waits_or_logs(model: ModuleModel, call: cst.Call) -> bool:
     """A wait, a log line, or the arithmetic of a delay (`min(cap, base * 2 ** n)`, `random.uniform`)."""
     name = model.call_name(call) or model.dotted(call.func) or ""
-    last = name.rsplit(".", 1)[-1]
     return (
         name in SLEEPS
         or name in _ARITHMETIC
         or name.split(".")[0] in ("random", "math")
         or _sleeps_inside(model, call)
-        or name == "print"
-        or name.split(".")[0] in ("log", "logger", "logging", "_logger", "LOG", "LOGGER", "_log")
-        or last in ("debug", "info", "warning", "warn", "error", "exception", "critical")
+        or bool(LOGGING_CALL.match(model.dotted(call.func) or ""))
     )
 
 
