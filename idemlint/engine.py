@@ -140,6 +140,8 @@ def _findings(ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor
     lines = split_lines(ctx.source)
     starts: list[int] = []  # line offsets, computed once per file (per fix, it was quadratic)
     role = role_of(anchor)
+    if role == "source" and ctx.model.runs_as_program():
+        role = "script"
     findings = []
     for rule, report in reports:
         span = positions.get(report.node)

@@ -39,7 +39,7 @@ def is_migration_file(path: str) -> bool:
 # management command or developer tooling is of less harm than one on a request path or in a
 # task (run by hand, one at a time, or never in production).
 _SCRIPT_FILE = re.compile(
-    r"(^|/)(scripts?|bin|tools|dev|devtools|ci|\.github|docs?)/|(^|/)(setup|manage|noxfile|fabfile|conftest)\.py$"
+    r"(^|/)(scripts?|bin|tools|dev|devtools|ci|\.github|docs?)/|(^|/)(setup|manage|noxfile|fabfile|conftest|__main__)\.py$"
 )
 _EXAMPLE_FILE = re.compile(r"(^|/)(examples?|samples?|demos?|tutorials?)/")
 _COMMAND_FILE = re.compile(r"(^|/)management/commands/")

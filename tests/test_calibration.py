@@ -11,7 +11,7 @@ import pytest
 from idemlint import calibration
 from idemlint.paths import role_of
 
-from conftest import FIXTURES, lint
+from conftest import FIXTURES, SLEEP_IN_LOOP, lint
 
 
 def write(path: Path, rules: dict) -> None:  # type: ignore[type-arg]
@@ -68,7 +68,7 @@ def test_the_engine_takes_confidence_from_the_shipped_table() -> None:
         for finding in lint(path.read_text(encoding="utf-8"), path=path.name).findings:
             if finding.code not in declared:
                 continue
-            assert finding.evidence and finding.role == role_of(path.name)
+            assert finding.evidence and finding.role in (role_of(path.name), "script")
             precision, judged = calibration.estimate(
                 finding.code, finding.evidence, finding.role, declared[finding.code]
             )
@@ -91,7 +91,29 @@ def test_the_engine_takes_confidence_from_the_shipped_table() -> None:
         ("tests/test_pay.py", "test"),
         ("shop/migrations/0001_initial.py", "migration"),
         ("setup.py", "script"),
+        ("tool/__main__.py", "script"),
     ],
 )
 def test_roles_from_paths(path: str, role: str) -> None:
     assert role_of(path) == role
+
+
+
+
+@pytest.mark.parametrize(
+    ("tail", "role"),
+    [
+        ('\nif __name__ == "__main__":\n    fetch("https://example.com")\n', "script"),
+        ('\nif "__main__" == __name__:\n    fetch("https://example.com")\n', "script"),
+        ("\nwhile not fetch('https://example.com'):\n    time.sleep(1)\n", "script"),
+        # an import-time call or a module-level `for` is a module's own set-up, not a program
+        ('\nfor url in ("https://example.com",):\n    fetch(url)\n', "source"),
+        ('\nif __name__ == "shop.views":\n    fetch("https://example.com")\n', "source"),
+        ("", "source"),
+    ],
+)
+def test_a_file_run_as_a_program_is_a_script_whatever_its_path(tail: str, role: str) -> None:
+    """A program run by hand (a `__main__` block, a wait loop at module level) is one-off code:
+    its findings are judged, and shown, as a script's, even at the project's root."""
+    findings = lint(SLEEP_IN_LOOP + tail, path="shop/fetcher.py").findings
+    assert [(f.code, f.line, f.role) for f in findings] == [("IDM202", 11, role)]

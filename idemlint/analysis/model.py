@@ -123,6 +123,17 @@ class ModuleModel:
             current = ancestor
         return current
 
+    def runs_as_program(self) -> bool:
+        """Whether the file is a program run by hand rather than a module imported by the
+        product: it has an `if __name__ == "__main__":` block, or loops at module level (a
+        wait-for-the-database script). Its findings are a script's, whatever its path."""
+        for statement in self.module.body:
+            if isinstance(statement, cst.While):
+                return True
+            if isinstance(statement, cst.If) and _tests_main_name(statement.test):
+                return True
+        return False
+
     # -- names ------------------------------------------------------------------------
 
     def dotted(self, expr: cst.BaseExpression) -> str | None:
@@ -452,3 +463,13 @@ def local_callee(model: ModuleModel, call: cst.Call) -> cst.FunctionDef | None:
         owner = model.enclosing_class(call)
         return method_of(owner, func.attr.value) if owner is not None else None
     return None
+
+
+def _tests_main_name(test: cst.BaseExpression) -> bool:
+    """`__name__ == "__main__"`, either way round."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    names = [side.value for side in sides if isinstance(side, cst.Name)]
+    strings = [side.evaluated_value for side in sides if isinstance(side, cst.SimpleString)]
+    return names == ["__name__"] and strings == ["__main__"]
