@@ -8,9 +8,10 @@ import re
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.db.chains import python_value_kind
+from idemlint.analysis.db.chains import chain_calls, locks, python_value_kind
 from idemlint.analysis.db.records import DbRead, DbWrite
 from idemlint.analysis.db.scopes import persist_calls, source_order
+from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, keyword
 
 if TYPE_CHECKING:
@@ -89,8 +90,17 @@ def record_reads(model: ModuleModel, reads: list[DbRead], writes: list[DbWrite])
         anchor = _record_anchor(model, scope, name)
         if anchor is not None:
             node, origin = anchor
-            found.append(DbRead(node, None, False, (), name, record=origin))
+            locked = origin == "loop variable" and _drawn_from_a_lock(model, node)
+            found.append(DbRead(node, None, locked, (), name, record=origin))
     return found
+
+
+def _drawn_from_a_lock(model: ModuleModel, loop: cst.CSTNode) -> bool:
+    """`for row in Model.objects.select_for_update().filter(...)` (directly, or through a name
+    bound to the queryset): each row the loop gives was read under the query's row lock."""
+    if not isinstance(loop, cst.For):
+        return False
+    return any(isinstance(node, cst.Call) and locks(chain_calls(node)) for node in origin_nodes(model, loop.iter))
 
 
 def attribute_writes(model: ModuleModel, reads: list[DbRead], writes: list[DbWrite]) -> list[DbWrite]:
