@@ -95,7 +95,7 @@ class ProjectIndex:
         by_name: dict[str, list[str]] = {}
         for name, (summary, path, line) in self.functions.items():
             text = repr((name, repr(replace(summary, key_params=sorted(summary.key_params))), path, line))  # type: ignore[arg-type]
-            by_name.setdefault(name.rsplit(".", 1)[-1], []).append(text)
+            by_name.setdefault(spelled_name(name), []).append(text)
         for name, others in renamed_as(self.reexports).items():  # a call to take() runs claim
             for other in others:
                 by_name.setdefault(other, []).extend(by_name.get(name, ()))
@@ -585,7 +585,7 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
             "state_chain",
         ):
             if getattr(summary, fact):
-                names.setdefault(fact, set()).add(name.rsplit(".", 1)[-1].lower())
+                names.setdefault(fact, set()).add(spelled_name(name).lower())
     renamed: dict[str, set[str]] = {}
     for name, others in renamed_as(index.reexports).items():
         renamed.setdefault(name.lower(), set()).update(other.lower() for other in others)
@@ -594,6 +594,13 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
         functions=functions,
         names_with={fact: frozenset(_call_words(found, renamed)) for fact, found in names.items()},
     )
+
+
+def spelled_name(qualname: str) -> str:
+    """The name a call to this function spells: `send` for `shop.mail.send`, the class for its
+    constructor (`ApiClient(` runs `shop.client.ApiClient.__init__`)."""
+    parts = qualname.rsplit(".", 2)
+    return parts[-2] if len(parts) >= 2 and parts[-1] == "__init__" else parts[-1]
 
 
 def renamed_as(reexports: Mapping[str, str]) -> dict[str, set[str]]:

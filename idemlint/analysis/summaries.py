@@ -266,7 +266,7 @@ def callee_of(
 ) -> Callee | None:
     """The function `call` runs and what it does: a function of this module, or one of the
     project the index knows. Unknown stays unknown: a call is never matched by name alone."""
-    helper = local_callee(model, call)
+    helper = local_callee(model, call) or _constructor_of_module_class(model, call)
     target = call_target(model, call, module) if helper is None else None
     if helper is None and target is not None:
         helper = _method_of_module_class(model, target, module)  # `policy = Backoff(); policy.wait()`
@@ -275,15 +275,26 @@ def callee_of(
         if summary is None or summary.empty:
             return None
         owner = model.enclosing_class(helper)
-        name = f"{owner.name.value}.{helper.name.value}" if owner is not None and target else helper.name.value
+        if owner is not None and helper.name.value == "__init__":
+            name = owner.name.value  # `ChargeRequest()` runs its `__init__`
+        else:
+            name = f"{owner.name.value}.{helper.name.value}" if owner is not None and target else helper.name.value
         return Callee(name, summary, helper)
     if project is None or not module or target is None:
         return None
-    found = project.function(target)
+    found = project.function(target) or project.function(f"{target}.__init__")
     if found is None or found[1].empty:
         return None
     qualname, summary, path, line = found
     return Callee(short_name(qualname), summary, None, path, line)
+
+
+def _constructor_of_module_class(model: ModuleModel, call: cst.Call) -> cst.FunctionDef | None:
+    """`ChargeRequest(amount)` for a class this module defines: the `__init__` it runs."""
+    if not isinstance(call.func, cst.Name) or call.func.value in model.imports:
+        return None
+    found = model.module_defs.get(call.func.value)
+    return method_of(found, "__init__") if isinstance(found, cst.ClassDef) else None
 
 
 def _method_of_module_class(model: ModuleModel, target: str, module: str) -> cst.FunctionDef | None:
@@ -294,8 +305,11 @@ def _method_of_module_class(model: ModuleModel, target: str, module: str) -> cst
 
 
 def short_name(qualname: str) -> str:
-    """`shop.payments.client.ApiClient.post` -> `ApiClient.post`; a module function keeps its name."""
+    """`shop.payments.client.ApiClient.post` -> `ApiClient.post`; a module function keeps its name;
+    a constructor is named by its class (`ApiClient`)."""
     parts = qualname.split(".")
+    if len(parts) >= 2 and parts[-1] == "__init__":
+        return parts[-2]
     if len(parts) >= 2 and parts[-2][:1].isupper():
         return ".".join(parts[-2:])
     return parts[-1]
