@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from idemlint.analysis.project import EMPTY, ProjectIndex
 from idemlint.config import Config
 from idemlint.reading import read_source
+
+if TYPE_CHECKING:
+    from idemlint.cache import ResultCache
 
 
 @dataclass(frozen=True)
@@ -377,29 +381,69 @@ def format_text(rows: Sequence[AuditRow], color: bool) -> str:
     return "\n".join(out) + "\n"
 
 
+def _open_cache(directory: Path, config: Config, project: ProjectIndex) -> ResultCache[AuditRow]:
+    """The audit's own cache file, keyed like `check`'s: version, configuration, the project
+    index's structure and the shape of a row; each entry on the project functions it names."""
+    import hashlib
+    from dataclasses import fields
+
+    from idemlint import __version__
+    from idemlint.cache import ResultCache
+
+    shape = repr(
+        [(cls.__name__, [f.name for f in fields(cls)]) for cls in (AuditRow, KeyStatus, RetriedBy, TimeoutHandling)]
+    )
+    salt = hashlib.sha256(
+        f"{__version__}\0audit\0{config.fingerprint()}\0{project.structure_digest}\0{shape}".encode()
+    ).hexdigest()
+    return ResultCache(directory, salt, project.function_digests, item=AuditRow, kind="audit")
+
+
 FORMATS = {"text": format_text, "json": format_json, "markdown": format_markdown}
 
 
 def audit_paths(
-    files: Sequence[tuple[Path, str]], config: Config, project: ProjectIndex = EMPTY
+    files: Sequence[tuple[Path, str]],
+    config: Config,
+    project: ProjectIndex = EMPTY,
+    cache_dir: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[AuditRow], list[str]]:
     """Rows for every file. An external call that nothing in its own file retries, but that an
-    in-house row reaches from a retry elsewhere, is marked retried by that caller."""
+    in-house row reaches from a retry elsewhere, is marked retried by that caller. With
+    `cache_dir`, a file unchanged since the last audit (and the project functions it names)
+    gives its stored rows; `progress(done, total)` is told after each file."""
+    from idemlint.cache import content_hash, depended_on, file_key
+
     rows: list[AuditRow] = []
     errors = []
     relative: dict[str, str] = {}
     root = config.root.resolve()
-    for real, shown in files:
-        try:
-            source = read_source(real)
-        except OSError as error:
-            errors.append(f"{shown}: cannot read: {error.strerror or error}")
-            continue
+    cache = _open_cache(cache_dir, config, project) if cache_dir is not None else None
+    tick = progress or (lambda done, total: None)
+    for done, (real, shown) in enumerate(files, 1):
+        tick(done, len(files))
         try:
             relative[shown] = real.resolve().relative_to(root).as_posix()
         except ValueError:
             relative[shown] = shown
-        rows.extend(audit_source(source, shown, config, project, relative[shown]))
+        key = file_key(real, shown, None, relative[shown])
+        try:
+            stored, source, now, digest = cache.lookup(key, real) if cache is not None else (None, None, None, b"")
+            if stored is not None:
+                rows.extend(stored)
+                continue
+            source = source if source is not None else read_source(real)
+        except OSError as error:
+            errors.append(f"{shown}: cannot read: {error.strerror or error}")
+            continue
+        found = audit_source(source, shown, config, project, relative[shown])
+        if cache is not None:
+            cache.put(key, now, digest or content_hash(source), found, depended_on(source, cache.functions))
+        rows.extend(found)
+    tick(-1, len(files))
+    if cache is not None:
+        cache.save()
     callers: dict[str, AuditRow] = {}
     for row in sorted(rows, key=_order):
         if row.reaches and row.retried is not None:

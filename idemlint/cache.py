@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields, is_dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from idemlint import __version__, plain_data
 from idemlint import finding as finding_module
@@ -50,11 +50,9 @@ MAX_FILES = 8
 clock = time.time_ns  # when a run starts (tests move it on)
 
 Stamp = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
-# (stat stamp, or None: read the file to compare; content hash; findings; (name, digest) of
-# each index function the file names)
-# (stat, content hash, findings, the index functions it names, whether it was parsed)
-Entry = tuple["Stamp | None", bytes, tuple[Finding, ...], tuple[tuple[str, str], ...], bool]
-_ENTRY = tuple[Stamp | None, bytes, tuple[Finding, ...], tuple[tuple[str, str], ...], bool]  # evaluated
+# (stat stamp, or None: read the file to compare; content hash; its findings, or its audit
+# rows; (name, digest) of each index function the file names; whether it was parsed)
+Entry = tuple["Stamp | None", bytes, tuple[Any, ...], tuple[tuple[str, str], ...], bool]
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 # part of the run-wide key: a finding class with a new field starts afresh
@@ -99,15 +97,29 @@ def file_key(real: Path | str, shown: str, kind: str | None, anchor: str | None)
     return f"{real}\0{shown}\0{kind}\0{anchor}"
 
 
-class ResultCache:
+Item = TypeVar("Item")
+
+
+class ResultCache(Generic[Item]):
     """The entries of one project and run-wide key; `save` writes back what changed. An entry
     holds, besides the file's findings, the digests of the project functions the file names
     (`functions`: name -> digest): editing a helper re-checks the files that name it."""
 
-    def __init__(self, directory: Path, salt: str, functions: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        salt: str,
+        functions: Mapping[str, str] | None = None,
+        item: type[Item] = Finding,  # type: ignore[assignment]
+        kind: str = "results",
+    ) -> None:
+        """`item`: what an entry lists for its file (a Finding; `audit` stores its rows);
+        `kind`: the name its files start with, so each command keeps its own."""
         self.functions: Mapping[str, str] = functions or {}
         self.folder = directory / __version__
-        self.path = self.folder / f"results-{salt[:32]}.bin"
+        self.kind = kind
+        self.path = self.folder / f"{kind}-{salt[:32]}.bin"
+        self.entry_type: Any = tuple[Stamp | None, bytes, tuple[item, ...], tuple[tuple[str, str], ...], bool]  # type: ignore[valid-type]
         self.salt = salt
         self.directory = directory
         self.entries = self._load(self.path)
@@ -127,7 +139,7 @@ class ResultCache:
         if salt != self.salt:
             return {}
         entries: dict[str, Entry] = {}
-        check = plain_data.decoder(_ENTRY)
+        check = plain_data.decoder(self.entry_type)
         for key, entry in stored.items():
             with contextlib.suppress(plain_data.Corrupt):
                 entries[key] = check(entry)  # a malformed entry is dropped: its file is checked again
@@ -135,7 +147,7 @@ class ResultCache:
 
     def lookup(
         self, key: str, real: Path | str, read_new: bool = True
-    ) -> tuple[list[Finding] | None, bytes | None, Stamp | None, bytes]:
+    ) -> tuple[list[Item] | None, bytes | None, Stamp | None, bytes]:
         """(cached findings or None, the source if it was read, the file's stamp, its hash).
         Without `read_new`, a file with no usable entry is not read (nor hashed): the caller
         has it read where it is checked.
@@ -173,7 +185,7 @@ class ResultCache:
         key: str,
         now: Stamp | None,
         digest: bytes,
-        findings: Sequence[Finding],
+        findings: Sequence[Item],
         depends: tuple[tuple[str, str], ...] = (),
         parsed: bool = True,
     ) -> None:
@@ -211,7 +223,7 @@ class ResultCache:
 
     def _prune(self) -> None:
         with contextlib.suppress(OSError):
-            others = sorted(self.folder.glob("results-*.bin"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+            others = sorted(self.folder.glob(f"{self.kind}-*.bin"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
             for old in others[MAX_FILES:]:
                 old.unlink()
 

@@ -162,7 +162,10 @@ def check(**options: Any) -> None:
 @click.option(
     "--config", "config_file", type=click.Path(dir_okay=False), help="Read [tool.idemlint] from this pyproject.toml."
 )
-def audit(paths: tuple[str, ...], output_format: str, output_file: str | None, config_file: str | None) -> None:
+@click.option("--no-cache", is_flag=True, help="Audit every file again instead of reusing unchanged files' rows.")
+def audit(
+    paths: tuple[str, ...], output_format: str, output_file: str | None, config_file: str | None, no_cache: bool
+) -> None:
     """List every side-effecting external call: key sent? retried? what a timeout does."""
     from idemlint.api import build_project_index, discover_files, load_config
     from idemlint.audit import FORMATS, audit_paths, format_text
@@ -178,7 +181,12 @@ def audit(paths: tuple[str, ...], output_format: str, output_file: str | None, c
         writable(output_file)
     found = discover_files(paths, config)
     project = build_project_index(config, ALL_RULES, found, paths, cache=True)
-    rows, errors = audit_paths(found.to_check(config.check_tests), config, project)
+    from idemlint.console import progress_bar
+    from idemlint.runner import default_cache_dir
+
+    bar = progress_bar(verb="audited") if sys.stderr.isatty() else None
+    cache_dir = None if no_cache else default_cache_dir(config.root)
+    rows, errors = audit_paths(found.to_check(config.check_tests), config, project, cache_dir, bar)
     if output_format == "text":
         report = format_text(rows, output_file is None and colour("auto"))
     else:

@@ -54,7 +54,7 @@ def colour(choice: str) -> bool:
     return sys.stdout.isatty()
 
 
-def progress_bar(clock: Callable[[], float] | None = None) -> Callable[[int, int], None]:
+def progress_bar(clock: Callable[[], float] | None = None, verb: str = "checked") -> Callable[[int, int], None]:
     """`checked 120/4338 files (3 s)` on stderr, for runs over a second, at most ten times a second."""
     import time
 
@@ -71,7 +71,7 @@ def progress_bar(clock: Callable[[], float] | None = None) -> Callable[[int, int
         if now - started < 1 or now - state["last"] < 0.1 and done != total:
             return
         state["last"], state["shown"] = now, True
-        click.echo(f"\rchecked {done}/{total} files ({now - started:.0f} s)", nl=False, err=True)
+        click.echo(f"\r{verb} {done}/{total} files ({now - started:.0f} s)", nl=False, err=True)
 
     return show
 

@@ -321,3 +321,44 @@ def test_a_bad_key_is_not_counted_unkeyed_and_a_variable_is_no_address() -> None
         ("https://psp.example", 0, 1),
         ("{url}", 1, 0),
     ]
+
+
+def test_a_second_audit_reads_unchanged_files_from_its_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26: `audit` keeps a results cache as `check` does. An unchanged file gives its
+    stored rows; a file that names a project function that changed is audited again (its
+    in-house row must say where the call now is); `--no-cache` audits everything."""
+    import idemlint.audit
+
+    project = tmp_path / "flat"
+    shutil.copytree(Path(__file__).parent / "projects" / "flat", project)
+    monkeypatch.chdir(project)
+    audited: list[str] = []
+    real_audit = idemlint.audit.audit_source
+
+    def counting(source, path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        audited.append(path)
+        return real_audit(source, path, *args, **kwargs)
+
+    monkeypatch.setattr(idemlint.audit, "audit_source", counting)
+
+    def run(*options: str) -> dict:  # type: ignore[type-arg]
+        result = CliRunner().invoke(cli, ["audit", "--format", "json", *options, "."])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+    first = run()
+    files = len(audited)
+    assert files > 10
+    audited.clear()
+    assert run() == first
+    assert audited == []
+    client = project / "shop" / "payments" / "client.py"
+    client.write_text("\n" + client.read_text())  # every line of the helper moves down one
+    third = run()
+    assert "shop/payments/client.py" in audited and "shop/services/notifications.py" in audited
+    assert len(audited) < files  # files that name none of its functions keep their rows
+    wrapper = next(s for s in third["sites"] if (s["path"], s["line"]) == ("shop/services/notifications.py", 13))
+    assert wrapper["reaches"] == "shop/payments/client.py:28"
+    audited.clear()
+    assert run("--no-cache") == third
+    assert len(audited) == files
