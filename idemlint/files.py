@@ -151,7 +151,9 @@ def discover(
         try:
             mode = absolute.stat().st_mode
         except OSError as error:
-            found.errors.append(f"{given}: {_problem(error)}")
+            # as a walked file's: the path as given, made printable (pre-commit passes the
+            # repository's own file names), and why it cannot be read
+            found.errors.append(f"{printable(given.replace(os.sep, '/'))}: cannot read: {_problem(error, absolute)}")
             continue
         if stat.S_ISREG(mode):
             if not (force_exclude and excluded(absolute, False)):
@@ -294,14 +296,15 @@ def repository_chain(start: Path) -> list[Path]:
     return list(reversed(chain[: chain.index(root) + 1]))
 
 
-def _problem(error: OSError) -> str:
-    """Why a path given on the command line cannot be checked, in a few words."""
+def _problem(error: OSError, path: Path) -> str:
+    """Why a path given on the command line cannot be checked, in a few words (a broken link
+    in the words a walked one is skipped with)."""
     import errno
 
     if error.errno == errno.ELOOP:
         return "symlink loop"
     if error.errno == errno.ENOENT:
-        return "no such file or directory"
+        return "a broken symbolic link" if path.is_symlink() else "no such file or directory"
     return (error.strerror or str(error)).lower()
 
 

@@ -115,7 +115,7 @@ def test_unknown_code_is_a_usage_error(project: Path) -> None:
 def test_missing_path_is_a_clear_error_and_other_paths_are_checked(project: Path) -> None:
     code, out, err = run("check", "nope.py", "app")
     assert code == 2
-    assert "idemlint: nope.py: no such file or directory" in err
+    assert "idemlint: nope.py: cannot read: no such file or directory" in err
     assert "app/pay.py:8:15: IDM001" in out
 
 
@@ -209,7 +209,7 @@ def test_installed_console_script_and_module_entry_point(project: Path) -> None:
     result = subprocess.run([script, "explain", "IDM002"], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.startswith("# IDM002 clock-in-key")
     result = subprocess.run([script, "check", "missing_dir"], capture_output=True, text=True, cwd=project)
-    assert result.returncode == 2 and "missing_dir: no such file or directory" in result.stderr
+    assert result.returncode == 2 and "missing_dir: cannot read: no such file or directory" in result.stderr
     assert "Traceback" not in result.stderr
 
 

@@ -70,7 +70,7 @@ def test_fixing_standard_input_lists_what_is_left_on_stderr(project: Path) -> No
 
 def test_no_summary_line_when_nothing_named_could_be_read(project: Path) -> None:
     code, out, err = run("check", "missing.py")
-    assert (code, out, err) == (2, "", "idemlint: missing.py: no such file or directory\n")
+    assert (code, out, err) == (2, "", "idemlint: missing.py: cannot read: no such file or directory\n")
 
 
 def test_show_source_escapes_the_line_and_aligns_the_caret_by_display_width(project: Path) -> None:

@@ -135,7 +135,7 @@ def test_bad_paths_never_give_a_traceback(tmp_path: Path) -> None:
         assert any(line.startswith("idemlint: ") and reason in line for line in err.splitlines()), (reason, err)
     # the symlink loop does not stop the other path from being checked (exit 2 for the loop)
     code, out, err = run("check", "--format", "json", str(tmp_path / "loop"), str(tmp_path / "pay.py"), "--no-cache")
-    assert code == 2 and err.strip() == f"idemlint: {tmp_path / 'loop'}: symlink loop"
+    assert code == 2 and err.strip() == f"idemlint: {tmp_path / 'loop'}: cannot read: symlink loop"
     assert [(f["line"], f["code"]) for f in json.loads(out)] == [(8, "IDM001")]
 
 
@@ -568,3 +568,27 @@ def test_add_noqa_counts_lines_as_python_does() -> None:
 
     text = "a = 1  # \x0c b = 2\r\nkey = f()\n"  # a form feed is not a line break for Python
     assert add_noqa(text, {2: {"IDM001"}}) == ("a = 1  # \x0c b = 2\r\nkey = f()  # noqa: IDM001\n", 1, [])
+
+
+def test_an_unreadable_path_reads_the_same_walked_or_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26: one style for paths that cannot be read, whichever way they were reached:
+    the path as findings show it, and why; a name from the repository (pre-commit passes
+    them) is printed as printable text, never as the control characters it holds."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "pay.py").write_text(BUGGY)
+    (tmp_path / "pkg" / "gone.py").symlink_to(tmp_path / "nowhere.py")
+    hostile = "pkg/\x1b[2Jgone\n.py"
+    (tmp_path / hostile).symlink_to(tmp_path / "nowhere.py")
+    monkeypatch.chdir(tmp_path)
+    code, out, walked = run("check", "--format", "concise", "--no-cache", "pkg")
+    assert (code, out.splitlines()[0].split(":")[0]) == (1, "pkg/pay.py")
+    assert "idemlint: warning: pkg/gone.py: skipped: a broken symbolic link" in walked.splitlines()
+    code, out, named = run("check", "--format", "concise", "--no-cache", "pkg/gone.py", "pkg/pay.py", hostile)
+    assert code == 2 and out.splitlines()[0].startswith("pkg/pay.py:")
+    lines = named.splitlines()
+    assert lines[0] == "idemlint: pkg/gone.py: cannot read: a broken symbolic link"
+    assert lines[1].startswith("idemlint: pkg/") and lines[1].endswith(
+        "gone\\x0a.py: cannot read: a broken symbolic link"
+    )
+    assert "\x1b" not in named and len(lines) == 2
