@@ -98,8 +98,6 @@ def test_roles_from_paths(path: str, role: str) -> None:
     assert role_of(path) == role
 
 
-
-
 @pytest.mark.parametrize(
     ("tail", "role"),
     [

@@ -311,8 +311,21 @@ class EffectAnalysis:
         if not isinstance(method, cst.Name):
             return
         bindings = self.model.bindings_of(self.model.scope_of(call), method.value)
-        if bindings and all(b.kind == "param" for b in bindings) and self._keyed(call) is False:
+        if not bindings or not all(b.kind == "param" for b in bindings):
+            return
+        keyed = self._keyed(call)
+        if keyed is False or keyed is None and self._names_no_key():
+            # options it cannot see (`**opts`, a helper's headers) hold no key when nothing in
+            # the module names one: the callers that name POST here send what the module builds
             self.verb_requests.append(VerbRequest(call, operation, method.value))
+
+    def _names_no_key(self) -> bool:
+        """Nothing in the module is an idempotency key: no key sink, no string naming one."""
+        return not self.sinks.sinks and not any(
+            self.sinks.is_key_name(text, sent=True)
+            for node in self.model.strings
+            if isinstance(node, cst.SimpleString) and (text := string_value(node))
+        )
 
     def _keyed(self, call: cst.Call) -> bool | None:
         if call in self._keyed_calls:

@@ -84,7 +84,8 @@ class UnkeyedRetriedSideEffect(Rule):
         "helper it passes its `method` to) is reported at the retried request when a caller in the same module "
         "names POST or PATCH (`def post(self, path): return self._call('POST', path)`). "
         "Calls whose headers are built elsewhere (so a key may "
-        "be there) are not reported."
+        "be there) are not reported, except a request core's options (`**opts`, a helper's headers) in a "
+        "module that names no idempotency key anywhere: the callers that name POST there send none."
     )
     why = (
         "A timeout does not mean the request failed: the server may have charged the card and the response got "
