@@ -53,3 +53,30 @@ def test_every_policy_verdict_has_a_message_in_its_rule() -> None:
                     emitted.add((kind.value, source.value))
     assert emitted, "no verdicts found: the test reads the wrong files"
     assert emitted - worded == set()
+
+
+def test_knowledge_imports_nothing_else_from_idemlint() -> None:
+    """The vocabulary (issue 27) is the bottom layer: every analysis may read it, and it
+    reads none of them, so teaching idemlint a word never drags an analysis along."""
+    offenders = {
+        (path.relative_to(PACKAGE).as_posix(), module)
+        for path in (PACKAGE / "knowledge").rglob("*.py")
+        for module in imported_modules(path)
+        if module.startswith("idemlint") and not module.startswith("idemlint.knowledge")
+    }
+    assert offenders == set()
+    assert list((PACKAGE / "knowledge").glob("*.py")), "no knowledge modules found: the test reads the wrong folder"
+
+
+def test_the_http_methods_are_spelled_only_in_the_knowledge_package() -> None:
+    """A tuple or set of HTTP method names written out anywhere else is a second definition."""
+    spelled = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if "knowledge" not in path.parts
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, (ast.Tuple, ast.Set, ast.List))
+        and sum(isinstance(e, ast.Constant) and str(e.value).upper() in ("POST", "PUT", "PATCH", "DELETE") for e in node.elts)
+        >= 2
+    }
+    assert spelled == set()

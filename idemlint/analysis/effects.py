@@ -20,6 +20,7 @@ from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.timeouts import TIMEOUT_EXCEPTIONS as TIMEOUT_EXCEPTIONS
 from idemlint.analysis.timeouts import records_failure as records_failure
 from idemlint.analysis.timeouts import timeout_caught as timeout_caught
+from idemlint.knowledge.http import NOT_IDEMPOTENT_METHODS, WRITE_METHOD_FUNCTIONS, WRITE_METHODS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -29,8 +30,6 @@ else:
     cst = LazyModule("libcst", globals(), "cst")
 
 HTTP_MODULES = ("requests", "httpx", "requests.api", "httpx._api")
-HTTP_METHODS = {"post", "patch", "put", "delete"}
-NON_IDEMPOTENT_METHODS = {"POST", "PATCH"}
 CLIENT_FACTORIES = {
     "requests.Session": "requests",
     "requests.session": "requests",
@@ -155,22 +154,22 @@ class EffectAnalysis:
         if self._matches(name, dotted, self.config.side_effect_calls):
             return self._effect(call, "custom", dotted, None, False)
         head, _, last = name.rpartition(".")
-        if head in HTTP_MODULES and last in HTTP_METHODS | {"request"}:
+        if head in HTTP_MODULES and last in WRITE_METHOD_FUNCTIONS | {"request"}:
             method = last.upper() if last != "request" else _literal_method(call)
             if method is None:
                 self._note_verb_request(call, name)
                 return None
-            return self._effect(call, head.split(".")[0], name, method, method not in NON_IDEMPOTENT_METHODS)
-        if isinstance(call.func, cst.Attribute) and last in HTTP_METHODS | {"request", "urlopen"}:
+            return self._effect(call, head.split(".")[0], name, method, method not in NOT_IDEMPOTENT_METHODS)
+        if isinstance(call.func, cst.Attribute) and last in WRITE_METHOD_FUNCTIONS | {"request", "urlopen"}:
             library = self._client_library(call.func.value)
             if library == "http" and not self._url_argument(call):
                 library = None  # a client known only by its name must be given a URL (not redis.delete(keys))
             if library is not None:
-                method = last.upper() if last in HTTP_METHODS else _literal_method(call)
+                method = last.upper() if last in WRITE_METHOD_FUNCTIONS else _literal_method(call)
                 if method is None:
                     self._note_verb_request(call, dotted)
                     return None
-                return self._effect(call, library, dotted, method, method not in NON_IDEMPOTENT_METHODS)
+                return self._effect(call, library, dotted, method, method not in NOT_IDEMPOTENT_METHODS)
         if last in SDK_VERBS or last in _SDK_OBJECT_VERBS:
             library = _SDK_PACKAGES.get(name.split(".")[0]) if last in SDK_VERBS else None
             library = library or (self._sdk_client(call.func) if last in SDK_VERBS else None)
@@ -215,7 +214,7 @@ class EffectAnalysis:
         """The request's first argument (or url=) looks like a URL or path."""
         args = [a.value for a in call.args if a.keyword is None]
         method_first = isinstance(call.func, cst.Attribute) and call.func.attr.value == "request" and len(args) > 1
-        if method_first or args and (string_value(args[0]) or "").upper() in ("POST", "PUT", "PATCH", "DELETE"):
+        if method_first or args and (string_value(args[0]) or "").upper() in WRITE_METHODS:
             args = args[1:]  # `request(method, url)`: the URL comes second
         url = next(
             (a.value for a in call.args if a.keyword is not None and a.keyword.value == "url"),
@@ -396,7 +395,7 @@ class EffectAnalysis:
 def _literal_method(call: cst.Call) -> str | None:
     """POST, PUT, PATCH or DELETE from `request("POST", url)`; None for reads and unknowns."""
     method = _any_literal_method(call)
-    return method if method in ("POST", "PUT", "PATCH", "DELETE") else None
+    return method if method in WRITE_METHODS else None
 
 
 def _any_literal_method(call: cst.Call) -> str | None:
@@ -440,7 +439,7 @@ def _target(model: ModuleModel, call: cst.Call) -> str | None:
     )
     if url is None:
         plain = [a.value for a in call.args if a.keyword is None]
-        if plain and string_value(plain[0]) and string_value(plain[0]).upper() in ("POST", "PATCH", "PUT", "DELETE"):  # type: ignore[union-attr]
+        if plain and string_value(plain[0]) and string_value(plain[0]).upper() in WRITE_METHODS:  # type: ignore[union-attr]
             plain = plain[1:]
         url = plain[0] if plain else None
     if url is None:

@@ -33,7 +33,6 @@ from idemlint.analysis.direct_facts import (
     state_writes,
     unconditional_calls,
 )
-from idemlint.analysis.effects import HTTP_METHODS, NON_IDEMPOTENT_METHODS
 from idemlint.analysis.flow import origin_calls
 from idemlint.analysis.model import iter_nodes, local_callee, method_of, positional_parameters, string_value
 from idemlint.analysis.summary_records import (
@@ -45,6 +44,7 @@ from idemlint.analysis.summary_records import (
     fixed_argument,
     passed_arguments,
 )
+from idemlint.knowledge.http import NOT_IDEMPOTENT_METHODS, WRITE_METHOD_FUNCTIONS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -171,7 +171,8 @@ def _verb_defaults(function: cst.FunctionDef) -> tuple[tuple[str, str], ...]:
     return tuple(
         (param.name.value, method.upper())
         for param in (*params.params, *params.kwonly_params)
-        if param.default is not None and (method := (string_value(param.default) or "").lower()) in HTTP_METHODS
+        if param.default is not None
+        and (method := (string_value(param.default) or "").lower()) in WRITE_METHOD_FUNCTIONS
     )
 
 
@@ -191,7 +192,7 @@ def callers_naming_a_write(
     for call in model.calls:
         if local_callee(model, call) is function:
             method = binding.verb_binding(passed_arguments(call))[0]
-            if method in NON_IDEMPOTENT_METHODS:
+            if method in NOT_IDEMPOTENT_METHODS:
                 yield call, method
 
 

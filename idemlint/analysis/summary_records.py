@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import string_value
+from idemlint.knowledge.http import NOT_IDEMPOTENT_METHODS, WRITE_METHODS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -122,7 +123,7 @@ class Summary:
         if self.unkeyed_effect is not None:
             return self.unkeyed_effect, self.effect_operation
         method, _forwarded = self.verb_binding(passed)
-        if method in ("POST", "PATCH"):
+        if method in NOT_IDEMPOTENT_METHODS:
             return self.verb_effect, f"{method} {self.verb_operation}"
         return None, ""
 
@@ -143,7 +144,7 @@ class Summary:
         if self.effect is not None:
             return self.effect
         method, _forwarded = self.verb_binding(passed)
-        return self.verb_effect if method in ("POST", "PUT", "PATCH", "DELETE") else None
+        return self.verb_effect if method in WRITE_METHODS else None
 
     def key_binding(self, passed: Passed) -> tuple[bool, frozenset[str]]:
         """Whether a call with these arguments gives the function the key it would otherwise

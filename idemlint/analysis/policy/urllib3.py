@@ -16,6 +16,7 @@ from idemlint.analysis.policy.common import (
     status_literals,
 )
 from idemlint.analysis.policy.records import Policy, Verdict
+from idemlint.knowledge.http import NOT_IDEMPOTENT_METHODS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -44,7 +45,7 @@ def read_urllib3_retry(model: ModuleModel, call: cst.Call) -> Policy:
     methods = keyword(call, "allowed_methods") or keyword(call, "method_whitelist")
     if methods is not None:
         texts = {string_value(n) for n in expr_nodes(methods.value) if isinstance(n, cst.BaseExpression)} - {None}
-        unsafe = sorted(m for m in texts if m and m.upper() in ("POST", "PATCH"))
+        unsafe = sorted(m for m in texts if m and m.upper() in NOT_IDEMPOTENT_METHODS)
         if unsafe or is_none(methods.value) or is_false(methods.value):  # None/False: every method
             policy.non_retryable_statuses.append(Verdict("unsafe-methods", "urllib3", call, methods=tuple(unsafe)))
     factor = keyword(call, "backoff_factor")
