@@ -76,7 +76,10 @@ def test_the_http_methods_are_spelled_only_in_the_knowledge_package() -> None:
         if "knowledge" not in path.parts
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, (ast.Tuple, ast.Set, ast.List))
-        and sum(isinstance(e, ast.Constant) and str(e.value).upper() in ("POST", "PUT", "PATCH", "DELETE") for e in node.elts)
+        and sum(
+            isinstance(e, ast.Constant) and str(e.value).upper() in ("POST", "PUT", "PATCH", "DELETE")
+            for e in node.elts
+        )
         >= 2
     }
     assert spelled == set()
