@@ -7,7 +7,8 @@ judged sheets in `benchmarks/corpus/` name, the tree is exported at its commit a
 is run over it (`idemlint check --output-format json`). Each finding is labelled: a corpus
 row of its code within three lines (a positive row: true; an `ok:` row within two: false), else
 a judged sheet's row of its code within two lines (T or M: true; F or S: false), else it is
-unlabeled and not counted. Per rule code, the true and judged counts are kept for each kind of
+unlabeled: not counted, and listed (UNLABELED path:line code) with their number at the end, so
+that a change bringing new findings is judged before its table is trusted. Per rule code, the true and judged counts are kept for each kind of
 evidence and file role, and for the wider groups (`evidence|*`, `*|role`, `*|*`) that a
 kind's estimate starts from (idemlint/calibration.py). The table is written to
 `idemlint/data/calibration.json` and printed; with `--check`, it is compared with the shipped
@@ -94,11 +95,13 @@ def measure(
     for (repo, commit), (corpus_rows, judged) in sorted(trees.items()):
         tree = score_real.export(mirror, work, repo, commit)
         out = subprocess.run([*command, "."], cwd=tree, capture_output=True, text=True).stdout
+        unlabeled = []
         for finding in json.loads(out or "[]"):
             if finding["code"] in ("IDM800", "IDM900"):
                 continue
             verdict = label(finding, corpus_rows, judged)
             if verdict is None:
+                unlabeled.append(f"{finding['path']}:{finding['line']} {finding['code']}")
                 continue
             evidence, role = finding.get("evidence") or ANY, finding.get("role") or "source"
             for key in (f"{evidence}|{role}", f"{evidence}|{ANY}", f"{ANY}|{role}", f"{ANY}|{ANY}"):
@@ -112,6 +115,9 @@ def measure(
                 views["default view"]["judged"] += 1
                 views["default view"]["true"] += int(verdict)
         print(f"  {repo}@{commit[:8]}", file=sys.stderr)
+        for where in unlabeled:  # judge these (a sheet in benchmarks/corpus/) before trusting the table
+            print(f"    UNLABELED {where}", file=sys.stderr)
+        views["unlabeled"]["found"] += len(unlabeled)
     table = {code: {key: dict(c) for key, c in sorted(groups.items())} for code, groups in sorted(counts.items())}
     return table, views
 
@@ -145,6 +151,7 @@ def main() -> int:
         c = views.get(view, collections.Counter())
         share = f"({c['true'] / c['judged']:.0%})" if c["judged"] else ""
         print(f"{view:<13} {c['true']:4d}/{c['judged']:<4d} true {share}")
+    print(f"unlabeled     {views.get('unlabeled', collections.Counter())['found']:4d} (not counted: judge them)")
     text = json.dumps(table, indent=1, sort_keys=True) + "\n"
     if options.check:
         return 0 if TABLE.read_text(encoding="utf-8") == text else 1

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parent.parent / "idemlint"
 ABOVE_ANALYSIS = (
     "idemlint.rule",
@@ -68,18 +70,19 @@ def test_knowledge_imports_nothing_else_from_idemlint() -> None:
     assert list((PACKAGE / "knowledge").glob("*.py")), "no knowledge modules found: the test reads the wrong folder"
 
 
-def test_the_http_methods_are_spelled_only_in_the_knowledge_package() -> None:
-    """A tuple or set of HTTP method names written out anywhere else is a second definition."""
+@pytest.mark.parametrize(
+    ("words", "enough"),
+    [(("POST", "PUT", "PATCH", "DELETE"), 2), (("STATUS", "STATE", "STAGE", "PHASE", "STEP"), 3)],
+    ids=["http methods", "state columns"],
+)
+def test_a_vocabulary_is_spelled_only_in_the_knowledge_package(words: tuple[str, ...], enough: int) -> None:
+    """A tuple, set or list of these words written out anywhere else is a second definition."""
     spelled = {
         path.relative_to(PACKAGE).as_posix()
         for path in PACKAGE.rglob("*.py")
         if "knowledge" not in path.parts
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, (ast.Tuple, ast.Set, ast.List))
-        and sum(
-            isinstance(e, ast.Constant) and str(e.value).upper() in ("POST", "PUT", "PATCH", "DELETE")
-            for e in node.elts
-        )
-        >= 2
+        and sum(isinstance(e, ast.Constant) and str(e.value).upper() in words for e in node.elts) >= enough
     }
     assert spelled == set()

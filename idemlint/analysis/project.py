@@ -24,14 +24,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from idemlint.knowledge.states import STATE_SETTER, STATE_SETTER_DEFINITION
+
 if TYPE_CHECKING:
     from idemlint.analysis.module_facts import ModuleFacts
     from idemlint.analysis.summaries import Passed, Summary
     from idemlint.config import Config
-
-# `set_status`, `change_status`, `update_subscription_status`, `mark_state`...
-SETTER = re.compile(r"^(set|change|update|mark)_(\w+_)?(status|state|stage|phase)$")
-_CANDIDATE = re.compile(rb"def\s+(set|change|update|mark)_\w*(status|state|stage|phase)\s*\(")
 
 
 @dataclass(frozen=True)
@@ -217,7 +215,7 @@ EMPTY = ProjectIndex()
 def setter_facts(source: bytes | str) -> dict[str, bool]:
     """{setter method name: guarded?} for the state setters a module defines."""
     raw = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
-    if not _CANDIDATE.search(raw):
+    if not STATE_SETTER_DEFINITION.search(raw):
         return {}
     try:
         tree = ast.parse(raw)
@@ -228,7 +226,7 @@ def setter_facts(source: bytes | str) -> dict[str, bool]:
         if not isinstance(cls, ast.ClassDef):
             continue
         for method in cls.body:
-            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and SETTER.match(method.name):
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and STATE_SETTER.match(method.name):
                 if _extends_base(method):
                     continue  # `super().set_status(status)` first: as guarded as the base it extends
                 guarded = _checks_own_state_first(method)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, string_value
+from idemlint.knowledge.states import SQL_STATE_WRITE, STATE_SETTER, STATE_TRANSITION
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -133,7 +134,7 @@ def failure_in(
         ):
             value = string_value(node.value)
         elif isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-            match = _SQL_STATE.search(string_value(node) or "")
+            match = SQL_STATE_WRITE.search(string_value(node) or "")
             value = match.group(2) if match else None
         if value is not None and _UNKNOWN_STATE.search(value):
             return None
@@ -144,7 +145,7 @@ def failure_in(
         if (
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
-            and _STATE_SETTER.match(node.func.attr.value)
+            and (STATE_SETTER.match(node.func.attr.value) or STATE_TRANSITION.match(node.func.attr.value))
         ):
             # `line.set_status(FAILED)`, `repo.set_status(order_id, "cancelled")`, `set_status(status=...)`
             named = keyword(node, "status") or keyword(node, "state")
@@ -198,10 +199,6 @@ def _constant_name(model: ModuleModel, expr: cst.BaseExpression) -> str:
     """`LINE.NETWORK_ERROR`, `FAILED`: a constant's last name; "" for a variable (`error`)."""
     name = (model.dotted(expr) or "").rsplit(".", 1)[-1]
     return name if isinstance(expr, cst.Attribute) or name.isupper() else ""
-
-
-_STATE_SETTER = re.compile(r"^(set|change|update)_?(status|state)$|^transition(_to)?$", re.IGNORECASE)
-_SQL_STATE = re.compile(r"\bSET\b.*?\b(status|state)\s*=\s*'(\w+)'", re.IGNORECASE | re.DOTALL)
 
 
 def _is_lookup(model: ModuleModel, arg: cst.Arg) -> bool:

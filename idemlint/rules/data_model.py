@@ -20,6 +20,7 @@ from idemlint.analysis.db import (
 )
 from idemlint.analysis.direct_facts import returns_write_results
 from idemlint.analysis.summaries import chain_origin, related_steps, via
+from idemlint.knowledge.states import STATE_COLUMNS
 from idemlint.rule import Report, Rule
 from idemlint.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS, UPDATE
 
@@ -413,7 +414,7 @@ def ship(conn, order_id):
             "`update(Order).where(Order.id == oid, Order.status.in_(['packed'])).values(status='shipped')`.",
         ),
     )
-    triggers = (("status", "state", "stage", "phase", "step"), DB_WRITE, (*DATABASE, *RECORDS))
+    triggers = (tuple(sorted(STATE_COLUMNS)), DB_WRITE, (*DATABASE, *RECORDS))
     skips_migrations = True
     needs_project = True
     project_facts = ("state_chain",)

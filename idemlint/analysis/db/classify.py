@@ -37,15 +37,15 @@ from idemlint.analysis.db.records import (
     SA_READ_TERMINALS,
     SESSION,
     STATE_COLUMN_SHAPE,
-    STATE_COLUMNS,
     VERSION_COLUMNS,
     DbRead,
     DbWrite,
 )
 from idemlint.analysis.db.rowcount import executor_of, result_used, rowcount_read_after
 from idemlint.analysis.model import ModuleModel, keyword
-from idemlint.analysis.project import EMPTY, SETTER, ProjectIndex
+from idemlint.analysis.project import EMPTY, ProjectIndex
 from idemlint.analysis.sql import Predicate, classify, sql_text
+from idemlint.knowledge.states import STATE_COLUMNS, STATE_SETTER
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -93,7 +93,7 @@ class DbAnalysis:
                 )
             return
         method = func.attr.value
-        if SETTER.match(method):
+        if STATE_SETTER.match(method):
             write = setter_write(model, call, method, self.state_columns, self.project.guarded_setters)
             if write is not None:
                 self.writes.append(write)

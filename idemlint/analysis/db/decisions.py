@@ -9,11 +9,12 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.db.records import IDENTITY, STATE_COLUMNS, DbRead, DbWrite
+from idemlint.analysis.db.records import IDENTITY, DbRead, DbWrite
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, local_callee, string_value
 from idemlint.analysis.retry import always_leaves
+from idemlint.knowledge.states import STATE_COLUMNS
 
 if TYPE_CHECKING:
     import libcst as cst

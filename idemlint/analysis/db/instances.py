@@ -25,7 +25,7 @@ _NOT_RECORDS = re.compile(r"(^|\.)(span|response|resp|request|handler|trace|curr
 
 
 def setter_write(
-    model: ModuleModel, call: cst.Call, method: str, state_columns: set[str], guarded_setters: frozenset[str]
+    model: ModuleModel, call: cst.Call, method: str, state_columns: frozenset[str], guarded_setters: frozenset[str]
 ) -> DbWrite | None:
     """`payment.change_status(PaymentStatus.CONFIRMED)`, `order.set_status("paid")`,
     `svc.update_subscription_status(sub_id, Status.Active)`: a state column written to a
@@ -43,8 +43,10 @@ def setter_write(
         return None  # `change_fraud_status(..., commit=False)` changes the instance only
     if keyword(call, "pipeline") is not None or keyword(call, "pipe") is not None:
         return None  # queued on a transaction the caller executes (and WATCHes): judged there
-    # the longest state word the name ends with: `set_order_status` is `order_status` when that is configured
-    column = max((c for c in (*state_columns, "status") if method.endswith(c)), key=len)
+    # the longest state word the name ends with: `set_order_status` is `order_status` when that is
+    # configured; `setStatus` is `status`
+    named = method.lower()
+    column = max((c for c in state_columns if named.endswith(c)), key=len, default="status")
     argument = keyword(call, "status") or keyword(call, "state") or keyword(call, "new_status")
     values = [argument.value] if argument else [a.value for a in call.args if a.keyword is None][-1:]
     kinds = [python_value_kind(model, v) for v in values]

@@ -60,7 +60,6 @@ DJANGO_CHAIN = {
     "distinct",
 }
 SA_READ_TERMINALS = {"first", "one", "one_or_none", "scalar", "scalar_one", "scalar_one_or_none", "get", "all"}
-STATE_COLUMNS = {"status", "state", "stage", "phase", "step"}
 # a state column named for what it tracks: `payment_status`, `delivery_state`, `review_stage`;
 # not a postal state (`billing_state`, `shipping_state`: an address field)
 STATE_COLUMN_SHAPE = re.compile(
