@@ -82,11 +82,12 @@ class AuditRow:
     reaches: str | None = None
 
     def __post_init__(self) -> None:
-        """Paths, calls and targets are the repository's text: one printable line each."""
-        from idemlint.printable import printable
-
-        for name in ("path", "call", "method", "target"):
-            object.__setattr__(self, name, printable(getattr(self, name)))
+        """Every text field may hold the repository's words (and a row may come back from a
+        cache folder someone else wrote): one printable line each, its parts' too."""
+        _printable_fields(self)
+        for part in (self.key, self.retried, self.timeout):
+            if part is not None:
+                _printable_fields(part)
 
     @property
     def unkeyed(self) -> bool:
@@ -102,6 +103,18 @@ class AuditRow:
     def unsafe(self) -> bool:
         """What a retry of this call would repeat: it has no key, or a key that changes."""
         return self.unkeyed or self.bad_key
+
+
+def _printable_fields(record: object) -> None:
+    """Make each text field of a frozen dataclass printable, in place (at construction)."""
+    from dataclasses import fields
+
+    from idemlint.printable import printable
+
+    for field in fields(record):  # type: ignore[arg-type]
+        value = getattr(record, field.name)
+        if isinstance(value, str):
+            object.__setattr__(record, field.name, printable(value))
 
 
 def _order(row: AuditRow) -> tuple[object, ...]:

@@ -362,3 +362,25 @@ def test_a_second_audit_reads_unchanged_files_from_its_cache(tmp_path: Path, mon
     audited.clear()
     assert run("--no-cache") == third
     assert len(audited) == files
+
+
+def test_every_text_field_of_a_row_is_printable_whatever_built_it() -> None:
+    """A row may come back from a cache folder someone else wrote: no field of it (its key,
+    retry and timeout parts included) can put a control character on the terminal."""
+    from idemlint.audit import AuditRow, KeyStatus, RetriedBy, TimeoutHandling
+
+    row = AuditRow(
+        path="a.py",
+        line=1,
+        library="evil\x1b]0;PWNED\x07",
+        call="c",
+        method="",
+        target="t",
+        key=KeyStatus("sent\n::error file=x::forged", detail="d\r"),
+        retried=RetriedBy("loop\x1b[2J", None, "n\n"),
+        timeout=TimeoutHandling("caught\x07"),
+        reaches="x.py:1\n::warning::",
+    )
+    text = format_text([row], color=False) + format_json([row]) + format_markdown([row])
+    assert not any(ord(c) < 32 and c not in "\n" for c in text)
+    assert "\n::error" not in text and "\n::warning" not in text

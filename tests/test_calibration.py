@@ -108,6 +108,8 @@ def test_roles_from_paths(path: str, role: str) -> None:
         ('\nfor url in ("https://example.com",):\n    fetch(url)\n', "source"),
         ('\nif __name__ == "shop.views":\n    fetch("https://example.com")\n', "source"),
         ("", "source"),
+        # an escape Python rejects at run time (libcst parses it): not a crash, not a program
+        ('\nif __name__ == "\\N{NO SUCH NAME}":\n    fetch("https://example.com")\n', "source"),
     ],
 )
 def test_a_file_run_as_a_program_is_a_script_whatever_its_path(tail: str, role: str) -> None:

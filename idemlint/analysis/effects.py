@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.keys import KeySinks
+from idemlint.analysis.keys import KEY_VARIABLE, KeySinks
 from idemlint.analysis.model import ModuleModel, string_value
 
 # The timeout half moved to `timeouts`; its names stay importable from here (the audit uses them).
@@ -137,6 +137,7 @@ class EffectAnalysis:
         # requests whose HTTP method is the enclosing function's parameter: an effect only
         # when a caller passes POST or PATCH (`summaries` binds it)
         self.verb_requests: list[VerbRequest] = []
+        self._no_key: bool | None = None
         for call in model.calls:
             effect = self._classify(call)
             if effect is not None:
@@ -319,12 +320,20 @@ class EffectAnalysis:
             self.verb_requests.append(VerbRequest(call, operation, method.value))
 
     def _names_no_key(self) -> bool:
-        """Nothing in the module is an idempotency key: no key sink, no string naming one."""
-        return not self.sinks.sinks and not any(
-            self.sinks.is_key_name(text, sent=True)
-            for node in self.model.strings
-            if isinstance(node, cst.SimpleString) and (text := string_value(node))
-        )
+        """Nothing in the module is an idempotency key: no key sink, no string naming one, no
+        name that says "idempotency" (`headers[IDEMPOTENCY_HEADER]`, an imported constant).
+        Asked once per module, only for a request core whose options are unseen."""
+        if self._no_key is None:
+            self._no_key = (
+                not self.sinks.sinks
+                and not any(
+                    self.sinks.is_key_name(text, sent=True)
+                    for node in self.model.strings
+                    if isinstance(node, cst.SimpleString) and (text := string_value(node))
+                )
+                and not any(type(node) is cst.Name and KEY_VARIABLE.search(node.value) for node in self.model.children)
+            )
+        return self._no_key
 
     def _keyed(self, call: cst.Call) -> bool | None:
         if call in self._keyed_calls:

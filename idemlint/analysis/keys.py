@@ -50,7 +50,7 @@ KEY_NAMES = frozenset(
 # `request_id` is a key only when it is sent to another system; as a log field it is not.
 REQUEST_ID_NAMES = frozenset({"requestid"})
 # Variable and attribute names that say "this holds a key".
-_KEY_VARIABLE = re.compile(r"idempotency|idem_key|idemkey|dedup_key|dedupe_key|dedupkey", re.IGNORECASE)
+KEY_VARIABLE = re.compile(r"idempotency|idem_key|idemkey|dedup_key|dedupe_key|dedupkey", re.IGNORECASE)
 
 RANDOM_CALLS = {
     "uuid.uuid1": "uuid.uuid1()",
@@ -240,13 +240,13 @@ class KeySinks:
                     yield Sink(value, f"the {key!r} entry of {model.dotted(subscript.value) or 'a dict'}", None)
         for scope_bindings in model.bindings.values():
             for name, bindings in scope_bindings.items():
-                if not _KEY_VARIABLE.search(name):
+                if not KEY_VARIABLE.search(name):
                     continue
                 for binding in bindings:
                     if binding.kind in ("assign", "walrus", "augassign") and binding.value is not None:
                         yield Sink(binding.value, f"the variable {name}", None)
         for attribute, value, _statement in model.attribute_assigns:
-            if _KEY_VARIABLE.search(attribute.attr.value):
+            if KEY_VARIABLE.search(attribute.attr.value):
                 yield Sink(value, f"the attribute {model.dotted(attribute) or attribute.attr.value}", None)
 
     def _receiving_call(self, element: cst.DictElement) -> cst.Call | None:

@@ -471,5 +471,5 @@ def _tests_main_name(test: cst.BaseExpression) -> bool:
         return False
     sides = (test.left, test.comparisons[0].comparator)
     names = [side.value for side in sides if isinstance(side, cst.Name)]
-    strings = [side.evaluated_value for side in sides if isinstance(side, cst.SimpleString)]
+    strings = [string_value(side) for side in sides if isinstance(side, cst.SimpleString)]
     return names == ["__name__"] and strings == ["__main__"]

@@ -283,11 +283,21 @@ def callee_of(
         return Callee(name, summary, helper)
     if project is None or not module or target is None:
         return None
-    found = project.function(target) or project.function(f"{target}.__init__")
+    found = project.function(target) or _own_constructor(project, target)
     if found is None or found[1].empty:
         return None
     qualname, summary, path, line = found
     return Callee(short_name(qualname), summary, None, path, line)
+
+
+def _own_constructor(project: ProjectIndex, target: str) -> tuple[str, Summary, str, int] | None:
+    """`shop.refunds.RefundRequest` -> the `__init__` that class defines itself: a constructor
+    is not looked up in bases or implementations (a subclass's would run for another class)."""
+    for owner in (target, project.defined_as(target)):
+        entry = project.functions.get(f"{owner}.__init__")
+        if entry is not None:
+            return (f"{owner}.__init__", *entry)
+    return None
 
 
 def _constructor_of_module_class(model: ModuleModel, call: cst.Call) -> cst.FunctionDef | None:

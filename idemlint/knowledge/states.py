@@ -11,13 +11,20 @@ SETTER_VERBS = ("set", "change", "update", "mark")
 
 _WORDS = "|".join(sorted(STATE_COLUMNS))
 _VERBS = "|".join(SETTER_VERBS)
-# a method named for setting a state: `set_status`, `change_status`,
-# `update_subscription_status`, `mark_state`, `setStatus`
-STATE_SETTER = re.compile(rf"^({_VERBS})_?(\w+_)?({_WORDS})$", re.IGNORECASE)
+# the state words a setter's name ends with: not `step` (`set_step` is a wizard's, rarely a record's)
+_SET_WORDS = "|".join(sorted(STATE_COLUMNS - {"step"}))
+_CAMEL_WORDS = "|".join(word.capitalize() for word in sorted(STATE_COLUMNS - {"step"}))
+# a method named for setting a state: `set_status`, `change_status`, `update_subscription_status`,
+# `mark_state`, `setStatus`, `updateOrderStatus`. The verb is a word of its own (an underscore
+# or a capital follows it): `setup_status`, `market_status`, `updated_state` are not setters.
+STATE_SETTER = re.compile(rf"^({_VERBS})_(\w+_)?({_SET_WORDS})$|^({_VERBS})([A-Z]\w*)?({_CAMEL_WORDS})$")
 # the bytes a file that defines one holds (the project index reads only such files' ASTs)
-STATE_SETTER_DEFINITION = re.compile(rf"def\s+({_VERBS})_?\w*({_WORDS})\s*\(".encode(), re.IGNORECASE)
+STATE_SETTER_DEFINITION = re.compile(
+    rf"def\s+(({_VERBS})_\w*({_SET_WORDS})|({_VERBS})([A-Z]\w*)?({_CAMEL_WORDS}))\s*\(".encode()
+)
 # a state machine's own move (`job.transition_to(FAILED)`): it records a state, but the machine
 # may check the move itself, so it is not taken for an unguarded write
 STATE_TRANSITION = re.compile(r"^transition(_to)?$", re.IGNORECASE)
 # SQL text that writes a state: `UPDATE jobs SET status = 'failed'`
-SQL_STATE_WRITE = re.compile(rf"\bSET\b.*?\b({_WORDS})\s*=\s*'(\w+)'", re.IGNORECASE | re.DOTALL)
+# (the gap after SET is bounded: an unbounded lazy gap is quadratic on a long literal)
+SQL_STATE_WRITE = re.compile(rf"\bSET\b[^;]{{0,400}}?\b({_WORDS})\s*=\s*'(\w+)'", re.IGNORECASE)

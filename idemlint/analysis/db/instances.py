@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 else:
     cst = LazyModule("libcst", globals(), "cst")
 
-_NOT_SETTERS = frozenset({"update_state"})
+_NOT_SETTERS = frozenset({"updatestate"})  # Celery's `update_state`/`updateState`, spelled without case or "_"
 _STATE_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_ ]{0,40}$")  # Celery's progress report
 _NOT_RECORDS = re.compile(r"(^|\.)(span|response|resp|request|handler|trace|current_span)$", re.IGNORECASE)
 
@@ -32,7 +32,7 @@ def setter_write(
     literal or constant through a method named for it. Integer arguments (an HTTP status)
     and calls that build a value (`span.set_status(Status(...))`) are not state writes."""
     receiver = call.func.value  # type: ignore[attr-defined]
-    if method in _NOT_SETTERS or _NOT_RECORDS.search(model.dotted(receiver) or ""):
+    if method.replace("_", "").lower() in _NOT_SETTERS or _NOT_RECORDS.search(model.dotted(receiver) or ""):
         return None
     if not uses_database(model):
         return None  # a desktop app's channel, a worker's own state: nothing a database stores
