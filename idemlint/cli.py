@@ -253,6 +253,47 @@ def explain(code: str) -> None:
     sys.exit(EXIT_ERROR)
 
 
+@cli.command(short_help="Print the state machines the project declares, as IDM103 reads them.")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option(
+    "--config", "config_file", type=click.Path(dir_okay=False), help="Read [tool.idemlint] from this pyproject.toml."
+)
+def states(paths: tuple[str, ...], config_file: str | None) -> None:
+    """Print each state machine declared under PATHS (default: the current directory): a table
+    of one enum's moves or `@transition` decorators, its final states, and the states every
+    state leads to (IDM103 does not report writes of those with no precondition)."""
+    from idemlint.analysis.machines import declared_moves, describe, join
+    from idemlint.api import discover_files, load_config
+    from idemlint.config import ConfigError
+    from idemlint.printable import printable
+    from idemlint.reading import read_source
+
+    paths = paths or (".",)
+    try:
+        config = load_config(paths, config_file)
+    except ConfigError as error:
+        usage_error(str(error))
+    found = discover_files(paths, config)
+    declared: list[dict[str, dict[str, frozenset[str]]]] = []
+    where: dict[str, list[str]] = {}
+    for path, shown in found.to_check(check_tests=False):
+        try:
+            moves = declared_moves(read_source(path), shown)
+        except OSError:
+            continue
+        declared.append(moves)
+        for name in moves:
+            where.setdefault(name, []).append(printable(shown))
+    lines = describe(join(declared), where)
+    click.echo(
+        "\n".join(lines)
+        if lines
+        else "No state machine declared (a table of one enum's moves, or @transition decorators)."
+    )
+    print_errors(found.errors)
+    sys.exit(EXIT_ERROR if found.errors else EXIT_CLEAN)
+
+
 @cli.command(short_help="Run the language server (LSP) on stdin/stdout, for editors.")
 @click.option(
     "--stdio", is_flag=True, hidden=True, help="Accepted for editors that pass it; stdio is the only transport."

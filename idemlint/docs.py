@@ -26,7 +26,7 @@ def render_usage() -> str:
     blocks = []
     settings = {**cli.context_settings, "terminal_width": 100, "max_content_width": 100}
     with click.Context(cli, info_name="idemlint", **settings) as parent:
-        for name in ("check", "audit", "rules", "explain", "server"):
+        for name in ("check", "audit", "rules", "explain", "states", "server"):
             command = cli.commands[name]
             with click.Context(command, info_name=name, parent=parent) as ctx:
                 blocks.append(command.get_help(ctx))

@@ -243,13 +243,14 @@ def test_the_index_format_is_pinned_to_its_magic() -> None:
     import dataclasses
     import hashlib
 
+    from idemlint.analysis import machines
     from idemlint.analysis.module_facts import ModuleFacts
     from idemlint.analysis.project import _SUMMARY_SIGNS, FileFacts, ProjectIndex
     from idemlint.analysis.summary_records import Summary
     from idemlint.cache import INDEX_MAGIC
 
-    classes = (ProjectIndex, FileFacts, ModuleFacts, Summary)
+    classes = (ProjectIndex, FileFacts, ModuleFacts, Summary, machines.Machine)
     shape = repr([[f.name for f in dataclasses.fields(c)] for c in classes]) + repr(
-        [(w, p.pattern) for w, p in _SUMMARY_SIGNS]
+        [(w, p.pattern) for w, p in _SUMMARY_SIGNS] + [machines._TABLE_ROW.pattern, machines._DECORATOR.pattern]
     )
-    assert (INDEX_MAGIC, hashlib.sha256(shape.encode()).hexdigest()[:12]) == (b"idemlint-index-9\n", "d8f65dd8e9dc")
+    assert (INDEX_MAGIC, hashlib.sha256(shape.encode()).hexdigest()[:12]) == (b"idemlint-index-10\n", "82d2bb507ec1")

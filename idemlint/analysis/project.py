@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from idemlint.analysis.machines import Machine, Moves, declared_moves, join
 from idemlint.knowledge.states import STATE_SETTER, STATE_SETTER_DEFINITION
 
 if TYPE_CHECKING:
@@ -59,6 +60,8 @@ class ProjectIndex:
     task_retriers: Mapping[str, int] = field(default_factory=dict)
     # derived from `classes` (not in the digest): base or interface -> the classes naming it, sorted
     implementations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # the state machines the project declares (`analysis/machines.py`): enum or `column:` name -> machine
+    state_machines: Mapping[str, Machine] = field(default_factory=dict)
 
     @property
     def digest(self) -> str:
@@ -82,6 +85,10 @@ class ProjectIndex:
                     sorted((name, sorted(settings)) for name, settings in self.task_settings.items()),
                     sorted(self.reexports.items()),
                     sorted(self.task_retriers.items()),
+                    [
+                        (name, sorted((s, sorted(t)) for s, t in m.moves.items()))
+                        for name, m in self.state_machines.items()
+                    ],
                 )
             )
         )
@@ -300,6 +307,7 @@ class FileFacts:
     setters: Mapping[str, bool] = field(default_factory=dict)
     summaries: ModuleFacts | None = None
     reexports: Mapping[str, str] = field(default_factory=dict)  # of a package's `__init__.py`
+    machines: Moves = field(default_factory=dict)  # the state machines it declares (production code)
 
 
 def file_facts(
@@ -318,7 +326,8 @@ def file_facts(
     relative = _relative(path, root) if relative is None else relative
     summaries = summary_facts(source, relative, config, candidate) if config is not None and summarise else None
     roots = config.src if config is not None else ("src",)
-    return FileFacts(setter_facts(source), summaries, package_reexports(source, relative, roots))
+    machines = declared_moves(source, relative) if summarise else {}
+    return FileFacts(setter_facts(source), summaries, package_reexports(source, relative, roots), machines)
 
 
 def package_reexports(source: bytes, path: str, source_roots: tuple[str, ...] = ("src",)) -> dict[str, str]:
@@ -352,8 +361,10 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
     guarded: dict[str, bool] = {}
     modules: list[ModuleFacts] = []
     reexports: dict[str, str] = {}
+    machines: list[Moves] = []
     for facts in files:
         reexports.update(facts.reexports)
+        machines.append(facts.machines)
         for name, is_guarded in facts.setters.items():
             guarded[name] = guarded.get(name, is_guarded) and is_guarded
         if facts.summaries is not None:
@@ -363,6 +374,7 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         frozenset(n for n, g in guarded.items() if not g),
         root=str(root.resolve()) if root is not None else "",
         reexports={name: origin for name, origin in reexports.items() if name != origin},
+        state_machines=join(machines),
     )
     return follow_calls(index, modules) if modules else index
 

@@ -28,3 +28,9 @@ STATE_TRANSITION = re.compile(r"^transition(_to)?$", re.IGNORECASE)
 # SQL text that writes a state: `UPDATE jobs SET status = 'failed'`
 # (the gap after SET is bounded: an unbounded lazy gap is quadratic on a long literal)
 SQL_STATE_WRITE = re.compile(rf"\bSET\b[^;]{{0,400}}?\b({_WORDS})\s*=\s*'(\w+)'", re.IGNORECASE)
+# states a record is put in to say it is gone (a soft delete): every state may lead there, so
+# writing one with no precondition never moves a record backward
+TOMBSTONE_STATES = frozenset({"deleted", "removed"})
+# the decorator a state-machine library declares a move with: django-fsm's
+# `@transition(field=state, source=[...], target=...)`, viewflow's `@state.transition(...)`
+TRANSITION_DECORATOR = "transition"

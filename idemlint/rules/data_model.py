@@ -19,8 +19,9 @@ from idemlint.analysis.db import (
     races,
 )
 from idemlint.analysis.direct_facts import returns_write_results
+from idemlint.analysis.machines import Machine, written_state
 from idemlint.analysis.summaries import chain_origin, related_steps, via
-from idemlint.knowledge.states import STATE_COLUMNS
+from idemlint.knowledge.states import STATE_COLUMNS, TOMBSTONE_STATES
 from idemlint.rule import Report, Rule
 from idemlint.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS, UPDATE
 
@@ -380,7 +381,11 @@ class NonMonotonicTransition(Rule):
         "in the method; a method that writes the value its caller passes (`order.move_to('shipped')`) is "
         "reported at the caller. An update's value may be an attribute the function set to a constant first "
         "(`source.status = QUEUED; ....update(status=source.status)`). Flags (`shipped = true`), version compares "
-        "and insert-only tables are monotonic already."
+        "and insert-only tables are monotonic already. Where the project declares its state machine (a table "
+        "`{Status.CREATED: [Status.PAID], ..., Status.FULFILLED: []}` of one enum's members, or django-fsm's "
+        "`@transition(field=..., source=..., target=...)`), a state every state can reach (FULFILLED) is not "
+        "backward and is not reported; any other is, naming the states it moves records back from, and the help "
+        "names the machine's real predecessors. A deletion (`deleted`, `removed`) may follow any state."
     )
     why = (
         "Messages arrive late, twice, and out of order. A transition with no precondition lets a late "
@@ -389,7 +394,9 @@ class NonMonotonicTransition(Rule):
     fix_hint = "Constrain the current state to the allowed predecessors in the write itself (`WHERE id=%s AND status IN ('created', 'pending')`) and read the row count."
     known_problems = (
         "Attribute assignments are checked only on instances loaded in the same function (an instance passed "
-        "in as a parameter may be fresh). State values held in variables are not judged."
+        "in as a parameter may be fresh). State values held in variables are not judged. A machine is known only "
+        "where the project declares it; one implied by the guards the code writes is not inferred yet, so a "
+        "final state written once the work it names is done (`SENT` after the mail went out) is still reported."
     )
     bad = """\
 def ship(conn, order_id):
@@ -430,7 +437,7 @@ def ship(conn, order_id):
         racy = races(model, db)
         # one finding per function, record and column: the branches of an `if/elif` that each set
         # it (a status recomputed from an event) are one decision, not several
-        found: dict[tuple[object, str | None, str], list[tuple[DbWrite, str, str, str, DbRead | None]]] = {}
+        found: dict[tuple[object, str | None, str], list[tuple[DbWrite, str, str, str, DbRead | None, Declared]]] = {}
         for write in db.writes:
             if id(write) in racy or write.guarded or write.judged_in_method:
                 continue  # IDM101 reports it, the setter checks the current state itself, or the method is reported
@@ -448,16 +455,54 @@ def ship(conn, order_id):
                     continue
                 if any(read.locked for read, _test in decisions(model, db, write)):
                     continue  # checked under a row lock
+                declared = written_state(ctx.project.state_machines, column, kind, text, model.imports)
+                if _never_backward(declared, text):
+                    continue
                 key = (model.scope_of(write.node), write.instance or write.table, column)
-                found.setdefault(key, []).append((write, column, kind, text, read))
+                found.setdefault(key, []).append((write, column, kind, text, read, declared))
                 break
         for writes in found.values():
-            (write, column, kind, text, read), others = writes[0], len(writes) - 1
+            (write, column, kind, text, read, declared), others = writes[0], len(writes) - 1
             more = f" (and {others} more write{'s' * (others != 1)} of it in this function)" if others else ""
             yield Report(
                 write.statement,
                 f"{_what(write)} sets {column} to {text if kind == 'constant' else repr(text)} with no "
-                f"precondition on its current value{more}",
-                suggestion=_condition_hint(ctx, write, "<the allowed predecessors>"),
+                f"precondition on its current value{more}{_backward_from(declared)}",
+                suggestion=_condition_hint(ctx, write, _predecessors(declared, kind, text), column),
                 confidence=_confidence(ctx, read),
+                evidence="the project's state machine" if declared else None,
             )
+
+
+Declared = tuple[Machine, str] | None  # the project's machine a written state belongs to, and the state
+
+
+def _never_backward(declared: Declared, text: str) -> bool:
+    """A write no state can be moved backward by: every state of the project's declared
+    machine can reach it, or, with no machine declared, it is a tombstone (`deleted`)."""
+    if declared is not None:
+        machine, state = declared
+        return not machine.cannot_reach(state)
+    return text.rsplit(".", 1)[-1].lower() in TOMBSTONE_STATES
+
+
+def _backward_from(declared: Declared) -> str:
+    """For a declared machine: the states the write can move a record back from."""
+    if declared is None:
+        return ""
+    machine, state = declared
+    stuck = machine.cannot_reach(state)
+    named = ", ".join(stuck[:-1]) + f" or {stuck[-1]}" if 1 < len(stuck) <= 3 else stuck[0]
+    rest = f" and {len(stuck) - 1} more" if len(stuck) > 3 else ""
+    return f"; the project's state machine never leads from {named}{rest} to {state}, so this moves such a record back"
+
+
+def _predecessors(declared: Declared, kind: str, text: str) -> str:
+    """The states the declared machine moves to this one from, spelt as the write spells its value."""
+    if declared is None or not declared[0].predecessors(declared[1]):
+        return "<the allowed predecessors>"
+    machine, state = declared
+    if kind == "constant":
+        prefix = text[: -len(state)]
+        return ", ".join(f"{prefix}{s}" for s in machine.predecessors(state))
+    return ", ".join(repr(s) for s in machine.predecessors(state))

@@ -1,0 +1,228 @@
+"""The state machines a project writes down: which states each state may move to.
+
+A project that declares its lifecycle says which moves are legal, and so which writes can
+move a record backward:
+- a table of moves, `{Status.CREATED: [Status.PAID, Status.EXPIRED], ..., Status.FULFILLED: []}`
+  (a dict whose keys are members of one enum and whose values are collections of them);
+- django-fsm's `@transition(field=state, source=[...], target=...)` (viewflow's
+  `@state.transition(...)` too), each decorated method one move.
+
+A write with no precondition of a state that every state of the machine can reach (FULFILLED
+above) never moves a record backward: at worst it skips steps the machine allows. One that
+some state cannot reach (CREATED, from PAID) can. IDM103 reads the machine to tell the two
+apart and to name the real predecessors in its help text.
+
+Facts come from stdlib `ast`, and only for files whose bytes show such a table or decorator.
+A machine is named by its enum (`Status`, the part before the member) or, for states written
+as strings, by its column (`column:state`); tables for the same name are joined.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from idemlint.knowledge.states import TRANSITION_DECORATOR
+
+ANY_STATE = "*"  # django-fsm's `source="*"`: from every state
+ANY_OTHER_STATE = "+"  # django-fsm's `source="+"`: from every state but the target
+
+# a table's row as it is usually written, `    Status.CREATED: [` (two or more in a file), or
+# the decorator: the bytes a file must hold before its AST is read
+_TABLE_ROW = re.compile(rb"^[ \t]*[A-Za-z_][\w.]*\.\w+[ \t]*:[ \t]*(?:\[|\(|\{|set\(|frozenset\()", re.MULTILINE)
+_DECORATOR = re.compile(rb"^[ \t]*@[\w.]*\b" + TRANSITION_DECORATOR.encode() + rb"\(", re.MULTILINE)
+
+Moves = dict[str, dict[str, frozenset[str]]]  # machine -> state -> the states it may move to
+
+
+@dataclass(frozen=True)
+class Machine:
+    """One declared machine: each state and the states it may move to (`*`/`+` for any)."""
+
+    moves: Mapping[str, frozenset[str]]
+
+    @property
+    def states(self) -> frozenset[str]:
+        named = set(self.moves).union(*self.moves.values())
+        return frozenset(named - {ANY_STATE, ANY_OTHER_STATE})
+
+    def successors(self, state: str) -> frozenset[str]:
+        anywhere = self.moves.get(ANY_STATE, frozenset())
+        other = self.moves.get(ANY_OTHER_STATE, frozenset()) - {state}
+        return self.moves.get(state, frozenset()) | anywhere | other
+
+    def reaches(self, start: str, target: str) -> bool:
+        seen, todo = {start}, [start]
+        while todo:
+            for following in self.successors(todo.pop()):
+                if following == target:
+                    return True
+                if following not in seen:
+                    seen.add(following)
+                    todo.append(following)
+        return False
+
+    def cannot_reach(self, target: str) -> tuple[str, ...]:
+        """The states a record may be in from which the machine never leads to `target`:
+        writing `target` there with no precondition moves the record backward."""
+        return tuple(sorted(s for s in self.states if s != target and not self.reaches(s, target)))
+
+    def predecessors(self, target: str) -> tuple[str, ...]:
+        """The states with a move straight to `target` (a write's allowed preconditions)."""
+        return tuple(sorted(s for s in self.states if s != target and target in self.moves.get(s, frozenset())))
+
+
+def declared_moves(source: bytes, path: str = "") -> Moves:
+    """The machines one file declares (see the module's docstring); {} for most files."""
+    rows = len(_TABLE_ROW.findall(source)) if b":" in source else 0
+    if rows < 2 and not (TRANSITION_DECORATOR.encode() in source and _DECORATOR.search(source)):
+        return {}
+    try:
+        tree = ast.parse(source, path or "<unknown>")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return {}
+    found: Moves = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            _add(found, _table(node))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for decorator in node.decorator_list:
+                _add(found, _decorated_move(decorator))
+    return found
+
+
+def join(declared: Iterable[Moves]) -> dict[str, Machine]:
+    """One machine per name from every file's tables (a move declared anywhere counts)."""
+    joined: Moves = {}
+    for moves in declared:
+        _add(joined, moves)
+    return {name: Machine(dict(sorted(moves.items()))) for name, moves in sorted(joined.items())}
+
+
+def _add(into: Moves, moves: Moves | None) -> None:
+    for name, table in (moves or {}).items():
+        machine = into.setdefault(name, {})
+        for state, targets in table.items():
+            machine[state] = machine.get(state, frozenset()) | targets
+
+
+def _member(expr: ast.expr) -> tuple[str, str] | None:
+    """`Status.PAID` or `models.Order.Status.PAID`: (the enum's name, the member's)."""
+    if not isinstance(expr, ast.Attribute):
+        return None
+    owner = expr.value
+    name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else None
+    return (name, expr.attr) if name else None
+
+
+def _elements(expr: ast.expr) -> list[ast.expr] | None:
+    """The items of `[...]`, `(...)`, `{...}`, `set(...)`, `frozenset({...})`; None otherwise."""
+    if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+        return list(expr.elts)
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and not expr.keywords:
+        if expr.func.id in ("set", "frozenset", "tuple", "list") and len(expr.args) <= 1:
+            return _elements(expr.args[0]) if expr.args else []
+    return None
+
+
+def _table(node: ast.Dict) -> Moves | None:
+    """A table of moves: at least two keys, every key a member of one enum, every value a
+    collection of its members. Anything else in the dict and it is not one."""
+    if len(node.keys) < 2:
+        return None
+    enum = None
+    moves: dict[str, frozenset[str]] = {}
+    for key, value in zip(node.keys, node.values, strict=True):
+        source = _member(key) if key is not None else None
+        items = _elements(value)
+        if source is None or items is None or enum not in (None, source[0]):
+            return None
+        enum = source[0]
+        targets = [_member(item) for item in items]
+        if any(t is None or t[0] != enum for t in targets):
+            return None
+        moves[source[1]] = moves.get(source[1], frozenset()) | {t[1] for t in targets if t is not None}
+    return {enum: moves} if enum else None
+
+
+def _decorated_move(decorator: ast.expr) -> Moves | None:
+    """`@transition(field=state, source=[A, B], target=C)`: the move A/B -> C."""
+    if not isinstance(decorator, ast.Call):
+        return None
+    func = decorator.func
+    called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    if called != TRANSITION_DECORATOR:
+        return None
+    given = {k.arg: k.value for k in decorator.keywords if k.arg}
+    target, source = given.get("target"), given.get("source")
+    if target is None or source is None:
+        return None
+    aimed = _state(target)
+    sources = [_state(item) for item in (_elements(source) or [source])]
+    if aimed is None or any(s is None for s in sources):
+        return None
+    enum, state = aimed
+    if not enum:  # states written as strings: the machine is the column's
+        column = _column(given.get("field")) or (
+            func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
+        )
+        if column is None:
+            return None
+        enum = f"column:{column}"
+    if any(s is not None and s[0] not in ("", enum, aimed[0]) for s in sources):
+        return None  # states of another machine: not this one's move
+    return {enum: {s[1]: frozenset({state}) for s in sources if s is not None}}
+
+
+def _state(expr: ast.expr) -> tuple[str, str] | None:
+    """A state as a decorator names it: an enum member, or a string (enum name '')."""
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return "", expr.value
+    return _member(expr)
+
+
+def _column(expr: ast.expr | None) -> str | None:
+    """`field=state`, `field="state"` or `field=Model.state`: the column's name."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return expr.value
+    return None
+
+
+def written_state(
+    machines: Mapping[str, Machine], column: str, kind: str, text: str, imports: Mapping[str, str]
+) -> tuple[Machine, str] | None:
+    """The declared machine a write's value belongs to and the state it names: `Status.PAID`
+    (also through `import ... as`) is `Status`'s, a string is its column's; None if undeclared."""
+    if kind == "literal":
+        machine = machines.get(f"column:{column}")
+        return (machine, text) if machine is not None and text in machine.states else None
+    parts = text.split(".")
+    if kind != "constant" or len(parts) < 2:
+        return None
+    enum = parts[-2]
+    if len(parts) == 2 and parts[0] in imports:
+        enum = imports[parts[0]].rsplit(".", 1)[-1]  # `from .states import Status as S`: `S.PAID`
+    machine = machines.get(enum)
+    return (machine, parts[-1]) if machine is not None and parts[-1] in machine.states else None
+
+
+def describe(machines: Mapping[str, Machine], where: Mapping[str, list[str]]) -> list[str]:
+    """The machines as `idemlint states` prints them: each state's moves, the final states,
+    and the states every state reaches (IDM103 does not report writes of those)."""
+    lines: list[str] = []
+    for name, machine in machines.items():
+        title = f"the {name.removeprefix('column:')} column" if name.startswith("column:") else name
+        lines.append(f"{title} ({', '.join(where.get(name, []))})")
+        for source in sorted(machine.states | set(machine.moves)):
+            shown = {ANY_STATE: "any state", ANY_OTHER_STATE: "any other state"}.get(source, source)
+            targets = sorted(machine.moves.get(source, ()))
+            lines.append(f"  {shown} -> {', '.join(targets)}" if targets else f"  {shown} (final)")
+        sinks = [s for s in sorted(machine.states) if not machine.cannot_reach(s)]
+        lines.append(f"  every state leads to: {', '.join(sinks) if sinks else '(none)'}")
+    return lines

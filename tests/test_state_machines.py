@@ -1,0 +1,117 @@
+"""The state machines a project declares (`analysis/machines.py`), read from real parses."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from idemlint.analysis.machines import Machine, declared_moves, join, written_state
+from idemlint.cli import cli
+
+TABLE = b"""
+class Status(enum.Enum):
+    NEW = "new"
+    PAID = "paid"
+    DONE = "done"
+    VOID = "void"
+
+MOVES = {
+    Status.NEW: [Status.PAID, Status.VOID],
+    Status.PAID: frozenset({Status.DONE}),
+    Status.DONE: set(),
+    Status.VOID: (),
+}
+"""
+
+
+def test_a_table_of_moves_between_members_of_one_enum_is_a_machine() -> None:
+    assert declared_moves(TABLE) == {
+        "Status": {
+            "NEW": frozenset({"PAID", "VOID"}),
+            "PAID": frozenset({"DONE"}),
+            "DONE": frozenset(),
+            "VOID": frozenset(),
+        }
+    }
+
+
+def test_dicts_that_only_look_like_tables_are_not_machines() -> None:
+    labels = b'LABELS = {\n    Status.NEW: ["New"],\n    Status.PAID: ["Paid"],\n}\n'
+    mixed = b"MIXED = {\n    Status.NEW: [Other.PAID],\n    Status.PAID: [Status.DONE],\n}\n"
+    one_row = b"ONE = {\n    Status.NEW: [Status.PAID],\n}\n"
+    two_enums = b"TWO = {\n    Status.NEW: [Status.PAID],\n    Kind.A: [Kind.B],\n}\n"
+    for source in (labels, mixed, one_row, two_enums, b"broken = {\n    Status.NEW: [\n    Status.X: [\n"):
+        assert declared_moves(source) == {}, source
+
+
+def test_transition_decorators_declare_moves_by_enum_or_by_column() -> None:
+    source = b"""
+class Post(models.Model):
+    state = FSMField(default="new")
+
+    @transition(field=state, source="new", target="published")
+    def publish(self): ...
+
+    @transition(field=state, source="*", target="removed")
+    def remove(self): ...
+
+    @status.transition(source=[Flow.A, Flow.B], target=Flow.C)
+    def finish(self): ...
+"""
+    assert declared_moves(source) == {
+        "column:state": {"new": frozenset({"published"}), "*": frozenset({"removed"})},
+        "Flow": {"A": frozenset({"C"}), "B": frozenset({"C"})},
+    }
+
+
+def test_a_state_every_state_reaches_is_never_written_backward() -> None:
+    machine = join([declared_moves(TABLE)])["Status"]
+    assert machine.cannot_reach("DONE") == ("VOID",)  # a voided record cannot be done
+    assert machine.cannot_reach("NEW") == ("DONE", "PAID", "VOID")
+    assert machine.predecessors("DONE") == ("PAID",)
+    anywhere = Machine({"new": frozenset({"open"}), "*": frozenset({"closed"}), "+": frozenset({"new"})})
+    assert anywhere.cannot_reach("closed") == ()
+    assert anywhere.cannot_reach("new") == ()  # `+`: from every other state
+
+
+def test_a_write_names_its_machine_by_enum_alias_or_column() -> None:
+    machines = {"Status": Machine({"NEW": frozenset({"PAID"})}), "column:state": Machine({"a": frozenset({"b"})})}
+    assert written_state(machines, "status", "constant", "S.PAID", {"S": "shop.states.Status"}) == (
+        machines["Status"],
+        "PAID",
+    )
+    assert written_state(machines, "status", "constant", "models.Status.NEW", {}) == (machines["Status"], "NEW")
+    assert written_state(machines, "state", "literal", "b", {}) == (machines["column:state"], "b")
+    assert written_state(machines, "status", "constant", "Status.GONE", {}) is None  # not one of its states
+    assert written_state(machines, "status", "literal", "b", {}) is None  # another column's
+
+
+def test_the_states_command_prints_each_machine_its_final_states_and_what_every_state_reaches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copytree(Path(__file__).parent / "projects" / "state_machines", tmp_path / "p")
+    monkeypatch.chdir(tmp_path / "p")
+    result = CliRunner().invoke(cli, ["states"])
+    assert (result.exit_code, result.stdout.splitlines()) == (
+        0,
+        [
+            "IntentState (billing/states.py)",
+            "  CREATED -> EXPIRED, PAID",
+            "  ERRORED -> FULFILLED",
+            "  EXPIRED -> CREATED",
+            "  FULFILLED (final)",
+            "  PAID -> ERRORED, FULFILLED",
+            "  every state leads to: FULFILLED",
+            "the state column (billing/models.py)",
+            "  closed (final)",
+            "  new -> closed, open",
+            "  open -> closed",
+            "  every state leads to: closed",
+        ],
+    )
+    missing = CliRunner().invoke(cli, ["states", "nowhere"])
+    assert missing.exit_code == 2
+    assert missing.stderr.strip() == "idemlint: nowhere: cannot read: no such file or directory"
