@@ -67,7 +67,10 @@ class ReadDecideWrite(Rule):
         "state; a model method that sets its own state and saves (`order.ship()`, in this module or another) "
         "writes that state on the caller's instance, whose class is known from `Order.objects.get(...)`, "
         "`.first()`, `get_object_or_404(Order, ...)` or a constructor; a helper named for storing the instance "
-        "it is given (`update_payment(payment)`, `save_order(order)`) persists it as `save()` would."
+        "it is given (`update_payment(payment)`, `save_order(order)`) persists it as `save()` would. Writes that converge are left alone: racing runs that store the same values "
+        "(a flag set, a field cleared, the value the test compared with) and do nothing else, where what else "
+        "they do is repeat-safe (a create-if-absent such as `get_or_create`, a removal, a queryset `update()` to "
+        "absolute values); so is a new instance (`self.model()`, `cls()`)."
     )
     why = (
         "Two deliveries of the same message (a retry, a redelivered webhook, two workers) both read the old "

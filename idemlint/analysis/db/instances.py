@@ -227,6 +227,11 @@ def uses_database(model: ModuleModel) -> bool:
 _CONSTRUCTORS = re.compile(r"^(create|make|build|new|copy|clone|construct|init|prepare)(_|$)|(^|\.)create$")
 
 
+# what a new instance of the class at hand is made by: a Django manager's `self.model()`,
+# a classmethod's `cls()`, `self.__class__()`
+_OWN_CLASS = frozenset({"model", "cls", "__class__"})
+
+
 def _record_anchor(model: ModuleModel, scope: cst.FunctionDef, name: str) -> tuple[cst.CSTNode, str] | None:
     """Where `name` gets its value in `scope`, when that makes it a stored row this function
     did not load: (node, what kind of record) or None."""
@@ -261,6 +266,8 @@ def _record_anchor(model: ModuleModel, scope: cst.FunctionDef, name: str) -> tup
         last = callee.rsplit(".", 1)[-1]
         if not callee or last[:1].isupper() or _CONSTRUCTORS.search(last) and "_or_update" not in last:
             return None
+        if last in _OWN_CLASS:
+            return None  # `self.model()`, `cls()`: a new instance of the class at hand
         if last in ("save", "get_or_create", "update_or_create", "copy", "deepcopy") or "super" in callee:
             return None
         return call, "helper result"

@@ -11,6 +11,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS, DbWrite
 from idemlint.analysis.db.scopes import persisting_helper_argument, source_order
 from idemlint.analysis.model import ModuleModel
+from idemlint.knowledge.repeats import CREATE_IF_ABSENT_METHODS, REMOVAL
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -105,6 +106,24 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
         or any(model.is_inside(node, v) for w in writes for v in w.values.values())
         or persisting_helper_argument(node) in {w.instance for w in writes if w.instance}
         or _local_container(model, node)
+        or _repeat_safe(model, node, method or name.rsplit(".", 1)[-1])
+    )
+
+
+def _repeat_safe(model: ModuleModel, node: cst.Call, called: str) -> bool:
+    """A call whose second run leaves what the first left (idemlint.knowledge.repeats): a
+    create-if-absent, a removal, or a queryset `update()` to absolute values (not
+    `F("credits") - 1`, not `n=x.n + 1`)."""
+    if called in CREATE_IF_ABSENT_METHODS or REMOVAL.match(called):
+        return True
+    if called != "update" or type(node.func) is not cst.Attribute or not node.args:
+        return False
+    if type(node.func.value) is not cst.Call:
+        return False  # `qs.update(...)`, `data.update(...)`: a queryset is `....filter(...).update(...)`
+    return all(
+        arg.keyword is not None
+        and not any(type(n) is cst.BinaryOperation for n in (arg.value, *model.iter_nodes(arg.value)))
+        for arg in node.args
     )
 
 
