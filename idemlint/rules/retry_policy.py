@@ -196,7 +196,9 @@ class RetryWithoutJitter(PolicyRule):
         "`wait=` at all), `backoff` with `jitter=None`, `stamina` with `wait_jitter=0`, urllib3 `Retry(backoff_factor=...)` "
         "without `backoff_jitter`, Celery `self.retry(countdown=...)` computed without randomness, "
         "`default_retry_delay` with no backoff, and `retry_jitter=False`. Polling, consumer loops and per-item "
-        "pacing are not retry contexts and are not reported."
+        "pacing are not retry contexts and are not reported; so is a retry decorator on a function that only reads "
+        'and raises while a value it read says "not yet" (`if order["status"] != "issued": raise ...`): a '
+        "poll, of which only the bound is judged (IDM203)."
     )
     why = (
         "When a dependency blips, every client fails at the same moment. Without jitter they all retry at the "

@@ -97,6 +97,11 @@ class PolicyAnalysis:
         if call is not None and (any(a.star == "**" for a in call.args) or _single_attempt(self.model, call)):
             return None  # settings we cannot see, or a "retry" that never retries
         policy = Policy.empty(context, context.anchor)
+        if context.kind == "poll" and context.library in _BY_LIBRARY:
+            # a decorator that repeats a poll (`@retry` on a function that raises until an order is issued): only its bound is judged,
+            # read from the library's settings; its fixed interval is a poll interval
+            _BY_LIBRARY[context.library](self.model, context, policy)
+            return Policy(context, context.anchor, [], [], [], policy.unbounded)
         reader = _BY_KIND.get(context.kind) or _BY_LIBRARY.get(context.library)
         if reader is not None:
             reader(self.model, context, policy)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, positional_parameters
 from idemlint.analysis.retry.context import ATTEMPT_TOKEN, RetryContext
+from idemlint.analysis.retry.loops import raises_until_ready
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -68,7 +69,8 @@ def classify_function(
             continue
         library = RETRY_DECORATORS.get(name)
         if library is not None:
-            return RetryContext("decorator", library, function, decorator, call, f"@{name}")
+            kind = "poll" if raises_until_ready(model, function) else "decorator"
+            return RetryContext(kind, library, function, decorator, call, f"@{name}")
         task = _task_retry(model, function, name, call, inherited)
         if task is not None:
             library, label = task

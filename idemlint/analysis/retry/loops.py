@@ -26,6 +26,7 @@ from idemlint.analysis.retry.exits import (
     leaves_loop,
     loop_nodes,
 )
+from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -110,20 +111,61 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
     tests = [n.test for n in nodes if isinstance(n, cst.If)]
     if isinstance(loop, cst.While):
         tests.append(loop.test)
-    for test in tests:
-        for node in (test, *model.iter_nodes(test)):
-            if isinstance(node, cst.Name) and _FAILURE_WORDS.search(node.value):
-                return False
-            if isinstance(node, cst.Attribute) and _FAILURE_WORDS.search(node.attr.value):
-                return False
-            if isinstance(node, cst.Integer) and _TRANSIENT_STATUS.match(node.value):
-                return False
+    if any(_says_failure(model, test) for test in tests):
+        return False
     exits = [
         n
         for n in nodes
         if isinstance(n, cst.If) and leaves_loop(model, n.body) and not _names_in(model, n.test) <= counters
     ]
     return bool(exits)
+
+
+def _says_failure(model: ModuleModel, test: cst.BaseExpression) -> bool:
+    """A test on whether the work failed: a status code, a transient status, `ok`, a retryable flag."""
+    for node in (test, *model.iter_nodes(test)):
+        if isinstance(node, cst.Name) and _FAILURE_WORDS.search(node.value):
+            return True
+        if isinstance(node, cst.Attribute) and _FAILURE_WORDS.search(node.attr.value):
+            return True
+        if isinstance(node, cst.Integer) and _TRANSIENT_STATUS.match(node.value):
+            return True
+    return False
+
+
+def raises_until_ready(model: ModuleModel, function: cst.FunctionDef) -> bool:
+    """A function a retry decorator repeats that is a poll: it only reads (no write request:
+    no POST, PUT, PATCH or DELETE, no create or send) and raises when a value it read says
+    "not yet" (`if order["status"] != "issued": raise ...`, `if len(chain) < 3: raise ...`),
+    with no test of a failure (a status code, `ok`, a retryable flag) that would make the
+    repetition failure-driven."""
+    nodes = list(model.iter_nodes(function.body))
+    read: set[str] = set()
+    for node in nodes:
+        if isinstance(node, cst.Call):
+            called = model.call_name(node) or ""
+            if _WRITING.search(called.rsplit(".", 1)[-1]):
+                return False
+        if isinstance(node, cst.Assign) and isinstance(node.value, (cst.Call, cst.Await, cst.Subscript, cst.Attribute)):
+            read.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+    guards = [n for n in nodes if isinstance(n, cst.If) and _raises(n.body.body)]
+    if not read or any(_says_failure(model, n.test) for n in nodes if isinstance(n, cst.If)):
+        return False
+    return any(_names_in(model, guard.test) & read for guard in guards)
+
+
+# what a function that writes calls: a writing HTTP method or a verb that makes or sends something
+_WRITING = re.compile(
+    rf"^({'|'.join(sorted(WRITE_METHOD_FUNCTIONS))}|create|send|submit|charge|execute|enqueue|publish)(_\w+)?$"
+)
+
+
+def _raises(statements: Sequence[cst.CSTNode]) -> bool:
+    """A block that ends by raising (`if ...: raise X` on one line too)."""
+    last = statements[-1] if statements else None
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, cst.Raise) for s in last.body)
+    return isinstance(last, cst.Raise)
 
 
 def _names_in(model: ModuleModel, expr: cst.BaseExpression) -> set[str]:
