@@ -86,3 +86,17 @@ def test_a_vocabulary_is_spelled_only_in_the_knowledge_package(words: tuple[str,
         and sum(isinstance(e, ast.Constant) and str(e.value).upper() in words for e in node.elts) >= enough
     }
     assert spelled == set()
+
+
+def test_an_attempt_counter_is_named_by_whole_words_in_one_place() -> None:
+    """One definition for every analysis that asks (retry loops, recursive retries, delays):
+    the words of a name, in snake_case or camelCase, not substrings."""
+    from idemlint.knowledge.retries import is_attempt_counter
+
+    counters = ["attempt", "retry_count", "tries_left", "numAttempts", "nretries", "MAX_RETRIES", "try_number"]
+    others = ["i", "entry", "retrieved", "retriever", "attempted", "countries", "trying_hard"]
+    assert [n for n in counters if not is_attempt_counter(n)] == []
+    assert [n for n in others if is_attempt_counter(n)] == []
+    for path in PACKAGE.rglob("*.py"):
+        if "knowledge" not in path.parts:
+            assert "attempt|" not in path.read_text(encoding="utf-8"), path  # a second spelling as a regex

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.knowledge.retries import is_attempt_counter
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -32,7 +33,6 @@ _MATH = {
     "range",
 }
 RANDOMISH = re.compile(r"random|jitter|uniform|randint|randrange|token|urandom|choice|gauss", re.IGNORECASE)
-_ATTEMPTS = re.compile(r"retries|attempt|tries", re.IGNORECASE)
 _SERVER_DELAY = re.compile(r"retry.?after|reset|ratelimit", re.IGNORECASE)
 
 
@@ -88,7 +88,7 @@ def _is_parameter(model: ModuleModel, name: cst.Name) -> bool:
     outer: cst.CSTNode = name
     while isinstance(model.parents.get(outer), cst.Attribute):
         outer = model.parents[outer]
-    if isinstance(outer, cst.Attribute) and _ATTEMPTS.search((model.dotted(outer) or "").rsplit(".", 1)[-1]):
+    if isinstance(outer, cst.Attribute) and is_attempt_counter((model.dotted(outer) or "").rsplit(".", 1)[-1]):
         return False  # `self.request.retries`: an attempt counter, not a configured delay
     return any(b.kind == "param" for b in model.bindings_of(model.scope_of(name), name.value))
 

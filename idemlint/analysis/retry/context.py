@@ -1,19 +1,12 @@
-"""What a retry context is, and the words that name an attempt counter."""
+"""What a retry context is (the words that name an attempt counter: idemlint.knowledge.retries)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import libcst as cst
-
-# A name that counts attempts, matched by whole words (`entry` and `retrieved` are not counters).
-ATTEMPT_TOKEN = re.compile(
-    r"(^|_)(attempts?|attempt_count|retry|retries|tries|tried|retry_count|retry_counter|num_retries|tries_left)(_|$)",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True, eq=False)

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, positional_parameters
-from idemlint.analysis.retry.context import ATTEMPT_TOKEN, RetryContext
+from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.loops import raises_until_ready
+from idemlint.knowledge.retries import is_attempt_counter
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -187,7 +188,7 @@ def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryConte
     counters = {
         p.name.value
         for p in (*function.params.params, *function.params.kwonly_params)
-        if ATTEMPT_TOKEN.search(p.name.value)
+        if is_attempt_counter(p.name.value)
     }
     if not counters:
         return None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel
-from idemlint.analysis.retry.context import ATTEMPT_TOKEN, RetryContext
+from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.exits import (
     always_leaves,
     ends_by_leaving,
@@ -27,6 +27,7 @@ from idemlint.analysis.retry.exits import (
     loop_nodes,
 )
 from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS
+from idemlint.knowledge.retries import is_attempt_counter
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -57,7 +58,6 @@ _NEXT_ITEM = {
     "take",
     "popitem",
 }
-_ATTEMPT_NAME = re.compile(r"attempt|retr|tries|try|tried", re.IGNORECASE)
 
 
 def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext | None:
@@ -281,7 +281,7 @@ def _tries_next_candidate(model: ModuleModel, loop: cst.For | cst.While, try_nod
 
 def _sleeps_between_attempts(model: ModuleModel, loop: cst.For | cst.While, counter_names: list[str]) -> bool:
     """Result-checking retry: an attempt counter, a sleep, and a way out on success."""
-    if not any(_ATTEMPT_NAME.search(name) for name in counter_names):
+    if not any(is_attempt_counter(name) for name in counter_names):
         return False
     has_sleep = any(isinstance(n, cst.Call) and model.qualname(n.func) in SLEEPS for n in loop_nodes(model, loop))
     if not has_sleep and not (isinstance(loop, cst.For) and _gives_up_on_last_attempt(model, loop, counter_names)):
@@ -321,7 +321,7 @@ def _incremented_attempt_counters(model: ModuleModel, loop: cst.For | cst.While)
     whole words, so `entry` and `retrieved` are not counters)."""
     out = []
     for n in loop_nodes(model, loop):
-        if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) and ATTEMPT_TOKEN.search(n.target.value):
+        if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) and is_attempt_counter(n.target.value):
             out.append(n.target.value)
     return out
 
