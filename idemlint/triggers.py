@@ -17,5 +17,5 @@ UPDATE = ("update(", "update ", "update\n", "update\t")
 # A write, also through a helper named for one (`update_payment(payment)`).
 DB_WRITE = (*UPDATE, "update_", ".save(", "commit(", "flush(", "_status(", "_state(")
 # A model class or a state setter: rows that a function changes without reading them itself.
-RECORDS = ("models.model", "db.model", "declarative_base", "_status(", "_state(")
+RECORDS = ("models.model", "db.model", "declarative_base", "_status(", "_state(", "update_fields")
 DB_READ = ("select", ".get(", ".first(", "fetch", ".exists(", "[0]", "get_object_or_404", ".one(", "scalar")
