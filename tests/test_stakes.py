@@ -50,7 +50,10 @@ def test_a_missing_jitter_costs_load_and_a_key_guards_an_external_effect() -> No
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, calibration_table: Path) -> Path:
+    # the rules' declared confidence, not the shipped measurements: what the formats carry is
+    # under test here, and a recalibration must not change it
+    calibration_table.write_text(json.dumps({"thresholds": {"high": 0.9, "medium": 0.7}, "rules": {}}))
     (tmp_path / "svc").mkdir()
     (tmp_path / "svc" / "tickets.py").write_text(TICKET_REOPENED)
     (tmp_path / "svc" / "refunds.py").write_text(REFUND_REOPENED)
