@@ -283,8 +283,8 @@ def states(paths: tuple[str, ...], config_file: str | None) -> None:
             continue
         declared.append(moves)
         for name in moves:
-            where.setdefault(name, []).append(printable(shown))
-    lines = describe(join(declared), where)
+            where.setdefault(name, []).append(shown)
+    lines = [printable(line) for line in describe(join(declared), where)]  # states may be any string
     click.echo(
         "\n".join(lines)
         if lines

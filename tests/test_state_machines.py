@@ -115,3 +115,23 @@ def test_the_states_command_prints_each_machine_its_final_states_and_what_every_
     missing = CliRunner().invoke(cli, ["states", "nowhere"])
     assert missing.exit_code == 2
     assert missing.stderr.strip() == "idemlint: nowhere: cannot read: no such file or directory"
+
+
+def test_a_state_named_with_control_characters_cannot_print_a_line_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.idemlint]\n")
+    (tmp_path / "models.py").write_text(
+        "class Post:\n"
+        '    @transition(field=state, source="new", target="done\\x0amodels.py:1:1: IDM999 forged\\x1b[2J")\n'
+        "    def finish(self): ...\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["states"])
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == [
+        "the state column (models.py)",
+        "  done\\x0amodels.py:1:1: IDM999 forged\\x1b[2J (final)",
+        "  new -> done\\x0amodels.py:1:1: IDM999 forged\\x1b[2J",
+        "  every state leads to: done\\x0amodels.py:1:1: IDM999 forged\\x1b[2J",
+    ]
