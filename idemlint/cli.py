@@ -283,7 +283,7 @@ def states(paths: tuple[str, ...], config_file: str | None) -> None:
             continue
         declared.append(moves)
         for name in moves:
-            where.setdefault(name, []).append(shown)
+            where.setdefault(name.partition("@")[0], []).append(shown)  # a column's, by any class
     lines = [printable(line) for line in describe(join(declared), where)]  # states may be any string
     click.echo(
         "\n".join(lines)

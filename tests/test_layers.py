@@ -94,6 +94,7 @@ def test_an_attempt_counter_is_named_by_whole_words_in_one_place() -> None:
     from idemlint.knowledge.retries import is_attempt_counter
 
     counters = ["attempt", "retry_count", "tries_left", "numAttempts", "nretries", "MAX_RETRIES", "try_number"]
+    counters += ["retrycount", "maxretries", "numretries", "MAXRETRIES"]
     others = ["i", "entry", "retrieved", "retriever", "attempted", "countries", "trying_hard"]
     assert [n for n in counters if not is_attempt_counter(n)] == []
     assert [n for n in others if is_attempt_counter(n)] == []

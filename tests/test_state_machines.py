@@ -62,9 +62,34 @@ class Post(models.Model):
     def finish(self): ...
 """
     assert declared_moves(source) == {
-        "column:state": {"new": frozenset({"published"}), "*": frozenset({"removed"})},
+        "column:state@Post": {"new": frozenset({"published"}), "*": frozenset({"removed"})},
         "Flow": {"A": frozenset({"C"}), "B": frozenset({"C"})},
     }
+
+
+def test_a_name_two_machines_share_is_no_machine_and_a_backward_table_is_not_read() -> None:
+    """Two `Status` enums nested in two models, or one `state` field's moves declared by two
+    classes, would mix into one machine: neither is used. A table named for what comes before
+    (`REQUIRED_BEFORE`) points the other way and is not read as moves."""
+    order = b"class Order:\n    MOVES = {\n        Status.NEW: [Status.PAID],\n        Status.PAID: [],\n    }\n"
+    job = b"class Job:\n    MOVES = {\n        Status.NEW: [Status.DONE],\n        Status.DONE: [Status.NEW],\n    }\n"
+    assert join([declared_moves(order), declared_moves(job)]) == {}
+    nested = b"TRANSITIONS = {\n    Order.Status.NEW: [Order.Status.PAID],\n    Order.Status.PAID: [],\n}\n"
+    assert list(join([declared_moves(nested), declared_moves(job)])) == ["Order.Status", "Status"]
+    fsm = b"class %s:\n    @transition(field=state, source='new', target='done')\n    def finish(self): ...\n"
+    assert list(join([declared_moves(fsm % b"Post")])) == ["column:state"]
+    assert join([declared_moves(fsm % b"Post"), declared_moves(fsm % b"Page")]) == {}
+    before = b"REQUIRED_BEFORE = {\n    Status.NEW: [],\n    Status.PAID: [Status.NEW],\n}\n"
+    assert declared_moves(before) == {}
+
+
+def test_reachability_is_one_search_per_state_and_huge_tables_are_no_lifecycle() -> None:
+    chain = {f"S{i}": frozenset({f"S{i + 1}"}) for i in range(5000)}
+    machine = Machine(chain)
+    assert machine.cannot_reach("S0")[:2] == ("S1", "S10")
+    assert machine.reaching("S5000") == frozenset(chain)
+    rows = "".join(f"    Status.S{i}: [Status.S{i + 1}],\n" for i in range(300))
+    assert join([declared_moves(f"NEXT_STATES = {{\n{rows}}}\n".encode())]) == {}
 
 
 def test_a_state_every_state_reaches_is_never_written_backward() -> None:

@@ -53,21 +53,31 @@ class Machine:
         other = self.moves.get(ANY_OTHER_STATE, frozenset()) - {state}
         return self.moves.get(state, frozenset()) | anywhere | other
 
-    def reaches(self, start: str, target: str) -> bool:
-        seen, todo = {start}, [start]
+    def reaching(self, target: str) -> frozenset[str]:
+        """The states from which the machine leads to `target` (one search backwards)."""
+        states = self.states
+        if target in self.moves.get(ANY_STATE, ()) or target in self.moves.get(ANY_OTHER_STATE, ()):
+            return states
+        before: dict[str, set[str]] = {}
+        for source, targets in self.moves.items():
+            for following in targets:
+                before.setdefault(following, set()).add(source)
+        found: set[str] = set()
+        todo = [target]
         while todo:
-            for following in self.successors(todo.pop()):
-                if following == target:
-                    return True
-                if following not in seen:
-                    seen.add(following)
-                    todo.append(following)
-        return False
+            for source in before.get(todo.pop(), ()):
+                if source in (ANY_STATE, ANY_OTHER_STATE):
+                    return states  # every state moves to a state that leads there
+                if source not in found:
+                    found.add(source)
+                    todo.append(source)
+        return frozenset(found)
 
     def cannot_reach(self, target: str) -> tuple[str, ...]:
         """The states a record may be in from which the machine never leads to `target`:
         writing `target` there with no precondition moves the record backward."""
-        return tuple(sorted(s for s in self.states if s != target and not self.reaches(s, target)))
+        reaching = self.reaching(target)
+        return tuple(sorted(s for s in self.states if s != target and s not in reaching))
 
     def predecessors(self, target: str) -> tuple[str, ...]:
         """The states with a move straight to `target` (a write's allowed preconditions)."""
@@ -85,20 +95,55 @@ def declared_moves(source: bytes, path: str = "") -> Moves:
         return {}
     found: Moves = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Dict):
-            _add(found, _table(node))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for decorator in node.decorator_list:
-                _add(found, _decorated_move(decorator))
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(_names_moves(t) for t in targets):
+                _add(found, _table(node.value))
+        elif isinstance(node, ast.ClassDef):
+            for method in node.body:
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    for decorator in method.decorator_list:
+                        _add(found, _decorated_move(decorator, node.name))
     return found
 
 
+# a table's name says which way it points: `ALLOWED_TRANSITIONS`, `NEXT_STATES`, `MOVES` lead
+# forward; `REQUIRED_BEFORE`, `PREVIOUS_STATES` list what comes first, and are not read
+_FORWARD = re.compile(r"transition|moves?\b|moves_|next|allowed|successor|flow|graph", re.IGNORECASE)
+_BACKWARD = re.compile(r"before|prev|from|required|predecessor|parent", re.IGNORECASE)
+# a machine this large is not a record's lifecycle (and its reachability would cost too much)
+MAX_STATES = 200
+
+
+def _names_moves(target: ast.expr) -> bool:
+    name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
+    return bool(_FORWARD.search(name)) and not _BACKWARD.search(name)
+
+
 def join(declared: Iterable[Moves]) -> dict[str, Machine]:
-    """One machine per name from every file's tables (a move declared anywhere counts)."""
+    """One machine per name from every file's tables. A name declared in more than one file,
+    or a column whose moves more than one class declares, is ambiguous (two `Status` enums,
+    two models with a `state` field): no machine for it, rather than one that mixes them."""
     joined: Moves = {}
-    for moves in declared:
-        _add(joined, moves)
-    return {name: Machine(dict(sorted(moves.items()))) for name, moves in sorted(joined.items())}
+    files: dict[str, int] = {}
+    for declared_here in declared:
+        for name in declared_here:
+            files[name] = files.get(name, 0) + 1
+        _add(joined, declared_here)
+    columns: dict[str, set[str]] = {}
+    for name in joined:
+        if name.startswith("column:"):
+            column, _, owner = name.partition("@")
+            columns.setdefault(column, set()).add(owner)
+    machines: dict[str, Machine] = {}
+    for name, table in sorted(joined.items()):
+        column, _, _owner = name.partition("@")
+        if files[name] > 1 or name.startswith("column:") and len(columns[column]) > 1:
+            continue
+        machine = Machine(dict(sorted(table.items())))
+        if len(machine.states) <= MAX_STATES:
+            machines[column if name.startswith("column:") else name] = machine
+    return machines
 
 
 def _add(into: Moves, moves: Moves | None) -> None:
@@ -109,12 +154,20 @@ def _add(into: Moves, moves: Moves | None) -> None:
 
 
 def _member(expr: ast.expr) -> tuple[str, str] | None:
-    """`Status.PAID` or `models.Order.Status.PAID`: (the enum's name, the member's)."""
+    """`Status.PAID` or `Order.Status.PAID`: (the enum as written, `Status` or `Order.Status`; the member)."""
     if not isinstance(expr, ast.Attribute):
         return None
-    owner = expr.value
-    name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else None
-    return (name, expr.attr) if name else None
+    owner = _dotted(expr.value)
+    return (owner, expr.attr) if owner else None
+
+
+def _dotted(expr: ast.expr) -> str | None:
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        owner = _dotted(expr.value)
+        return f"{owner}.{expr.attr}" if owner else None
+    return None
 
 
 def _elements(expr: ast.expr) -> list[ast.expr] | None:
@@ -147,8 +200,8 @@ def _table(node: ast.Dict) -> Moves | None:
     return {enum: moves} if enum else None
 
 
-def _decorated_move(decorator: ast.expr) -> Moves | None:
-    """`@transition(field=state, source=[A, B], target=C)`: the move A/B -> C."""
+def _decorated_move(decorator: ast.expr, owner: str) -> Moves | None:
+    """`@transition(field=state, source=[A, B], target=C)` in class `owner`: the move A/B -> C."""
     if not isinstance(decorator, ast.Call):
         return None
     func = decorator.func
@@ -170,7 +223,7 @@ def _decorated_move(decorator: ast.expr) -> Moves | None:
         )
         if column is None:
             return None
-        enum = f"column:{column}"
+        enum = f"column:{column}@{owner}"
     if any(s is not None and s[0] not in ("", enum, aimed[0]) for s in sources):
         return None  # states of another machine: not this one's move
     return {enum: {s[1]: frozenset({state}) for s in sources if s is not None}}
@@ -205,10 +258,10 @@ def written_state(
     parts = text.split(".")
     if kind != "constant" or len(parts) < 2:
         return None
-    enum = parts[-2]
+    owner = ".".join(parts[:-1])
     if len(parts) == 2 and parts[0] in imports:
-        enum = imports[parts[0]].rsplit(".", 1)[-1]  # `from .states import Status as S`: `S.PAID`
-    machine = machines.get(enum)
+        owner = imports[parts[0]].rsplit(".", 1)[-1]  # `from .states import Status as S`: `S.PAID`
+    machine = machines.get(owner) or machines.get(parts[-2])  # `states.Status.PAID`: `Status`
     return (machine, parts[-1]) if machine is not None and parts[-1] in machine.states else None
 
 

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import re
 
-# create-if-absent and set-to-these-values: `Incident.objects.get_or_create(...)`,
-# `Profile.objects.update_or_create(...)` (and their async forms)
-CREATE_IF_ABSENT_METHODS = frozenset({"get_or_create", "update_or_create", "aget_or_create", "aupdate_or_create"})
-# removals: a file, a row or a resource removed twice stays removed (`os.remove`,
-# `shutil.rmtree`, `storage.delete(name)`, `qs.delete()`, `helpers.rm_file(path)`)
-REMOVAL = re.compile(r"^(a?delete|remove|unlink|rmtree|rmdir|rm)(_\w+)?$")
+# create-if-absent: `Incident.objects.get_or_create(...)` (and its async form); not
+# `update_or_create`, whose `defaults` may be computed from what was read
+CREATE_IF_ABSENT_METHODS = frozenset({"get_or_create", "aget_or_create"})
+# removals of a thing, which stays removed when removed twice (`os.remove`, `shutil.rmtree`,
+# `storage.delete(name)`, `qs.delete()`, `helpers.rm_file(path)`); not a verb with an object
+# that acts (`remove_funds`, `delete_and_refund`)
+REMOVAL = re.compile(
+    r"^(a?delete|remove|unlink|rmtree|rmdir)$|^(rm|delete|remove)_(file|dir|directory|tree|path|blob|object|key|cache)s?$"
+)

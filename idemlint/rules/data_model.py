@@ -385,8 +385,9 @@ class NonMonotonicTransition(Rule):
         "reported at the caller. An update's value may be an attribute the function set to a constant first "
         "(`source.status = QUEUED; ....update(status=source.status)`). Flags (`shipped = true`), version compares "
         "and insert-only tables are monotonic already. Where the project declares its state machine (a table "
-        "`{Status.CREATED: [Status.PAID], ..., Status.FULFILLED: []}` of one enum's members, or django-fsm's "
-        "`@transition(field=..., source=..., target=...)`), a state every state can reach (FULFILLED) is not "
+        "`ALLOWED_TRANSITIONS = {Status.CREATED: [Status.PAID], ..., Status.FULFILLED: []}` of one enum's members, "
+        "named for its moves, or django-fsm's `@transition(field=..., source=..., target=...)`; a name two enums "
+        "or two classes share is not used), a state every state can reach (FULFILLED) is not "
         "backward and is not reported; any other is, naming the states it moves records back from, and the help "
         "names the machine's real predecessors. A deletion (`deleted`, `removed`) may follow any state."
     )

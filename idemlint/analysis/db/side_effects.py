@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS, DbWrite
 from idemlint.analysis.db.scopes import persisting_helper_argument, source_order
-from idemlint.analysis.model import ModuleModel
+from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.knowledge.repeats import CREATE_IF_ABSENT_METHODS, REMOVAL
 
 if TYPE_CHECKING:
@@ -120,11 +120,23 @@ def _repeat_safe(model: ModuleModel, node: cst.Call, called: str) -> bool:
         return False
     if type(node.func.value) is not cst.Call:
         return False  # `qs.update(...)`, `data.update(...)`: a queryset is `....filter(...).update(...)`
-    return all(
-        arg.keyword is not None
-        and not any(type(n) is cst.BinaryOperation for n in (arg.value, *model.iter_nodes(arg.value)))
-        for arg in node.args
-    )
+    return all(arg.keyword is not None and _absolute(model, arg.value) for arg in node.args)
+
+
+def _absolute(model: ModuleModel, value: cst.BaseExpression) -> bool:
+    """A value that is the same on every run: a literal, `True`/`None`, a constant
+    (`Status.SUSPENDED`, `MAX`), or the clock (`timezone.now()`); not a name that may hold
+    what was read (`new_balance`), not arithmetic."""
+    if string_value(value) is not None or isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Name):
+        return value.value in ("True", "False", "None") or value.value.isupper()
+    if isinstance(value, cst.Attribute):
+        last = value.attr.value
+        return last.isupper() or bool(model.dotted(value)) and last[:1].isupper()
+    if isinstance(value, cst.Call) and not value.args:
+        return (model.call_name(value) or "").rsplit(".", 1)[-1] in ("now", "utcnow", "today")
+    return False
 
 
 _CONTAINER_METHODS = frozenset(

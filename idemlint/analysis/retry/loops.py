@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import ModuleModel
+from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.exits import (
     always_leaves,
@@ -26,7 +26,7 @@ from idemlint.analysis.retry.exits import (
     leaves_loop,
     loop_nodes,
 )
-from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS
+from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
 from idemlint.knowledge.retries import is_attempt_counter
 
 if TYPE_CHECKING:
@@ -146,18 +146,37 @@ def raises_until_ready(model: ModuleModel, function: cst.FunctionDef) -> bool:
             called = model.call_name(node) or ""
             if _WRITING.search(called.rsplit(".", 1)[-1]):
                 return False
+            if any((string_value(arg.value) or "").upper() in WRITE_METHODS for arg in node.args):
+                return False  # `session.request("POST", url)`
         if isinstance(node, cst.Assign) and isinstance(node.value, (cst.Call, cst.Await, cst.Subscript, cst.Attribute)):
             read.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
     guards = [n for n in nodes if isinstance(n, cst.If) and _raises(n.body.body)]
-    if not read or any(_says_failure(model, n.test) for n in nodes if isinstance(n, cst.If)):
+    tests = [n.test for n in nodes if isinstance(n, cst.If)]
+    if not read or any(_says_failure(model, t) or _names_an_outcome(model, t) for t in tests):
         return False
     return any(_names_in(model, guard.test) & read for guard in guards)
 
 
-# what a function that writes calls: a writing HTTP method or a verb that makes or sends something
+# what a function that writes calls: a writing HTTP method or a verb that makes, sends,
+# stores or moves something
 _WRITING = re.compile(
-    rf"^({'|'.join(sorted(WRITE_METHOD_FUNCTIONS))}|create|send|submit|charge|execute|enqueue|publish)(_\w+)?$"
+    rf"^({'|'.join(sorted(WRITE_METHOD_FUNCTIONS))}|create|send|submit|charge|execute|enqueue|publish|save|commit|"
+    r"refund|transfer|pay|capture|cancel|update|insert|write|upload|order)(_\w+)?$"
 )
+# a value that names an outcome rather than a readiness: `r.status != 200`, `resp.error`
+_OUTCOME = re.compile(r"^(status|error|errors|failed|failure)$", re.IGNORECASE)
+_HTTP_CODE = re.compile(r"^[1-5]\d\d$")
+
+
+def _names_an_outcome(model: ModuleModel, test: cst.BaseExpression) -> bool:
+    for node in (test, *model.iter_nodes(test)):
+        if isinstance(node, cst.Attribute) and _OUTCOME.match(node.attr.value):
+            return True
+        if isinstance(node, cst.Name) and _OUTCOME.match(node.value):
+            return True
+        if isinstance(node, cst.Integer) and _HTTP_CODE.match(node.value):
+            return True
+    return False
 
 
 def _raises(statements: Sequence[cst.CSTNode]) -> bool:
