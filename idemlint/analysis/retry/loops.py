@@ -121,14 +121,20 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
     return bool(exits)
 
 
-def _says_failure(model: ModuleModel, test: cst.BaseExpression) -> bool:
-    """A test on whether the work failed: a status code, a transient status, `ok`, a retryable flag."""
+def _says_failure(
+    model: ModuleModel,
+    test: cst.BaseExpression,
+    words: re.Pattern[str] = _FAILURE_WORDS,
+    codes: re.Pattern[str] = _TRANSIENT_STATUS,
+) -> bool:
+    """A test on whether the work failed: a status code, a transient status, `ok`, a retryable
+    flag (or, with other `words` and `codes`, any outcome the work reports)."""
     for node in (test, *model.iter_nodes(test)):
-        if isinstance(node, cst.Name) and _FAILURE_WORDS.search(node.value):
+        if isinstance(node, cst.Name) and words.search(node.value):
             return True
-        if isinstance(node, cst.Attribute) and _FAILURE_WORDS.search(node.attr.value):
+        if isinstance(node, cst.Attribute) and words.search(node.attr.value):
             return True
-        if isinstance(node, cst.Integer) and _TRANSIENT_STATUS.match(node.value):
+        if isinstance(node, cst.Integer) and codes.match(node.value):
             return True
     return False
 
@@ -152,7 +158,7 @@ def raises_until_ready(model: ModuleModel, function: cst.FunctionDef) -> bool:
             read.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
     guards = [n for n in nodes if isinstance(n, cst.If) and _raises(n.body.body)]
     tests = [n.test for n in nodes if isinstance(n, cst.If)]
-    if not read or any(_says_failure(model, t) or _names_an_outcome(model, t) for t in tests):
+    if not read or any(_says_failure(model, t) or _says_failure(model, t, _OUTCOME, _HTTP_CODE) for t in tests):
         return False
     return any(_names_in(model, guard.test) & read for guard in guards)
 
@@ -166,17 +172,6 @@ _WRITING = re.compile(
 # a value that names an outcome rather than a readiness: `r.status != 200`, `resp.error`
 _OUTCOME = re.compile(r"^(status|error|errors|failed|failure)$", re.IGNORECASE)
 _HTTP_CODE = re.compile(r"^[1-5]\d\d$")
-
-
-def _names_an_outcome(model: ModuleModel, test: cst.BaseExpression) -> bool:
-    for node in (test, *model.iter_nodes(test)):
-        if isinstance(node, cst.Attribute) and _OUTCOME.match(node.attr.value):
-            return True
-        if isinstance(node, cst.Name) and _OUTCOME.match(node.value):
-            return True
-        if isinstance(node, cst.Integer) and _HTTP_CODE.match(node.value):
-            return True
-    return False
 
 
 def _raises(statements: Sequence[cst.CSTNode]) -> bool:
