@@ -244,6 +244,8 @@ def _key_status(ctx, effect, key_problems) -> KeyStatus:  # type: ignore[no-unty
 def _retried_by(ctx, call, positions, library: str = "") -> RetriedBy | None:  # type: ignore[no-untyped-def]
     import libcst as cst
 
+    from idemlint.knowledge.http import URLLIB3_BACKED
+
     def line_of(node: object) -> int | None:
         return positions.get(node, (None,))[0]
 
@@ -251,7 +253,7 @@ def _retried_by(ctx, call, positions, library: str = "") -> RetriedBy | None:  #
     context = ctx.retry.context_of(call)
     if context is not None:
         return RetriedBy(context.label, line_of(context.anchor))
-    if library in ("requests", "urllib3", "http"):
+    if library in URLLIB3_BACKED:
         for policy in ctx.policies.policies:
             if policy.context is None:  # a urllib3 Retry(...) object in this file
                 return RetriedBy("urllib3 Retry adapter", line_of(policy.anchor), "if mounted for this call")

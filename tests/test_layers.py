@@ -72,8 +72,13 @@ def test_knowledge_imports_nothing_else_from_idemlint() -> None:
 
 @pytest.mark.parametrize(
     ("words", "enough"),
-    [(("POST", "PUT", "PATCH", "DELETE"), 2), (("STATUS", "STATE", "STAGE", "PHASE", "STEP"), 3)],
-    ids=["http methods", "state columns"],
+    [
+        (("POST", "PUT", "PATCH", "DELETE"), 2),
+        (("STATUS", "STATE", "STAGE", "PHASE", "STEP"), 3),
+        (("STRIPE", "BRAINTREE", "ADYEN", "TWILIO", "MOLLIE", "RAZORPAY", "SQUARE"), 2),
+        (("REQUESTS", "HTTPX", "AIOHTTP", "URLLIB3"), 2),
+    ],
+    ids=["http methods", "state columns", "sdk packages", "http clients"],
 )
 def test_a_vocabulary_is_spelled_only_in_the_knowledge_package(words: tuple[str, ...], enough: int) -> None:
     """A tuple, set or list of these words written out anywhere else is a second definition."""

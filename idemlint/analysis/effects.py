@@ -20,7 +20,22 @@ from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.timeouts import TIMEOUT_EXCEPTIONS as TIMEOUT_EXCEPTIONS
 from idemlint.analysis.timeouts import records_failure as records_failure
 from idemlint.analysis.timeouts import timeout_caught as timeout_caught
-from idemlint.knowledge.http import NOT_IDEMPOTENT_METHODS, WRITE_METHOD_FUNCTIONS, WRITE_METHODS
+from idemlint.knowledge.http import (
+    CLIENT_FACTORIES,
+    CLIENT_NAME,
+    HTTP_MODULES,
+    NOT_IDEMPOTENT_METHODS,
+    WRITE_METHOD_FUNCTIONS,
+    WRITE_METHODS,
+)
+from idemlint.knowledge.sdks import (
+    FIFO_MESSAGING_CALLS,
+    SDK_CLIENTS,
+    SDK_OBJECT_PACKAGES,
+    SDK_OBJECT_VERBS,
+    SDK_PACKAGES,
+    SDK_VERBS,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -28,82 +43,6 @@ if TYPE_CHECKING:
     from idemlint.config import Config
 else:
     cst = LazyModule("libcst", globals(), "cst")
-
-HTTP_MODULES = ("requests", "httpx", "requests.api", "httpx._api")
-CLIENT_FACTORIES = {
-    "requests.Session": "requests",
-    "requests.session": "requests",
-    "requests.sessions.Session": "requests",
-    "httpx.Client": "httpx",
-    "httpx.AsyncClient": "httpx",
-    "aiohttp.ClientSession": "aiohttp",
-    "urllib3.PoolManager": "urllib3",
-    "urllib3.HTTPConnectionPool": "urllib3",
-    "urllib3.HTTPSConnectionPool": "urllib3",
-    "urllib3.connection_from_url": "urllib3",
-}
-_CLIENT_NAME = re.compile(
-    r"(^|_)(session|sess|client|http|https|api|httpx|requests|http_client|api_client|rest)$", re.IGNORECASE
-)
-SDK_VERBS = {
-    "create",
-    "capture",
-    "confirm",
-    "charge",
-    "refund",
-    "transfer",
-    "payout",
-    "pay",
-    "send",
-    "sale",
-    "submit_for_settlement",
-    "credit",
-    "authorise",
-    "authorize",
-    "payments",
-    "refunds",
-    "create_payment",
-    "create_refund",
-    "create_payout",
-    "create_transfer",
-    "create_charge",
-    "create_order",
-    "create_invoice",
-    "refund_payment",
-    "complete_payment",
-    "send_campaign_message",
-    "send_canvas_message",
-}
-# Not sendgrid: it takes no idempotency key, and on real code (saleor) every retried send
-# was retried only on errors raised before the request left (measured: 0 of 16 right).
-_SDK_PACKAGES = {
-    "twilio": "twilio",
-    "stripe": "stripe",
-    "braintree": "braintree",
-    "Adyen": "adyen",
-    "adyen": "adyen",
-    "square": "square",
-    "squareup": "square",
-    "paypalrestsdk": "paypal",
-    "mollie": "mollie",
-    "razorpay": "razorpay",
-}
-SDK_CLIENTS = {
-    "stripe.StripeClient": "stripe",
-    "braintree.BraintreeGateway": "braintree",
-    "Adyen.Adyen": "adyen",
-    "square.client.Client": "square",
-    "square.Square": "square",
-    "razorpay.Client": "razorpay",
-    "twilio.rest.Client": "twilio",
-    "mollie.api.client.Client": "mollie",
-    "braze.client.BrazeClient": "braze",  # edx-braze-client: campaign and Canvas sends take no key
-}
-# SDKs whose resource objects carry the request key (paypalrestsdk's PayPal-Request-Id is made
-# once per object), and their verbs beyond SDK_VERBS
-_SDK_OBJECT_PACKAGES = {"paypalrestsdk": "paypal"}
-_SDK_OBJECT_VERBS = {"execute": ("execute",), "void": ("void",)}
-_FIFO_MESSAGING = {"send_message", "send_message_batch", "publish", "publish_batch"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,13 +110,13 @@ class EffectAnalysis:
                     self._note_verb_request(call, dotted)
                     return None
                 return self._effect(call, library, dotted, method, method not in NOT_IDEMPOTENT_METHODS)
-        if last in SDK_VERBS or last in _SDK_OBJECT_VERBS:
-            library = _SDK_PACKAGES.get(name.split(".")[0]) if last in SDK_VERBS else None
+        if last in SDK_VERBS or last in SDK_OBJECT_VERBS:
+            library = SDK_PACKAGES.get(name.split(".")[0]) if last in SDK_VERBS else None
             library = library or (self._sdk_client(call.func) if last in SDK_VERBS else None)
             if library is not None:
                 return self._effect(call, library, name, None, False)
             built = self._sdk_object(call)
-            if built is not None and (last in SDK_VERBS or last in _SDK_OBJECT_VERBS.get(last, ())):
+            if built is not None and (last in SDK_VERBS or last in SDK_OBJECT_VERBS.get(last, ())):
                 library, fresh_per_pass = built
                 effect = self._effect(call, library, name, None, False)
                 # the SDK keys each request by its resource object: an object built once is
@@ -200,7 +139,7 @@ class EffectAnalysis:
             # BigQuery streaming insert: without row_ids the client makes fresh insertIds per call
             keyed = any(a.keyword is not None and a.keyword.value == "row_ids" for a in call.args)
             return SideEffect(call, "bigquery", dotted, None, keyed, False, None)
-        if last in _FIFO_MESSAGING and _is_fifo(call):
+        if last in FIFO_MESSAGING_CALLS and _is_fifo(call):
             return self._effect(call, "boto3", dotted, None, False)
         return None
 
@@ -250,7 +189,7 @@ class EffectAnalysis:
             value = binding.value
             if not isinstance(value, cst.Call):
                 continue
-            library = _SDK_OBJECT_PACKAGES.get((model.call_name(value) or "").split(".")[0])
+            library = SDK_OBJECT_PACKAGES.get((model.call_name(value) or "").split(".")[0])
             if library is None:
                 continue
             fresh = any(
@@ -299,7 +238,7 @@ class EffectAnalysis:
                         return library
         if (model.qualname(receiver) or "").startswith(("unittest", "mock", "pytest")):
             return None
-        if _CLIENT_NAME.search(dotted.rsplit(".", 1)[-1]):
+        if CLIENT_NAME.search(dotted.rsplit(".", 1)[-1]):
             return "http"
         return None
 

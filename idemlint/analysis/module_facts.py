@@ -165,7 +165,7 @@ def _sdk_methods(
     the client's side-effecting methods: each SDK verb it does not define itself is summarised
     as calling the SDK without an idempotency key, so `BrazeApiClient().send_campaign_message()`
     is an effect wherever it is called."""
-    from idemlint.analysis.effects import SDK_CLIENTS, SDK_VERBS
+    from idemlint.knowledge.sdks import SDK_CLIENTS, SDK_VERBS
 
     found: list[tuple[str, Summary, int]] = []
     for name, bases, methods in classes:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 # the methods that change something on the server (upper case, as a request names them)
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 # of those, the ones a second identical request can apply twice (PUT and DELETE are
@@ -9,3 +11,25 @@ WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 NOT_IDEMPOTENT_METHODS = frozenset({"POST", "PATCH"})
 # the module-level functions and client methods named for a writing method (`requests.post`)
 WRITE_METHOD_FUNCTIONS = frozenset(method.lower() for method in WRITE_METHODS)
+# modules whose functions send a request (`requests.post`)
+HTTP_MODULES = ("requests", "httpx", "requests.api", "httpx._api")
+# what builds a client, and the library it belongs to
+CLIENT_FACTORIES = {
+    "requests.Session": "requests",
+    "requests.session": "requests",
+    "requests.sessions.Session": "requests",
+    "httpx.Client": "httpx",
+    "httpx.AsyncClient": "httpx",
+    "aiohttp.ClientSession": "aiohttp",
+    "urllib3.PoolManager": "urllib3",
+    "urllib3.HTTPConnectionPool": "urllib3",
+    "urllib3.HTTPSConnectionPool": "urllib3",
+    "urllib3.connection_from_url": "urllib3",
+}
+# a receiver whose type is unknown is an HTTP client only when its name says so
+CLIENT_NAME = re.compile(
+    r"(^|_)(session|sess|client|http|https|api|httpx|requests|http_client|api_client|rest)$", re.IGNORECASE
+)
+# the effect libraries whose requests go through urllib3, so a mounted `Retry(...)` adapter may
+# retry them ("http": a client known only by its name, which may be a requests session)
+URLLIB3_BACKED = frozenset({"requests", "urllib3", "http"})

@@ -19,6 +19,7 @@ from idemlint.analysis.summaries import (
     via,
 )
 from idemlint.analysis.timeouts import records_failure, timeout_caught
+from idemlint.knowledge.sdks import SDK_WORDS
 from idemlint.rule import Report, Rule
 from idemlint.triggers import RETRY
 
@@ -40,10 +41,7 @@ EFFECT_WORDS = (
     "post'",
     'patch"',
     "patch'",
-    "stripe",
-    "braintree",
-    "adyen",
-    "square",
+    *SDK_WORDS,
     "send_message",
     "publish",
     ".create(",
