@@ -62,7 +62,8 @@ class ReadDecideWrite(Rule):
         "when the read takes no row lock (`SELECT ... FOR UPDATE`, `select_for_update()`, `with_for_update()`) "
         "and the write does not re-check the decision in its own WHERE/filter (`WHERE status = 'created'`, "
         "`.filter(status=...)`, a version compare). A method of the class that only returns its own fields "
-        "(`if new not in self.available_statuses():`) reads those fields; a row found only while in a state "
+        "(`if new not in self.available_statuses():`), or other such methods (`def can_pay(self): return "
+        "self.is_approved()`), reads those fields; a row found only while in a state "
         "(`order = Order.objects.filter(pk=pk, status='pending').first()`, then `if order:`) is decided by that "
         "state; a model method that sets its own state and saves (`order.ship()`, in this module or another) "
         "writes that state on the caller's instance, whose class is known from `Order.objects.get(...)`, "
@@ -70,7 +71,7 @@ class ReadDecideWrite(Rule):
         "it is given (`update_payment(payment)`, `save_order(order)`) persists it as `save()` would. Writes that converge are left alone: racing runs that store the same values "
         "(a flag set, a field cleared, the value the test compared with) and do nothing else, where what else "
         "they do is repeat-safe (a create-if-absent such as `get_or_create`, a removal, a queryset `update()` to "
-        "absolute values); so is a new instance (`self.model()`, `cls()`)."
+        "absolute values, Django's validation `clean()`); so is a new instance (`self.model()`, `cls()`)."
     )
     why = (
         "Two deliveries of the same message (a retry, a redelivered webhook, two workers) both read the old "

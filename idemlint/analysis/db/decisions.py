@@ -147,20 +147,39 @@ def _columns_a_query_returns(model: ModuleModel, call: cst.Call) -> list[str]:
     from its own fields (`return self.pipeline.get(self.status, ())`): those fields. A method
     that writes to `self` or calls anything reached from it (`self.save()`, `self.gateway.fetch()`)
     does more than read, and decides nothing here."""
-    method = local_callee(model, call)
     receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-    if method is None or not isinstance(receiver, cst.Name) or receiver.value != "self":
+    if not isinstance(receiver, cst.Name) or receiver.value != "self":
         return []
+    return _fields_returned(model, call, frozenset()) or []
+
+
+def _fields_returned(model: ModuleModel, call: cst.Call, seen: frozenset[cst.FunctionDef]) -> list[str] | None:
+    """The own fields the method `self.<name>()` returns, following the class's other methods it
+    returns (`def can_pay(self): return self.is_approved()`); None when it does more than read."""
+    method = local_callee(model, call)
+    if method is None or method in seen:
+        return None
+    seen |= {method}
     returned: list[str] = []
+    answers = False  # a method that returns nothing (`save()` calling `super().save()`) is no predicate
     for node in model.iter_nodes(method.body):
         if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
             parent = model.parents.get(node)
-            if type(parent) in (cst.AssignTarget, cst.AugAssign) or type(parent) is cst.Call and parent.func is node:
-                return []
+            if type(parent) in (cst.AssignTarget, cst.AugAssign):
+                return None
+            if type(parent) is cst.Call and parent.func is node:
+                # `self.is_approved()`: a read only if that method of the class reads, too
+                inner = _fields_returned(model, parent, seen)
+                if inner is None:
+                    return None
+                returned.extend(inner)
         elif type(node) is cst.Call and (model.dotted(node.func) or "").startswith("self."):
+            if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+                continue  # `self.method()`, judged above
             if not (isinstance(node.func, cst.Attribute) and node.func.attr.value in _READ_ONLY):
-                return []  # `self.gateway.fetch(...)`: a call, not a read of a field
+                return None  # `self.gateway.fetch(...)`: a call, not a read of a field
         elif type(node) is cst.Return and node.value is not None:
+            answers = True
             returned.extend(
                 n.attr.value.lower()
                 for n in (node.value, *model.iter_nodes(node.value))
@@ -168,9 +187,10 @@ def _columns_a_query_returns(model: ModuleModel, call: cst.Call) -> list[str]:
                 and type(n.value) is cst.Name
                 and n.value.value == "self"
                 and not n.attr.value.startswith("_")
-                and type(model.parents.get(n)) is not cst.Attribute  # `self.pipeline` of `self.pipeline.get`
+                and not n.attr.value.isupper()  # `self.APPROVED`: a constant of the class, not a field
+                and type(model.parents.get(n)) not in (cst.Attribute, cst.Call)  # `self.pipeline.get`, `self.is_paid()`
             )
-    return returned
+    return returned if answers else None
 
 
 def _columns_fed_by(model: ModuleModel, call: cst.Call) -> set[str]:

@@ -41,7 +41,12 @@ _QUIET_METHODS = (
             "commit",
             "flush",
             "refresh_from_db",
+            # Django's model validation: it raises, it changes nothing
             "full_clean",
+            "clean",
+            "clean_fields",
+            "validate_unique",
+            "validate_constraints",
             "format",
             "join",
             "strip",
