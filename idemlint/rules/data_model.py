@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -22,6 +21,7 @@ from idemlint.analysis.direct_facts import returns_write_results
 from idemlint.analysis.machines import Machine, written_state
 from idemlint.analysis.summaries import chain_origin, related_steps, via
 from idemlint.knowledge.states import STATE_COLUMNS, TOMBSTONE_STATES
+from idemlint.paths import RUN_BY_HAND, role_of
 from idemlint.rule import Report, Rule
 from idemlint.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS, UPDATE
 
@@ -186,12 +186,9 @@ _RECORD_ORIGINS = {
 def _confidence(ctx: FileContext, read: DbRead | None = None) -> str | None:
     """Lower than the rule's where harm is less likely: a management command or script (run by
     hand, one at a time), or a parameter or loop variable (the caller may hold a lock)."""
-    if _ONE_OFF.search(ctx.path.replace("\\", "/")):
+    if role_of(ctx.path) in RUN_BY_HAND:
         return "low"
     return "low" if read is not None and read.record in ("parameter", "loop variable") else None
-
-
-_ONE_OFF = re.compile(r"(^|/)management/commands/|(^|/)scripts?/")
 
 
 def _preferred_assignment(ctx: FileContext, first: DbWrite, test: object) -> DbWrite:
