@@ -114,7 +114,7 @@ def _fixed_waits(model: ModuleModel, retry: RetryAnalysis) -> dict[cst.CSTNode, 
 
     found: dict[cst.CSTNode, tuple[Chain, str]] = {}
     for function in model.functions:
-        always = unconditional_calls(model, function)
+        always = unconditional_calls(model, function) | _calls_before_yes(model, function)
         for call in calls_of(model, function):  # in source order: the first sleep decides
             if call not in always:
                 continue
@@ -130,6 +130,40 @@ def _fixed_waits(model: ModuleModel, retry: RetryAnalysis) -> dict[cst.CSTNode, 
             elif (parameter := delay_parameter(model, delay)) is not None:
                 found[function] = (chain, parameter)
     return found
+
+
+def _calls_before_yes(model: ModuleModel, function: cst.FunctionDef) -> set[cst.Call]:
+    """The calls a retry step makes whenever it answers yes: `def handle_retry(self): if
+    self.n < self.max: time.sleep(...); self.n += 1; return True` / `return False`. Each
+    `return True` is preceded, in its own block, by a sleep; every other return says no."""
+    from idemlint.analysis.retry import SLEEPS
+
+    returns = model.returns.get(function, ())
+    yes = [r for r in returns if isinstance(r.value, cst.Name) and r.value.value == "True"]
+    if not yes or any(r not in yes and not _says_no(r.value) for r in returns):
+        return set()
+    found: set[cst.Call] = set()
+    for ret in yes:
+        line = model.parents.get(ret)
+        block = model.parents.get(line) if line is not None else None
+        body = list(getattr(block, "body", ()))
+        if line not in body:
+            return set()  # `return True` on one line with other statements
+        before = [
+            n
+            for statement in body[: body.index(line)]
+            if isinstance(statement, cst.SimpleStatementLine)
+            for n in model.iter_nodes(statement)
+            if isinstance(n, cst.Call)
+        ]
+        if not any(model.call_name(n) in SLEEPS for n in before):
+            return set()  # a yes that does not wait
+        found.update(before)
+    return found
+
+
+def _says_no(value: cst.BaseExpression | None) -> bool:
+    return value is None or isinstance(value, cst.Name) and value.value in ("False", "None")
 
 
 def _fresh_call(model: ModuleModel, expr: cst.BaseExpression) -> Chain | None:

@@ -209,7 +209,8 @@ class RetryWithoutJitter(PolicyRule):
         "A sleep whose delay comes from a helper function is assumed to jitter. A delay read from `Retry-After` "
         "is the server's instruction and is not reported. A retry loop that waits by calling a helper (`sleep(500)` "
         "wrapping `time.sleep(ms / 1000)`, a policy object's `handle_retry()`) is reported when the helper sleeps "
-        "on every call for a delay with no random part, in this module or (through the project index) another; "
+        "on every call for a delay with no random part, or before every `return True` of a step that answers no "
+        "otherwise (`if retry.handle_retry(): continue`), in this module or (through the project index) another; "
         "a delay the caller passes counts when it is fixed (another module: a number written out)."
     )
     bad = """\
