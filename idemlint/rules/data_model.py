@@ -15,6 +15,7 @@ from idemlint.analysis.db import (
     decisions,
     is_locked,
     loaded_read,
+    locked_together,
     races,
 )
 from idemlint.analysis.direct_facts import returns_write_results
@@ -60,6 +61,8 @@ class ReadDecideWrite(Rule):
         "Flags a write (an UPDATE, `QuerySet.update()`, SQLAlchemy `update()`, or an attribute assignment that a "
         "later `save()`/`commit()` persists) that an `if` on a value read from the same table or instance decides, "
         "when the read takes no row lock (`SELECT ... FOR UPDATE`, `select_for_update()`, `with_for_update()`) "
+        "and runs under no lock every process honours over both read and write (`with advisory_lock(key):`, "
+        "`with cache.lock(key):`; not `threading.Lock()`) "
         "and the write does not re-check the decision in its own WHERE/filter (`WHERE status = 'created'`, "
         "`.filter(status=...)`, a version compare). A method of the class that only returns its own fields "
         "(`if new not in self.available_statuses():`), or other such methods (`def can_pay(self): return "
@@ -455,8 +458,8 @@ def ship(conn, order_id):
                         continue  # written under a lock the function took (LOCK TABLE, FOR UPDATE)
                 elif any(p.column == column or VERSION_COLUMNS.match(p.column) for p in write.where):
                     continue
-                if any(read.locked for read, _test in decisions(model, db, write)):
-                    continue  # checked under a row lock
+                if any(locked_together(model, read, write) for read, _test in decisions(model, db, write)):
+                    continue  # checked under a row lock, or a lock every run takes
                 declared = written_state(ctx.project.state_machines, column, kind, text, model.imports)
                 if _never_backward(declared, text):
                     continue

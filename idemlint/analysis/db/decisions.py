@@ -14,6 +14,7 @@ from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, local_callee, string_value
 from idemlint.analysis.retry import always_leaves
+from idemlint.knowledge.locks import names_a_shared_lock
 from idemlint.knowledge.states import STATE_COLUMNS
 
 if TYPE_CHECKING:
@@ -237,6 +238,29 @@ def is_locked(model: ModuleModel, db: DbAnalysis, read: DbRead) -> bool:
     return read.table is not None and any(
         r.locked and r.table == read.table and model.scope_of(r.call) is scope for r in db.reads
     )
+
+
+def shared_lock_over(model: ModuleModel, node: cst.CSTNode) -> cst.With | None:
+    """The innermost `with` of the function whose body holds `node` under a lock other processes
+    honour (`with advisory_lock(key):`, `with cache.lock(key):`, or a name bound to one)."""
+    for ancestor in model.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            return None
+        if isinstance(ancestor, cst.With) and model.is_inside(node, ancestor.body):
+            for item in ancestor.items:
+                calls = [n for n in origin_nodes(model, item.item) if isinstance(n, cst.Call)]
+                if any(names_a_shared_lock(model.call_name(call) or "") for call in calls):
+                    return ancestor
+    return None
+
+
+def locked_together(model: ModuleModel, read: DbRead, write: DbWrite) -> bool:
+    """The read and the write run under one lock every run takes: the read's own row lock, or a
+    shared lock held over both (a duplicate waits for the first run, then reads what it wrote)."""
+    if read.locked:
+        return True
+    held = shared_lock_over(model, read.call)
+    return held is not None and model.is_inside(write.node, held.body)
 
 
 _LOCK_SQL = re.compile(r"\bLOCK\s+TABLE|\bFOR\s+(NO\s+KEY\s+)?UPDATE\b|pg_advisory(_xact)?_lock", re.IGNORECASE)

@@ -15,6 +15,7 @@ from idemlint.analysis.db.decisions import (
     decisions,
     is_locked,
     latest_binding_is,
+    locked_together,
     same_record,
 )
 from idemlint.analysis.db.records import VERSION_COLUMNS, DbRead, DbWrite
@@ -51,6 +52,8 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
             columns = decided_columns(model, test, read)
             if not decides_state(columns) or is_locked(model, db, read) or _rechecks(db, write, columns):
                 continue
+            if locked_together(model, read, write):
+                continue  # decided and written under a lock every run takes: a duplicate waits, then reads
             if _same_queryset(model, read, write) and any(p.column in columns for p in read.filters):
                 continue  # `qs.count()` then `qs.update(...)`: the update runs the read's filter again
             if _another_instance(model, read, write):
