@@ -180,7 +180,7 @@ def audit(
     if output_file:
         writable(output_file)
     found = discover_files(paths, config)
-    project = build_project_index(config, ALL_RULES, found, paths, cache=True)
+    project = build_project_index(config, ALL_RULES, found, paths, cache=not no_cache)
     from idemlint.console import progress_bar
     from idemlint.runner import default_cache_dir
 

@@ -384,3 +384,19 @@ def test_every_text_field_of_a_row_is_printable_whatever_built_it() -> None:
     text = format_text([row], color=False) + format_json([row]) + format_markdown([row])
     assert not any(ord(c) < 32 and c not in "\n" for c in text)
     assert "\n::error" not in text and "\n::warning" not in text
+
+
+def test_audit_without_the_cache_writes_no_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--no-cache` neither reads nor writes one: not the results, not the project index."""
+    project = tmp_path / "flat"
+    shutil.copytree(Path(__file__).parent / "projects" / "flat", project)
+    cache_home = tmp_path / "cache"
+    monkeypatch.setenv("IDEMLINT_CACHE_DIR", str(cache_home))
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(cli, ["audit", "--format", "json", "--no-cache", "."])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["sites"]
+    assert not cache_home.exists() or list(cache_home.rglob("*")) == []
+    result = CliRunner().invoke(cli, ["audit", "--format", "json", "."])
+    assert result.exit_code == 0, result.output
+    assert list(cache_home.rglob("*"))  # the same run with the cache does write one
