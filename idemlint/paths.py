@@ -44,8 +44,9 @@ _SCRIPT_FILE = re.compile(
 _EXAMPLE_FILE = re.compile(r"(^|/)(examples?|samples?|demos?|tutorials?)/")
 _COMMAND_FILE = re.compile(r"(^|/)management/commands/")
 ROLES = ("source", "script", "example", "management command", "test", "migration")
-# the roles of code a person runs by hand, one run at a time: a race needs two of them at once
-RUN_BY_HAND = frozenset({"script", "management command"})
+# the roles of code a person runs by hand, one run at a time (a race needs two at once), or
+# that shows how to use a library rather than running in production
+RUN_BY_HAND = frozenset({"script", "management command", "example"})
 
 
 def role_of(path: str) -> str:

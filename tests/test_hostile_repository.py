@@ -264,3 +264,19 @@ def claim(db, pk):
     root = repository(tmp_path, {"shop/jobs.py": source})
     result = idemlint(root, "check", "--no-cache", "--output-format", "concise", "shop/jobs.py")
     assert result.stderr == "" and "FOR UPDATE" not in result.stdout
+
+
+def test_one_line_bodies_the_index_reads_do_not_stop_the_run(tmp_path: Path) -> None:
+    """A `return True` alone on a `def` or `if` line (a SimpleStatementSuite, not a block) in a
+    module the project index summarises crashed the map once and took the whole run down."""
+    model = (
+        "import time\nfrom django.db import models\n\n\nclass Order(models.Model):\n"
+        "    def has_perm(self, perm, obj=None): return True\n\n"
+        "    def ready(self, warm):\n        if warm: time.sleep(1); return True\n        return False\n\n"
+        "    def cancel(self):\n        self.status = 'cancelled'\n        self.save()\n"
+    )
+    root = repository(tmp_path, {"shop/models.py": model})
+    result = idemlint(root, "check", "--output-format", "concise", "--no-cache")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert any(line.startswith(BUGGY_FINDING) for line in result.stdout.splitlines()), result.stdout
+    assert "Traceback" not in result.stderr and "internal error" not in result.stdout + result.stderr

@@ -62,3 +62,21 @@ def test_a_function_re_exported_under_other_names_is_known_by_each() -> None:
         "shop.orders.Client": "shop.orders.client.Client",  # the same name: nothing renamed
     }
     assert renamed_as(reexports) == {"claim": {"take", "grab"}, "take": {"grab"}}
+
+
+def test_a_file_whose_facts_raise_is_left_out_and_the_index_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One file cannot stop the run: a bug its source triggers in the map leaves that file's
+    facts out (its own check then reports the internal error) and the other files in."""
+    import idemlint.analysis.module_facts
+    from idemlint.analysis.project import FileFacts, file_facts
+    from idemlint.config import Config
+
+    source = b"import requests\n\ndef pay():\n    return requests.post('https://x')\n"
+    healthy = file_facts(source, Path("shop/pay.py"), config=Config(), relative="shop/pay.py")
+    assert healthy.summaries is not None
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise TypeError("'SimpleStatementSuite' object is not iterable")
+
+    monkeypatch.setattr(idemlint.analysis.module_facts, "module_facts", broken)
+    assert file_facts(source, Path("shop/pay.py"), config=Config(), relative="shop/pay.py") == FileFacts()

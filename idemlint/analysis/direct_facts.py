@@ -144,22 +144,31 @@ def _calls_before_yes(model: ModuleModel, function: cst.FunctionDef) -> set[cst.
         return set()
     found: set[cst.Call] = set()
     for ret in yes:
-        line = model.parents.get(ret)
-        block = model.parents.get(line) if line is not None else None
-        body = list(getattr(block, "body", ()))
-        if line not in body:
-            return set()  # `return True` on one line with other statements
-        before = [
-            n
-            for statement in body[: body.index(line)]
-            if isinstance(statement, cst.SimpleStatementLine)
-            for n in model.iter_nodes(statement)
-            if isinstance(n, cst.Call)
-        ]
-        if not any(model.call_name(n) in SLEEPS for n in before):
+        before = _statements_before(model, ret)
+        if before is None:
+            return set()
+        calls = [n for statement in before for n in model.iter_nodes(statement) if isinstance(n, cst.Call)]
+        if not any(model.call_name(n) in SLEEPS for n in calls):
             return set()  # a yes that does not wait
-        found.update(before)
+        found.update(calls)
     return found
+
+
+def _statements_before(model: ModuleModel, ret: cst.Return) -> list[cst.CSTNode] | None:
+    """What runs just before a `return` in its own block, on its line (`time.sleep(1); return
+    True`) and on the lines above it; None where the block is not a plain sequence."""
+    line = model.parents.get(ret)
+    if not isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return None
+    small: list[cst.CSTNode] = list(line.body)
+    before: list[cst.CSTNode] = small[: small.index(ret)] if ret in small else []
+    if isinstance(line, cst.SimpleStatementSuite):
+        return before  # `if ok: time.sleep(1); return True`: the suite is the whole block
+    block = model.parents.get(line)
+    body = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+    if line not in body:
+        return None
+    return [*(s for s in body[: body.index(line)] if isinstance(s, cst.SimpleStatementLine)), *before]
 
 
 def _says_no(value: cst.BaseExpression | None) -> bool:

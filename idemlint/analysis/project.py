@@ -322,12 +322,16 @@ def file_facts(
     """Map one file. With `config` and `summarise` (production code: tests and migrations are
     never called from it), its functions are summarised too (module names from the path
     relative to `root`, or `relative` when the caller knows it). `candidate`: what
-    `summary_candidate(source)` gives, when the caller asked already."""
+    `summary_candidate(source)` gives, when the caller asked already. Never raises: one file
+    cannot stop the whole run."""
     relative = _relative(path, root) if relative is None else relative
-    summaries = summary_facts(source, relative, config, candidate) if config is not None and summarise else None
-    roots = config.src if config is not None else ("src",)
-    machines = declared_moves(source, relative) if summarise else {}
-    return FileFacts(setter_facts(source), summaries, package_reexports(source, relative, roots), machines)
+    try:
+        summaries = summary_facts(source, relative, config, candidate) if config is not None and summarise else None
+        roots = config.src if config is not None else ("src",)
+        machines = declared_moves(source, relative) if summarise else {}
+        return FileFacts(setter_facts(source), summaries, package_reexports(source, relative, roots), machines)
+    except Exception:  # a bug on odd input: the index goes on without this file; its own check reports the error
+        return FileFacts()
 
 
 def package_reexports(source: bytes, path: str, source_roots: tuple[str, ...] = ("src",)) -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""HTTP methods: which change something on the server, and which of those a repeat repeats."""
+"""HTTP: which methods change something on the server and which of those a repeat repeats;
+the client libraries, what builds their clients, and the names that say a receiver is one."""
 
 from __future__ import annotations
 

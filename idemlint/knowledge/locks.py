@@ -12,7 +12,25 @@ import re
 # `cache.lock(...)`, `redis.lock(...)`, `Redlock(...)`, `NamedMutex(...)`; not `block`, `clock`
 LOCK_WORDS = frozenset({"lock", "locked", "locking", "mutex", "redlock"})
 # libraries whose locks hold within one process (or one machine's processes)
-PROCESS_LOCKS = ("threading.", "asyncio.", "multiprocessing.", "trio.", "anyio.", "gevent.", "eventlet.")
+PROCESS_LOCKS = (
+    "threading.",
+    "_thread.",
+    "asyncio.",
+    "multiprocessing.",
+    "trio.",
+    "anyio.",
+    "gevent.",
+    "eventlet.",
+    "filelock.",  # one machine's processes
+    "fasteners.",
+)
+# the standard library's lock classes, by their own names: `ctx.Lock()` of a multiprocessing
+# context, `Lock()` of an unknown module. A lock library's class of the same name (redis's
+# `Lock`) is recognised by its module (SHARED_LOCK_LIBRARIES).
+_STDLIB_LOCK_CLASSES = frozenset({"Lock", "RLock", "Semaphore", "BoundedSemaphore", "Condition", "FileLock"})
+SHARED_LOCK_LIBRARIES = ("redis.", "redis_lock.", "pottery.", "sherlock.", "django_redis.", "aioredis.", "valkey.")
+# a word before `lock` that says none is taken (`no_lock()`, `skip_lock()`)
+_NO_LOCK = frozenset({"no", "skip", "without", "disable", "disabled", "fake", "dummy", "null", "noop"})
 
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
@@ -22,5 +40,8 @@ def names_a_shared_lock(qualname: str) -> bool:
     other processes honour (by its name); not `threading.Lock`, not `unlock`, `block_signals`."""
     if qualname.startswith(PROCESS_LOCKS):
         return False
-    words = _WORD.findall(qualname.rsplit(".", 1)[-1])
-    return bool(words) and words[-1].lower() in LOCK_WORDS
+    last = qualname.rsplit(".", 1)[-1]
+    if last in _STDLIB_LOCK_CLASSES and not qualname.startswith(SHARED_LOCK_LIBRARIES):
+        return False
+    words = [word.lower() for word in _WORD.findall(last)]
+    return bool(words) and words[-1] in LOCK_WORDS and not (len(words) > 1 and words[-2] in _NO_LOCK)

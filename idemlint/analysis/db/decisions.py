@@ -154,13 +154,28 @@ def _columns_a_query_returns(model: ModuleModel, call: cst.Call) -> list[str]:
     return _fields_returned(model, call, frozenset()) or []
 
 
-def _fields_returned(model: ModuleModel, call: cst.Call, seen: frozenset[cst.FunctionDef]) -> list[str] | None:
+def _fields_returned(
+    model: ModuleModel, call: cst.Call, seen: frozenset[cst.FunctionDef], depth: int = 0
+) -> list[str] | None:
     """The own fields the method `self.<name>()` returns, following the class's other methods it
-    returns (`def can_pay(self): return self.is_approved()`); None when it does more than read."""
+    returns (`def can_pay(self): return self.is_approved()`, up to _MAX_PREDICATE_DEPTH deep);
+    None when it writes to `self`, calls a method of something `self` holds (`self.gateway.fetch()`)
+    or a method of its own that does, or returns nothing. Answers are kept per method."""
     method = local_callee(model, call)
-    if method is None or method in seen:
+    if method is None or method in seen or depth > _MAX_PREDICATE_DEPTH:
         return None
-    seen |= {method}
+    known: dict[int, list[str] | None] = model.memo.setdefault("db.fields_returned", {})
+    if id(method) not in known:
+        known[id(method)] = _read_fields(model, method, seen | {method}, depth)
+    return known[id(method)]
+
+
+_MAX_PREDICATE_DEPTH = 8
+
+
+def _read_fields(
+    model: ModuleModel, method: cst.FunctionDef, seen: frozenset[cst.FunctionDef], depth: int
+) -> list[str] | None:
     returned: list[str] = []
     answers = False  # a method that returns nothing (`save()` calling `super().save()`) is no predicate
     for node in model.iter_nodes(method.body):
@@ -170,7 +185,7 @@ def _fields_returned(model: ModuleModel, call: cst.Call, seen: frozenset[cst.Fun
                 return None
             if type(parent) is cst.Call and parent.func is node:
                 # `self.is_approved()`: a read only if that method of the class reads, too
-                inner = _fields_returned(model, parent, seen)
+                inner = _fields_returned(model, parent, seen, depth + 1)
                 if inner is None:
                     return None
                 returned.extend(inner)
@@ -248,10 +263,21 @@ def shared_lock_over(model: ModuleModel, node: cst.CSTNode) -> cst.With | None:
             return None
         if isinstance(ancestor, cst.With) and model.is_inside(node, ancestor.body):
             for item in ancestor.items:
-                calls = [n for n in origin_nodes(model, item.item) if isinstance(n, cst.Call)]
-                if any(names_a_shared_lock(model.call_name(call) or "") for call in calls):
+                if any(names_a_shared_lock(model.call_name(call) or "") for call in _lock_calls(model, item.item)):
                     return ancestor
     return None
+
+
+def _lock_calls(model: ModuleModel, item: cst.BaseExpression) -> list[cst.Call]:
+    """What a `with` item calls to take its lock: the item's own call (`advisory_lock(key)`), or
+    the calls a bare name was bound to in the function (`guard = RedisLock(...)`; `with guard:`);
+    not calls in its arguments (`open(path.lock())`)."""
+    if isinstance(item, cst.Call):
+        return [item]
+    if isinstance(item, cst.Name):
+        bound = model.bindings_of(model.scope_of(item), item.value)
+        return [b.value for b in bound if isinstance(b.value, cst.Call)]
+    return []
 
 
 def locked_together(model: ModuleModel, read: DbRead, write: DbWrite) -> bool:
