@@ -11,8 +11,10 @@ import re
 # `update_or_create`, whose `defaults` may be computed from what was read
 CREATE_IF_ABSENT_METHODS = frozenset({"get_or_create", "aget_or_create"})
 # removals of a thing, which stays removed when removed twice (`os.remove`, `shutil.rmtree`,
-# `storage.delete(name)`, `qs.delete()`, `helpers.rm_file(path)`); not a verb with an object
-# that acts (`remove_funds`, `delete_and_refund`)
+# `storage.delete(name)`, `qs.delete()`, `helpers.rm_file(path)`, a row's `soft_delete()`, a
+# cache cleared: `clear_project_cache(pk)`); not a verb with an object that acts (`remove_funds`,
+# `delete_and_refund`)
 REMOVAL = re.compile(
-    r"^(a?delete|remove|unlink|rmtree|rmdir)$|^(rm|delete|remove)_(file|dir|directory|tree|path|blob|object|key|cache)s?$"
+    r"^(soft_)?(a?delete|remove|unlink|rmtree|rmdir)$|^(rm|delete|remove)_(file|dir|directory|tree|path|blob|object|key|cache)s?$"
+    r"|^(clear|invalidate|purge|evict)_(\w+_)?caches?$"
 )

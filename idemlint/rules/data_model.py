@@ -72,8 +72,9 @@ class ReadDecideWrite(Rule):
         "writes that state on the caller's instance, whose class is known from `Order.objects.get(...)`, "
         "`.first()`, `get_object_or_404(Order, ...)` or a constructor; a helper named for storing the instance "
         "it is given (`update_payment(payment)`, `save_order(order)`) persists it as `save()` would. Writes that converge are left alone: racing runs that store the same values "
-        "(a flag set, a field cleared, the value the test compared with) and do nothing else, where what else "
-        "they do is repeat-safe (a create-if-absent such as `get_or_create`, a removal, a queryset `update()` to "
+        "(a flag set, a field cleared, the value the test compared with, text marked from what was read such as "
+        "`slug += '-deleted'`) and do nothing else, where what else they do is repeat-safe (a create-if-absent "
+        "such as `get_or_create`, a removal or `soft_delete()`, a queryset `update()` to "
         "absolute values, Django's validation `clean()`); so is a new instance (`self.model()`, `cls()`)."
     )
     why = (

@@ -133,7 +133,7 @@ def _converges(model: ModuleModel, db: DbAnalysis, race: Race, write: DbWrite) -
     and other columns to anything that does not build on their old value (a flag, a
     timestamp, a lazily filled default; not `n -= 1` or `total = total + x`)."""
     if isinstance(write.statement, cst.AugAssign):
-        return string_value(write.statement.value) is not None  # `x.log += "; "` only picks text
+        return _is_text(model, write.statement.value)  # `x.name += "-deleted"` only marks the text
     for column, value in write.values.items() or [(c, None) for c in write.sets]:
         if value is None:
             return False
@@ -152,6 +152,8 @@ def _accumulates(model: ModuleModel, value: cst.BaseExpression, column: str, ins
     for node in (value, *model.iter_nodes(value)):
         if type(node) is not cst.BinaryOperation:
             continue
+        if type(node.operator) is cst.Add and (_is_text(model, node.left) or _is_text(model, node.right)):
+            continue  # `x.name + suffix`: text marked, not a quantity added to
         for operand in (node.left, node.right, *model.iter_nodes(node)):
             if type(operand) is cst.Attribute and operand.attr.value.lower() == column:
                 owner = model.dotted(operand.value)
@@ -159,6 +161,25 @@ def _accumulates(model: ModuleModel, value: cst.BaseExpression, column: str, ins
                     return True
             if type(operand) is cst.SimpleString and (string_value(operand) or "").lower() == column:
                 return True  # F("credits")
+    return False
+
+
+# calls that give text: `str(x)`, `"...".format(...)`, `when.strftime(...)`, `", ".join(...)`
+_TEXT_CALLS = frozenset({"str", "format", "strftime", "isoformat", "join"})
+
+
+def _is_text(model: ModuleModel, expr: cst.BaseExpression, depth: int = 0) -> bool:
+    """A value that is text by what it is: a string literal, an f-string, a call that gives text
+    (`when.strftime("-deleted-at-%s")`), a sum with text in it, or a name bound to one of these."""
+    if isinstance(expr, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+        return True
+    if isinstance(expr, cst.Call):
+        return (model.call_name(expr) or "").rsplit(".", 1)[-1] in _TEXT_CALLS
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return _is_text(model, expr.left, depth) or _is_text(model, expr.right, depth)
+    if isinstance(expr, cst.Name) and depth < 3:
+        bound = model.bindings_of(model.scope_of(expr), expr.value)
+        return any(b.value is not None and _is_text(model, b.value, depth + 1) for b in bound)
     return False
 
 

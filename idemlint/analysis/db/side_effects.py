@@ -23,7 +23,7 @@ else:
 # Calls that change nothing outside the process: logging, builtins, clocks, responses, getters.
 _QUIET_CALLS = re.compile(
     r"^(\w+\.)*(print|len|str|int|float|bool|list|dict|set|tuple|min|max|sum|sorted|isinstance|getattr|hasattr|"
-    r"repr|format|round|abs|any|all|_|gettext|gettext_lazy|ugettext|ugettext_lazy|ngettext|reverse|redirect|render|"
+    r"repr|format|round|abs|any|all|setattr|range|enumerate|zip|_|gettext|gettext_lazy|ugettext|ugettext_lazy|ngettext|reverse|redirect|render|"
     r"render_to_response|super|emit_\w+|now|utcnow|today|time|monotonic|warn|fromtimestamp|utcfromtimestamp|"
     r"fromisoformat|strptime|strftime|timestamp)$"
 )
@@ -52,8 +52,11 @@ _QUIET_METHODS = (
             "strip",
             "lower",
             "upper",
+            "startswith",
+            "endswith",
             "total_seconds",
             "isoformat",
+            "strftime",
             "get",
             "items",
             "keys",
