@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from idemlint.analysis.project import EMPTY, ProjectIndex
+from idemlint.analysis.project_index import EMPTY, ProjectIndex
 from idemlint.config import Config
 from idemlint.finding import Finding
 

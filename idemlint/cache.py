@@ -34,7 +34,7 @@ from typing import Any, Generic, TypeVar
 
 from idemlint import __version__, plain_data
 from idemlint import finding as finding_module
-from idemlint.analysis.project import ProjectIndex
+from idemlint.analysis.project_index import ProjectIndex
 from idemlint.finding import Finding
 from idemlint.reading import read_source
 

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel
-from idemlint.analysis.project import EMPTY, ProjectIndex, setter_facts
+from idemlint.analysis.project_index import EMPTY, ProjectIndex
+from idemlint.analysis.setter_facts import setter_facts
 
 if TYPE_CHECKING:
     import libcst as cst

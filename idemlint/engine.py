@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from string import Template
 from typing import TYPE_CHECKING
 
-from idemlint.analysis.project import EMPTY, ProjectIndex
+from idemlint.analysis.project_index import EMPTY, ProjectIndex
 from idemlint.config import Config
 from idemlint.finding import Finding, Related
 from idemlint.parsing import FILE_TIME_BUDGET, HELP_LIMIT, Rejected, decode_source, parse_source, within_budget

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from idemlint.analysis.project import EMPTY, ProjectIndex
+from idemlint.analysis.project_index import EMPTY, ProjectIndex
 from idemlint.config import Config
 from idemlint.engine import FileResult, check_source
 from idemlint.finding import Edit, Finding

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from idemlint.analysis.project import EMPTY, ProjectIndex
+from idemlint.analysis.project_index import EMPTY, ProjectIndex
 from idemlint.config import Config
 from idemlint.reading import MAX_BYTES
 

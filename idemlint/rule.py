@@ -17,7 +17,7 @@ __all__ = ["FixPlan", "NodeEdit", "Report", "Rule"]  # FixPlan, NodeEdit: re-exp
 if TYPE_CHECKING:
     import libcst as cst
 
-    from idemlint.analysis.project import ProjectIndex
+    from idemlint.analysis.project_index import ProjectIndex
     from idemlint.analysis.summaries import Step
     from idemlint.config import Config
     from idemlint.context import FileContext

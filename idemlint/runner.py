@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from idemlint import __version__
-from idemlint.analysis.project import EMPTY, ProjectIndex
+from idemlint.analysis.project_index import EMPTY, ProjectIndex
 from idemlint.cache import SHAPE, ResultCache, Stamp, content_hash, depended_on, file_key, stamp
 from idemlint.finding import Finding
 from idemlint.reading import read_source

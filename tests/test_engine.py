@@ -108,7 +108,7 @@ def test_file_without_trigger_words_is_not_parsed() -> None:
 
 
 def test_pre_filter_words_for_updates_and_project_functions() -> None:
-    from idemlint.analysis.project import ProjectIndex
+    from idemlint.analysis.project_index import ProjectIndex
     from idemlint.rules import IgnoredUpdateCount, KeyRegeneratedPerAttempt
 
     config = Config()

@@ -22,13 +22,36 @@ ABOVE_ANALYSIS = (
 )
 
 
-def imported_modules(path: Path) -> set[str]:
+def module_of(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path, type_checking: bool = True) -> set[str]:
+    """Every module a file imports, relative imports made absolute, function-level ones too
+    (they run when the function does); without `type_checking`, not those that only run
+    under `if TYPE_CHECKING:`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = set()
+    if not type_checking:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                skipped.update(id(inner) for statement in node.body for inner in ast.walk(statement))
+    module = module_of(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*parent, *([node.module] if node.module else [])])
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)  # `from pkg import module`
     return found
 
 
@@ -106,3 +129,44 @@ def test_an_attempt_counter_is_named_by_whole_words_in_one_place() -> None:
     for path in PACKAGE.rglob("*.py"):
         if "knowledge" not in path.parts:
             assert "attempt|" not in path.read_text(encoding="utf-8"), path  # a second spelling as a regex
+
+
+def test_no_import_cycle_at_run_time() -> None:
+    """Function-level imports included (they only postpone a cycle, to the first call), and
+    relative ones; imports for type checking aside. A cycle makes a module's import order
+    matter and hides which layer depends on which."""
+    modules = {module_of(path): path for path in PACKAGE.rglob("*.py")}
+    graph = {
+        name: sorted(m for m in imported_modules(path, type_checking=False) if m in modules and m != name)
+        for name, path in modules.items()
+    }
+    assert len(graph) > 50 and sum(map(len, graph.values())) > 100, "the graph reads the wrong files"
+    cycles = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for other in graph[name]:
+            if state.get(other) == 1:
+                cycles.append(" -> ".join([*path[path.index(other) :], other]))
+            elif other not in state:
+                visit(other, [*path, other])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert cycles == []
+
+
+def test_the_layers_below_the_rules_import_no_rule() -> None:
+    """parsing, context and config sit below the rules: the composition root (context) builds
+    analyses, the config module validates codes through the registry only when asked."""
+    below = ("idemlint.parsing", "idemlint.context", "idemlint.analysis.project")
+    offenders = {
+        (name, module)
+        for name in below
+        for module in imported_modules(PACKAGE.parent / (name.replace(".", "/") + ".py"), type_checking=False)
+        if module.startswith(("idemlint.rules", "idemlint.registry", "idemlint.engine", "idemlint.runner"))
+    }
+    assert offenders == set()

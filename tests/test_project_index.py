@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from idemlint.analysis.project import build_index, setter_facts
+from idemlint.analysis.project import build_index
+from idemlint.analysis.setter_facts import setter_facts
 from idemlint.cli import cli
 
 PROJECT = Path(__file__).parent / "data" / "project_index"
@@ -54,7 +55,7 @@ def test_editing_the_helper_rechecks_its_callers_on_a_warm_cache(project: Path) 
 def test_a_function_re_exported_under_other_names_is_known_by_each() -> None:
     """`renamed_as` feeds the pre-filter's call words and the cache's digests: a package that
     re-exports `claim` as `take`, and another that re-exports that as `grab`, both spell it."""
-    from idemlint.analysis.project import renamed_as
+    from idemlint.analysis.project_index import renamed_as
 
     reexports = {
         "shop.orders.take": "shop.orders.claims.claim",

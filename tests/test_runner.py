@@ -238,7 +238,7 @@ def test_rules_version_and_project_index_are_part_of_the_key(
     later: None, copied: list[tuple[Path, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import idemlint.runner as runner
-    from idemlint.analysis.project import ProjectIndex
+    from idemlint.analysis.project_index import ProjectIndex
 
     cache = tmp_path / "cache"
     age([p for p, _ in copied])

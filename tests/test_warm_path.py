@@ -245,7 +245,8 @@ def test_the_index_format_is_pinned_to_its_magic() -> None:
 
     from idemlint.analysis import machines
     from idemlint.analysis.module_facts import ModuleFacts
-    from idemlint.analysis.project import _SUMMARY_SIGNS, FileFacts, ProjectIndex
+    from idemlint.analysis.project import _SUMMARY_SIGNS, FileFacts
+    from idemlint.analysis.project_index import ProjectIndex
     from idemlint.analysis.summary_records import Summary
     from idemlint.cache import INDEX_MAGIC
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.keys import KEY_VARIABLE, KeySinks
+from idemlint.analysis.keys import KeySinks
 from idemlint.analysis.model import ModuleModel, string_value
 
 # The timeout half moved to `timeouts`; its names stay importable from here (the audit uses them).
@@ -28,6 +28,7 @@ from idemlint.knowledge.http import (
     WRITE_METHOD_FUNCTIONS,
     WRITE_METHODS,
 )
+from idemlint.knowledge.keys import KEY_VARIABLE
 from idemlint.knowledge.sdks import (
     FIFO_MESSAGING_CALLS,
     SDK_CLIENTS,

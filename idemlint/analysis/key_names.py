@@ -14,15 +14,8 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import is_load
-from idemlint.analysis.keys import (
-    _IDENTIFIER,
-    CONTENT_NAMES,
-    SERIALISER_METHODS,
-    SERIALISERS,
-    _is_identifier_literal,
-    _picks_identifier,
-)
-from idemlint.analysis.model import ModuleModel
+from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.knowledge.keys import CONTENT_NAMES, IDENTIFIER, SERIALISER_METHODS, SERIALISERS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -82,7 +75,7 @@ def _parts(model: ModuleModel, expr: cst.BaseExpression) -> tuple[bool, list[str
         if id(node) in seen or isinstance(node, (cst.Lambda, cst.FunctionDef)):
             continue
         seen.add(id(node))
-        if isinstance(node, cst.Subscript) and _picks_identifier(node):
+        if isinstance(node, cst.Subscript) and picks_identifier(node):
             return True, []
         if isinstance(node, cst.Call):
             if _is_identifier_getter(node):
@@ -92,7 +85,7 @@ def _parts(model: ModuleModel, expr: cst.BaseExpression) -> tuple[bool, list[str
         if isinstance(node, (cst.Name, cst.Attribute)) and _is_value(model, node):
             dotted = model.dotted(node)
             if dotted is not None and dotted.split(".")[0] not in model.imports:
-                if _IDENTIFIER.search(dotted.rsplit(".", 1)[-1]):
+                if IDENTIFIER.search(dotted.rsplit(".", 1)[-1]):
                     return True, []
                 bindings = (
                     (model.bindings_of(scope, dotted) or model.bindings_of(model.module, dotted))
@@ -129,7 +122,7 @@ def _is_identifier_getter(call: cst.Call) -> bool:
         isinstance(func, cst.Attribute)
         and func.attr.value == "get"
         and bool(call.args)
-        and _is_identifier_literal(call.args[0].value)
+        and is_identifier_literal(call.args[0].value)
     )
 
 
@@ -137,3 +130,13 @@ def _serialises(model: ModuleModel, call: cst.Call) -> bool:
     """`json.dumps(...)`, `repr(...)`, `payload.model_dump_json()`: the whole request."""
     method = call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
     return (model.call_name(call) or "") in SERIALISERS or method in SERIALISER_METHODS
+
+
+def is_identifier_literal(expr: cst.BaseExpression) -> bool:
+    text = string_value(expr)
+    return text is not None and bool(IDENTIFIER.search(text))
+
+
+def picks_identifier(subscript: cst.Subscript) -> bool:
+    index = subscript.slice[0].slice if len(subscript.slice) == 1 else None
+    return isinstance(index, cst.Index) and is_identifier_literal(index.value)

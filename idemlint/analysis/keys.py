@@ -8,161 +8,42 @@ variable or attribute whose name says it holds one (`idempotency_key = ...`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_calls, origin_nodes
+from idemlint.analysis.key_names import (
+    NAME_BASED_UUIDS,
+    content_of_name,
+    is_identifier_literal,
+    names_an_operation,
+    picks_identifier,
+)
 from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.knowledge.keys import (
+    BODY_KEYWORDS,
+    CLOCK_CALLS,
+    CONTENT_NAMES,
+    DIGEST_CALLS,
+    DIGEST_PREFIXES,
+    IDENTIFIER,
+    KEY_NAMES,
+    KEY_VARIABLE,
+    RANDOM_CALLS,
+    RANDOM_PREFIXES,
+    REQUEST_ID_NAMES,
+    SENDING_CALLS,
+    SERIALISER_METHODS,
+    SERIALISERS,
+    normalise,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
 else:
     cst = LazyModule("libcst", globals(), "cst")
-
-
-def normalise(name: str) -> str:
-    """`Idempotency-Key`, `idempotency_key` and `IdempotencyKey` all become `idempotencykey`."""
-    return re.sub(r"[-_\s]", "", name).lower()
-
-
-# Exact key names (normalised) that act as idempotency keys wherever they appear.
-KEY_NAMES = frozenset(
-    normalise(n)
-    for n in (
-        "idempotency_key",
-        "Idempotency-Key",
-        "X-Idempotency-Key",
-        "idempotency_token",
-        "dedup_id",
-        "dedupe_id",
-        "deduplication_id",
-        "MessageDeduplicationId",
-        "client_token",
-        "ClientToken",
-        "client_request_token",
-        "ClientRequestToken",
-        "X-Request-Id",
-    )
-)
-# `request_id` is a key only when it is sent to another system; as a log field it is not.
-REQUEST_ID_NAMES = frozenset({"requestid"})
-# Variable and attribute names that say "this holds a key".
-KEY_VARIABLE = re.compile(r"idempotency|idem_key|idemkey|dedup_key|dedupe_key|dedupkey", re.IGNORECASE)
-
-RANDOM_CALLS = {
-    "uuid.uuid1": "uuid.uuid1()",
-    "uuid.uuid4": "uuid.uuid4()",
-    "uuid.uuid6": "uuid.uuid6()",
-    "uuid.uuid7": "uuid.uuid7()",
-    "uuid6.uuid7": "uuid6.uuid7()",
-    "uuid_utils.uuid4": "uuid_utils.uuid4()",
-    "uuid_utils.uuid7": "uuid_utils.uuid7()",
-    "os.urandom": "os.urandom()",
-    "ulid.new": "ulid.new()",
-    "ulid.ULID": "ulid.ULID()",
-    "ulid.ulid": "ulid.ulid()",
-    "nanoid.generate": "nanoid.generate()",
-    "shortuuid.uuid": "shortuuid.uuid()",
-    "bson.ObjectId": "bson.ObjectId()",
-    "bson.objectid.ObjectId": "bson.ObjectId()",
-}
-RANDOM_PREFIXES = ("secrets.token_", "random.", "numpy.random.")
-CLOCK_CALLS = {
-    "time.time",
-    "time.time_ns",
-    "time.monotonic",
-    "time.monotonic_ns",
-    "time.perf_counter",
-    "time.perf_counter_ns",
-    "datetime.datetime.now",
-    "datetime.datetime.utcnow",
-    "datetime.datetime.today",
-    "datetime.date.today",
-    "datetime.now",
-    "datetime.utcnow",
-    "datetime.today",
-    "date.today",
-    "django.utils.timezone.now",
-    "timezone.now",
-    "arrow.now",
-    "arrow.utcnow",
-    "pendulum.now",
-    "pendulum.today",
-    "uuid.uuid1",
-}
-DIGEST_PREFIXES = ("hashlib.", "xxhash.", "mmh3.", "blake3.")
-# Serialisers whose output is "the whole request": hashing it makes a content hash.
-SERIALISERS = {
-    "json.dumps",
-    "orjson.dumps",
-    "ujson.dumps",
-    "simplejson.dumps",
-    "rapidjson.dumps",
-    "repr",
-    "pickle.dumps",
-    "urllib.parse.urlencode",
-    "urlencode",
-    "msgpack.packb",
-    "yaml.dump",
-    "yaml.safe_dump",
-}
-SERIALISER_METHODS = {
-    "model_dump_json",
-    "json",
-    "dict",
-    "to_dict",
-    "model_dump",
-    "SerializeToString",
-    "to_json",
-    "dumps",
-    "items",
-}
-CONTENT_NAMES = {
-    "payload",
-    "body",
-    "data",
-    "params",
-    "request_data",
-    "json",
-    "json_body",
-    "json_data",
-    "content",
-    "message",
-    "msg",
-    "kwargs",
-    "form",
-    "form_data",
-    "request_body",
-    "event",
-    "req",
-    "request",
-    "fields",
-    "query",
-    "args",
-    "attrs",
-    "values",
-    "contents",
-    "blob",
-    "raw",
-    "raw_body",
-    "post_data",
-    "request_json",
-    "document",
-    "record",
-}
-DIGEST_CALLS = {
-    "hash",
-    "uuid.uuid3",
-    "uuid.uuid5",
-    "zlib.crc32",
-    "zlib.adler32",
-    "binascii.crc32",
-    "hmac.new",
-    "hmac.digest",
-}
 
 
 def fresh_value_name(model: ModuleModel, call: cst.Call) -> str | None:
@@ -276,14 +157,8 @@ class KeySinks:
 
 # Calls that send their keyword arguments to another system (as opposed to loggers,
 # which take `request_id=` too).
-_SENDING_CALLS = re.compile(
-    r"(^|\.)(post|put|patch|request|send|send_message|send_message_batch|publish|publish_batch|create|capture|"
-    r"charge|refund|transfer|enqueue|delay|apply_async|invoke|call|execute|put_item|put_record|put_events)$"
-)
-
-
 def _sends(callee: str) -> bool:
-    return bool(_SENDING_CALLS.search(callee))
+    return bool(SENDING_CALLS.search(callee))
 
 
 def _looks_like_request_data(model: ModuleModel, container: cst.BaseExpression) -> bool:
@@ -294,20 +169,15 @@ def _looks_like_request_data(model: ModuleModel, container: cst.BaseExpression) 
     )
 
 
-_BODY_KEYWORDS = ("json", "data", "body", "params", "content", "payload", "MessageBody", "Message", "Body")
-_IDENTIFIER = re.compile(r"(^|_)(id|pk|uuid|guid|key|number|no|ref|reference|code|sku|slug|token)$", re.IGNORECASE)
-
-
 def hashed_content(model: ModuleModel, digest: cst.Call, sink: Sink) -> str | None:
     """What request content a digest covers (`json.dumps(payload)`, `payload`), or None
     when it covers only stable identifiers (`order.id`, `f"refund-{refund.id}"`). A
     name-based UUID's name is judged by `key_names`: content unless it names the operation."""
-    from idemlint.analysis.key_names import NAME_BASED_UUIDS, content_of_name, names_an_operation
 
     body = set()
     if sink.call is not None:
         for arg in sink.call.args:
-            if arg.keyword is not None and arg.keyword.value in _BODY_KEYWORDS:
+            if arg.keyword is not None and arg.keyword.value in BODY_KEYWORDS:
                 body.update(value_leaves(model, arg.value))
     named = model.call_name(digest) in NAME_BASED_UUIDS  # `uuid5(NS, name)`: its name decides
     if named and names_an_operation(model, digest):
@@ -322,7 +192,7 @@ def hashed_content(model: ModuleModel, digest: cst.Call, sink: Sink) -> str | No
             if method in SERIALISER_METHODS and method != "items" and name not in SERIALISERS:
                 return f".{method}()"
         for leaf in value_leaves(model, arg.value):
-            if leaf in body and not _IDENTIFIER.search(leaf.rsplit(".", 1)[-1]):
+            if leaf in body and not IDENTIFIER.search(leaf.rsplit(".", 1)[-1]):
                 return f"the request body {leaf}"
             if leaf.rsplit(".", 1)[-1].lower() in CONTENT_NAMES:
                 return leaf
@@ -340,13 +210,13 @@ def value_leaves(model: ModuleModel, expr: cst.BaseExpression) -> list[str]:
         parent = model.parents.get(node)
         if isinstance(parent, cst.Call) and parent.func is node:
             continue
-        if isinstance(parent, cst.Subscript) and parent.value is node and _picks_identifier(parent):
+        if isinstance(parent, cst.Subscript) and parent.value is node and picks_identifier(parent):
             continue  # payload["order_id"]: an id picked out of the content
         if isinstance(parent, cst.Attribute) and parent.value is node:
             grand = model.parents.get(parent)
             if not (isinstance(grand, cst.Call) and grand.func is parent):
                 continue
-            if parent.attr.value == "get" and grand.args and _is_identifier_literal(grand.args[0].value):
+            if parent.attr.value == "get" and grand.args and is_identifier_literal(grand.args[0].value):
                 continue  # payload.get("order_id")
         if isinstance(parent, (cst.Arg,)) and parent.keyword is node:
             continue
@@ -355,16 +225,6 @@ def value_leaves(model: ModuleModel, expr: cst.BaseExpression) -> list[str]:
             continue
         leaves.append(dotted)
     return leaves
-
-
-def _is_identifier_literal(expr: cst.BaseExpression) -> bool:
-    text = string_value(expr)
-    return text is not None and bool(_IDENTIFIER.search(text))
-
-
-def _picks_identifier(subscript: cst.Subscript) -> bool:
-    index = subscript.slice[0].slice if len(subscript.slice) == 1 else None
-    return isinstance(index, cst.Index) and _is_identifier_literal(index.value)
 
 
 def _identifiers_only(model: ModuleModel, expr: cst.BaseExpression | None) -> bool:
@@ -379,6 +239,6 @@ def _identifiers_only(model: ModuleModel, expr: cst.BaseExpression | None) -> bo
         if isinstance(value, (cst.SimpleString, cst.Integer)):
             continue
         dotted = model.dotted(value)
-        if dotted is None or not _IDENTIFIER.search(dotted.rsplit(".", 1)[-1]):
+        if dotted is None or not IDENTIFIER.search(dotted.rsplit(".", 1)[-1]):
             return False
     return True

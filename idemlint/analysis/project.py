@@ -1,22 +1,14 @@
-"""What functions elsewhere in the project do: an index built before files are checked.
+"""Building the project index (`analysis/project_index.py`): map every file, reduce to one.
 
-A file alone cannot see into the methods it calls: `job.set_status("failed")` is an
-unconditional transition if `Job.set_status` just assigns and saves, and a guarded one if
-it first returns when the job is complete. The runner maps every Python file of the project
-root to plain facts with the standard library's `ast` (about ten times cheaper than libcst,
-and only files that define such methods are parsed), reduces them to one `ProjectIndex`,
-and each file is then checked against it. The index is plain, picklable data: it crosses
-to worker processes and its digest is part of every cache key, so a change to a helper
-re-checks its callers.
-
-Calls are matched by method name only where every definition in the project agrees: a
-name defined guarded in one class and unguarded in another stays unknown.
+The runner maps every Python file of the project root to plain facts (`file_facts`: its
+state setters, read with `ast`; the summaries of its functions, for the modules worth a
+libcst parse; a package's re-exports; the state machines it declares), then reduces them
+to one `ProjectIndex` and follows the calls between modules (`follow_calls`).
 """
 
 from __future__ import annotations
 
 import ast
-import hashlib
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -24,279 +16,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from idemlint.analysis.machines import Machine, Moves, declared_moves, join
-from idemlint.knowledge.states import STATE_SETTER, STATE_SETTER_DEFINITION
+from idemlint.analysis.machines import Moves, declared_moves, join
+from idemlint.analysis.project_index import ProjectIndex, renamed_as, spelled_name
+from idemlint.analysis.setter_facts import setter_facts
 
 if TYPE_CHECKING:
     from idemlint.analysis.module_facts import ModuleFacts
     from idemlint.analysis.summaries import Passed, Summary
     from idemlint.config import Config
-
-
-@dataclass(frozen=True)
-class ProjectIndex:
-    # state setters whose every definition in the project checks the instance's current
-    # state before writing (`if self.complete: return`, `if new not in self.allowed(): raise`)
-    guarded_setters: frozenset[str] = frozenset()
-    # state setters defined in the project that write without such a check
-    unguarded_setters: frozenset[str] = frozenset()
-    # what each summarised function does (`analysis/summaries.py`), followed across modules:
-    # dotted name -> (summary, root-relative path, line of the def)
-    functions: Mapping[str, tuple[Summary, str, int]] = field(default_factory=dict)
-    # dotted class name -> (bases as dotted names, names of the methods it defines)
-    classes: Mapping[str, tuple[tuple[str, ...], frozenset[str]]] = field(default_factory=dict)
-    # module-level instances (`psp = PspClient()`): dotted name -> class
-    instances: Mapping[str, str] = field(default_factory=dict)
-    root: str = ""  # the project root the module names are relative to (not in the digest)
-    # Celery Task classes: dotted name -> the retry settings their bodies declare
-    task_settings: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    # for the pre-filter: the words a call to a summarised function with each fact shows,
-    # lower-cased (`name(`, `name as `, and the same for the names packages re-export it under)
-    names_with: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    # names a package's `__init__.py` re-exports (`from .client import ApiClient`):
-    # `shop.payments.ApiClient` -> `shop.payments.client.ApiClient`
-    reexports: Mapping[str, str] = field(default_factory=dict)
-    # functions that run again what they are handed (a task's `.retry()`, a callable per attempt): name -> position
-    task_retriers: Mapping[str, int] = field(default_factory=dict)
-    # derived from `classes` (not in the digest): base or interface -> the classes naming it, sorted
-    implementations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    # the state machines the project declares (`analysis/machines.py`): enum or `column:` name -> machine
-    state_machines: Mapping[str, Machine] = field(default_factory=dict)
-
-    @property
-    def digest(self) -> str:
-        """Stable across processes: sets are sorted (their order follows the hash seed)."""
-        return _hash(repr((self.structure_digest, sorted(self.function_digests.items()))))
-
-    @property
-    def structure_digest(self) -> str:
-        """Everything but what the summarised functions do: setters, classes, instances, Celery
-        facts, re-exports, and the names of the functions. A change here may change how any
-        file's calls resolve, so every file is checked again."""
-        classes = sorted((name, bases, sorted(methods)) for name, (bases, methods) in self.classes.items())
-        return _hash(
-            repr(
-                (
-                    sorted(self.guarded_setters),
-                    sorted(self.unguarded_setters),
-                    sorted(self.functions),
-                    classes,
-                    sorted(self.instances.items()),
-                    sorted((name, sorted(settings)) for name, settings in self.task_settings.items()),
-                    sorted(self.reexports.items()),
-                    sorted(self.task_retriers.items()),
-                    [
-                        (name, sorted((s, sorted(t)) for s, t in m.moves.items()))
-                        for name, m in self.state_machines.items()
-                    ],
-                )
-            )
-        )
-
-    @property
-    def function_digests(self) -> dict[str, str]:
-        """What the summarised functions do, by the name a call spells (`send`, `post`): a file
-        depends on the names it holds, so editing a helper re-checks the files that name it."""
-        by_name: dict[str, list[str]] = {}
-        for name, (summary, path, line) in self.functions.items():
-            text = repr((name, repr(replace(summary, key_params=sorted(summary.key_params))), path, line))  # type: ignore[arg-type]
-            by_name.setdefault(spelled_name(name), []).append(text)
-        for name, others in renamed_as(self.reexports).items():  # a call to take() runs claim
-            for other in others:
-                by_name.setdefault(other, []).extend(by_name.get(name, ()))
-        return {name: _hash(repr(sorted(texts))) for name, texts in by_name.items()}
-
-    def function_names(self, fact: str) -> frozenset[str]:
-        """The names, lower-cased, a call to a summarised function with `fact` may spell: its
-        own and those packages re-export it under (the `name(` words of `names_with`)."""
-        return frozenset(word[:-1] for word in self.names_with.get(fact, ()) if word.endswith("("))
-
-    def function(self, target: str) -> tuple[str, Summary, str, int] | None:
-        """The summarised function a call target names: itself, the method a base class
-        defines (the first in depth-first base order, as far as the index knows the classes),
-        or, for `~api_client.post`, the method of the one project class named like the
-        receiver. A method the class defines itself without a summary hides its bases'."""
-        from idemlint.analysis.calls import CONVENTION
-
-        if target.startswith(CONVENTION):
-            receiver, _, method = target[len(CONVENTION) :].partition(".")
-            owner = self._class_named(receiver)
-            if owner is None:
-                return None
-            target = f"{owner}.{method}"
-        if target not in self.functions and target.rpartition(".")[0] not in self.classes:
-            target = self.defined_as(target)  # `shop.payments.ApiClient`, re-exported by the package
-        found = self.functions.get(target)
-        if found is not None:
-            return (target, *found)
-        owner, _, method = target.rpartition(".")
-        if owner in self.instances:
-            owner = self.instances[owner]
-            target = f"{owner}.{method}"
-            found = self.functions.get(target)
-            if found is not None:
-                return (target, *found)
-        seen: set[str] = set()
-        pending = [owner]
-        while pending and len(seen) < 20:
-            current = pending.pop(0)
-            if current in seen or current not in self.classes:
-                continue
-            seen.add(current)
-            bases, methods = self.classes[current]
-            bases = tuple(self.defined_as(base) for base in bases)
-            if current != owner and method in methods:
-                found = self.functions.get(f"{current}.{method}")
-                return (f"{current}.{method}", *found) if found is not None else None
-            if current == owner and method in methods:
-                return None
-            pending.extend(bases)
-        return self._implementation(owner, method) if owner not in self.classes else None
-
-    def _implementation(self, interface: str, method: str) -> tuple[str, Summary, str, int] | None:
-        """`helpdesk = request.find_service(IHelpDesk)`, `gateway: BaseGateway`: an interface
-        or base class the index does not summarise, so the call runs one of its
-        implementations. The first (by name) whose method calls another system is one the
-        call may reach. Only "may" facts are kept (an effect; an unkeyed one if any implementation
-        makes one), never one a caller must rely on (a key, a failure, a wait, a state write)."""
-        from idemlint.analysis.summary_records import Summary
-
-        reached = [
-            (f"{name}.{method}", found)
-            for name in self.implementations.get(interface, ())
-            if (found := self.functions.get(f"{name}.{method}")) is not None and found[0].effect
-        ]
-        if not reached:
-            return None
-        qualname, (summary, path, line) = next(((q, f) for q, f in reached if f[0].unkeyed_effect), reached[0])
-        may = Summary(
-            params=summary.params,
-            unkeyed_effect=summary.unkeyed_effect,
-            effect=summary.effect,
-            effect_operation=summary.effect_operation,
-        )
-        return (qualname, may, path, line)
-
-    def defined_as(self, dotted: str) -> str:
-        """Where a name is defined when it is imported through a package that re-exports it:
-        `shop.payments.ApiClient.post` -> `shop.payments.client.ApiClient.post` (a chain of
-        re-exports is followed a few packages deep)."""
-        for _hop in range(4):
-            parts = dotted.split(".")
-            for end in range(len(parts), 0, -1):
-                origin = self.reexports.get(".".join(parts[:end]))
-                if origin is not None:
-                    dotted = ".".join([origin, *parts[end:]])
-                    break
-            else:
-                return dotted
-        return dotted
-
-    def inherited_settings(self, owner: str) -> frozenset[str]:
-        """The Celery retry settings a Task class declares or inherits from its bases (as far
-        as the index knows them): what `@app.task(base=owner)` gets from it."""
-        found: set[str] = set()
-        pending, seen = [self.defined_as(owner)], set[str]()
-        while pending and len(seen) < 20:
-            current = pending.pop(0)
-            if current in seen:
-                continue
-            seen.add(current)
-            found |= self.task_settings.get(current, frozenset())
-            pending.extend(self.defined_as(base) for base in self.classes.get(current, ((), frozenset()))[0])
-        return frozenset(found)
-
-    def _class_named(self, receiver: str) -> str | None:
-        wanted = receiver.replace("_", "").lower()
-        matches = [name for name in self.classes if name.rsplit(".", 1)[-1].lower() == wanted]
-        return matches[0] if len(matches) == 1 else None
-
-
-def _hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-EMPTY = ProjectIndex()
-
-
-def setter_facts(source: bytes | str) -> dict[str, bool]:
-    """{setter method name: guarded?} for the state setters a module defines."""
-    raw = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
-    if not STATE_SETTER_DEFINITION.search(raw):
-        return {}
-    try:
-        tree = ast.parse(raw)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return {}
-    facts: dict[str, bool] = {}
-    for cls in ast.walk(tree):
-        if not isinstance(cls, ast.ClassDef):
-            continue
-        for method in cls.body:
-            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and STATE_SETTER.match(method.name):
-                if _extends_base(method):
-                    continue  # `super().set_status(status)` first: as guarded as the base it extends
-                guarded = _checks_own_state_first(method)
-                facts[method.name] = facts.get(method.name, guarded) and guarded
-    return facts
-
-
-def _checks_own_state_first(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """An `if` on `self.<something>` that returns or raises, before the method writes."""
-    for statement in method.body:
-        if isinstance(statement, ast.If) and _reads_self(statement.test) and _leaves(statement.body):
-            return True
-        if _writes_self(statement):
-            return False
-    return False
-
-
-def _extends_base(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """The method's first statement calls the same method of its base class."""
-    first = method.body[1] if len(method.body) > 1 and _is_docstring(method.body[0]) else method.body[0]
-    call = first.value if isinstance(first, ast.Expr) else None
-    return (
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Attribute)
-        and call.func.attr == method.name
-        and isinstance(call.func.value, ast.Call)
-        and isinstance(call.func.value.func, ast.Name)
-        and call.func.value.func.id == "super"
-    )
-
-
-def _is_docstring(statement: ast.stmt) -> bool:
-    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
-
-
-def _reads_self(test: ast.expr) -> bool:
-    return any(
-        isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
-        for node in ast.walk(test)
-    )
-
-
-def _leaves(body: list[ast.stmt]) -> bool:
-    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
-
-
-def _writes_self(statement: ast.stmt) -> bool:
-    for node in ast.walk(statement):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(
-                isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" for t in targets
-            ):
-                return True
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == "self"
-            and node.func.attr.startswith("save")
-        ):
-            return True
-    return False
 
 
 @dataclass(frozen=True)
@@ -608,34 +335,6 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
         functions=functions,
         names_with={fact: frozenset(_call_words(found, renamed)) for fact, found in names.items()},
     )
-
-
-def spelled_name(qualname: str) -> str:
-    """The name a call to this function spells: `send` for `shop.mail.send`, the class for its
-    constructor (`ApiClient(` runs `shop.client.ApiClient.__init__`)."""
-    parts = qualname.rsplit(".", 2)
-    return parts[-2] if len(parts) >= 2 and parts[-1] == "__init__" else parts[-1]
-
-
-def renamed_as(reexports: Mapping[str, str]) -> dict[str, set[str]]:
-    """A function's name -> the other names packages re-export it under (`from .claims import
-    claim as take`), a re-export of a re-export too."""
-    direct: dict[str, set[str]] = {}
-    for alias, origin in reexports.items():
-        name, other = origin.rsplit(".", 1)[-1], alias.rsplit(".", 1)[-1]
-        if other != name:
-            direct.setdefault(name, set()).add(other)
-    closed: dict[str, set[str]] = {}
-    for name in direct:
-        seen: set[str] = set()
-        pending = [name]
-        while pending:
-            for other in direct.get(pending.pop(), ()):
-                if other not in seen and other != name:
-                    seen.add(other)
-                    pending.append(other)
-        closed[name] = seen
-    return closed
 
 
 def _call_words(names: set[str], renamed: Mapping[str, set[str]]) -> set[str]:

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from idemlint.analysis.effects import EffectAnalysis
     from idemlint.analysis.keys import KeySinks
     from idemlint.analysis.model import ModuleModel
-    from idemlint.analysis.project import ProjectIndex
+    from idemlint.analysis.project_index import ProjectIndex
     from idemlint.analysis.retry import RetryAnalysis
 else:
     cst = LazyModule("libcst", globals(), "cst")

@@ -18,7 +18,8 @@ from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 
 from idemlint import api
-from idemlint.analysis.project import EMPTY, FileFacts, ProjectIndex, file_facts, reduce_facts
+from idemlint.analysis.project import FileFacts, file_facts, reduce_facts
+from idemlint.analysis.project_index import EMPTY, ProjectIndex
 from idemlint.config import Config, ConfigError, load_config
 from idemlint.finding import Finding
 from idemlint.lsp.convert import to_diagnostic

@@ -43,7 +43,7 @@ from idemlint.analysis.db.records import (
 )
 from idemlint.analysis.db.rowcount import executor_of, result_used, rowcount_read_after
 from idemlint.analysis.model import ModuleModel, keyword
-from idemlint.analysis.project import EMPTY, ProjectIndex
+from idemlint.analysis.project_index import EMPTY, ProjectIndex
 from idemlint.analysis.sql import Predicate, classify, sql_text
 from idemlint.knowledge.states import STATE_COLUMNS, STATE_SETTER
 

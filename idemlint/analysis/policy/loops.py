@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
-from idemlint.analysis.keys import CLOCK_CALLS
 from idemlint.analysis.model import ModuleModel, iter_nodes, local_callee
 from idemlint.analysis.policy.common import expr_nodes, handler_catches_all, statuses_in
 from idemlint.analysis.policy.delays import deterministic_delay
@@ -17,6 +16,7 @@ from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
 from idemlint.analysis.retry.exits import guarded_continue
 from idemlint.analysis.timeouts import LOGGING_CALL
+from idemlint.knowledge.keys import CLOCK_CALLS
 
 if TYPE_CHECKING:
     import libcst as cst
