@@ -245,6 +245,7 @@ def _retried_by(ctx, call, positions, library: str = "") -> RetriedBy | None:  #
     import libcst as cst
 
     from idemlint.knowledge.http import URLLIB3_BACKED
+    from idemlint.knowledge.sdks import SELF_RETRYING_SDKS
 
     def line_of(node: object) -> int | None:
         return positions.get(node, (None,))[0]
@@ -257,17 +258,17 @@ def _retried_by(ctx, call, positions, library: str = "") -> RetriedBy | None:  #
         for policy in ctx.policies.policies:
             if policy.context is None:  # a urllib3 Retry(...) object in this file
                 return RetriedBy("urllib3 Retry adapter", line_of(policy.anchor), "if mounted for this call")
-    stripe_retries = "stripe max_network_retries"
-    stripe_note = "with stripe's own idempotency keys"
-    if library == "stripe":
-        for target, _value, _statement in model.attribute_assigns:
-            if model.dotted(target) == "stripe.max_network_retries":
-                return RetriedBy(stripe_retries, line_of(target), stripe_note)
-    for call in model.calls:
-        if model.call_name(call) == "stripe.StripeClient" and any(
-            isinstance(a.keyword, cst.Name) and a.keyword.value == "max_network_retries" for a in call.args
-        ):
-            return RetriedBy(stripe_retries, line_of(call), stripe_note)
+    for sdk, (setting, client, keyword) in SELF_RETRYING_SDKS.items():
+        label, note = setting.replace(".", " "), f"with {sdk}'s own idempotency keys"
+        if library == sdk:
+            for target, _value, _statement in model.attribute_assigns:
+                if model.dotted(target) == setting:
+                    return RetriedBy(label, line_of(target), note)
+        for call in model.calls:
+            if model.call_name(call) == client and any(
+                isinstance(a.keyword, cst.Name) and a.keyword.value == keyword for a in call.args
+            ):
+                return RetriedBy(label, line_of(call), note)
     return None
 
 

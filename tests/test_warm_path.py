@@ -254,4 +254,4 @@ def test_the_index_format_is_pinned_to_its_magic() -> None:
     shape = repr([[f.name for f in dataclasses.fields(c)] for c in classes]) + repr(
         [(w, p.pattern) for w, p in _SUMMARY_SIGNS] + [machines._TABLE_ROW.pattern, machines._DECORATOR.pattern]
     )
-    assert (INDEX_MAGIC, hashlib.sha256(shape.encode()).hexdigest()[:12]) == (b"idemlint-index-10\n", "82d2bb507ec1")
+    assert (INDEX_MAGIC, hashlib.sha256(shape.encode()).hexdigest()[:12]) == (b"idemlint-index-11\n", "d222f2134e33")

@@ -17,7 +17,6 @@ from idemlint.analysis.keys import KeySinks
 from idemlint.analysis.model import ModuleModel, string_value
 
 # The timeout half moved to `timeouts`; its names stay importable from here (the audit uses them).
-from idemlint.analysis.timeouts import TIMEOUT_EXCEPTIONS as TIMEOUT_EXCEPTIONS
 from idemlint.analysis.timeouts import records_failure as records_failure
 from idemlint.analysis.timeouts import timeout_caught as timeout_caught
 from idemlint.knowledge.http import (
@@ -30,6 +29,10 @@ from idemlint.knowledge.http import (
 )
 from idemlint.knowledge.keys import KEY_VARIABLE
 from idemlint.knowledge.sdks import (
+    AWS_SDK,
+    BIGQUERY,
+    BIGQUERY_INSERTS,
+    BIGQUERY_MODULE,
     FIFO_MESSAGING_CALLS,
     SDK_CLIENTS,
     SDK_OBJECT_PACKAGES,
@@ -132,21 +135,21 @@ class EffectAnalysis:
                     effect.target,
                 )
         if (
-            last in ("insert_rows_json", "insert_rows")
+            last in BIGQUERY_INSERTS
             and isinstance(call.func, cst.Attribute)
-            and any(target.startswith("google.cloud.bigquery") for target in self.model.imports.values())
+            and any(target.startswith(BIGQUERY_MODULE) for target in self.model.imports.values())
             and any(a.keyword is not None and a.keyword.value in ("table", "json_rows", "rows") for a in call.args)
         ):
             # BigQuery streaming insert: without row_ids the client makes fresh insertIds per call
             keyed = any(a.keyword is not None and a.keyword.value == "row_ids" for a in call.args)
-            return SideEffect(call, "bigquery", dotted, None, keyed, False, None)
+            return SideEffect(call, BIGQUERY, dotted, None, keyed, False, None)
         if last in FIFO_MESSAGING_CALLS and _is_fifo(call):
-            return self._effect(call, "boto3", dotted, None, False)
+            return self._effect(call, AWS_SDK, dotted, None, False)
         return None
 
     def _effect(self, call: cst.Call, library: str, operation: str, method: str | None, retry_safe: bool) -> SideEffect:
         # An SDK call's "target" is the API object it acts on (stripe.Refund), not an argument.
-        target = _target(self.model, call) if method or library == "boto3" else operation.rsplit(".", 1)[0]
+        target = _target(self.model, call) if method or library == AWS_SDK else operation.rsplit(".", 1)[0]
         if method and _asks_for_a_token(call, target):
             retry_safe = True  # an OAuth token request changes nothing on the server
         return SideEffect(call, library, operation, method, self._keyed(call), retry_safe, target)

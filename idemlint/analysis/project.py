@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 from idemlint.analysis.machines import Moves, declared_moves, join
 from idemlint.analysis.project_index import ProjectIndex, renamed_as, spelled_name
 from idemlint.analysis.setter_facts import setter_facts
+from idemlint.knowledge.sdks import REMOTE_PACKAGES
+from idemlint.knowledge.states import FAILED_STATE_WORDS, STATE_COLUMNS
 
 if TYPE_CHECKING:
     from idemlint.analysis.module_facts import ModuleFacts
@@ -176,23 +178,23 @@ _SUMMARY_SIGNS: tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...] = tuple(
     (words, re.compile(pattern, re.MULTILINE))
     for words, pattern in (
         (
-            (b"requests", b"httpx", b"aiohttp", b"urllib3", b"boto3", b"stripe", b"braintree", b"dyen", b"square")
-            + (b"paypalrestsdk", b"mollie", b"razorpay", b"twilio", b"braze"),
-            rb"^[ \t]*(?:from|import)[ \t]+(?:requests|httpx|aiohttp|urllib3|boto3|stripe|braintree|adyen|Adyen|"
-            rb"square|squareup|paypalrestsdk|mollie|razorpay|twilio|braze)\b",
+            tuple(name.encode() for name in REMOTE_PACKAGES),
+            rb"^[ \t]*(?:from|import)[ \t]+(?:" + "|".join(REMOTE_PACKAGES).encode() + rb")\b",
         ),
         ((b"uuid", b"token_", b"urandom("), rb"uuid[1-7]?\(|token_(?:hex|urlsafe|bytes)\(|urandom\("),
         (
             (b"tatus", b"tate", b"TATUS", b"TATE"),
-            rb"(?i:(?:status|state)(?:\w*\s*=\s*|\([^)\n]*)[\w.]*[\"']?\w*(?:fail|declin|cancel|reject|abort|void))",
+            rb"(?i:(?:status|state)(?:\w*\s*=\s*|\([^)\n]*)[\w.]*[\"']?\w*(?:"
+            + "|".join(FAILED_STATE_WORDS).encode()
+            + rb"))",
         ),
         ((b"update(", b".rowcount", b".execute("), rb"^[ \t]*return[ \t][^\n]*(?:\.a?update\(|\.rowcount|\.execute\()"),
         ((b"autoretry_for",), rb"^[ \t]+autoretry_for[ \t]*="),
         ((b"sleep(",), rb"\bsleep\("),
         ((b"retr", b"Retr"), rb"\w\.retry\(|Retrying\(|retry_call\(|\bdef[ \t]+\w*retr(?:y|ies)\w*\("),
         (
-            (b"status", b"state", b"stage", b"phase", b"step"),
-            rb"^[ \t]+self\.\w*(?:status|state|stage|phase|step)\w*[ \t]*(?::[^=\n]*)?=[^=]",
+            tuple(column.encode() for column in sorted(STATE_COLUMNS)),
+            rb"^[ \t]+self\.\w*(?:" + "|".join(sorted(STATE_COLUMNS)).encode() + rb")\w*[ \t]*(?::[^=\n]*)?=[^=]",
         ),
     )
 )

@@ -14,55 +14,22 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, string_value
-from idemlint.knowledge.states import SQL_STATE_WRITE, STATE_SETTER, STATE_TRANSITION
+from idemlint.knowledge.states import (
+    FAILED_STATE,
+    FAILURE_ACTION,
+    FAILURE_ERROR,
+    SQL_STATE_WRITE,
+    STATE_SETTER,
+    STATE_TRANSITION,
+    UNKNOWN_STATE,
+    records_an_outcome,
+)
+from idemlint.knowledge.timeouts import TIMEOUT_EXCEPTIONS
 
 if TYPE_CHECKING:
     import libcst as cst
 else:
     cst = LazyModule("libcst", globals(), "cst")
-
-TIMEOUT_EXCEPTIONS = {
-    "requests.Timeout",
-    "requests.ReadTimeout",
-    "requests.exceptions.Timeout",
-    "requests.exceptions.ReadTimeout",
-    "requests.RequestException",
-    "requests.exceptions.RequestException",
-    "httpx.TimeoutException",
-    "httpx.ReadTimeout",
-    "httpx.WriteTimeout",
-    "httpx.PoolTimeout",
-    "httpx.TransportError",
-    "httpx.HTTPError",
-    "httpx.RequestError",
-    "httpx.NetworkError",
-    "socket.timeout",
-    "TimeoutError",
-    "asyncio.TimeoutError",
-    "concurrent.futures.TimeoutError",
-    "aiohttp.ServerTimeoutError",
-    "aiohttp.ClientError",
-    "aiohttp.ClientConnectionError",
-    "urllib3.exceptions.ReadTimeoutError",
-    "urllib3.exceptions.TimeoutError",
-    "botocore.exceptions.ReadTimeoutError",
-    "stripe.error.APIConnectionError",
-    "stripe.error.StripeError",
-    "stripe.APIConnectionError",
-    "stripe.StripeError",
-    "stripe._error.APIConnectionError",
-    "braintree.exceptions.TimeoutError",
-    "braintree.exceptions.RequestTimeoutError",
-}
-_FAILED_STATE = re.compile(r"fail|declin|cancel|reject|error|void|abort", re.IGNORECASE)
-_FAILURE_ACTION = re.compile(
-    r"refund|release|restock|unreserve|cancel|void|rollback|revert|compensat|mark_?\w*fail|fail_|_fail|set_failed|decline|notify\w*fail|send\w*fail|failure",
-    re.IGNORECASE,
-)
-_FAILURE_ERROR = re.compile(r"fail|declin|reject", re.IGNORECASE)
-_UNKNOWN_STATE = re.compile(
-    r"unknown|pending|uncertain|indetermin|reconcil|in_?progress|processing|timeout|timed_?out", re.IGNORECASE
-)
 
 
 def timeout_caught(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> str | None:
@@ -124,21 +91,21 @@ def failure_in(
     (`_note_failure(task, exc)` that only prints does not)."""
     for node in nodes:
         value = None
-        if isinstance(node, cst.Assign) and any(_is_state(model.dotted(t.target)) for t in node.targets):
+        if isinstance(node, cst.Assign) and any(records_an_outcome(model.dotted(t.target)) for t in node.targets):
             value = string_value(node.value)
         elif (
             isinstance(node, cst.Arg)
             and node.keyword is not None
-            and _is_state(node.keyword.value)
+            and records_an_outcome(node.keyword.value)
             and not _is_lookup(model, node)
         ):
             value = string_value(node.value)
         elif isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
             match = SQL_STATE_WRITE.search(string_value(node) or "")
             value = match.group(2) if match else None
-        if value is not None and _UNKNOWN_STATE.search(value):
+        if value is not None and UNKNOWN_STATE.search(value):
             return None
-        if value is not None and _FAILED_STATE.search(value):
+        if value is not None and FAILED_STATE.search(value):
             return f"state set to {value!r}"
     for node in nodes:
         # `line.set_status(LINE.FULFILLMENT_NETWORK_ERROR)`: a status setter given a failed state
@@ -153,15 +120,15 @@ def failure_in(
             for arg in [named.value] if named is not None else positional:
                 text = string_value(arg) or _constant_name(model, arg)
                 tokens = [t for t in re.split(r"[^A-Za-z]+", text) if t]
-                if tokens and _FAILED_STATE.search(tokens[-1]) and not _UNKNOWN_STATE.search(tokens[-1]):
+                if tokens and FAILED_STATE.search(tokens[-1]) and not UNKNOWN_STATE.search(tokens[-1]):
                     return f"state set to {text}"
     for node in nodes if calls else ():
         if isinstance(node, cst.Call):
             dotted = model.dotted(node.func) or ""
             last = dotted.rsplit(".", 1)[-1]
             if (
-                _FAILURE_ACTION.search(last)
-                and not _UNKNOWN_STATE.search(last)
+                FAILURE_ACTION.search(last)
+                and not UNKNOWN_STATE.search(last)
                 and not last.startswith(("log", "debug", "info", "warn", "exception"))
                 and not last.lstrip("_").startswith(("is_", "has_", "should_", "can_"))  # a question, not a record
             ):
@@ -171,7 +138,7 @@ def failure_in(
                 return f"calls {dotted}()"
         elif isinstance(node, cst.Raise) and isinstance(node.exc, cst.Call):
             raised = model.dotted(node.exc.func) or ""
-            if _FAILURE_ERROR.search(raised.rsplit(".", 1)[-1]):
+            if FAILURE_ERROR.search(raised.rsplit(".", 1)[-1]):
                 return f"raises {raised}"
     return None
 
@@ -208,10 +175,4 @@ def _is_lookup(model: ModuleModel, arg: cst.Arg) -> bool:
         isinstance(call, cst.Call)
         and isinstance(call.func, cst.Attribute)
         and call.func.attr.value in ("filter", "exclude", "get", "where", "filter_by", "select_for_update")
-    )
-
-
-def _is_state(name: str | None) -> bool:
-    return name is not None and bool(
-        re.search(r"(^|[._])(status|state|payment_status|order_status|result|outcome)$", name)
     )

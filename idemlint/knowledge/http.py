@@ -34,3 +34,5 @@ CLIENT_NAME = re.compile(
 # the effect libraries whose requests go through urllib3, so a mounted `Retry(...)` adapter may
 # retry them ("http": a client known only by its name, which may be a requests session)
 URLLIB3_BACKED = frozenset({"requests", "urllib3", "http"})
+# what `raise_for_status()` raises, for a 4xx as well as a 5xx
+HTTP_STATUS_ERRORS = {"requests.HTTPError", "requests.exceptions.HTTPError", "httpx.HTTPStatusError"}

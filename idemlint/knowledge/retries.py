@@ -28,3 +28,77 @@ def is_attempt_counter(name: str) -> bool:
             if word.endswith(attempt) and word[: -len(attempt)] in _AFFIXES:
                 return True
     return False
+
+
+# Retry libraries and task queues: the name a retry context's policy is read and worded by.
+TENACITY = "tenacity"
+BACKOFF = "backoff"
+STAMINA = "stamina"
+RETRYING = "retrying"
+RETRY_PACKAGE = "retry"
+CELERY = "celery"
+DRAMATIQ = "dramatiq"
+HUEY = "huey"
+RQ = "rq"
+URLLIB3 = "urllib3"  # its `Retry(...)`, also through requests
+
+# decorators that re-run the function they wrap: qualified name -> library
+RETRY_DECORATORS = {
+    "tenacity.retry": TENACITY,
+    "tenacity.asyncio.retry": TENACITY,
+    "backoff.on_exception": BACKOFF,
+    "backoff.on_predicate": BACKOFF,
+    "stamina.retry": STAMINA,
+    "retrying.retry": RETRYING,
+    "retry.retry": RETRY_PACKAGE,
+    "retry.api.retry": RETRY_PACKAGE,
+}
+# iterators whose every item is one attempt (`for attempt in Retrying(...): with attempt:`)
+RETRY_ITERATORS = {
+    "tenacity.Retrying": TENACITY,
+    "tenacity.AsyncRetrying": TENACITY,
+    "tenacity.asyncio.AsyncRetrying": TENACITY,
+    "stamina.retry_context": STAMINA,
+}
+# tenacity's waits: with a random component, without one, and the stop that never stops
+TENACITY_RANDOM_WAITS = {
+    "tenacity.wait_random",
+    "tenacity.wait_random_exponential",
+    "tenacity.wait_exponential_jitter",
+    "tenacity.wait_full_jitter",
+    "tenacity.wait.wait_random",
+    "tenacity.wait.wait_random_exponential",
+    "tenacity.wait.wait_exponential_jitter",
+}
+TENACITY_FIXED_WAITS = {
+    "tenacity.wait_fixed",
+    "tenacity.wait_exponential",
+    "tenacity.wait_incrementing",
+    "tenacity.wait_chain",
+    "tenacity.wait_none",
+    "tenacity.wait_combine",
+}
+TENACITY_UNBOUNDED_STOPS = {"tenacity.stop_never"}
+# urllib3's retry policy class, by every path it is imported from
+URLLIB3_RETRY = {
+    "urllib3.Retry",
+    "urllib3.util.Retry",
+    "urllib3.util.retry.Retry",
+    "requests.adapters.Retry",
+    "requests.packages.urllib3.util.retry.Retry",
+    "requests.packages.urllib3.Retry",
+}
+# Celery keywords that only make sense on a task decorator
+CELERY_TASK_KEYWORDS = {
+    "autoretry_for",
+    "retry_backoff",
+    "retry_kwargs",
+    "max_retries",
+    "bind",
+    "acks_late",
+    "default_retry_delay",
+    "retry_jitter",
+    "retry_backoff_max",
+}
+# the module an RQ `Retry(...)` comes from, and Dramatiq's, as a qualified name starts
+RQ_PREFIX = "rq."

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from idemlint.knowledge.http import CLIENT_FACTORIES, HTTP_MODULES
+
 # the methods of a payment or messaging SDK that change something at the provider
 SDK_VERBS = {
     "create",
@@ -67,3 +69,24 @@ FIFO_MESSAGING_CALLS = {"send_message", "send_message_batch", "publish", "publis
 # the words that name an SDK in a source file (the pre-filter's): each package, and each
 # client's top-level package
 SDK_WORDS = tuple(sorted({name.lower() for name in SDK_PACKAGES} | {c.split(".")[0].lower() for c in SDK_CLIENTS}))
+
+# SDKs that retry by themselves, adding their own idempotency keys: the module setting and the
+# client class whose keyword turn it on
+SELF_RETRYING_SDKS = {"stripe": ("stripe.max_network_retries", "stripe.StripeClient", "max_network_retries")}
+# AWS's SDK: its FIFO queue and topic sends are deduplicated by `MessageDeduplicationId`
+AWS_SDK = "boto3"
+# BigQuery's streaming insert: without `row_ids` the client makes fresh insert ids on each call
+BIGQUERY = "bigquery"
+BIGQUERY_MODULE = "google.cloud.bigquery"
+BIGQUERY_INSERTS = ("insert_rows_json", "insert_rows")
+
+# Every package whose import says "this module calls another system": HTTP clients and SDKs.
+REMOTE_PACKAGES = tuple(
+    sorted(
+        {module.split(".")[0] for module in HTTP_MODULES}
+        | set(CLIENT_FACTORIES.values())
+        | set(SDK_PACKAGES)
+        | {client.split(".")[0] for client in SDK_CLIENTS}
+        | {AWS_SDK}
+    )
+)

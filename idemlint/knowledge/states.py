@@ -34,3 +34,26 @@ TOMBSTONE_STATES = frozenset({"deleted", "removed"})
 # the decorator a state-machine library declares a move with: django-fsm's
 # `@transition(field=state, source=[...], target=...)`, viewflow's `@state.transition(...)`
 TRANSITION_DECORATOR = "transition"
+
+# A state that records a definite failure (`failed`, `declined`, `cancelled`), an action that
+# treats an outcome as one (a refund, a release of stock, a compensating call), an error raised
+# for one, and a state that says the outcome is not known yet.
+FAILED_STATE_WORDS = ("fail", "declin", "cancel", "reject", "error", "void", "abort")
+FAILED_STATE = re.compile("|".join(FAILED_STATE_WORDS), re.IGNORECASE)
+FAILURE_ACTION = re.compile(
+    r"refund|release|restock|unreserve|cancel|void|rollback|revert|compensat|mark_?\w*fail|fail_|_fail|set_failed|decline|notify\w*fail|send\w*fail|failure",
+    re.IGNORECASE,
+)
+FAILURE_ERROR = re.compile(r"fail|declin|reject", re.IGNORECASE)
+UNKNOWN_STATE = re.compile(
+    r"unknown|pending|uncertain|indetermin|reconcil|in_?progress|processing|timeout|timed_?out", re.IGNORECASE
+)
+# the columns a failure is recorded in: a state column, or the outcome of an attempt
+OUTCOME_COLUMNS = frozenset({"result", "outcome"})
+_OUTCOME_COLUMN = re.compile(rf"(^|[._])({'|'.join(sorted(STATE_COLUMNS | OUTCOME_COLUMNS))})$")
+
+
+def records_an_outcome(name: str | None) -> bool:
+    """`order.status`, `payment_status`, `self.result`: a name whose last word is a state or
+    outcome column."""
+    return name is not None and bool(_OUTCOME_COLUMN.search(name))

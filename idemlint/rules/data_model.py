@@ -21,10 +21,11 @@ from idemlint.analysis.db import (
 from idemlint.analysis.direct_facts import returns_write_results
 from idemlint.analysis.machines import Machine, written_state
 from idemlint.analysis.summaries import chain_origin, related_steps, via
+from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
 from idemlint.knowledge.states import STATE_COLUMNS, TOMBSTONE_STATES
+from idemlint.knowledge.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS, UPDATE
 from idemlint.paths import RUN_BY_HAND, role_of
 from idemlint.rule import Report, Rule
-from idemlint.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS, UPDATE
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -36,7 +37,7 @@ else:
 
     cst = LazyModule("libcst", globals(), "cst")
 
-_DESCRIBE = {"sql": "UPDATE", "django": "QuerySet.update()", "sqlalchemy": "update()", "attribute": "assignment"}
+_DESCRIBE = {"sql": "UPDATE", DJANGO: "QuerySet.update()", SQLALCHEMY: "update()", "attribute": "assignment"}
 
 
 def _what(write: DbWrite) -> str:
@@ -334,9 +335,9 @@ def _placeholder(ctx: FileContext, write: DbWrite) -> str:
 
 
 def _count_hint(ctx: FileContext, write: DbWrite) -> str:
-    if write.kind == "django":
+    if write.kind == DJANGO:
         return "Branch on the count: `if not Order.objects.filter(...).update(...): return  # duplicate`."
-    if write.kind == "sqlalchemy":
+    if write.kind == SQLALCHEMY:
         return "Branch on the count: `if session.execute(update(...)...).rowcount == 0: return  # duplicate`."
     if "$1" == _placeholder(ctx, write):
         return "Branch on the status: `if await conn.execute(...) == 'UPDATE 0': return  # duplicate`."
@@ -353,12 +354,12 @@ def _decided_states(ctx: FileContext, race: Race) -> tuple[str, str]:
 
 def _condition_hint(ctx: FileContext, write: DbWrite, states: str, column: str = "status") -> str:
     """Where the precondition goes, in the write's own library, with the states the code read."""
-    if write.kind in ("django", "attribute", "setter", "service"):
+    if write.kind in (DJANGO, "attribute", "setter", "service"):
         return (
             f"Put the precondition in the write and branch on its count: `Model.objects.filter(pk=pk, "
             f"{column}__in=[{states}]).update({column}=...)`; or `select_for_update()` the read in `transaction.atomic()`."
         )
-    if write.kind == "sqlalchemy":
+    if write.kind == SQLALCHEMY:
         return (
             f"Put the precondition in the write and branch on `.rowcount`: `update(Model).where(Model.id == id_, "
             f"Model.{column}.in_([{states}])).values({column}=...)`; or `with_for_update()` on the read."

@@ -19,9 +19,8 @@ from idemlint.analysis.summaries import (
     via,
 )
 from idemlint.analysis.timeouts import records_failure, timeout_caught
-from idemlint.knowledge.sdks import SDK_WORDS
+from idemlint.knowledge.triggers import EFFECT_WORDS, RETRY, TIMEOUT_WORDS
 from idemlint.rule import Report, Rule
-from idemlint.triggers import RETRY
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -32,25 +31,6 @@ else:
     from idemlint._lazy import LazyModule
 
     cst = LazyModule("libcst", globals(), "cst")
-
-EFFECT_WORDS = (
-    "insert_rows",
-    ".post(",
-    ".patch(",
-    'post"',
-    "post'",
-    'patch"',
-    "patch'",
-    *SDK_WORDS,
-    "send_message",
-    "publish",
-    ".create(",
-    "capture",
-    "refund",
-    "transfer",
-    "charge",
-    "payout",
-)
 
 
 def unkeyed_effect(effect: SideEffect | None) -> bool:
@@ -290,18 +270,7 @@ def capture(order):
             "On `APIConnectionError`, retry with the same `idempotency_key`, or look the object up by its metadata.",
         ),
     )
-    triggers = (
-        (
-            "timeout",
-            "requestexception",
-            "transporterror",
-            "httperror",
-            "stripeerror",
-            "apiconnectionerror",
-            "clienterror",
-        ),
-        EFFECT_WORDS,
-    )
+    triggers = (TIMEOUT_WORDS, EFFECT_WORDS)
     needs_project = True
     project_facts = ("effect", "verb_effect")
     project_groups = frozenset({1})

@@ -15,8 +15,8 @@ from idemlint.analysis.keys import (
 )
 from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.summaries import Callee, Chain, chain_origin, related_steps, via
+from idemlint.knowledge.triggers import RETRY
 from idemlint.rule import Report, Rule
-from idemlint.triggers import RETRY
 
 if TYPE_CHECKING:
     import libcst as cst

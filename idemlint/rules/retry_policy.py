@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, ClassVar
 
 from idemlint.analysis.policy import Policy, Verdict
 from idemlint.analysis.summaries import chain_origin, related_steps, via
+from idemlint.knowledge.retries import BACKOFF, CELERY, STAMINA, TENACITY, URLLIB3
+from idemlint.knowledge.triggers import RETRY
 from idemlint.rule import Report, Rule
-from idemlint.triggers import RETRY
 
 if TYPE_CHECKING:
     from idemlint.context import FileContext
@@ -123,11 +124,11 @@ def fetch_rates():
             "`except (requests.ConnectionError, requests.Timeout):` instead of `except Exception:`; let 4xx responses raise.",
         ),
         (
-            "tenacity",
+            TENACITY,
             "`retry=retry_if_exception_type((ConnectionError, TimeoutError))`, or `retry_if_result(lambda r: r.status_code in (429, 502, 503, 504))`.",
         ),
         (
-            "backoff",
+            BACKOFF,
             "`@backoff.on_exception(backoff.expo, requests.ConnectionError, giveup=lambda e: e.response is not None and e.response.status_code < 500)`.",
         ),
         ("stamina", "`@stamina.retry(on=httpx.TransportError)` or a predicate that checks the status."),
@@ -141,18 +142,18 @@ def fetch_rates():
 
     messages = {
         # retries every exception (policy.catches_all)
-        ("no-filter", "tenacity"): "{label} has no retry= condition, so it retries every exception",
+        ("no-filter", TENACITY): "{label} has no retry= condition, so it retries every exception",
         ("no-filter", "retrying"): "{label} has no retry_on_exception, so it retries every exception",
         ("no-filter", "retry"): "{label} retries every exception",
-        ("catch-all", "tenacity"): "{label} retries every exception (Exception)",
-        ("catch-all-default", "tenacity"): (
+        ("catch-all", TENACITY): "{label} retries every exception (Exception)",
+        ("catch-all-default", TENACITY): (
             "{label} retries every exception (retry_if_exception_type() defaults to Exception)"
         ),
-        ("catch-all", "backoff"): "{label} retries every exception",
-        ("catch-all", "stamina"): "{label} retries every exception (on=Exception)",
+        ("catch-all", BACKOFF): "{label} retries every exception",
+        ("catch-all", STAMINA): "{label} retries every exception (on=Exception)",
         ("catch-all", "retry"): "{label} retries every exception",
-        ("catch-all", "celery"): "the Celery task retries every exception (autoretry_for=(Exception,))",
-        ("catch-all-handler", "celery"): "the Celery task retries every exception (except Exception -> self.retry)",
+        ("catch-all", CELERY): "the Celery task retries every exception (autoretry_for=(Exception,))",
+        ("catch-all-handler", CELERY): "the Celery task retries every exception (except Exception -> self.retry)",
         ("catch-all-handler", "loop"): (
             "the retry loop on line $context retries every exception{caught}, including errors a retry cannot fix"
         ),
@@ -161,18 +162,18 @@ def fetch_rates():
             "including errors a retry cannot fix"
         ),
         # retries what a retry cannot fix (policy.non_retryable_statuses)
-        ("non-retryable-status", "tenacity"): "{label} retries on HTTP {codes}, which a retry cannot fix",
-        ("non-retryable-status", "backoff"): "{label} retries on HTTP {codes}, which a retry cannot fix",
+        ("non-retryable-status", TENACITY): "{label} retries on HTTP {codes}, which a retry cannot fix",
+        ("non-retryable-status", BACKOFF): "{label} retries on HTTP {codes}, which a retry cannot fix",
         ("non-retryable-status", "loop"): (
             "the retry loop on line $context retries on HTTP {codes}, which a retry cannot fix"
         ),
-        ("non-retryable-status", "urllib3"): (
+        ("non-retryable-status", URLLIB3): (
             "Retry(status_forcelist=...) retries HTTP {codes}, which a retry cannot fix"
         ),
-        ("status-error-class", "celery"): (
+        ("status-error-class", CELERY): (
             "the Celery task retries HTTPError, which raise_for_status() raises for 4xx too"
         ),
-        ("unsafe-methods", "urllib3"): (
+        ("unsafe-methods", URLLIB3): (
             "Retry(allowed_methods=...) retries {methods}: a non-idempotent request retried without a key can act twice"
         ),
     }
@@ -241,11 +242,11 @@ def fetch_statement(url):
     how_to_fix = (
         ("hand-written loop", "`time.sleep(random.uniform(0, min(cap, base * 2 ** attempt)))`."),
         (
-            "tenacity",
+            TENACITY,
             "`wait=wait_random_exponential(multiplier=1, max=60)`, or `wait_exponential(...) + wait_random(0, 2)`.",
         ),
-        ("backoff", "Leave `jitter` at its default (`full_jitter`)."),
-        ("urllib3", "`Retry(backoff_factor=0.5, backoff_jitter=1.0)` (urllib3 >= 2)."),
+        (BACKOFF, "Leave `jitter` at its default (`full_jitter`)."),
+        (URLLIB3, "`Retry(backoff_factor=0.5, backoff_jitter=1.0)` (urllib3 >= 2)."),
         (
             "Celery",
             "`retry_backoff=True` (jittered by default), or `countdown=random.uniform(0, 2 ** self.request.retries)`.",
@@ -261,8 +262,8 @@ def fetch_statement(url):
     needs_project = True  # a wait in a helper of another module (`sleep_ms(500)`)
 
     messages = {
-        ("no-wait", "tenacity"): "{label} has no wait=, so every client retries at once, immediately",
-        ("fixed-wait", "tenacity"): "{label} waits with no random component",
+        ("no-wait", TENACITY): "{label} has no wait=, so every client retries at once, immediately",
+        ("fixed-wait", TENACITY): "{label} waits with no random component",
         ("fixed-wait", "retrying"): "{label} waits with no random component",
         ("fixed-wait", "retry"): "{label} waits with no jitter",
         ("fixed-wait", "loop"): (
@@ -272,12 +273,12 @@ def fetch_statement(url):
             "{owner}() sleeps a delay with no random component ({origin}{via}) between attempts of the retry loop "
             "on line $context"
         ),
-        ("fixed-wait", "celery"): "the Celery task retries after a fixed default_retry_delay with no backoff or jitter",
+        ("fixed-wait", CELERY): "the Celery task retries after a fixed default_retry_delay with no backoff or jitter",
         ("fixed-wait", "celery-call"): "{owner}.retry() waits a countdown with no random component",
-        ("fixed-wait", "urllib3"): "Retry(backoff_factor=...) has no backoff_jitter, so clients retry in waves",
-        ("jitter-off", "backoff"): "{label} turns jitter off (jitter=None)",
-        ("jitter-off", "stamina"): "{label} turns jitter off (wait_jitter=0)",
-        ("jitter-off", "celery"): "the Celery task turns jitter off (retry_jitter=False)",
+        ("fixed-wait", URLLIB3): "Retry(backoff_factor=...) has no backoff_jitter, so clients retry in waves",
+        ("jitter-off", BACKOFF): "{label} turns jitter off (jitter=None)",
+        ("jitter-off", STAMINA): "{label} turns jitter off (wait_jitter=0)",
+        ("jitter-off", CELERY): "the Celery task turns jitter off (retry_jitter=False)",
     }
 
     def verdicts(self, policy: Policy) -> list[Verdict]:
@@ -338,19 +339,19 @@ def publish(event):
             "hand-written loop",
             "`for attempt in range(n):` with a `raise` after the loop, or a `time.monotonic()` deadline.",
         ),
-        ("tenacity", "`stop=stop_after_attempt(5) | stop_after_delay(60)`."),
-        ("backoff", "`max_tries=5` and/or `max_time=60`."),
+        (TENACITY, "`stop=stop_after_attempt(5) | stop_after_delay(60)`."),
+        (BACKOFF, "`max_tries=5` and/or `max_time=60`."),
         ("Celery", "`max_retries=5` (the default is 3); dead-letter the task afterwards."),
     )
     fix_safety = "No automatic fix: only the author knows the right bound. The suggestion names the parameter to add."
     triggers = (RETRY,)
 
     messages = {
-        ("no-bound", "tenacity"): "{label} has no stop=, so it retries forever",
-        ("stop-never", "tenacity"): "{label} uses stop_never",
+        ("no-bound", TENACITY): "{label} has no stop=, so it retries forever",
+        ("stop-never", TENACITY): "{label} uses stop_never",
         ("no-bound", "retrying"): "{label} has no stop_max_attempt_number or stop_max_delay, so it retries forever",
-        ("no-bound", "backoff"): "{label} has neither max_tries nor max_time, so it retries forever",
-        ("no-bound", "stamina"): "{label} sets attempts=None and timeout=None",
+        ("no-bound", BACKOFF): "{label} has neither max_tries nor max_time, so it retries forever",
+        ("no-bound", STAMINA): "{label} sets attempts=None and timeout=None",
         ("no-bound", "retry"): "{label} has no tries= bound (the default -1 retries forever)",
         ("no-bound", "loop"): "the retry loop has no attempt limit and no deadline",
         ("bypassed-bound", "loop"): (
@@ -358,9 +359,9 @@ def publish(event):
         ),
         ("endless-count", "loop"): "the retry loop counts attempts with itertools.count() and never stops",
         ("no-bound", "poll"): "the polling loop has no attempt limit and no deadline",
-        ("no-bound", "celery"): "the Celery task retries forever (max_retries=None)",
+        ("no-bound", CELERY): "the Celery task retries forever (max_retries=None)",
         ("no-bound", "celery-call"): "{owner}.retry(max_retries=None) retries forever",
-        ("no-bound", "urllib3"): "Retry(total=None) sets no bound on retries",
+        ("no-bound", URLLIB3): "Retry(total=None) sets no bound on retries",
     }
 
     def verdicts(self, policy: Policy) -> list[Verdict]:

@@ -45,6 +45,7 @@ from idemlint.analysis.db.rowcount import executor_of, result_used, rowcount_rea
 from idemlint.analysis.model import ModuleModel, keyword
 from idemlint.analysis.project_index import EMPTY, ProjectIndex
 from idemlint.analysis.sql import Predicate, classify, sql_text
+from idemlint.knowledge.orms import DJANGO, GET_OR_404, SQLALCHEMY
 from idemlint.knowledge.states import STATE_COLUMNS, STATE_SETTER
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ class DbAnalysis:
         model = self.model
         func = call.func
         if not isinstance(func, cst.Attribute):
-            if model.call_name(call) == "django.shortcuts.get_object_or_404" and call.args:
+            if model.call_name(call) in GET_OR_404 and call.args:
                 self.reads.append(
                     DbRead(call, model_name(model, call.args[0].value), False, (), assigned_name(model, call))
                 )
@@ -196,7 +197,7 @@ class DbAnalysis:
             DbWrite(
                 call,
                 model.statement_of(call),
-                "django",
+                DJANGO,
                 chain_model(model, chain),
                 sets,
                 where,
@@ -214,7 +215,7 @@ class DbAnalysis:
         root = chain[-1] if chain else None
         method = call.func.attr.value  # type: ignore[attr-defined]
         root_name = (model.call_name(root) or "") if root is not None else ""
-        if root is not None and root_name.startswith("sqlalchemy") and root_name.endswith(".update"):
+        if root is not None and root_name.startswith(SQLALCHEMY) and root_name.endswith(".update"):
             parent = model.parents.get(call)
             if isinstance(parent, cst.Attribute):
                 return True  # not the end of the chain: the outermost call is classified
@@ -231,7 +232,7 @@ class DbAnalysis:
             node = executed or call
             count_read = result_used(model, executed) if executed is not None else False
             self.writes.append(
-                DbWrite(node, model.statement_of(node), "sqlalchemy", table, sets, tuple(where), count_read, call=node)
+                DbWrite(node, model.statement_of(node), SQLALCHEMY, table, sets, tuple(where), count_read, call=node)
             )
             return True
         if method == "update" and any(n.endswith(".query") or n == "query" or n.endswith("query") for n in names):
@@ -249,7 +250,7 @@ class DbAnalysis:
                 DbWrite(
                     call,
                     model.statement_of(call),
-                    "sqlalchemy",
+                    SQLALCHEMY,
                     table,
                     sets,
                     tuple(where),

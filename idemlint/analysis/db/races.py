@@ -23,6 +23,7 @@ from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.db.side_effects import side_effect_in
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -94,7 +95,7 @@ def _selected_by_state(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Ra
     `ids = Order.objects.filter(status=UNCONFIRMED).values_list("pk")` then
     `Order.objects.filter(id__in=ids).update(status=EXPIRED)`. A row that changed state in
     between (or that an overlapping run already took) is written all the same."""
-    if write.kind not in ("django", "sql", "sqlalchemy") or any(db.is_condition(p) for p in write.where):
+    if write.kind not in (DJANGO, "sql", SQLALCHEMY) or any(db.is_condition(p) for p in write.where):
         return None
     scope = model.scope_of(write.node)
     position = source_order(model, scope)
@@ -214,7 +215,7 @@ def compared_values(model: ModuleModel, test: cst.BaseExpression, column: str) -
 def _another_instance(model: ModuleModel, read: DbRead, write: DbWrite) -> bool:
     """An update by primary key of another instance than the one read (`original =
     ....first()`, then `filter(id=duplicate.id).update(...)`): the same table, another row."""
-    if write.kind != "django" or write.call is None or read.instance is None:
+    if write.kind != DJANGO or write.call is None or read.instance is None:
         return False
     for node in model.iter_nodes(write.call):
         if (
@@ -232,7 +233,7 @@ def _another_instance(model: ModuleModel, read: DbRead, write: DbWrite) -> bool:
 def _same_queryset(model: ModuleModel, read: DbRead, write: DbWrite) -> bool:
     """The read and the update both go through one queryset variable (`qs = M.objects.filter(...)`;
     `qs.exists()` / `qs.count()`; `qs.update(...)`): the database applies its filter again."""
-    if write.kind != "django" or write.call is None or not isinstance(write.call.func, cst.Attribute):
+    if write.kind != DJANGO or write.call is None or not isinstance(write.call.func, cst.Attribute):
         return False
     updated = write.call.func.value
     call = read.call

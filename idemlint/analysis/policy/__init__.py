@@ -30,8 +30,9 @@ from idemlint.analysis.policy.celery import read_celery, read_task_class, read_t
 from idemlint.analysis.policy.loops import read_loop, read_poll
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.policy.tenacity import read_retrying, read_tenacity
-from idemlint.analysis.policy.urllib3 import URLLIB3_RETRY, read_urllib3_retry
+from idemlint.analysis.policy.urllib3 import read_urllib3_retry
 from idemlint.analysis.retry import RetryAnalysis, RetryContext
+from idemlint.knowledge.retries import BACKOFF, CELERY, RETRY_PACKAGE, RETRYING, STAMINA, TENACITY, URLLIB3_RETRY
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -45,12 +46,12 @@ __all__ = ["Policy", "PolicyAnalysis", "Verdict"]
 _Reader = Callable[[ModuleModel, RetryContext, Policy], None]
 _BY_KIND: dict[str, _Reader] = {"loop": read_loop, "poll": read_poll}
 _BY_LIBRARY: dict[str, _Reader] = {
-    "tenacity": read_tenacity,
-    "backoff": read_backoff,
-    "stamina": read_stamina,
-    "retrying": read_retrying,
-    "retry": read_retry_package,
-    "celery": read_celery,
+    TENACITY: read_tenacity,
+    BACKOFF: read_backoff,
+    STAMINA: read_stamina,
+    RETRYING: read_retrying,
+    RETRY_PACKAGE: read_retry_package,
+    CELERY: read_celery,
 }
 
 
@@ -82,7 +83,7 @@ class PolicyAnalysis:
         used_as_base = {
             arg.value.value
             for context in retry.contexts
-            if context.library == "celery" and context.config is not None
+            if context.library == CELERY and context.config is not None
             for arg in context.config.args
             if arg.keyword is not None and arg.keyword.value == "base" and isinstance(arg.value, cst.Name)
         }

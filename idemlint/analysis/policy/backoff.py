@@ -11,6 +11,7 @@ from idemlint.analysis.policy.common import is_catch_all, is_none, is_zero, stat
 from idemlint.analysis.policy.fixes import drop_jitter_none
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry import RetryContext
+from idemlint.knowledge.retries import BACKOFF, STAMINA
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -27,19 +28,19 @@ def read_backoff(model: ModuleModel, context: RetryContext, policy: Policy) -> N
     if name.endswith("on_exception"):
         exceptions = keyword(call, "exception") or positional(call, 1)
         if exceptions is not None and is_catch_all(model, exceptions.value) and keyword(call, "giveup") is None:
-            policy.catches_all.append(Verdict("catch-all", "backoff", exceptions, label))
+            policy.catches_all.append(Verdict("catch-all", BACKOFF, exceptions, label))
     else:
         predicate = keyword(call, "predicate") or positional(call, 1)
         statuses = statuses_in(predicate.value) if predicate is not None else ()
         if statuses:
             policy.non_retryable_statuses.append(
-                Verdict("non-retryable-status", "backoff", anchor, label, statuses=statuses)
+                Verdict("non-retryable-status", BACKOFF, anchor, label, statuses=statuses)
             )
     jitter = keyword(call, "jitter")
     if jitter is not None and isinstance(jitter.value, cst.Name) and jitter.value.value == "None":
-        policy.no_jitter.append(Verdict("jitter-off", "backoff", jitter, label, fix=drop_jitter_none(jitter)))
+        policy.no_jitter.append(Verdict("jitter-off", BACKOFF, jitter, label, fix=drop_jitter_none(jitter)))
     if keyword(call, "max_tries") is None and keyword(call, "max_time") is None:
-        policy.unbounded.append(Verdict("no-bound", "backoff", anchor, label))
+        policy.unbounded.append(Verdict("no-bound", BACKOFF, anchor, label))
 
 
 def read_stamina(model: ModuleModel, context: RetryContext, policy: Policy) -> None:
@@ -49,13 +50,13 @@ def read_stamina(model: ModuleModel, context: RetryContext, policy: Policy) -> N
     label = context.label
     on = keyword(call, "on")
     if on is not None and is_catch_all(model, on.value):
-        policy.catches_all.append(Verdict("catch-all", "stamina", on, label))
+        policy.catches_all.append(Verdict("catch-all", STAMINA, on, label))
     attempts, timeout = keyword(call, "attempts"), keyword(call, "timeout")
     if attempts is not None and timeout is not None and is_none(attempts.value) and is_none(timeout.value):
-        policy.unbounded.append(Verdict("no-bound", "stamina", context.anchor, label))
+        policy.unbounded.append(Verdict("no-bound", STAMINA, context.anchor, label))
     jitter = keyword(call, "wait_jitter")
     if jitter is not None and is_zero(jitter.value):
-        policy.no_jitter.append(Verdict("jitter-off", "stamina", jitter, label))
+        policy.no_jitter.append(Verdict("jitter-off", STAMINA, jitter, label))
 
 
 def read_retry_package(model: ModuleModel, context: RetryContext, policy: Policy) -> None:

@@ -13,14 +13,13 @@ from idemlint.analysis.policy.common import handler_catches_all, is_catch_all, i
 from idemlint.analysis.policy.delays import has_random
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry import ClassSetting, RetryContext, class_settings, task_keywords
+from idemlint.knowledge.http import HTTP_STATUS_ERRORS
+from idemlint.knowledge.retries import CELERY
 
 if TYPE_CHECKING:
     import libcst as cst
 else:
     cst = LazyModule("libcst", globals(), "cst")
-
-# what `raise_for_status()` raises for 4xx as well as 5xx
-STATUS_ERRORS = {"requests.HTTPError", "requests.exceptions.HTTPError", "httpx.HTTPStatusError"}
 
 
 class _Setting:
@@ -51,7 +50,7 @@ def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> No
             if retries is not None and is_none(retries.value):
                 policy.unbounded.append(Verdict("no-bound", "celery-call", retries, label, owner="self"))
     for handler in _retrying_handlers(model, context):
-        policy.catches_all.append(Verdict("catch-all-handler", "celery", handler, label))
+        policy.catches_all.append(Verdict("catch-all-handler", CELERY, handler, label))
 
 
 def read_task_class(model: ModuleModel, owner: cst.ClassDef) -> Policy | None:
@@ -71,21 +70,21 @@ def _read_settings(model: ModuleModel, keywords: dict[str, _Setting], label: str
     """What a task's settings (decorator or Task class) retry on, how they wait, what bounds them."""
     autoretry = keywords.get("autoretry_for")
     if autoretry is not None and is_catch_all(model, autoretry.value):
-        policy.catches_all.append(Verdict("catch-all", "celery", autoretry.node, label))
+        policy.catches_all.append(Verdict("catch-all", CELERY, autoretry.node, label))
     if autoretry is not None:
         elements = autoretry.value.elements if isinstance(autoretry.value, (cst.Tuple, cst.List)) else ()
         for element in elements:
-            if (model.qualname(element.value) or "") in STATUS_ERRORS:
-                policy.non_retryable_statuses.append(Verdict("status-error-class", "celery", element.value, label))
+            if (model.qualname(element.value) or "") in HTTP_STATUS_ERRORS:
+                policy.non_retryable_statuses.append(Verdict("status-error-class", CELERY, element.value, label))
     max_retries = keywords.get("max_retries")
     if max_retries is not None and is_none(max_retries.value):
-        policy.unbounded.append(Verdict("no-bound", "celery", max_retries.node, label))
+        policy.unbounded.append(Verdict("no-bound", CELERY, max_retries.node, label))
     jitter = keywords.get("retry_jitter")
     if "retry_backoff" in keywords and jitter is not None and is_false(jitter.value):
-        policy.no_jitter.append(Verdict("jitter-off", "celery", jitter.node, label))
+        policy.no_jitter.append(Verdict("jitter-off", CELERY, jitter.node, label))
     delay = keywords.get("default_retry_delay")
     if delay is not None and "retry_backoff" not in keywords:
-        policy.no_jitter.append(Verdict("fixed-wait", "celery", delay.node, label))
+        policy.no_jitter.append(Verdict("fixed-wait", CELERY, delay.node, label))
 
 
 def read_task_object_retry(model: ModuleModel, call: cst.Call, retried: set[cst.CSTNode]) -> Policy | None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.edits import FixPlan, NodeEdit
 from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.knowledge.retries import TENACITY
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -56,7 +57,7 @@ def jitter_tenacity_wait(model: ModuleModel, wait: cst.BaseExpression) -> FixPla
         spelled, import_edits = f"{dotted.rsplit('.', 1)[0]}.{new}", []
     else:
         replaced = wait.func if not extra and isinstance(wait.func, cst.Name) else None
-        found = ensure_import(model, "tenacity", new, replaced)
+        found = ensure_import(model, TENACITY, new, replaced)
         if found is None:
             return None
         spelled, import_edits = new, found

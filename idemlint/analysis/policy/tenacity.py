@@ -12,30 +12,12 @@ from idemlint.analysis.policy.delays import RANDOMISH
 from idemlint.analysis.policy.fixes import jitter_tenacity_wait
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry import RetryContext
+from idemlint.knowledge.retries import TENACITY, TENACITY_FIXED_WAITS, TENACITY_RANDOM_WAITS, TENACITY_UNBOUNDED_STOPS
 
 if TYPE_CHECKING:
     import libcst as cst
 else:
     cst = LazyModule("libcst", globals(), "cst")
-
-RANDOM_WAITS = {
-    "tenacity.wait_random",
-    "tenacity.wait_random_exponential",
-    "tenacity.wait_exponential_jitter",
-    "tenacity.wait_full_jitter",
-    "tenacity.wait.wait_random",
-    "tenacity.wait.wait_random_exponential",
-    "tenacity.wait.wait_exponential_jitter",
-}
-FIXED_WAITS = {
-    "tenacity.wait_fixed",
-    "tenacity.wait_exponential",
-    "tenacity.wait_incrementing",
-    "tenacity.wait_chain",
-    "tenacity.wait_none",
-    "tenacity.wait_combine",
-}
-UNBOUNDED_STOPS = {"tenacity.stop_never"}
 
 
 def read_tenacity(model: ModuleModel, context: RetryContext, policy: Policy) -> None:
@@ -43,31 +25,31 @@ def read_tenacity(model: ModuleModel, context: RetryContext, policy: Policy) -> 
     label, anchor = context.label, context.anchor
     retry_arg = keyword(call, "retry") if call else None
     if retry_arg is None:
-        policy.catches_all.append(Verdict("no-filter", "tenacity", anchor, label))
+        policy.catches_all.append(Verdict("no-filter", TENACITY, anchor, label))
     else:
         caught = _catches_all(model, retry_arg.value)
         if caught is not None:
-            policy.catches_all.append(Verdict(caught, "tenacity", anchor, label))
+            policy.catches_all.append(Verdict(caught, TENACITY, anchor, label))
         statuses = statuses_in(retry_arg.value)
         if statuses:
             policy.non_retryable_statuses.append(
-                Verdict("non-retryable-status", "tenacity", anchor, label, statuses=statuses)
+                Verdict("non-retryable-status", TENACITY, anchor, label, statuses=statuses)
             )
     stop_arg = keyword(call, "stop") if call else None
     if stop_arg is None:
-        policy.unbounded.append(Verdict("no-bound", "tenacity", anchor, label))
+        policy.unbounded.append(Verdict("no-bound", TENACITY, anchor, label))
     elif any(
-        model.qualname(n) in UNBOUNDED_STOPS
+        model.qualname(n) in TENACITY_UNBOUNDED_STOPS
         for n in expr_nodes(stop_arg.value)
         if isinstance(n, (cst.Name, cst.Attribute))
     ):
-        policy.unbounded.append(Verdict("stop-never", "tenacity", stop_arg, label))
+        policy.unbounded.append(Verdict("stop-never", TENACITY, stop_arg, label))
     wait_arg = keyword(call, "wait") if call else None
     if wait_arg is None:
-        policy.no_jitter.append(Verdict("no-wait", "tenacity", anchor, label))
+        policy.no_jitter.append(Verdict("no-wait", TENACITY, anchor, label))
     elif not _jitters(model, wait_arg.value):
         fix = jitter_tenacity_wait(model, wait_arg.value)
-        policy.no_jitter.append(Verdict("fixed-wait", "tenacity", wait_arg, label, fix=fix))
+        policy.no_jitter.append(Verdict("fixed-wait", TENACITY, wait_arg, label, fix=fix))
 
 
 def _catches_all(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
@@ -94,9 +76,9 @@ def _jitters(model: ModuleModel, expr: cst.BaseExpression) -> bool:
     for node in expr_nodes(expr):
         if isinstance(node, cst.Call):
             name = model.call_name(node) or ""
-            if name in RANDOM_WAITS or RANDOMISH.search(name.rsplit(".", 1)[-1]):
+            if name in TENACITY_RANDOM_WAITS or RANDOMISH.search(name.rsplit(".", 1)[-1]):
                 return True
-            if name not in FIXED_WAITS and not name.startswith("tenacity."):
+            if name not in TENACITY_FIXED_WAITS and not name.startswith(TENACITY + "."):
                 return True  # a custom wait function: cannot know, assume it jitters
         elif isinstance(node, (cst.Name, cst.Attribute)):
             parent = model.parents.get(node)

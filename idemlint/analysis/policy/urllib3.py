@@ -17,20 +17,12 @@ from idemlint.analysis.policy.common import (
 )
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.knowledge.http import NOT_IDEMPOTENT_METHODS
+from idemlint.knowledge.retries import URLLIB3
 
 if TYPE_CHECKING:
     import libcst as cst
 else:
     cst = LazyModule("libcst", globals(), "cst")
-
-URLLIB3_RETRY = {
-    "urllib3.Retry",
-    "urllib3.util.Retry",
-    "urllib3.util.retry.Retry",
-    "requests.adapters.Retry",
-    "requests.packages.urllib3.util.retry.Retry",
-    "requests.packages.urllib3.Retry",
-}
 
 
 def read_urllib3_retry(model: ModuleModel, call: cst.Call) -> Policy:
@@ -40,22 +32,22 @@ def read_urllib3_retry(model: ModuleModel, call: cst.Call) -> Policy:
         bad = status_literals(model, forcelist.value) & NON_RETRYABLE_STATUSES
         if bad:
             policy.non_retryable_statuses.append(
-                Verdict("non-retryable-status", "urllib3", call, statuses=tuple(sorted(bad)))
+                Verdict("non-retryable-status", URLLIB3, call, statuses=tuple(sorted(bad)))
             )
     methods = keyword(call, "allowed_methods") or keyword(call, "method_whitelist")
     if methods is not None:
         texts = {string_value(n) for n in expr_nodes(methods.value) if isinstance(n, cst.BaseExpression)} - {None}
         unsafe = sorted(m for m in texts if m and m.upper() in NOT_IDEMPOTENT_METHODS)
         if unsafe or is_none(methods.value) or is_false(methods.value):  # None/False: every method
-            policy.non_retryable_statuses.append(Verdict("unsafe-methods", "urllib3", call, methods=tuple(unsafe)))
+            policy.non_retryable_statuses.append(Verdict("unsafe-methods", URLLIB3, call, methods=tuple(unsafe)))
     factor = keyword(call, "backoff_factor")
     if factor is not None and not is_zero(factor.value) and keyword(call, "backoff_jitter") is None:
-        policy.no_jitter.append(Verdict("fixed-wait", "urllib3", call))
+        policy.no_jitter.append(Verdict("fixed-wait", URLLIB3, call))
     total = keyword(call, "total") or positional(call, 0)
     if (
         total is not None
         and is_none(total.value)
         and not any(keyword(call, k) for k in ("connect", "read", "status", "other"))
     ):
-        policy.unbounded.append(Verdict("no-bound", "urllib3", call))
+        policy.unbounded.append(Verdict("no-bound", URLLIB3, call))
     return policy

@@ -16,19 +16,16 @@ from idemlint.analysis.retry.analysis import RetryAnalysis
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.exits import always_leaves, ends_by_leaving, loop_nodes
 from idemlint.analysis.retry.functions import (
-    RETRY_DECORATORS,
     ClassSetting,
     InheritedSettings,
     class_settings,
     retried_parameter,
     task_keywords,
 )
-from idemlint.analysis.retry.loops import COUNTERS, RETRY_ITERATORS, SLEEPS
+from idemlint.analysis.retry.loops import COUNTERS, SLEEPS
 
 __all__ = [
     "COUNTERS",
-    "RETRY_DECORATORS",
-    "RETRY_ITERATORS",
     "SLEEPS",
     "ClassSetting",
     "InheritedSettings",

@@ -28,8 +28,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, method_of, positional, positional_parameters
 from idemlint.analysis.retry.context import RetryContext
-from idemlint.analysis.retry.functions import RETRY_DECORATORS
-from idemlint.analysis.retry.loops import RETRY_ITERATORS
+from idemlint.knowledge.retries import RETRY_DECORATORS, RETRY_ITERATORS
 
 if TYPE_CHECKING:
     import libcst as cst

@@ -11,7 +11,16 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, positional_parameters
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.loops import raises_until_ready
-from idemlint.knowledge.retries import is_attempt_counter
+from idemlint.knowledge.retries import (
+    CELERY,
+    CELERY_TASK_KEYWORDS,
+    DRAMATIQ,
+    HUEY,
+    RETRY_DECORATORS,
+    RQ,
+    RQ_PREFIX,
+    is_attempt_counter,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -30,30 +39,6 @@ class InheritedSettings:
 
     of_base: Callable[[cst.BaseExpression], frozenset[str]]
     retries_task_at: Callable[[cst.Call], int | None]
-
-
-RETRY_DECORATORS = {
-    "tenacity.retry": "tenacity",
-    "tenacity.asyncio.retry": "tenacity",
-    "backoff.on_exception": "backoff",
-    "backoff.on_predicate": "backoff",
-    "stamina.retry": "stamina",
-    "retrying.retry": "retrying",
-    "retry.retry": "retry",
-    "retry.api.retry": "retry",
-}
-# Celery keywords that only make sense on a task decorator.
-_CELERY_KEYWORDS = {
-    "autoretry_for",
-    "retry_backoff",
-    "retry_kwargs",
-    "max_retries",
-    "bind",
-    "acks_late",
-    "default_retry_delay",
-    "retry_jitter",
-    "retry_backoff_max",
-}
 
 
 def classify_function(
@@ -86,31 +71,31 @@ def _task_retry(
     keywords = {k: a.value for k, a in task_keywords(model, call).items()}
     base = inherited_base(call)
     from_base = inherited.of_base(base) if inherited is not None and base is not None else frozenset()
-    if last == "actor" and ("dramatiq" in name or name == "actor"):
+    if last == "actor" and (DRAMATIQ in name or name == "actor"):
         retries = keywords.get("max_retries")
         if isinstance(retries, cst.Integer) and retries.value == "0":
             return None
-        return "dramatiq", "Dramatiq actor (retried by default)"
+        return DRAMATIQ, "Dramatiq actor (retried by default)"
     if last in ("task", "db_task") and "retries" in keywords:
         retries = keywords["retries"]
         if isinstance(retries, cst.Integer) and retries.value == "0":
             return None
-        return "huey", f"@{name}(retries=...)"
+        return HUEY, f"@{name}(retries=...)"
     celery_like = (
         last == "shared_task"
         or last == "task"
-        and ("celery" in name or bool(_CELERY_KEYWORDS & keywords.keys()) or call is None or base is not None)
+        and (CELERY in name or bool(CELERY_TASK_KEYWORDS & keywords.keys()) or call is None or base is not None)
     )
     if not celery_like:
         return None
     if "autoretry_for" in keywords:
-        return "celery", "Celery task with autoretry_for"
+        return CELERY, "Celery task with autoretry_for"
     if "autoretry_for" in from_base:
-        return "celery", "Celery task with autoretry_for (from its base class)"
+        return CELERY, "Celery task with autoretry_for (from its base class)"
     if _calls_self_retry(model, function, inherited):
-        return "celery", "Celery task that calls self.retry()"
+        return CELERY, "Celery task that calls self.retry()"
     if _is_true(keywords.get("acks_late")) and _is_true(keywords.get("task_reject_on_worker_lost")):
-        return "celery", "Celery task with acks_late and task_reject_on_worker_lost"
+        return CELERY, "Celery task with acks_late and task_reject_on_worker_lost"
     return None
 
 
@@ -172,12 +157,12 @@ def enqueued_with_retry(model: ModuleModel) -> list[RetryContext]:
         retry = keyword(call, "retry")
         if retry is None or not isinstance(retry.value, cst.Call):
             continue
-        if not (model.call_name(retry.value) or "").startswith("rq."):
+        if not (model.call_name(retry.value) or "").startswith(RQ_PREFIX):
             continue
         job = call.args[0].value if call.args and call.args[0].keyword is None else None
         target = model.module_defs.get(job.value) if isinstance(job, cst.Name) else None
         if isinstance(target, cst.FunctionDef):
-            found.append(RetryContext("task", "rq", target, retry.value, retry.value, "RQ job enqueued with Retry"))
+            found.append(RetryContext("task", RQ, target, retry.value, retry.value, "RQ job enqueued with Retry"))
     return found
 
 
@@ -256,7 +241,7 @@ def class_settings(owner: cst.ClassDef) -> dict[str, ClassSetting]:
             for st in line.body:
                 if isinstance(st, cst.Assign) and len(st.targets) == 1 and isinstance(st.targets[0].target, cst.Name):
                     key = st.targets[0].target.value
-                    if key in _CELERY_KEYWORDS:
+                    if key in CELERY_TASK_KEYWORDS:
                         found[key] = ClassSetting(st.value, st)
     return found
 

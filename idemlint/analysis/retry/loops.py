@@ -27,19 +27,13 @@ from idemlint.analysis.retry.exits import (
     loop_nodes,
 )
 from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
-from idemlint.knowledge.retries import is_attempt_counter
+from idemlint.knowledge.retries import RETRY_ITERATORS, is_attempt_counter
 
 if TYPE_CHECKING:
     import libcst as cst
 else:
     cst = LazyModule("libcst", globals(), "cst")
 
-RETRY_ITERATORS = {
-    "tenacity.Retrying": "tenacity",
-    "tenacity.AsyncRetrying": "tenacity",
-    "tenacity.asyncio.AsyncRetrying": "tenacity",
-    "stamina.retry_context": "stamina",
-}
 COUNTERS = {"range", "itertools.count", "xrange"}
 SLEEPS = {"time.sleep", "asyncio.sleep", "gevent.sleep", "trio.sleep", "anyio.sleep", "eventlet.sleep"}
 _NEXT_ITEM = {

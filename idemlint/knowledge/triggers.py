@@ -7,10 +7,15 @@ files of a codebase to the parser, so every rule pairs them with a narrow group.
 
 from __future__ import annotations
 
+from idemlint.knowledge.orms import SQLALCHEMY
+from idemlint.knowledge.retries import BACKOFF, STAMINA, TENACITY
+from idemlint.knowledge.sdks import SDK_WORDS
+from idemlint.knowledge.timeouts import TIMEOUT_EXCEPTIONS
+
 # Something is retried: a retry library, an attempt counter, or a sleep between tries.
-RETRY = ("retry", "retries", "retrying", "backoff", "stamina", "tenacity", "attempt", "max_tries", "actor", "sleep(")
+RETRY = ("retry", "retries", "retrying", BACKOFF, STAMINA, TENACITY, "attempt", "max_tries", "actor", "sleep(")
 # Code that talks to a database.
-DATABASE = ("objects.", "execute(", "executemany(", "session", "query(", "cursor", "fetch", "select(", "sqlalchemy")
+DATABASE = ("objects.", "execute(", "executemany(", "session", "query(", "cursor", "fetch", "select(", SQLALCHEMY)
 # An update: a call (`.update(`, `bulk_update(`, `update(Order)`) or SQL (`UPDATE orders`);
 # not `updated_at` and the like.
 UPDATE = ("update(", "update ", "update\n", "update\t")
@@ -19,3 +24,25 @@ DB_WRITE = (*UPDATE, "update_", ".save(", "commit(", "flush(", "_status(", "_sta
 # A model class or a state setter: rows that a function changes without reading them itself.
 RECORDS = ("models.model", "db.model", "declarative_base", "_status(", "_state(", "update_fields")
 DB_READ = ("select", ".get(", ".first(", "fetch", ".exists(", "[0]", "get_object_or_404", ".one(", "scalar")
+# A call to another system: an HTTP write, an SDK's acting verb, a message sent.
+EFFECT_WORDS = (
+    "insert_rows",
+    ".post(",
+    ".patch(",
+    'post"',
+    "post'",
+    'patch"',
+    "patch'",
+    *SDK_WORDS,
+    "send_message",
+    "publish",
+    ".create(",
+    "capture",
+    "refund",
+    "transfer",
+    "charge",
+    "payout",
+)
+# An exception that leaves the outcome unknown is caught: the name of one, lower-cased.
+_TIMEOUT_NAMES = {"timeout"} | {name.rsplit(".", 1)[-1].lower() for name in TIMEOUT_EXCEPTIONS}
+TIMEOUT_WORDS = tuple(sorted(w for w in _TIMEOUT_NAMES if not any(o != w and o in w for o in _TIMEOUT_NAMES)))
