@@ -7,7 +7,10 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from idemlint.knowledge.vocabulary import Vocabulary
 
 DEFAULT_EXCLUDES = (
     ".git",
@@ -82,6 +85,15 @@ class Config:
     min_stakes: str = "none"
     root: Path = field(default_factory=Path.cwd, compare=False)
     source: str = field(default="", compare=False)  # the file this configuration came from
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The knowledge catalogue with this configuration's additions: what every analysis asks."""
+        from idemlint.knowledge.vocabulary import vocabulary
+
+        return vocabulary(
+            self.state_columns, (*self.key_names, *self.key_headers), self.side_effect_calls, self.idempotent_calls
+        )
 
     def with_overrides(self, **changes: Any) -> Config:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})

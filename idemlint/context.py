@@ -32,7 +32,7 @@ class FileContext:
         self.source = source
         self.module = module
         self.config = config
-        self.model = ModuleModel(module)
+        self.model = ModuleModel(module, config.vocabulary)
         self._project = project
 
     @cached_property
@@ -40,7 +40,7 @@ class FileContext:
         """The project index, or (for a file checked alone, as flake8 does) this module's own facts."""
         if self._project is not EMPTY:
             return self._project
-        facts = setter_facts(self.source)
+        facts = setter_facts(self.source, self.model.vocabulary)
         return ProjectIndex(
             frozenset(n for n, g in facts.items() if g), frozenset(n for n, g in facts.items() if not g)
         )
@@ -68,7 +68,7 @@ class FileContext:
     def sinks(self) -> KeySinks:
         from idemlint.analysis.keys import KeySinks
 
-        return KeySinks(self.model, (*self.config.key_names, *self.config.key_headers))
+        return KeySinks(self.model, self.model.vocabulary.key_names)
 
     @cached_property
     def policies(self) -> PolicyAnalysis:

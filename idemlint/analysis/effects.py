@@ -93,9 +93,9 @@ class EffectAnalysis:
         name = model.call_name(call)
         if dotted is None or name is None:
             return None
-        if self._matches(name, dotted, self.config.idempotent_calls):
+        if self._matches(name, dotted, model.vocabulary.idempotent_calls):
             return None
-        if self._matches(name, dotted, self.config.side_effect_calls):
+        if self._matches(name, dotted, model.vocabulary.side_effect_calls):
             return self._effect(call, "custom", dotted, None, False)
         head, _, last = name.rpartition(".")
         if head in HTTP_MODULES and last in WRITE_METHOD_FUNCTIONS | {"request"}:

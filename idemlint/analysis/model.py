@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Union
 
 from idemlint._lazy import LazyModule
+from idemlint.knowledge.vocabulary import DEFAULT as DEFAULT_VOCABULARY
+from idemlint.knowledge.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -46,8 +48,10 @@ class Binding:
 
 
 class ModuleModel:
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -> None:
         self.module = module
+        # the catalogue's words with the project's own (the configuration's extension points)
+        self.vocabulary = vocabulary
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         self.imports: dict[str, str] = {}
         self.module_defs: dict[str, cst.FunctionDef | cst.ClassDef] = {}

@@ -60,9 +60,9 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
         tree = cst_module.parse_module(source)
     except (cst_module.ParserSyntaxError, RecursionError, MemoryError, ValueError):
         return None
-    model = ModuleModel(tree)
+    model = ModuleModel(tree, config.vocabulary)
     model.memo["is_package"] = path.endswith("__init__.py")
-    sinks = KeySinks(model, (*config.key_names, *config.key_headers))
+    sinks = KeySinks(model, model.vocabulary.key_names)
     retry = RetryAnalysis(model)
     analysis: list[DbAnalysis] = []
 

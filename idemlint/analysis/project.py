@@ -21,6 +21,7 @@ from idemlint.analysis.project_index import ProjectIndex, renamed_as, spelled_na
 from idemlint.analysis.setter_facts import setter_facts
 from idemlint.knowledge.sdks import REMOTE_PACKAGES
 from idemlint.knowledge.states import FAILED_STATE_WORDS, STATE_COLUMNS
+from idemlint.knowledge.vocabulary import DEFAULT
 
 if TYPE_CHECKING:
     from idemlint.analysis.module_facts import ModuleFacts
@@ -58,7 +59,12 @@ def file_facts(
         summaries = summary_facts(source, relative, config, candidate) if config is not None and summarise else None
         roots = config.src if config is not None else ("src",)
         machines = declared_moves(source, relative) if summarise else {}
-        return FileFacts(setter_facts(source), summaries, package_reexports(source, relative, roots), machines)
+        return FileFacts(
+            setter_facts(source, config.vocabulary if config is not None else DEFAULT),
+            summaries,
+            package_reexports(source, relative, roots),
+            machines,
+        )
     except Exception:  # a bug on odd input: the index goes on without this file; its own check reports the error
         return FileFacts()
 
@@ -212,8 +218,10 @@ def summary_facts(source: bytes, path: str, config: Config, candidate: bool | No
     from idemlint.analysis.module_facts import module_facts
     from idemlint.reading import MAX_BYTES
 
-    extra = tuple(re.escape(name.split(".")[0]).encode() for name in config.side_effect_calls) + tuple(
-        rb"self\." + re.escape(column).encode() + rb"\s*=" for column in config.state_columns
+    vocabulary = config.vocabulary
+    extra = tuple(re.escape(name.split(".")[0]).encode() for name in vocabulary.side_effect_calls) + tuple(
+        rb"self\." + re.escape(column).encode() + rb"\s*="
+        for column in sorted(vocabulary.state_columns - STATE_COLUMNS)
     )
     if candidate is None:
         candidate = summary_candidate(source)

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import ast
 
-from idemlint.knowledge.states import STATE_SETTER, STATE_SETTER_DEFINITION
+from idemlint.knowledge.states import STATE_COLUMNS, STATE_SETTER_DEFINITION
+from idemlint.knowledge.vocabulary import DEFAULT, Vocabulary
 
 
-def setter_facts(source: bytes | str) -> dict[str, bool]:
+def setter_facts(source: bytes | str, vocabulary: Vocabulary = DEFAULT) -> dict[str, bool]:
     """{setter method name: guarded?} for the state setters a module defines."""
     raw = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
-    if not STATE_SETTER_DEFINITION.search(raw):
+    extra = vocabulary.state_columns - STATE_COLUMNS
+    if not STATE_SETTER_DEFINITION.search(raw) and not any(column.encode() in raw for column in extra):
         return {}
     try:
         tree = ast.parse(raw)
@@ -23,7 +25,7 @@ def setter_facts(source: bytes | str) -> dict[str, bool]:
         if not isinstance(cls, ast.ClassDef):
             continue
         for method in cls.body:
-            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and STATE_SETTER.match(method.name):
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and vocabulary.is_state_setter(method.name):
                 if _extends_base(method):
                     continue  # `super().set_status(status)` first: as guarded as the base it extends
                 guarded = _checks_own_state_first(method)

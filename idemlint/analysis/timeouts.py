@@ -19,10 +19,8 @@ from idemlint.knowledge.states import (
     FAILURE_ACTION,
     FAILURE_ERROR,
     SQL_STATE_WRITE,
-    STATE_SETTER,
     STATE_TRANSITION,
     UNKNOWN_STATE,
-    records_an_outcome,
 )
 from idemlint.knowledge.timeouts import TIMEOUT_EXCEPTIONS
 
@@ -91,12 +89,14 @@ def failure_in(
     (`_note_failure(task, exc)` that only prints does not)."""
     for node in nodes:
         value = None
-        if isinstance(node, cst.Assign) and any(records_an_outcome(model.dotted(t.target)) for t in node.targets):
+        if isinstance(node, cst.Assign) and any(
+            model.vocabulary.records_an_outcome(model.dotted(t.target)) for t in node.targets
+        ):
             value = string_value(node.value)
         elif (
             isinstance(node, cst.Arg)
             and node.keyword is not None
-            and records_an_outcome(node.keyword.value)
+            and model.vocabulary.records_an_outcome(node.keyword.value)
             and not _is_lookup(model, node)
         ):
             value = string_value(node.value)
@@ -112,7 +112,7 @@ def failure_in(
         if (
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
-            and (STATE_SETTER.match(node.func.attr.value) or STATE_TRANSITION.match(node.func.attr.value))
+            and (model.vocabulary.is_state_setter(node.func.attr.value) or STATE_TRANSITION.match(node.func.attr.value))
         ):
             # `line.set_status(FAILED)`, `repo.set_status(order_id, "cancelled")`, `set_status(status=...)`
             named = keyword(node, "status") or keyword(node, "state")

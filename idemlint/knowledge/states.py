@@ -6,6 +6,11 @@ import re
 
 # the columns whose value is a record's place in its lifecycle (the `state-columns` option adds more)
 STATE_COLUMNS = frozenset({"status", "state", "stage", "phase", "step"})
+# a state column named for what it tracks: `payment_status`, `delivery_state`, `review_stage`;
+# not a postal state (`billing_state`, `shipping_state`: an address field)
+STATE_COLUMN_SHAPE = re.compile(
+    r"^(?!(billing|shipping|mailing|home|postal|address|residence|birth|origin|destination|us)_)\w+_(status|state|stage|phase)$"
+)
 # the verbs of a method named for setting one (`set_status`, `mark_state`)
 SETTER_VERBS = ("set", "change", "update", "mark")
 
@@ -50,10 +55,3 @@ UNKNOWN_STATE = re.compile(
 )
 # the columns a failure is recorded in: a state column, or the outcome of an attempt
 OUTCOME_COLUMNS = frozenset({"result", "outcome"})
-_OUTCOME_COLUMN = re.compile(rf"(^|[._])({'|'.join(sorted(STATE_COLUMNS | OUTCOME_COLUMNS))})$")
-
-
-def records_an_outcome(name: str | None) -> bool:
-    """`order.status`, `payment_status`, `self.result`: a name whose last word is a state or
-    outcome column."""
-    return name is not None and bool(_OUTCOME_COLUMN.search(name))

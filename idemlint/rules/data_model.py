@@ -436,7 +436,7 @@ def ship(conn, order_id):
 
     @classmethod
     def trigger_groups(cls, config: Config) -> tuple[tuple[str, ...], ...]:
-        extra = tuple(c.lower() for c in config.state_columns)
+        extra = tuple(sorted(config.vocabulary.state_columns - STATE_COLUMNS))
         return ((*cls.triggers[0], *extra), *cls.triggers[1:])
 
     def check(self, ctx: FileContext) -> Iterator[Report]:

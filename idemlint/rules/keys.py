@@ -48,7 +48,7 @@ class KeyRule(Rule):
 
     @classmethod
     def trigger_groups(cls, config: Config) -> tuple[tuple[str, ...], ...]:
-        extra = tuple(n.lower() for n in (*config.key_names, *config.key_headers))
+        extra = tuple(n.lower() for n in config.vocabulary.key_names)
         return tuple(group + extra if group is SINK_WORDS else group for group in cls.triggers)
 
 

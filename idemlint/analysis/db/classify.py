@@ -36,7 +36,6 @@ from idemlint.analysis.db.records import (
     IDENTITY,
     SA_READ_TERMINALS,
     SESSION,
-    STATE_COLUMN_SHAPE,
     VERSION_COLUMNS,
     DbRead,
     DbWrite,
@@ -46,7 +45,6 @@ from idemlint.analysis.model import ModuleModel, keyword
 from idemlint.analysis.project_index import EMPTY, ProjectIndex
 from idemlint.analysis.sql import Predicate, classify, sql_text
 from idemlint.knowledge.orms import DJANGO, GET_OR_404, SQLALCHEMY
-from idemlint.knowledge.states import STATE_COLUMNS, STATE_SETTER
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -73,7 +71,7 @@ class DbAnalysis:
         self.model = model
         self.project = project
         self._state_written_by = state_written_by
-        self.state_columns = STATE_COLUMNS | {c.lower() for c in config.state_columns}
+        self.state_columns = model.vocabulary.state_columns
         self.reads: list[DbRead] = []
         self.writes: list[DbWrite] = []
         self._selected: dict[tuple[cst.CSTNode, str], DbRead] = {}  # (scope, cursor) -> SELECT
@@ -94,7 +92,7 @@ class DbAnalysis:
                 )
             return
         method = func.attr.value
-        if STATE_SETTER.match(method):
+        if model.vocabulary.is_state_setter(method):
             write = setter_write(model, call, method, self.state_columns, self.project.guarded_setters)
             if write is not None:
                 self.writes.append(write)
@@ -349,7 +347,7 @@ class DbAnalysis:
     # -- helpers for rules --------------------------------------------------------------------------
 
     def is_state_column(self, column: str) -> bool:
-        return column in self.state_columns or STATE_COLUMN_SHAPE.match(column) is not None
+        return self.model.vocabulary.is_state_column(column)
 
     def is_condition(self, predicate: Predicate) -> bool:
         """A predicate that constrains more than the row's identity: a state, version,

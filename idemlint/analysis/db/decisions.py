@@ -15,7 +15,6 @@ from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, local_callee, string_value
 from idemlint.analysis.retry import always_leaves
 from idemlint.knowledge.locks import names_a_shared_lock
-from idemlint.knowledge.states import STATE_COLUMNS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -127,15 +126,15 @@ def decided_columns(model: ModuleModel, test: cst.BaseExpression, read: DbRead) 
             elif read.filters:
                 # `order = Order.objects.filter(pk=pk, status="pending").first(); if order:` finds
                 # the row only while it is pending: the test decides on the state the read filtered by
-                columns.extend(c for c in _condition_columns(read) if c in STATE_COLUMNS)
+                columns.extend(c for c in _condition_columns(model, read) if c in model.vocabulary.state_columns)
         elif node is read.call or type(node) is cst.Call and model.is_inside(read.call, node):
             # `if Order.objects.filter(..., status="paid").exists():` decides on the condition filters;
             # a lookup by identity or by a related object (`filter(oob_ip=instance)`) only finds the row
-            columns.extend(_condition_columns(read) if read.filters else read.columns)
+            columns.extend(_condition_columns(model, read) if read.filters else read.columns)
     for node in origin_nodes(model, test):
         if type(node) is cst.Call and node is not read.call and _computes_from(node, read.instance):
             # `new = next_status(order)`: the helper decides the state columns it feeds
-            columns.extend(c for c in _columns_fed_by(model, node) if c in STATE_COLUMNS)
+            columns.extend(c for c in _columns_fed_by(model, node) if c in model.vocabulary.state_columns)
     return tuple(dict.fromkeys(columns))
 
 
@@ -219,11 +218,13 @@ def _columns_fed_by(model: ModuleModel, call: cst.Call) -> set[str]:
     return found
 
 
-def _condition_columns(read: DbRead) -> list[str]:
+def _condition_columns(model: ModuleModel, read: DbRead) -> list[str]:
     return [
         p.column
         for p in read.filters
-        if p.value in ("literal", "bool", "null") or p.op in ("is", "lt", "gt") or p.column in STATE_COLUMNS
+        if p.value in ("literal", "bool", "null")
+        or p.op in ("is", "lt", "gt")
+        or p.column in model.vocabulary.state_columns
     ]
 
 

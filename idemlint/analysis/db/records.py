@@ -60,11 +60,6 @@ DJANGO_CHAIN = {
     "distinct",
 }
 SA_READ_TERMINALS = {"first", "one", "one_or_none", "scalar", "scalar_one", "scalar_one_or_none", "get", "all"}
-# a state column named for what it tracks: `payment_status`, `delivery_state`, `review_stage`;
-# not a postal state (`billing_state`, `shipping_state`: an address field)
-STATE_COLUMN_SHAPE = re.compile(
-    r"^(?!(billing|shipping|mailing|home|postal|address|residence|birth|origin|destination|us)_)\w+_(status|state|stage|phase)$"
-)
 VERSION_COLUMNS = re.compile(
     r"^(version|revision|rev|seq|sequence|lock_version|etag|generation|updated_at|modified_at|row_version)$"
 )

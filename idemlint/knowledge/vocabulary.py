@@ -1,0 +1,62 @@
+"""The catalogue's words with a project's own added: the one place the configuration's
+extension points (`state-columns`, `key-names`/`key-headers`, `side-effect-calls`,
+`idempotent-calls`) reach, so each reaches every analysis that asks.
+
+A `Vocabulary` travels with the model of each module (`ModuleModel.vocabulary`); analyses
+ask it, not the configuration.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from idemlint.knowledge.states import OUTCOME_COLUMNS, SETTER_VERBS, STATE_COLUMN_SHAPE, STATE_COLUMNS, STATE_SETTER
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    state_columns: frozenset[str] = STATE_COLUMNS
+    key_names: tuple[str, ...] = ()  # key names and key headers, as configured
+    side_effect_calls: tuple[str, ...] = ()
+    idempotent_calls: tuple[str, ...] = ()
+    _extra_setter: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
+    _outcome: re.Pattern[str] = field(default=re.compile(""), compare=False, repr=False)
+
+    def is_state_column(self, column: str) -> bool:
+        """By name (`status`, a configured column) or by shape (`payment_status`)."""
+        return column in self.state_columns or STATE_COLUMN_SHAPE.match(column) is not None
+
+    def is_state_setter(self, name: str) -> bool:
+        """`set_status`, `markState`, and `set_<column>` for a configured column."""
+        return STATE_SETTER.match(name) is not None or (
+            self._extra_setter is not None and self._extra_setter.match(name) is not None
+        )
+
+    def records_an_outcome(self, name: str | None) -> bool:
+        """`order.status`, `payment_status`, `self.result`: a name whose last word is a state
+        or outcome column."""
+        return name is not None and self._outcome.search(name) is not None
+
+
+@lru_cache(maxsize=32)
+def vocabulary(
+    state_columns: tuple[str, ...] = (),
+    key_names: tuple[str, ...] = (),
+    side_effect_calls: tuple[str, ...] = (),
+    idempotent_calls: tuple[str, ...] = (),
+) -> Vocabulary:
+    """The catalogue extended by a configuration's additions (one object per configuration)."""
+    extra = frozenset(c.lower() for c in state_columns) - STATE_COLUMNS
+    columns = STATE_COLUMNS | extra
+    extra_setter = (
+        re.compile(rf"^({'|'.join(SETTER_VERBS)})_({'|'.join(sorted(map(re.escape, extra)))})$", re.IGNORECASE)
+        if extra
+        else None
+    )
+    outcome = re.compile(rf"(^|[._])({'|'.join(sorted(map(re.escape, columns | OUTCOME_COLUMNS)))})$")
+    return Vocabulary(columns, key_names, side_effect_calls, idempotent_calls, extra_setter, outcome)
+
+
+DEFAULT = vocabulary()
