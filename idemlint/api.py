@@ -166,8 +166,12 @@ def stored_project_index(path: str) -> tuple[ProjectIndex, bool]:
 
 
 def _index_key(config: Config) -> str:
-    """What the project index depends on besides its files: the configuration and the root."""
-    return f"{config.fingerprint()}\0{config.root.resolve()}"
+    """What the project index depends on besides its files: the configuration, the root, and
+    what the index's map is made of (the catalogue and the summary signs derived from it)."""
+    from idemlint.analysis.project import SIGNS_DIGEST
+    from idemlint.knowledge import catalogue_digest
+
+    return f"{config.fingerprint()}\0{config.root.resolve()}\0{catalogue_digest()}\0{SIGNS_DIGEST}"
 
 
 # -- checking ------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from idemlint import __version__
 from idemlint.analysis.project_index import EMPTY, ProjectIndex
 from idemlint.cache import SHAPE, ResultCache, Stamp, content_hash, depended_on, file_key, stamp
 from idemlint.finding import Finding
+from idemlint.knowledge import catalogue_digest
 from idemlint.reading import read_source
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ def _open_cache(
     editing a helper elsewhere re-checks the files that call it and nothing else."""
     structure, functions = digests
     salt = hashlib.sha256(
-        f"{__version__}\0{','.join(r.code for r in rules)}\0{config.fingerprint()}\0{structure}\0{SHAPE}".encode()
+        f"{__version__}\0{','.join(r.code for r in rules)}\0{config.fingerprint()}\0{structure}\0{SHAPE}\0{catalogue_digest()}".encode()
     ).hexdigest()
     return ResultCache(directory, salt, functions)
 

@@ -237,21 +237,41 @@ def test_the_project_root_is_the_common_folder_of_the_resolved_paths(tmp_path: P
 
 
 def test_the_index_format_is_pinned_to_its_magic() -> None:
-    """A stored index is read back by its field names and types: when what it holds changes (a field of the index,
-    a file's facts or a summary, or which modules are summarised), INDEX_MAGIC must change with
-    it, or a warm run reuses an index built the old way. Update both pins together."""
+    """A stored index is read back by its field names and types: when what it holds changes (a
+    field of the index, a file's facts or a summary, how machines are declared), INDEX_MAGIC
+    must change with it, or a warm run reuses an index built the old way. Update both pins
+    together. Which modules are summarised (the summary signs, derived from the catalogue) is
+    in the index's key instead: see the next test."""
     import dataclasses
     import hashlib
 
     from idemlint.analysis import machines
     from idemlint.analysis.module_facts import ModuleFacts
-    from idemlint.analysis.project import _SUMMARY_SIGNS, FileFacts
+    from idemlint.analysis.project import FileFacts
     from idemlint.analysis.project_index import ProjectIndex
     from idemlint.analysis.summary_records import Summary
     from idemlint.cache import INDEX_MAGIC
 
     classes = (ProjectIndex, FileFacts, ModuleFacts, Summary, machines.Machine)
     shape = repr([[f.name for f in dataclasses.fields(c)] for c in classes]) + repr(
-        [(w, p.pattern) for w, p in _SUMMARY_SIGNS] + [machines._TABLE_ROW.pattern, machines._DECORATOR.pattern]
+        [machines._TABLE_ROW.pattern, machines._DECORATOR.pattern]
     )
-    assert (INDEX_MAGIC, hashlib.sha256(shape.encode()).hexdigest()[:12]) == (b"idemlint-index-11\n", "d222f2134e33")
+    assert (INDEX_MAGIC, hashlib.sha256(shape.encode()).hexdigest()[:12]) == (b"idemlint-index-11\n", "e56f36b84f5a")
+
+
+def test_the_index_key_follows_the_catalogue_and_the_summary_signs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Teaching idemlint a library (an edit of idemlint/knowledge/ alone) builds the index
+    again and re-checks files: the catalogue's digest is in the index's key, and the summary
+    signs derived from it too."""
+    from idemlint import api, knowledge
+    from idemlint.analysis import project
+    from idemlint.config import Config
+
+    config = Config()
+    before = api._index_key(config)
+    assert api._index_key(config) == before
+    monkeypatch.setattr(project, "SIGNS_DIGEST", "other signs")
+    assert api._index_key(config) != before
+    monkeypatch.undo()
+    monkeypatch.setattr(knowledge, "catalogue_digest", lambda: "other words")
+    assert api._index_key(config) != before

@@ -9,6 +9,7 @@ to one `ProjectIndex` and follows the calls between modules (`follow_calls`).
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -204,6 +205,10 @@ _SUMMARY_SIGNS: tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...] = tuple(
         ),
     )
 )
+
+# part of the index cache's key: a change to the signs (or to the catalogue they are derived
+# from) builds the index again
+SIGNS_DIGEST = hashlib.sha256(repr([(w, p.pattern) for w, p in _SUMMARY_SIGNS]).encode()).hexdigest()[:16]
 
 
 def summary_candidate(source: bytes) -> bool:
