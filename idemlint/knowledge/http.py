@@ -13,7 +13,7 @@ NOT_IDEMPOTENT_METHODS = frozenset({"POST", "PATCH"})
 # the module-level functions and client methods named for a writing method (`requests.post`)
 WRITE_METHOD_FUNCTIONS = frozenset(method.lower() for method in WRITE_METHODS)
 # modules whose functions send a request (`requests.post`)
-HTTP_MODULES = ("requests", "httpx", "requests.api", "httpx._api")
+HTTP_MODULES = ("requests", "httpx", "requests.api", "httpx._api", "niquests")
 # what builds a client, and the library it belongs to
 CLIENT_FACTORIES = {
     "requests.Session": "requests",
@@ -22,6 +22,8 @@ CLIENT_FACTORIES = {
     "httpx.Client": "httpx",
     "httpx.AsyncClient": "httpx",
     "aiohttp.ClientSession": "aiohttp",
+    "niquests.Session": "niquests",
+    "niquests.AsyncSession": "niquests",
     "urllib3.PoolManager": "urllib3",
     "urllib3.HTTPConnectionPool": "urllib3",
     "urllib3.HTTPSConnectionPool": "urllib3",
@@ -35,4 +37,9 @@ CLIENT_NAME = re.compile(
 # retry them ("http": a client known only by its name, which may be a requests session)
 URLLIB3_BACKED = frozenset({"requests", "urllib3", "http"})
 # what `raise_for_status()` raises, for a 4xx as well as a 5xx
-HTTP_STATUS_ERRORS = {"requests.HTTPError", "requests.exceptions.HTTPError", "httpx.HTTPStatusError"}
+HTTP_STATUS_ERRORS = {
+    "requests.HTTPError",
+    "requests.exceptions.HTTPError",
+    "httpx.HTTPStatusError",
+    "niquests.HTTPError",
+}
