@@ -35,11 +35,12 @@ from typing import Any, Generic, TypeVar
 from idemlint import __version__, plain_data
 from idemlint import finding as finding_module
 from idemlint.analysis.project_index import ProjectIndex
+from idemlint.cache_files import CHECKSUM_SIZE as CHECKSUM_SIZE
+from idemlint.cache_files import private_folder, read_checked, write_checked
 from idemlint.finding import Finding
 from idemlint.reading import read_source
 
 MAGIC = b"idemlint-results-3\n"
-CHECKSUM_SIZE = 16
 # a stat is trusted only if the file changed at least this long before it was read
 RACY_NS = 2_000_000_000
 # entries kept per cache file: those of the current run always, older ones up to this many
@@ -129,7 +130,7 @@ class ResultCache(Generic[Item]):
         self.unparsed = 0  # the hits that were files no rule's words are in
 
     def _load(self, path: Path) -> dict[str, Entry]:
-        payload = _read_checked(path, MAGIC)
+        payload = read_checked(path, MAGIC)
         if payload is None:
             return {}
         try:
@@ -215,9 +216,9 @@ class ResultCache(Generic[Item]):
         with contextlib.suppress(OSError):
             ignore = self.directory / ".gitignore"
             if not ignore.exists():
-                _private_folder(self.directory)
+                private_folder(self.directory)
                 ignore.write_text("# Created by idemlint: cached results, safe to delete.\n*\n")
-        if not _write_checked(self.path, MAGIC, payload):
+        if not write_checked(self.path, MAGIC, payload):
             return  # a cache that cannot be written only costs time
         self._prune()
 
@@ -256,7 +257,7 @@ def cached_index(
     found = _index_of(blob)
     if found is not None:
         if index_digests(found) != digest:  # stored by a build whose digests were computed otherwise
-            _write_checked(store, INDEX_MAGIC, plain_data.dumps((key, manifest, blob, index_digests(found))))
+            write_checked(store, INDEX_MAGIC, plain_data.dumps((key, manifest, blob, index_digests(found))))
         return found
     started = clock()
     recorded: dict[str, tuple[Stamp | None, bytes]] = {}
@@ -276,7 +277,7 @@ def cached_index(
     fresh = tuple((name, *recorded.get(name, (None, b""))) for name in paths)
     with contextlib.suppress(ValueError):
         stored = plain_data.dumps((key, fresh, plain_data.dumps(built), index_digests(built)))
-        _write_checked(store, INDEX_MAGIC, stored)
+        write_checked(store, INDEX_MAGIC, stored)
     return built
 
 
@@ -333,7 +334,7 @@ def _stored_index(store: Path, key: str, paths: list[str]) -> tuple[Manifest, by
     next run trusts the stat again."""
     started = clock()
     unique = list(dict.fromkeys(paths))
-    stored = _read_checked(store, INDEX_MAGIC)
+    stored = read_checked(store, INDEX_MAGIC)
     if stored is None:
         return (), None, ""
     try:
@@ -359,7 +360,7 @@ def _stored_index(store: Path, key: str, paths: list[str]) -> tuple[Manifest, by
             return (), None, ""  # nothing to reuse: no need to read the rest
         manifest.append((name, trusted_stamp(now, started), content))
     if tuple(manifest) != old_manifest:
-        _write_checked(store, INDEX_MAGIC, plain_data.dumps((key, tuple(manifest), blob, digest)))
+        write_checked(store, INDEX_MAGIC, plain_data.dumps((key, tuple(manifest), blob, digest)))
     return tuple(manifest), blob, digest
 
 
@@ -384,7 +385,7 @@ def cached_listing(directory: Path, key: str, walk: Callable[[], tuple[list[str]
     applied) finds every change to the listing. Kept only when nothing watched changed in
     the last moments before the walk (see RACY_NS), like a file's stat in the results."""
     store = directory / __version__ / f"listing-{hashlib.sha256(key.encode()).hexdigest()[:32]}.bin"
-    stored = _read_checked(store, LISTING_MAGIC)
+    stored = read_checked(store, LISTING_MAGIC)
     if stored is not None:
         with contextlib.suppress(plain_data.Corrupt):
             old_key, watched, stamps, listed = plain_data.loads(stored, _LISTING)
@@ -395,84 +396,5 @@ def cached_listing(directory: Path, key: str, walk: Callable[[], tuple[list[str]
     now = _stamps(watched)
     if keep and all(s is None or settled(s, started) for s in now):
         with contextlib.suppress(ValueError):
-            _write_checked(store, LISTING_MAGIC, plain_data.dumps((key, tuple(watched), now, tuple(files))))
+            write_checked(store, LISTING_MAGIC, plain_data.dumps((key, tuple(watched), now, tuple(files))))
     return files
-
-
-def _read_checked(path: Path, magic: bytes) -> bytes | None:
-    """The payload of a file written by `_write_checked`, or None if missing, corrupt, or not
-    a regular file that only this user can have written (see `_trusted`)."""
-    try:
-        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        if not _trusted(path, os.fstat(handle)):
-            return None
-        with open(handle, "rb", closefd=False) as stream:
-            data = stream.read()
-    except OSError:
-        return None
-    finally:
-        os.close(handle)
-    checksum = data[len(magic) : len(magic) + CHECKSUM_SIZE]
-    payload = data[len(magic) + CHECKSUM_SIZE :]
-    if not data.startswith(magic) or hashlib.blake2b(payload, digest_size=CHECKSUM_SIZE).digest() != checksum:
-        return None
-    return payload
-
-
-_warned: set[str] = set()
-
-
-def _trusted(path: Path, status: os.stat_result) -> bool:
-    """Whether a cache file may be read: a regular file owned by this user and writable by no
-    one else. Another's file is ignored (with one warning a run), never read."""
-    import stat as stat_module
-
-    if not stat_module.S_ISREG(status.st_mode):
-        return False
-    reason = ""
-    if hasattr(os, "getuid") and status.st_uid != os.getuid():
-        reason = "it is owned by another user"
-    elif hasattr(os, "getuid") and status.st_mode & 0o022:
-        reason = "others can write to it"
-    if not reason:
-        return True
-    if not _warned:
-        import sys
-
-        print(f"idemlint: warning: ignoring the cache file {path}: {reason}", file=sys.stderr)
-    _warned.add(str(path))
-    return False
-
-
-def _private_folder(folder: Path) -> None:
-    """Make `folder` and its missing parents, each readable by this user only (0700)."""
-    missing = []
-    while not folder.exists() and folder.parent != folder:
-        missing.append(folder)
-        folder = folder.parent
-    for each in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            each.mkdir(mode=0o700)
-
-
-def _write_checked(path: Path, magic: bytes, payload: bytes) -> bool:
-    """Write atomically: a temporary file in the same folder (created 0600, in a 0700
-    folder), renamed over the old one (a link there is replaced, not followed)."""
-    import tempfile
-
-    temporary = ""
-    try:
-        _private_folder(path.parent)
-        with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False, suffix=".tmp") as handle:
-            temporary = handle.name
-            handle.write(magic + hashlib.blake2b(payload, digest_size=CHECKSUM_SIZE).digest() + payload)
-        os.replace(temporary, path)
-    except OSError:
-        if temporary:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-        return False
-    return True

@@ -94,8 +94,10 @@ def precision_note(code: str) -> str:
     )
 
 
-_ORDER = ("low", "medium", "high")
-CONFIDENCE_RANK = {level: rank for rank, level in enumerate(_ORDER)}
+# The one confidence scale, least sure first: the CLI, the configuration, the server and every
+# output format read it here (SARIF's `precision` and GitLab's severity included).
+CONFIDENCE_LEVELS = ("low", "medium", "high")
+CONFIDENCE_RANK = {level: rank for rank, level in enumerate(CONFIDENCE_LEVELS)}
 
 # What idemlint shows when no --min-confidence is given: every `high` finding, and a `medium`
 # one whose kind's estimated precision is at least this. Chosen from the table: at 0.85 the

@@ -316,7 +316,7 @@ def _check_stdin(
     """`idemlint check - --stdin-filename app/pay.py`: the buffer, judged as that file would be
     (the configuration and selection in force, per-file-ignores, test status); with --fix, the
     fixed text on stdout."""
-    from idemlint.output import get_formatter
+    from idemlint.output import PLAIN, ReportContext, get_formatter
     from idemlint.parsing import decode
 
     kind, anchor = api.kind_and_anchor(Path(shown).absolute(), config)
@@ -327,11 +327,12 @@ def _check_stdin(
         print_errors([outcome.error] if outcome.error else [])
         left = [f for f in outcome.findings if confident(f)]
         # stdout holds the fixed text, so what the fixes left goes to stderr, as ruff does
-        click.echo(get_formatter("concise")(left, False), err=True, nl=False)
+        click.echo(get_formatter("concise")(left, False, PLAIN), err=True, nl=False)
         sys.exit(EXIT_FINDINGS if left and not o.exit_zero else EXIT_CLEAN)
     result = api.check_text(source, shown, config, rules, kind, anchor or shown)
     findings = [f for f in result.findings if confident(f)]
-    emit(get_formatter(o.output_format)(findings, False), o.output_file)
+    context = ReportContext(root=config.root, checked=[anchor or shown])
+    emit(get_formatter(o.output_format)(findings, False, context), o.output_file)
     print_errors(result.errors)
     sys.exit(EXIT_ERROR if result.errors else EXIT_FINDINGS if findings and not o.exit_zero else EXIT_CLEAN)
 

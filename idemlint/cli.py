@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from idemlint import __version__
+from idemlint.calibration import CONFIDENCE_LEVELS
 from idemlint.console import EXIT_CLEAN, EXIT_ERROR, colour, emit, print_errors, print_warnings, usage_error, writable
 from idemlint.output import FORMATS as REPORT_FORMATS
 
@@ -124,7 +125,7 @@ def cli() -> None:
 )
 @click.option(
     "--min-confidence",
-    type=click.Choice(["low", "medium", "high"]),
+    type=click.Choice(CONFIDENCE_LEVELS),
     help="Hide findings less sure than this (default: show high, and medium where measured at least 85% true).",
 )
 @click.option(
@@ -168,7 +169,8 @@ def audit(
 ) -> None:
     """List every side-effecting external call: key sent? retried? what a timeout does."""
     from idemlint.api import build_project_index, discover_files, load_config
-    from idemlint.audit import FORMATS, audit_paths, format_text
+    from idemlint.audit import audit_paths
+    from idemlint.audit_formats import FORMATS, format_text
     from idemlint.config import ConfigError
     from idemlint.rules import ALL_RULES
 

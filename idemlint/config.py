@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from idemlint.calibration import CONFIDENCE_LEVELS
+
 if TYPE_CHECKING:
     from idemlint.knowledge.vocabulary import Vocabulary
 
@@ -156,7 +158,7 @@ OPTIONS: tuple[Option, ...] = (
         "min_confidence",
         "choice",
         "Show only findings at least this sure (default: high, and medium kinds measured at least 85% true).",
-        choices=("low", "medium", "high"),
+        choices=CONFIDENCE_LEVELS,
     ),
     Option(
         "min-stakes",
@@ -180,6 +182,8 @@ _CHOICE_KEYS = {o.key: o for o in OPTIONS if o.kind == "choice"}
 
 STANDALONE = (".idemlint.toml", "idemlint.toml")  # the whole file is the configuration
 FLAKE8_FILES = ("setup.cfg", "tox.ini", ".flake8")  # `idemlint-*` options in a [flake8] section
+# every file a configuration may come from, in no order (the language server watches them)
+CONFIG_FILES = (*STANDALONE, "pyproject.toml", *FLAKE8_FILES)
 
 
 def find_pyproject(start: Path) -> Path | None:

@@ -111,25 +111,16 @@ def render_report(
     """The findings in the chosen format. CI formats get root-relative paths: CI systems read
     paths from the repository root, whatever folder idemlint ran from."""
     from idemlint.api import anchored, source_lines
-    from idemlint.output import get_formatter
+    from idemlint.output import ReportContext, for_ci, get_formatter
 
-    if output_format == "sarif":
-        from idemlint.output.sarif import format_sarif
-
-        return format_sarif(anchored(findings, found), coloured, root=root)
-    if output_format == "junit":  # a test case per checked file, failed or passed
-        from idemlint.output.junit import format_junit
-
-        checked = [found.anchors.get(shown, shown) for _path, shown in found.to_check(check_tests)]
-        return format_junit(anchored(findings, found), coloured, checked)
-    if output_format in ("github", "gitlab"):
-        return get_formatter(output_format)(anchored(findings, found), coloured)
-    if output_format == "text":
-        from idemlint.output.text import format_text
-
-        sources = source_lines(found.files, findings) if show_source else None
-        return format_text(findings, coloured, sources) + fixable_summary(findings, unsafe_fixes)
-    return get_formatter(output_format)(findings, coloured)
+    ci = for_ci(output_format)
+    context = ReportContext(
+        root=root,
+        checked=[found.anchors.get(shown, shown) if ci else shown for _path, shown in found.to_check(check_tests)],
+        sources=source_lines(found.files, findings) if show_source and output_format == "text" else None,
+    )
+    report = get_formatter(output_format)(anchored(findings, found) if ci else findings, coloured, context)
+    return report + fixable_summary(findings, unsafe_fixes) if output_format == "text" else report
 
 
 def fixable_summary(findings: list[Finding], unsafe: bool) -> str:

@@ -266,6 +266,10 @@ def _subdirectories(directory: Path) -> list[Path]:
         return []
 
 
+# where pytest reads `testpaths` besides pyproject.toml: which files are tests follows them
+PYTEST_INI_FILES = (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
+
+
 def _pytest_testpaths(root: Path) -> list[str]:
     """pytest's `testpaths` from pyproject.toml, pytest.ini, tox.ini or setup.cfg."""
     found: list[str] = []
@@ -281,7 +285,7 @@ def _pytest_testpaths(root: Path) -> list[str]:
             found.extend([value] if isinstance(value, str) else [v for v in value if isinstance(v, str)])
         except (OSError, UnicodeDecodeError, ValueError):
             pass
-    for name, section in (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+    for name, section in PYTEST_INI_FILES:
         ini = root / name
         if not ini.is_file():
             continue

@@ -47,12 +47,13 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from idemlint import __version__
+from idemlint.config import CONFIG_FILES as CONFIGURATIONS
 from idemlint.lsp.checker import Analysis, Checker
 from idemlint.lsp.convert import suppress_action, text_edit, to_range
 from idemlint.lsp.hover import hover_at
 from idemlint.lsp.settings import NAME, Settings, parse_settings
 from idemlint.lsp.text import UTF16
-from idemlint.paths import resolved
+from idemlint.paths import PYTEST_INI_FILES, resolved
 from idemlint.registry import PARSE_ERROR, UNUSED_SUPPRESSION
 
 __all__ = ["IdemlintServer", "Settings", "create_server", "main", "parse_settings", "serve"]
@@ -60,7 +61,7 @@ __all__ = ["IdemlintServer", "Settings", "create_server", "main", "parse_setting
 DEBOUNCE_SECONDS = 0.3
 FIX_ALL = "source.fixAll.idemlint"
 # Files whose change can change a document's configuration or test status.
-CONFIG_FILES = frozenset({"pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini"})
+CONFIG_FILES = frozenset(CONFIGURATIONS) | {name for name, _section in PYTEST_INI_FILES}
 _PYTHON_SUFFIXES = (".py", ".pyi")
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from idemlint.audit import audit_source, format_json, format_markdown, format_text, summary
+from idemlint.audit import audit_source
+from idemlint.audit_formats import format_json, format_markdown, format_text, summary
 from idemlint.cli import cli
 from idemlint.config import Config
 

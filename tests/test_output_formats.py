@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from idemlint.finding import Finding
-from idemlint.output import FORMATS, get_formatter
+from idemlint.output import FORMATS, ReportContext, get_formatter
 from idemlint.output.concise import format_concise
 from idemlint.output.gitlab import format_gitlab
 from idemlint.output.junit import format_junit
@@ -277,7 +277,7 @@ def test_junit_without_findings_and_with_characters_xml_cannot_hold() -> None:
 
 
 def test_junit_has_a_passing_case_for_each_checked_file_without_findings() -> None:
-    root = ET.fromstring(format_junit(FINDINGS[:1], False, checked=[FINDINGS[0].path, "clean.py"]))
+    root = ET.fromstring(format_junit(FINDINGS[:1], False, ReportContext(checked=[FINDINGS[0].path, "clean.py"])))
     (suite,) = root.findall("testsuite")
     assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
     cases = {case.get("name"): len(case.findall("failure")) for case in suite.findall("testcase")}

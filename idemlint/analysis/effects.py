@@ -228,7 +228,7 @@ class EffectAnalysis:
             return None
         if isinstance(receiver, cst.Name):
             scope = model.scope_of(receiver)
-            for binding in model.bindings_of(scope, receiver.value) or model.bindings_of(model.module, receiver.value):
+            for binding in model.resolve(scope, receiver.value):
                 if binding.annotation is not None:  # def notify(session: aiohttp.ClientSession)
                     library = CLIENT_FACTORIES.get(model.qualname(binding.annotation) or "")
                     if library:

@@ -54,7 +54,7 @@ def origin_nodes(model: ModuleModel, expr: cst.BaseExpression) -> Iterator[cst.C
             if isinstance(sub, cst.Name) and sub.value not in seen_names and is_load(model, sub):
                 seen_names.add(sub.value)
                 # A name the function never binds is a module-level name (a constant, usually).
-                bindings = model.bindings_of(scope, sub.value) or model.bindings_of(model.module, sub.value)
+                bindings = model.resolve(scope, sub.value)
                 for binding in bindings:
                     if binding.value is not None and binding.kind not in ("param", "def"):
                         pending.append(binding.value)

@@ -87,11 +87,7 @@ def _parts(model: ModuleModel, expr: cst.BaseExpression) -> tuple[bool, list[str
             if dotted is not None and dotted.split(".")[0] not in model.imports:
                 if IDENTIFIER.search(dotted.rsplit(".", 1)[-1]):
                     return True, []
-                bindings = (
-                    (model.bindings_of(scope, dotted) or model.bindings_of(model.module, dotted))
-                    if isinstance(node, cst.Name)
-                    else []
-                )
+                bindings = (model.resolve(scope, dotted)) if isinstance(node, cst.Name) else []
                 followed = [b.value for b in bindings if b.kind in _FOLLOWED and b.value is not None]
                 if followed:
                     pending.extend(followed)  # `name = f"..."`: what it was made of

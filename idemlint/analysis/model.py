@@ -9,12 +9,17 @@ names the rules match.
 
 from __future__ import annotations
 
-import dataclasses
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Union
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.syntax import children_of as children_of
+from idemlint.analysis.syntax import iter_nodes as iter_nodes
+from idemlint.analysis.syntax import keyword as keyword
+from idemlint.analysis.syntax import load_syntax_types, syntax_children, walk_nodes
+from idemlint.analysis.syntax import positional as positional
+from idemlint.analysis.syntax import string_value as string_value
 from idemlint.knowledge.vocabulary import DEFAULT as DEFAULT_VOCABULARY
 from idemlint.knowledge.vocabulary import Vocabulary
 
@@ -83,11 +88,11 @@ class ModuleModel:
     def children_of(self, node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
         """`children_of(node)`, looked up in this model's walk when `node` is in its tree."""
         found = self.children.get(node)
-        return found if found is not None else _syntax_children(node)
+        return found if found is not None else syntax_children(node)
 
     def iter_nodes(self, root: cst.CSTNode, stop_at_functions: bool = True) -> Iterator[cst.CSTNode]:
         """`iter_nodes(root, ...)`, with children looked up in this model's walk."""
-        return _iter_nodes(root, stop_at_functions, self.children)
+        return walk_nodes(root, stop_at_functions, self.children)
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         parent = self.parents.get(node)
@@ -182,107 +187,9 @@ class ModuleModel:
         scoped = self.bindings.get(scope)
         return scoped.get(name, []) if scoped else []
 
-
-def string_value(expr: cst.BaseExpression | None) -> str | None:
-    """The value of a plain string literal (implicitly concatenated parts too), or None."""
-    parts: list[str] = []
-    pending = [expr]
-    while pending:  # iterative: generated files concatenate thousands of literals
-        node = pending.pop()
-        if isinstance(node, cst.ConcatenatedString):
-            pending.extend((node.right, node.left))
-        elif isinstance(node, cst.SimpleString):
-            try:
-                value = node.evaluated_value
-            except (RecursionError, ValueError, SyntaxError, MemoryError):
-                return None
-            if not isinstance(value, str):
-                return None
-            parts.append(value)
-        else:
-            return None
-    return "".join(parts)
-
-
-def keyword(call: cst.Call, name: str) -> cst.Arg | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
-    return None
-
-
-def positional(call: cst.Call, index: int) -> cst.Arg | None:
-    plain = [a for a in call.args if a.keyword is None and not a.star]
-    return plain[index] if index < len(plain) else None
-
-
-def children_of(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
-    """A node's children in field order, whitespace and punctuation skipped. Code that holds
-    the file's model should ask `model.children_of`: the same answer from the walk's record."""
-    _load_syntax_types()
-    return _syntax_children(node)
-
-
-# Per node type, never per file: the same for every tree, so they can live at module level.
-_FIELDS: dict[type, tuple[str, ...]] = {}
-_SYNTAX_TYPES: set[type] = set()
-# Whitespace and punctuation: a third of a tree's nodes, and no rule asks about them.
-_TRIVIA = (
-    "SimpleWhitespace ParenthesizedWhitespace TrailingWhitespace EmptyLine Newline Comment Comma Dot Colon "
-    "Semicolon LeftParen RightParen LeftSquareBracket RightSquareBracket LeftCurlyBrace RightCurlyBrace AssignEqual"
-).split()
-
-
-def _syntax_children(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
-    """A node's children read straight from its dataclass fields, skipping trivia: an
-    order of magnitude cheaper than `node.children`, which re-visits every field."""
-    names = _FIELDS.get(type(node))
-    if names is None:
-        names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
-    wanted = _SYNTAX_TYPES
-    found: list[cst.CSTNode] = []
-    for name in names:
-        value = getattr(node, name)
-        kind = type(value)
-        if kind in wanted:
-            found.append(value)
-        elif kind is tuple or kind is list:
-            found.extend(item for item in value if type(item) in wanted)
-    return tuple(found)
-
-
-def _load_syntax_types() -> None:
-    if _SYNTAX_TYPES:
-        return
-    pending = [cst.CSTNode]
-    while pending:
-        for sub in pending.pop().__subclasses__():
-            pending.append(sub)
-            _SYNTAX_TYPES.add(sub)
-    _SYNTAX_TYPES.difference_update(getattr(cst, name) for name in _TRIVIA)
-
-
-def iter_nodes(root: cst.CSTNode, stop_at_functions: bool = True) -> Iterator[cst.CSTNode]:
-    """Every node below `root` in source order, not descending into nested functions,
-    classes or lambdas unless asked to. Code that holds the file's model should ask
-    `model.iter_nodes`: the same nodes, with each node's children looked up, not computed."""
-    _load_syntax_types()
-    return _iter_nodes(root, stop_at_functions, {})
-
-
-def _iter_nodes(
-    root: cst.CSTNode, stop_at_functions: bool, children: dict[cst.CSTNode, tuple[cst.CSTNode, ...]]
-) -> Iterator[cst.CSTNode]:
-    found = children.get(root)
-    stack = list(reversed(found if found is not None else _syntax_children(root)))
-    scopes = (cst.FunctionDef, cst.ClassDef, cst.Lambda) if stop_at_functions else ()
-    while stack:
-        node = stack.pop()
-        yield node
-        if type(node) in scopes:
-            continue
-        found = children.get(node)
-        stack.extend(reversed(found if found is not None else _syntax_children(node)))
+    def resolve(self, scope: cst.CSTNode, name: str) -> list[Binding]:
+        """Where `name` is bound as seen from `scope`: its own bindings there, else the module's."""
+        return self.bindings_of(scope, name) or self.bindings_of(self.module, name)
 
 
 class _Walker:
@@ -296,7 +203,7 @@ class _Walker:
         model = self.model
         parents = model.parents
         handlers = self.handlers()
-        _load_syntax_types()
+        load_syntax_types()
         memo = model.children
         scope_of = model.scopes
         function_types = (cst.FunctionDef, cst.Lambda)
@@ -314,7 +221,7 @@ class _Walker:
             if type(node) in function_types:
                 self.scopes.append(node)
                 stack.append((node, True))
-            children = _syntax_children(node)
+            children = syntax_children(node)
             memo[node] = children
             for child in reversed(children):
                 parents[child] = node

@@ -84,7 +84,7 @@ def _text(model: ModuleModel, expr: cst.BaseExpression, depth: int) -> str | Non
             return _text(model, expr.args[0].value, depth + 1)
     if isinstance(expr, cst.Name):
         scope = model.scope_of(expr)
-        bindings = model.bindings_of(scope, expr.value) or model.bindings_of(model.module, expr.value)
+        bindings = model.resolve(scope, expr.value)
         for binding in bindings:
             if binding.kind in ("assign", "augassign") and binding.value is not None:
                 found = _text(model, binding.value, depth + 1)

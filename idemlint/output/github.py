@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from idemlint.finding import Finding
+from idemlint.output import PLAIN, ReportContext
 from idemlint.stakes import at_stake
 
 
@@ -16,7 +17,7 @@ def escape_property(value: str) -> str:
     return escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def format_github(findings: Sequence[Finding], color: bool) -> str:
+def format_github(findings: Sequence[Finding], color: bool, context: ReportContext = PLAIN) -> str:
     lines = []
     for f in findings:
         level = "error" if f.severity == "error" else "warning"

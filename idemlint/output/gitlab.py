@@ -14,7 +14,9 @@ import hashlib
 import json
 from collections.abc import Sequence
 
+from idemlint.calibration import CONFIDENCE_RANK
 from idemlint.finding import Finding
+from idemlint.output import PLAIN, ReportContext
 from idemlint.output.fingerprints import occurrence_fingerprints
 from idemlint.stakes import at_stake
 
@@ -22,19 +24,18 @@ from idemlint.stakes import at_stake
 # finding is, one step lower when nothing outside the system is at stake (idemlint.stakes);
 # warnings are minor whatever their confidence.
 _SCALE = ("minor", "major", "critical")
-_ERROR_RANK = {"high": 2, "medium": 1, "low": 0}
 
 
 def severity(finding: Finding) -> str:
     if finding.severity != "error":
         return "minor"
-    rank = _ERROR_RANK.get(finding.confidence, 1)
+    rank = CONFIDENCE_RANK.get(finding.confidence, 1)
     if finding.stakes and finding.stakes != "external":
         rank = max(0, rank - 1)
     return _SCALE[rank]
 
 
-def format_gitlab(findings: Sequence[Finding], color: bool) -> str:
+def format_gitlab(findings: Sequence[Finding], color: bool, context: ReportContext = PLAIN) -> str:
     issues = []
     for finding, occurrence in zip(findings, occurrence_fingerprints(findings), strict=True):
         # The occurrence is unique per (path, fingerprint); the code and path go in too so that

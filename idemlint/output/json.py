@@ -4,10 +4,11 @@ import json
 from collections.abc import Sequence
 
 from idemlint.finding import Finding
+from idemlint.output import PLAIN, ReportContext
 from idemlint.output.fingerprints import occurrence_fingerprints
 
 
-def format_json(findings: Sequence[Finding], color: bool) -> str:
+def format_json(findings: Sequence[Finding], color: bool, context: ReportContext = PLAIN) -> str:
     """`fingerprint` per occurrence, as SARIF and GitLab have it: two findings on identical
     lines stay two, and an IDM900 is known by its path (see `occurrence_fingerprints`)."""
     rows = []

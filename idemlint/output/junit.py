@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
 from idemlint.finding import Finding
+from idemlint.output import PLAIN, ReportContext
 from idemlint.stakes import at_stake
 
 # Characters XML 1.0 cannot hold, even escaped (control characters other than tab and newlines).
@@ -24,8 +25,9 @@ def _clean(text: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
 
 
-def format_junit(findings: Sequence[Finding], color: bool, checked: Sequence[str] = ()) -> str:
-    by_file: dict[str, list[Finding]] = {path: [] for path in sorted(checked)}
+def format_junit(findings: Sequence[Finding], color: bool, context: ReportContext = PLAIN) -> str:
+    """A test case per checked file (`context.checked`), failed or passed."""
+    by_file: dict[str, list[Finding]] = {path: [] for path in sorted(context.checked)}
     for finding in findings:
         by_file.setdefault(finding.path, []).append(finding)
     tests, failed = str(len(by_file)), str(sum(1 for found in by_file.values() if found))

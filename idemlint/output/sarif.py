@@ -9,10 +9,10 @@ from pathlib import Path
 from idemlint import DOCS_URL, __version__
 from idemlint.calibration import measured_level
 from idemlint.finding import Finding
+from idemlint.output import PLAIN, ReportContext
 from idemlint.output.fingerprints import occurrence_fingerprints
 
 _LEVEL = {"error": "error", "warning": "warning"}
-_PRECISION = {"high": "high", "medium": "medium", "low": "low"}
 
 
 def _rules() -> list[dict[str, object]]:
@@ -31,7 +31,7 @@ def _rules() -> list[dict[str, object]]:
                 "help": {"text": f"{rule.why}\n\nFix: {rule.fix_hint}", "markdown": render(rule)},
                 "helpUri": f"{DOCS_URL}#{anchor(rule.code, rule.name)}",
                 "defaultConfiguration": {"level": _LEVEL[rule.severity]},
-                "properties": {"precision": _PRECISION[measured_level(rule)], "tags": ["idempotency", "reliability"]},
+                "properties": {"precision": measured_level(rule), "tags": ["idempotency", "reliability"]},
             }
         )
     for code in sorted(RESERVED_CODES):
@@ -63,8 +63,8 @@ def _location(path: str, line: int, col: int = 0, end_line: int = 0, end_col: in
     return {"physicalLocation": {"artifactLocation": artifact, "region": region}}
 
 
-def format_sarif(findings: Sequence[Finding], color: bool, root: Path | None = None) -> str:
-    """`root`: the folder relative paths start from (the project root); default the cwd."""
+def format_sarif(findings: Sequence[Finding], color: bool, context: ReportContext = PLAIN) -> str:
+    """Paths relative to `context.root` (the project root; default the cwd)."""
     rules = _rules()
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     results = []
@@ -98,7 +98,7 @@ def format_sarif(findings: Sequence[Finding], color: bool, root: Path | None = N
                 "tool": {
                     "driver": {"name": "idemlint", "version": __version__, "informationUri": DOCS_URL, "rules": rules}
                 },
-                "originalUriBaseIds": {"%SRCROOT%": {"uri": (root or Path.cwd()).resolve().as_uri() + "/"}},
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": (context.root or Path.cwd()).resolve().as_uri() + "/"}},
                 "results": results,
             }
         ],

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from idemlint.calibration import CONFIDENCE_RANK
 from idemlint.finding import Finding
+from idemlint.output import PLAIN, ReportContext
 from idemlint.printable import printable
 
 
@@ -43,14 +44,15 @@ def display_width(text: str) -> int:
     return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
-def format_text(findings: Sequence[Finding], color: bool, sources: Mapping[str, Sequence[str]] | None = None) -> str:
-    """`path:line:col: CODE message`, the source line with a caret (when `sources` holds the
+def format_text(findings: Sequence[Finding], color: bool, context: ReportContext = PLAIN) -> str:
+    """`path:line:col: CODE message`, the source line with a caret (when `context.sources` holds the
     file's lines), then the suggestion, severity, confidence and stakes below it. The most at
     stake first, then the surest, then by place (the findings come sorted by place)."""
     from idemlint.registry import RESERVED_CODES
     from idemlint.stakes import DESCRIBED, STAKES_RANK
 
     ranked = sorted(findings, key=lambda f: (-STAKES_RANK.get(f.stakes, 3), -CONFIDENCE_RANK.get(f.confidence, 3)))
+    sources = context.sources
     lines = []
     for f in ranked:
         lines.append(headline(f, color))

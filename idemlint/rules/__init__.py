@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 from idemlint.rule import Rule
-from idemlint.rules.data_model import (
-    IgnoredUpdateCount,
-    NonMonotonicTransition,
-    ReadDecideWrite,
-)
+from idemlint.rules.data_model import NonMonotonicTransition, ReadDecideWrite
 from idemlint.rules.external import TimeoutAsFailure, UnkeyedRetriedSideEffect
 from idemlint.rules.keys import ClockInKey, ContentHashKey, KeyRegeneratedPerAttempt
 from idemlint.rules.retry_policy import (
@@ -15,6 +11,7 @@ from idemlint.rules.retry_policy import (
     RetryWithoutJitter,
     UnboundedRetry,
 )
+from idemlint.rules.update_count import IgnoredUpdateCount
 
 ALL_RULES: tuple[type[Rule], ...] = (
     KeyRegeneratedPerAttempt,

@@ -11,19 +11,16 @@ from idemlint.analysis.db import (
     DbWrite,
     Race,
     compared_values,
-    count_conditions,
     decisions,
     is_locked,
     loaded_read,
     locked_together,
     races,
 )
-from idemlint.analysis.direct_facts import returns_write_results
 from idemlint.analysis.machines import Machine, written_state
-from idemlint.analysis.summaries import chain_origin, related_steps, via
 from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
 from idemlint.knowledge.states import STATE_COLUMNS, TOMBSTONE_STATES
-from idemlint.knowledge.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS, UPDATE
+from idemlint.knowledge.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS
 from idemlint.paths import RUN_BY_HAND, role_of
 from idemlint.rule import Report, Rule
 
@@ -40,7 +37,7 @@ else:
 _DESCRIBE = {"sql": "UPDATE", DJANGO: "QuerySet.update()", SQLALCHEMY: "update()", "attribute": "assignment"}
 
 
-def _what(write: DbWrite) -> str:
+def what_is_written(write: DbWrite) -> str:
     if write.kind == "attribute":
         column = next(iter(write.sets), "?")
         return f"{write.instance}.{column} = ... (saved later)"
@@ -149,18 +146,18 @@ def on_payment_succeeded(event):
             read = race.read
             if read.record:
                 message = (
-                    f"{_what(write)} is decided by {read.instance}.{columns} ({_RECORD_ORIGINS[read.record]}), "
+                    f"{what_is_written(write)} is decided by {read.instance}.{columns} ({_RECORD_ORIGINS[read.record]}), "
                     "tested on line $where on the in-memory instance without a lock, and the write does not re-check it"
                 )
             elif race.test is read.call:
                 message = (
-                    f"{_what(write)} writes rows chosen by {columns} on line $where without a lock, and its filter "
+                    f"{what_is_written(write)} writes rows chosen by {columns} on line $where without a lock, and its filter "
                     f"does not re-check {columns}: a row that changed meanwhile, or one an overlapping run took, is "
                     "written again"
                 )
             else:
                 message = (
-                    f"{_what(write)} is decided by {columns} read on line $where without a lock, "
+                    f"{what_is_written(write)} is decided by {columns} read on line $where without a lock, "
                     "and the write does not re-check it"
                 )
             yield Report(
@@ -168,7 +165,7 @@ def on_payment_succeeded(event):
                 message,
                 suggestion=_condition_hint(ctx, write, *_decided_states(ctx, race)),
                 lines=(("where", race.test if read.record else read.call),),
-                confidence=_confidence(ctx, read),
+                confidence=lower_confidence(ctx, read),
                 evidence=_RECORD_EVIDENCE.get(read.record or "", "read in the function"),
             )
 
@@ -188,7 +185,7 @@ _RECORD_ORIGINS = {
 }
 
 
-def _confidence(ctx: FileContext, read: DbRead | None = None) -> str | None:
+def lower_confidence(ctx: FileContext, read: DbRead | None = None) -> str | None:
     """Lower than the rule's where harm is less likely: a management command or script (run by
     hand, one at a time), or a parameter or loop variable (the caller may hold a lock)."""
     if role_of(ctx.path) in RUN_BY_HAND:
@@ -213,135 +210,12 @@ def _preferred_assignment(ctx: FileContext, first: DbWrite, test: object) -> DbW
     return first
 
 
-class IgnoredUpdateCount(Rule):
-    code = "IDM102"
-    stakes_follow_effects = True
-    confidence = "medium"
-    name = "ignored-update-count"
-    summary = "A conditional UPDATE runs and its affected-row count is never read."
-    what_it_does = (
-        "Flags a conditional UPDATE (its WHERE or `.filter(...)` constrains more than the row's identity: a state, "
-        "flag, version or timestamp column, or a literal) whose affected-row count is never read afterwards in "
-        "the function: `cursor.rowcount`, `result.rowcount`, the return value of `QuerySet.update()` or "
-        "`Query.update()`, asyncpg's status string, or rows from `RETURNING`. With `all-updates-need-count = true` "
-        "every UPDATE is checked."
-    )
-    why = (
-        'Zero rows is how a conditional write says "this was a duplicate" (or "someone else got there first"). '
-        "Ignoring it means the code after the UPDATE (the email, the ledger entry, the next API call) runs for "
-        "the duplicate too."
-    )
-    fix_hint = "Read the count and branch: `if cur.rowcount == 0: return  # duplicate` (Django: `if not qs.update(...)`; asyncpg: `status == 'UPDATE 0'`)."
-    known_problems = (
-        "Whether a predicate is identity or condition is judged by column name (`id`, `*_id`, `tenant`, `customer` "
-        "are identity) and by comparison with a literal. A count read in another function is not seen."
-    )
-    bad = """\
-def mark_paid(conn, order_id):
-    cur = conn.cursor()
-    cur.execute("UPDATE orders SET status = 'paid' WHERE id = %s AND status = 'pending'", (order_id,))
-    conn.commit()
-"""
-    good = """\
-def mark_paid(conn, order_id):
-    cur = conn.cursor()
-    cur.execute("UPDATE orders SET status = 'paid' WHERE id = %s AND status = 'pending'", (order_id,))
-    if cur.rowcount == 0:
-        conn.rollback()
-        return False  # duplicate delivery: already paid
-    conn.commit()
-    return True
-"""
-    how_to_fix = (
-        ("DB-API / psycopg / sqlite3", "`if cur.rowcount == 0: return`."),
-        ("asyncpg", "`status = await conn.execute(...)`; `if status == 'UPDATE 0': return`."),
-        ("Django", "`if not Order.objects.filter(pk=pk, status='pending').update(status='paid'): return`."),
-        ("SQLAlchemy", "`if session.execute(stmt).rowcount == 0: return`."),
-    )
-    fix_safety = (
-        "No automatic fix. A generated `if cur.rowcount == 0: pass` skeleton would keep behaviour and change "
-        "nothing; what a duplicate should do (return early, skip the side effect, report a conflict) is the "
-        "author's decision, and a placeholder would only hide the finding."
-    )
-    triggers = (UPDATE, DATABASE)
-    skips_migrations = True
-    needs_project = True
-    project_facts = ("returns_count",)
-    project_groups = frozenset({0, 1})
-
-    def check(self, ctx: FileContext) -> Iterator[Report]:
-        db = ctx.db
-        every = ctx.config.all_updates_need_count
-        for write in db.writes:
-            if write.count_read:
-                continue
-            conditions = count_conditions(ctx.model, db, write, every)
-            if conditions is None:
-                continue
-            if conditions:
-                what = ", ".join(sorted({p.column for p in conditions}))
-                message = f"{_what(write)} is conditional on {what} but its affected-row count is never read"
-            else:
-                message = (
-                    f"{_what(write)} writes without reading its affected-row count "
-                    "(`all-updates-need-count` asks for it on every update)"
-                )
-            yield Report(write.statement, message, suggestion=_count_hint(ctx, write), confidence=_confidence(ctx))
-        yield from self._dropped_counts(ctx)
-
-    def _dropped_counts(self, ctx: FileContext) -> Iterator[Report]:
-        """`claim(order_id)` as a statement, where `claim` returns a conditional update's
-        row count (in this module or, with the project index, another): the caller drops
-        what says whether this delivery was a duplicate."""
-        if not _count_returned_here_or_named(ctx):
-            return  # no callee can return a count: the module's summaries are not built for nothing
-        for call in ctx.model.calls:
-            parent = ctx.model.parents.get(call)
-            if isinstance(parent, cst.Await):
-                parent = ctx.model.parents.get(parent)
-            if not isinstance(parent, cst.Expr):
-                continue
-            callee = ctx.callee(call)
-            chain = callee.summary.returns_count if callee is not None else None
-            if callee is None or chain is None:
-                continue
-            origin, lines = chain_origin(chain, "update")
-            yield Report(
-                parent,
-                f"{callee.name}() returns the affected-row count of {chain[-1].text} ({origin}{via(chain)}) "
-                "but the count is dropped here",
-                suggestion=f"Branch on it: `if not {callee.name}(...): return  # duplicate`.",
-                lines=lines,
-                related=related_steps(callee, chain, verb="runs"),
-                confidence=_confidence(ctx),
-            )
-
-
-def _count_returned_here_or_named(ctx: FileContext) -> bool:
-    """Whether a call here may run a function that returns a row count: one of this module's
-    functions returns a write's result, or the source names a project function that does."""
-    if returns_write_results(ctx.model):
-        return True
-    lowered = ctx.source.lower()  # by the bare name: a call may be spelt `claim (order_id)`
-    return any(name in lowered for name in ctx.project.function_names("returns_count"))
-
-
-def _placeholder(ctx: FileContext, write: DbWrite) -> str:
+def sql_placeholder(ctx: FileContext, write: DbWrite) -> str:
     """The SQL parameter style the write itself uses: `?` (sqlite3), `$1` (asyncpg), `%s`."""
     if write.kind != "sql" or write.call is None:
         return "%s"
     text = ctx.module.code_for_node(write.call)
     return "?" if "?" in text else "$1" if "$1" in text else ":id" if ":id" in text else "%s"
-
-
-def _count_hint(ctx: FileContext, write: DbWrite) -> str:
-    if write.kind == DJANGO:
-        return "Branch on the count: `if not Order.objects.filter(...).update(...): return  # duplicate`."
-    if write.kind == SQLALCHEMY:
-        return "Branch on the count: `if session.execute(update(...)...).rowcount == 0: return  # duplicate`."
-    if "$1" == _placeholder(ctx, write):
-        return "Branch on the status: `if await conn.execute(...) == 'UPDATE 0': return  # duplicate`."
-    return "Branch on the count: `if cur.rowcount == 0: return  # duplicate` (roll back first if nothing else ran)."
 
 
 def _decided_states(ctx: FileContext, race: Race) -> tuple[str, str]:
@@ -364,7 +238,7 @@ def _condition_hint(ctx: FileContext, write: DbWrite, states: str, column: str =
             f"Put the precondition in the write and branch on `.rowcount`: `update(Model).where(Model.id == id_, "
             f"Model.{column}.in_([{states}])).values({column}=...)`; or `with_for_update()` on the read."
         )
-    mark = _placeholder(ctx, write)
+    mark = sql_placeholder(ctx, write)
     return (
         f"Put the precondition in the write and branch on its row count: `UPDATE ... SET {column} = ... WHERE id = {mark} "
         f"AND {column} IN ({states})`; or lock the row for the read (`SELECT ... FOR UPDATE`)."
@@ -473,10 +347,10 @@ def ship(conn, order_id):
             more = f" (and {others} more write{'s' * (others != 1)} of it in this function)" if others else ""
             yield Report(
                 write.statement,
-                f"{_what(write)} sets {column} to {text if kind == 'constant' else repr(text)} with no "
+                f"{what_is_written(write)} sets {column} to {text if kind == 'constant' else repr(text)} with no "
                 f"precondition on its current value{more}{_backward_from(declared)}",
                 suggestion=_condition_hint(ctx, write, _predecessors(declared, kind, text), column),
-                confidence=_confidence(ctx, read),
+                confidence=lower_confidence(ctx, read),
                 evidence="the project's state machine" if declared else None,
             )
 

@@ -94,7 +94,7 @@ def _is_parameter(model: ModuleModel, name: cst.Name) -> bool:
 
 
 def _bound_to_literal(model: ModuleModel, name: cst.Name) -> bool:
-    bindings = model.bindings_of(model.scope_of(name), name.value) or model.bindings_of(model.module, name.value)
+    bindings = model.resolve(model.scope_of(name), name.value)
     return bool(bindings) and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in bindings)
 
 

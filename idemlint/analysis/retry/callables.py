@@ -198,7 +198,7 @@ def _bound_call(model: ModuleModel, func: cst.BaseExpression) -> cst.Call | None
     """`retryer = Retrying(...)` (in the same function, or at module level) for `retryer(fn)`."""
     if not isinstance(func, cst.Name):
         return None
-    bindings = model.bindings_of(model.scope_of(func), func.value) or model.bindings_of(model.module, func.value)
+    bindings = model.resolve(model.scope_of(func), func.value)
     if len(bindings) == 1 and bindings[0].kind == "assign" and isinstance(bindings[0].value, cst.Call):
         return bindings[0].value
     return None

@@ -1,0 +1,117 @@
+"""The syntax tree itself: a node's children without trivia, walks in source order, and the
+values of plain literals and call arguments. Below the module model: no facts of a file."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+def string_value(expr: cst.BaseExpression | None) -> str | None:
+    """The value of a plain string literal (implicitly concatenated parts too), or None."""
+    parts: list[str] = []
+    pending = [expr]
+    while pending:  # iterative: generated files concatenate thousands of literals
+        node = pending.pop()
+        if isinstance(node, cst.ConcatenatedString):
+            pending.extend((node.right, node.left))
+        elif isinstance(node, cst.SimpleString):
+            try:
+                value = node.evaluated_value
+            except (RecursionError, ValueError, SyntaxError, MemoryError):
+                return None
+            if not isinstance(value, str):
+                return None
+            parts.append(value)
+        else:
+            return None
+    return "".join(parts)
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def positional(call: cst.Call, index: int) -> cst.Arg | None:
+    plain = [a for a in call.args if a.keyword is None and not a.star]
+    return plain[index] if index < len(plain) else None
+
+
+def children_of(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
+    """A node's children in field order, whitespace and punctuation skipped. Code that holds
+    the file's model should ask `model.children_of`: the same answer from the walk's record."""
+    load_syntax_types()
+    return syntax_children(node)
+
+
+# Per node type, never per file: the same for every tree, so they can live at module level.
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_SYNTAX_TYPES: set[type] = set()
+# Whitespace and punctuation: a third of a tree's nodes, and no rule asks about them.
+_TRIVIA = (
+    "SimpleWhitespace ParenthesizedWhitespace TrailingWhitespace EmptyLine Newline Comment Comma Dot Colon "
+    "Semicolon LeftParen RightParen LeftSquareBracket RightSquareBracket LeftCurlyBrace RightCurlyBrace AssignEqual"
+).split()
+
+
+def syntax_children(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
+    """A node's children read straight from its dataclass fields, skipping trivia: an
+    order of magnitude cheaper than `node.children`, which re-visits every field."""
+    names = _FIELDS.get(type(node))
+    if names is None:
+        names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
+    wanted = _SYNTAX_TYPES
+    found: list[cst.CSTNode] = []
+    for name in names:
+        value = getattr(node, name)
+        kind = type(value)
+        if kind in wanted:
+            found.append(value)
+        elif kind is tuple or kind is list:
+            found.extend(item for item in value if type(item) in wanted)
+    return tuple(found)
+
+
+def load_syntax_types() -> None:
+    if _SYNTAX_TYPES:
+        return
+    pending = [cst.CSTNode]
+    while pending:
+        for sub in pending.pop().__subclasses__():
+            pending.append(sub)
+            _SYNTAX_TYPES.add(sub)
+    _SYNTAX_TYPES.difference_update(getattr(cst, name) for name in _TRIVIA)
+
+
+def iter_nodes(root: cst.CSTNode, stop_at_functions: bool = True) -> Iterator[cst.CSTNode]:
+    """Every node below `root` in source order, not descending into nested functions,
+    classes or lambdas unless asked to. Code that holds the file's model should ask
+    `model.iter_nodes`: the same nodes, with each node's children looked up, not computed."""
+    load_syntax_types()
+    return walk_nodes(root, stop_at_functions, {})
+
+
+def walk_nodes(
+    root: cst.CSTNode, stop_at_functions: bool, children: dict[cst.CSTNode, tuple[cst.CSTNode, ...]]
+) -> Iterator[cst.CSTNode]:
+    found = children.get(root)
+    stack = list(reversed(found if found is not None else syntax_children(root)))
+    scopes = (cst.FunctionDef, cst.ClassDef, cst.Lambda) if stop_at_functions else ()
+    while stack:
+        node = stack.pop()
+        yield node
+        if type(node) in scopes:
+            continue
+        found = children.get(node)
+        stack.extend(reversed(found if found is not None else syntax_children(node)))

@@ -1,0 +1,147 @@
+"""IDM102: an update whose affected-row count nobody reads, so a duplicate delivery cannot be
+told from the first."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from idemlint.analysis.db import DbWrite, count_conditions
+from idemlint.analysis.direct_facts import returns_write_results
+from idemlint.analysis.summaries import chain_origin, related_steps, via
+from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
+from idemlint.knowledge.triggers import DATABASE, UPDATE
+from idemlint.rule import Report, Rule
+from idemlint.rules.data_model import lower_confidence, sql_placeholder, what_is_written
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.context import FileContext
+else:
+    from idemlint._lazy import LazyModule
+
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+class IgnoredUpdateCount(Rule):
+    code = "IDM102"
+    stakes_follow_effects = True
+    confidence = "medium"
+    name = "ignored-update-count"
+    summary = "A conditional UPDATE runs and its affected-row count is never read."
+    what_it_does = (
+        "Flags a conditional UPDATE (its WHERE or `.filter(...)` constrains more than the row's identity: a state, "
+        "flag, version or timestamp column, or a literal) whose affected-row count is never read afterwards in "
+        "the function: `cursor.rowcount`, `result.rowcount`, the return value of `QuerySet.update()` or "
+        "`Query.update()`, asyncpg's status string, or rows from `RETURNING`. With `all-updates-need-count = true` "
+        "every UPDATE is checked."
+    )
+    why = (
+        'Zero rows is how a conditional write says "this was a duplicate" (or "someone else got there first"). '
+        "Ignoring it means the code after the UPDATE (the email, the ledger entry, the next API call) runs for "
+        "the duplicate too."
+    )
+    fix_hint = "Read the count and branch: `if cur.rowcount == 0: return  # duplicate` (Django: `if not qs.update(...)`; asyncpg: `status == 'UPDATE 0'`)."
+    known_problems = (
+        "Whether a predicate is identity or condition is judged by column name (`id`, `*_id`, `tenant`, `customer` "
+        "are identity) and by comparison with a literal. A count read in another function is not seen."
+    )
+    bad = """\
+def mark_paid(conn, order_id):
+    cur = conn.cursor()
+    cur.execute("UPDATE orders SET status = 'paid' WHERE id = %s AND status = 'pending'", (order_id,))
+    conn.commit()
+"""
+    good = """\
+def mark_paid(conn, order_id):
+    cur = conn.cursor()
+    cur.execute("UPDATE orders SET status = 'paid' WHERE id = %s AND status = 'pending'", (order_id,))
+    if cur.rowcount == 0:
+        conn.rollback()
+        return False  # duplicate delivery: already paid
+    conn.commit()
+    return True
+"""
+    how_to_fix = (
+        ("DB-API / psycopg / sqlite3", "`if cur.rowcount == 0: return`."),
+        ("asyncpg", "`status = await conn.execute(...)`; `if status == 'UPDATE 0': return`."),
+        ("Django", "`if not Order.objects.filter(pk=pk, status='pending').update(status='paid'): return`."),
+        ("SQLAlchemy", "`if session.execute(stmt).rowcount == 0: return`."),
+    )
+    fix_safety = (
+        "No automatic fix. A generated `if cur.rowcount == 0: pass` skeleton would keep behaviour and change "
+        "nothing; what a duplicate should do (return early, skip the side effect, report a conflict) is the "
+        "author's decision, and a placeholder would only hide the finding."
+    )
+    triggers = (UPDATE, DATABASE)
+    skips_migrations = True
+    needs_project = True
+    project_facts = ("returns_count",)
+    project_groups = frozenset({0, 1})
+
+    def check(self, ctx: FileContext) -> Iterator[Report]:
+        db = ctx.db
+        every = ctx.config.all_updates_need_count
+        for write in db.writes:
+            if write.count_read:
+                continue
+            conditions = count_conditions(ctx.model, db, write, every)
+            if conditions is None:
+                continue
+            if conditions:
+                what = ", ".join(sorted({p.column for p in conditions}))
+                message = f"{what_is_written(write)} is conditional on {what} but its affected-row count is never read"
+            else:
+                message = (
+                    f"{what_is_written(write)} writes without reading its affected-row count "
+                    "(`all-updates-need-count` asks for it on every update)"
+                )
+            yield Report(write.statement, message, suggestion=_count_hint(ctx, write), confidence=lower_confidence(ctx))
+        yield from self._dropped_counts(ctx)
+
+    def _dropped_counts(self, ctx: FileContext) -> Iterator[Report]:
+        """`claim(order_id)` as a statement, where `claim` returns a conditional update's
+        row count (in this module or, with the project index, another): the caller drops
+        what says whether this delivery was a duplicate."""
+        if not _count_returned_here_or_named(ctx):
+            return  # no callee can return a count: the module's summaries are not built for nothing
+        for call in ctx.model.calls:
+            parent = ctx.model.parents.get(call)
+            if isinstance(parent, cst.Await):
+                parent = ctx.model.parents.get(parent)
+            if not isinstance(parent, cst.Expr):
+                continue
+            callee = ctx.callee(call)
+            chain = callee.summary.returns_count if callee is not None else None
+            if callee is None or chain is None:
+                continue
+            origin, lines = chain_origin(chain, "update")
+            yield Report(
+                parent,
+                f"{callee.name}() returns the affected-row count of {chain[-1].text} ({origin}{via(chain)}) "
+                "but the count is dropped here",
+                suggestion=f"Branch on it: `if not {callee.name}(...): return  # duplicate`.",
+                lines=lines,
+                related=related_steps(callee, chain, verb="runs"),
+                confidence=lower_confidence(ctx),
+            )
+
+
+def _count_returned_here_or_named(ctx: FileContext) -> bool:
+    """Whether a call here may run a function that returns a row count: one of this module's
+    functions returns a write's result, or the source names a project function that does."""
+    if returns_write_results(ctx.model):
+        return True
+    lowered = ctx.source.lower()  # by the bare name: a call may be spelt `claim (order_id)`
+    return any(name in lowered for name in ctx.project.function_names("returns_count"))
+
+
+def _count_hint(ctx: FileContext, write: DbWrite) -> str:
+    if write.kind == DJANGO:
+        return "Branch on the count: `if not Order.objects.filter(...).update(...): return  # duplicate`."
+    if write.kind == SQLALCHEMY:
+        return "Branch on the count: `if session.execute(update(...)...).rowcount == 0: return  # duplicate`."
+    if "$1" == sql_placeholder(ctx, write):
+        return "Branch on the status: `if await conn.execute(...) == 'UPDATE 0': return  # duplicate`."
+    return "Branch on the count: `if cur.rowcount == 0: return  # duplicate` (roll back first if nothing else ran)."
