@@ -245,3 +245,13 @@ def test_library_names_are_spelled_only_in_the_knowledge_package() -> None:
     assert spelled == set()
     knowledge = {text for path in (PACKAGE / "knowledge").glob("*.py") for _line, text in library_names_spelled(path)}
     assert {"stripe", "requests.Session", "tenacity.retry", "django.shortcuts.get_object_or_404"} <= knowledge
+
+
+def test_every_module_is_short_enough_to_read() -> None:
+    """One job per module: past 450 lines a module has become two (issue 27's bar)."""
+    long = {
+        path.relative_to(PACKAGE).as_posix(): n
+        for path in PACKAGE.rglob("*.py")
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > 450
+    }
+    assert long == {}

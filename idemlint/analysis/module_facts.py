@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.calls import call_target, is_class_name, tail_name
-from idemlint.analysis.summaries import Chain, Passed, Step, Summary, summarise
+from idemlint.analysis.summaries import Chain, Passed, Step, Summary
 
 if TYPE_CHECKING:
     import libcst as cst
 
     from idemlint.analysis.model import ModuleModel
     from idemlint.analysis.retry import RetryAnalysis
-    from idemlint.config import Config
+    from idemlint.context import FileContext
 else:
     cst = LazyModule("libcst", globals(), "cst")
 
@@ -44,34 +44,16 @@ class ModuleFacts:
     task_retriers: tuple[tuple[str, int], ...] = ()
 
 
-def module_facts(source: str, path: str, module: str, config: Config) -> ModuleFacts | None:
-    """Parse one module and summarise its functions for the project index; None when it
-    cannot be parsed or holds nothing a caller inherits."""
-    import libcst as cst_module
-
+def module_facts(ctx: FileContext) -> ModuleFacts | None:
+    """Summarise one parsed module's functions for the project index (from the same
+    `FileContext` a check reads: one composition root); None when it holds nothing a caller
+    inherits. The context's path is root-relative and it has no project index: the index is
+    what this builds."""
     from idemlint.analysis.calls import class_bases
-    from idemlint.analysis.db import DbAnalysis
-    from idemlint.analysis.effects import EffectAnalysis
-    from idemlint.analysis.keys import KeySinks
-    from idemlint.analysis.model import ModuleModel
-    from idemlint.analysis.retry import RetryAnalysis, class_settings
+    from idemlint.analysis.retry import class_settings
 
-    try:
-        tree = cst_module.parse_module(source)
-    except (cst_module.ParserSyntaxError, RecursionError, MemoryError, ValueError):
-        return None
-    model = ModuleModel(tree, config.vocabulary)
-    model.memo["is_package"] = path.endswith("__init__.py")
-    sinks = KeySinks(model, model.vocabulary.key_names)
-    retry = RetryAnalysis(model)
-    analysis: list[DbAnalysis] = []
-
-    def db() -> DbAnalysis:  # built once, and only if a function may return a count or write its state
-        if not analysis:
-            analysis.append(DbAnalysis(model, config))
-        return analysis[0]
-
-    local = summarise(model, retry, sinks, EffectAnalysis(model, sinks, config), module, db=db)
+    model, retry, module, path, source = ctx.model, ctx.retry, ctx.module_name, ctx.path, ctx.source
+    local = ctx.summaries
     names = {f: _dotted(model, f, module) for f in model.functions}
     retried = {c.node for c in retry.contexts}
     edges = {f: e for f, e in local.edges.items() if e and names[f] and f not in retried}
@@ -87,7 +69,7 @@ def module_facts(source: str, path: str, module: str, config: Config) -> ModuleF
     if lines is None:  # the two parsers disagree on the calls: ask libcst (slower, exact)
         from idemlint.parsing import positions
 
-        lines = {node: span[0] for node, span in positions(tree).items()}
+        lines = {node: span[0] for node, span in positions(ctx.module).items()}
 
     def line(node: cst.CSTNode) -> int:
         return lines.get(node, 0)

@@ -219,9 +219,7 @@ def summary_candidate(source: bytes) -> bool:
 def summary_facts(source: bytes, path: str, config: Config, candidate: bool | None = None) -> ModuleFacts | None:
     """One module's function summaries for the index, or None when it has none. `candidate`:
     what `summary_candidate(source)` gives, when the caller asked already."""
-    from idemlint.analysis.calls import module_name
     from idemlint.analysis.module_facts import module_facts
-    from idemlint.reading import MAX_BYTES
 
     vocabulary = config.vocabulary
     extra = tuple(re.escape(name.split(".")[0]).encode() for name in vocabulary.side_effect_calls) + tuple(
@@ -232,14 +230,15 @@ def summary_facts(source: bytes, path: str, config: Config, candidate: bool | No
         candidate = summary_candidate(source)
     if not candidate and not (extra and re.search(b"|".join(extra), source)):
         return None
-    from idemlint.parsing import Rejected, complexity_problem, decode_source, within_budget
+    from idemlint.parsing import Rejected, parse_source, within_budget
 
-    # the check's guards: its decoding (PEP 263), its size, nesting and operator limits (libcst
-    # crashes or takes minutes past them) and its time budget; the check reports such a file
-    text = decode_source(source)
-    if isinstance(text, Rejected) or len(source) > MAX_BYTES or complexity_problem(text) is not None:
-        return None
-    found = within_budget(lambda: module_facts(text, path, module_name(path, config.src), config))
+    def facts() -> ModuleFacts | Rejected | None:
+        # the check's own parse (its decoding, size, nesting and operator limits, crash
+        # isolation) and its FileContext; the time budget covers the parse too
+        ctx = parse_source(source, path, config)
+        return ctx if isinstance(ctx, Rejected) else module_facts(ctx)
+
+    found = within_budget(facts)
     return None if isinstance(found, Rejected) else found
 
 
