@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.calls import call_target, is_class_name, tail_name
 from idemlint.analysis.summaries import Chain, Passed, Step, Summary
+from idemlint.analysis.summary_records import CHAIN_FACTS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -33,8 +34,9 @@ class ModuleFacts:
 
     path: str  # root-relative
     functions: tuple[tuple[str, Summary, int], ...]  # (dotted name, summary, line of the def)
-    # (caller, its def line, target, line of the call, what the call passes, made on every call)
-    edges: tuple[tuple[str, int, str, int, Passed, bool], ...]
+    # (caller, its def line, target, line of the call, what the call passes, made on every call,
+    # its result returned, its result sent as a key, inside one of the caller's retries)
+    edges: tuple[tuple[str, int, str, int, Passed, bool, bool, bool, bool], ...]
     classes: tuple[tuple[str, tuple[str, ...], frozenset[str]], ...]  # (dotted name, bases, methods)
     instances: tuple[tuple[str, str], ...] = ()  # module-level `psp = PspClient()`: (dotted name, class)
     # Celery Task classes and the retry settings their bodies declare (`autoretry_for = ...`)
@@ -82,25 +84,13 @@ def module_facts(ctx: FileContext) -> ModuleFacts | None:
     functions = tuple(
         (
             names[f],
-            replace(
-                s,
-                returns_key=plain(s.returns_key),
-                sends_key=plain(s.sends_key),
-                unkeyed_effect=plain(s.unkeyed_effect),
-                effect=plain(s.effect),
-                records_failure=plain(s.records_failure),
-                returns_count=plain(s.returns_count),
-                verb_effect=plain(s.verb_effect),
-                waits_fixed=plain(s.waits_fixed),
-                state_chain=plain(s.state_chain),
-                wait_chain=plain(s.wait_chain),
-            ),
+            replace(s, **{fact: plain(getattr(s, fact)) for fact in CHAIN_FACTS}),  # type: ignore[arg-type]
             line(f.name),
         )
         for f, s in facts.items()
     )
     plain_edges = tuple(
-        (names[f], line(f.name), e.target, line(e.call), e.passed, e.always)
+        (names[f], line(f.name), e.target, line(e.call), e.passed, e.always, e.returned, e.sent, e.retried)
         for f, found in edges.items()
         for e in found
     )

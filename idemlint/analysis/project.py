@@ -255,15 +255,16 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
     """Reduce: every summarised function, then a few rounds in which a function inherits what
     the functions it calls do (a POST without a key, a key made per call), each round one call
     deeper; recursion and cycles end because a fact, once known, is never replaced."""
-    from idemlint.analysis.summaries import MAX_DEPTH, Step, Summary, short_name
-    from idemlint.analysis.summary_records import literal_number
+    from idemlint.analysis.inheritance import CallSite, inherit
+    from idemlint.analysis.summaries import MAX_DEPTH, Chain, Step, Summary, short_name
+    from idemlint.analysis.summary_records import CHAIN_FACTS, literal_number
 
     functions: dict[str, tuple[Summary, str, int]] = {}
     classes: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
     instances: dict[str, str] = {}
     task_settings: dict[str, frozenset[str]] = {}
     task_retriers: dict[str, int] = {}
-    edges: list[tuple[str, int, str, str, int, Passed, bool]] = []
+    edges: list[tuple[str, int, str, str, int, Passed, bool, bool, bool, bool]] = []
     for facts in modules:
         for name, summary, line in facts.functions:
             functions[name] = (summary, facts.path, line)
@@ -272,8 +273,8 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
         instances.update(facts.instances)
         task_settings.update(facts.task_settings)
         task_retriers.update(facts.task_retriers)
-        for caller, def_line, target, line, passed, always in facts.edges:
-            edges.append((caller, def_line, target, facts.path, line, passed, always))
+        for caller, def_line, target, line, passed, always, returned, sent, retried in facts.edges:
+            edges.append((caller, def_line, target, facts.path, line, passed, always, returned, sent, retried))
     implementations: dict[str, list[str]] = {}
     for name, (bases, _methods) in sorted(classes.items()):
         for base in bases:
@@ -289,56 +290,31 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
     )
     for _round in range(MAX_DEPTH):
         changed = False
-        for caller, def_line, target, path, line, passed, always in edges:
+        for caller, def_line, target, path, line, passed, always, returned, sent, retried in edges:
             found = index.function(target)
             if found is None or found[0] == caller:
                 continue
             qualname, inner, _where, _line = found
             current = functions[caller][0] if caller in functions else Summary()
-            step = Step(f"{short_name(qualname)}()", path=path, line=line)
-            supplied, forwarded = inner.key_binding(passed)
-            updates: dict[str, object] = {}
-            if inner.sends_key and current.sends_key is None and not supplied:
-                updates["sends_key"] = (step, *inner.sends_key)
-                updates["key_params"] = current.key_params | forwarded
-            unkeyed, operation = inner.unkeyed_effect_for(passed)
-            if unkeyed and current.unkeyed_effect is None:
-                updates["unkeyed_effect"] = (step, *unkeyed)
-                updates["effect_operation"] = current.effect_operation or operation
-            effect = inner.effect_for(passed)
-            if effect and current.effect is None:
-                updates["effect"] = (step, *effect)
-            waits = inner.fixed_wait_for(passed, literal_number(passed)) if always else None
-            if waits and current.waits_fixed is None:
-                updates["waits_fixed"] = (step, *waits)
-            forwarded_verb = inner.verb_binding(passed)[1]
-            if forwarded_verb and inner.verb_effect and current.verb_effect is None:
-                updates.update(
-                    verb_param=forwarded_verb,
-                    verb_effect=(step, *inner.verb_effect),
-                    verb_operation=inner.verb_operation,
-                )
-            if inner.records_failure and current.records_failure is None and always:
-                updates["records_failure"] = (step, *inner.records_failure)
-            if updates:
-                functions[caller] = (replace(current, **updates), path, def_line)  # type: ignore[arg-type]
+            site = CallSite(
+                Step(f"{short_name(qualname)}()", path=path, line=line),
+                passed,
+                always=always,
+                returned=returned,
+                sent=sent,
+                retried=retried,
+                fixed=literal_number(passed),
+            )
+            chains: dict[str, Chain] = {}
+            updated = inherit(current, inner, site, chains)
+            if chains:
+                functions[caller] = (replace(updated, **chains), path, def_line)  # type: ignore[arg-type]
                 changed = True
         if not changed:
             break
     names: dict[str, set[str]] = {}
     for name, (summary, _path, _line) in functions.items():
-        for fact in (
-            "returns_key",
-            "sends_key",
-            "unkeyed_effect",
-            "effect",
-            "records_failure",
-            "returns_count",
-            "verb_effect",
-            "waits_fixed",
-            "wait_chain",
-            "state_chain",
-        ):
+        for fact in CHAIN_FACTS:
             if getattr(summary, fact):
                 names.setdefault(fact, set()).add(spelled_name(name).lower())
     renamed: dict[str, set[str]] = {}

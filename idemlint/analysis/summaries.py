@@ -34,6 +34,7 @@ from idemlint.analysis.direct_facts import (
     unconditional_calls,
 )
 from idemlint.analysis.flow import origin_calls
+from idemlint.analysis.inheritance import CallSite, inherit
 from idemlint.analysis.model import iter_nodes, local_callee, method_of, positional_parameters, string_value
 from idemlint.analysis.summary_records import (
     MAX_DEPTH,
@@ -80,6 +81,9 @@ class _Edge:
     call: cst.Call
     passed: Passed = ()
     always: bool = False  # made on every call of the function (not under an `if`, a loop, a handler)
+    returned: bool = False  # the function returns its result
+    sent: bool = False  # the function sends its result as an idempotency key
+    retried: bool = False  # inside one of the function's retries
 
 
 @dataclass
@@ -130,12 +134,19 @@ def summarise(
     if module:
         for function in model.functions:
             always = unconditional_calls(model, function)
+            returned = _returned_calls(model, function)
             result.edges[function] = [
-                _Edge(target, call, passed_arguments(call, own_params(function)), call in always)
+                _Edge(
+                    target,
+                    call,
+                    passed_arguments(call, own_params(function)),
+                    call in always,
+                    call in returned,
+                    call in sent.get(function, set()),
+                    retry.context_of(call) is not None,
+                )
                 for call in calls_of(model, function)
-                if local_callee(model, call) is None
-                and retry.context_of(call) is None
-                and (target := call_target(model, call, module)) is not None
+                if local_callee(model, call) is None and (target := call_target(model, call, module)) is not None
             ]
     return result
 
@@ -207,55 +218,34 @@ def _through_calls(
 ) -> Summary:
     """The function's summary extended by one more level of the calls it makes."""
     summary = result.by_function[function]
-    returned = {
-        call
-        for ret in model.returns.get(function, ())
-        if ret.value is not None
-        for call in origin_calls(model, ret.value)
-    }
+    returned = _returned_calls(model, function)
     updates: dict[str, Chain] = {}
     always = unconditional_calls(model, function)
     for call in calls_of(model, function):
         callee = callee_of(model, call, result, module, project)
         if callee is None:
             continue
-        step = Step(f"{callee.name}()", call)
-        inner = callee.summary
-        passed = passed_arguments(call, own_params(function))
-        supplied, forwarded = inner.key_binding(passed)
-        if not supplied and inner.returns_key and summary.returns_key is None and call in returned:
-            updates.setdefault("returns_key", (step, *inner.returns_key))
-            summary = replace(summary, key_params=summary.key_params | forwarded)
-        elif not supplied and summary.sends_key is None and (inner.sends_key or inner.returns_key and call in sent):
-            # `headers={"Idempotency-Key": make_key()}` sends what the helper returns
-            updates.setdefault("sends_key", (step, *(inner.sends_key or inner.returns_key or ())))
-            summary = replace(summary, key_params=summary.key_params | forwarded)
-        unkeyed, operation = inner.unkeyed_effect_for(passed)
-        if unkeyed and summary.unkeyed_effect is None and retry.context_of(call) is None:
-            updates.setdefault("unkeyed_effect", (step, *unkeyed))
-            if not summary.effect_operation:
-                summary = replace(summary, effect_operation=operation)
-        effect = inner.effect_for(passed)
-        if effect and summary.effect is None:
-            updates.setdefault("effect", (step, *effect))
-        waits = inner.fixed_wait_for(passed, fixed_argument(model, call)) if call in always else None
-        if waits and summary.waits_fixed is None and retry.context_of(call) is None:
-            updates.setdefault("waits_fixed", (step, *waits))
-        forwarded_wait = next(
-            (source for slot, source, _l in passed if source and inner.slot_name(slot) == inner.wait_param), ""
+        site = CallSite(
+            Step(f"{callee.name}()", call),
+            passed_arguments(call, own_params(function)),
+            always=call in always,
+            returned=call in returned,
+            sent=call in sent,
+            retried=retry.context_of(call) is not None,
+            fixed=fixed_argument(model, call),
         )
-        if forwarded_wait and inner.wait_chain and call in always and summary.wait_chain is None:
-            updates.setdefault("wait_chain", (step, *inner.wait_chain))
-            summary = replace(summary, wait_param=forwarded_wait)
-        forwarded_verb = inner.verb_binding(passed)[1]
-        if forwarded_verb and inner.verb_effect and summary.verb_effect is None and retry.context_of(call) is None:
-            updates.setdefault("verb_effect", (step, *inner.verb_effect))
-            summary = replace(summary, verb_param=forwarded_verb, verb_operation=inner.verb_operation)
-        if inner.records_failure and summary.records_failure is None and call in always:
-            updates.setdefault("records_failure", (step, *inner.records_failure))
-        if inner.returns_count and summary.returns_count is None and call in returned:
-            updates.setdefault("returns_count", (step, *inner.returns_count))
+        summary = inherit(summary, callee.summary, site, updates)
     return replace(summary, **updates) if updates else summary  # type: ignore[arg-type]
+
+
+def _returned_calls(model: ModuleModel, function: cst.FunctionDef) -> set[cst.Call]:
+    """The calls whose result the function returns."""
+    return {
+        call
+        for ret in model.returns.get(function, ())
+        if ret.value is not None
+        for call in origin_calls(model, ret.value)
+    }
 
 
 def callee_of(

@@ -5,7 +5,7 @@ function's parameters. No CST node is kept in a `Summary` built for the project 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
@@ -179,6 +179,11 @@ class Summary:
             or self.wait_chain
             or self.state_chain
         )
+
+
+# the facts a caller inherits as a chain of steps (every `Chain | None` field of a Summary):
+# the project map stores their steps as plain data, the pre-filter knows the functions with each
+CHAIN_FACTS = tuple(f.name for f in fields(Summary) if f.type == "Chain | None")
 
 
 def bound_argument(call: cst.Call, summary: Summary, parameter: str) -> cst.BaseExpression | None:

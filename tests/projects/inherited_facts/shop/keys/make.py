@@ -1,0 +1,5 @@
+import uuid
+
+
+def new_key():
+    return str(uuid.uuid4())
