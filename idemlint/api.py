@@ -27,6 +27,7 @@ from idemlint.config import Config
 from idemlint.finding import Finding
 
 if TYPE_CHECKING:
+    from idemlint.analysis.project import FileFacts
     from idemlint.engine import FileResult
     from idemlint.files import Discovery
     from idemlint.fixes import FixOutcome
@@ -143,6 +144,21 @@ def build_project_index(
         return build_index([Path(name) for name in files], config.root, config, production, map_in_workers, read)
 
     return cached_index(project_files(config, found, paths, directory), directory, _index_key(config), build)
+
+
+def map_file(path: Path, config: Config, kinds: PathKinds) -> FileFacts | None:
+    """One file's facts for the project index, read and judged as `build_project_index` reads
+    and judges them (size-capped, regular files only, summarised only in production code):
+    the language server re-maps a saved file with it. None when the file cannot be read."""
+    from idemlint.analysis.project import file_facts
+    from idemlint.paths import SOURCE
+    from idemlint.reading import read_source
+
+    try:
+        source = read_source(path)
+    except OSError:
+        return None
+    return file_facts(source, path, config.root, config, kinds.kind(path) == SOURCE)
 
 
 def stored_project_index(path: str) -> tuple[ProjectIndex, bool]:
@@ -328,9 +344,9 @@ def fix_files(
 ) -> FixReport:
     """Fix every file that has a selected fix, judged as the run judged it (kind, root-relative
     path, project index): rewritten in its own encoding, or, with `write` off, as diffs."""
-    from idemlint.fixes import encode_like, wanted
+    from idemlint.fixes import wanted
     from idemlint.parsing import decode
-    from idemlint.reading import read_source, write_problem
+    from idemlint.reading import encode_like, read_source, write_problem
 
     real_paths = {shown: real for real, shown in found.files}
     fixable = sorted({f.path for f in findings if wanted(f, unsafe)})  # sorted: files fixed in a stable order
@@ -373,34 +389,9 @@ def add_noqa(files: Files, findings: Iterable[Finding], root: Path) -> tuple[int
     IDM900 cannot be suppressed). Placed and verified by idemlint.suppression, as the language
     server's action is. Returns the lines changed and one line per file or finding line that
     could not be."""
-    from idemlint.fixes import encode_like
-    from idemlint.parsing import decode
-    from idemlint.reading import read_source, write_problem
-    from idemlint.suppression import add_noqa as with_noqa
+    from idemlint.suppression import add_noqa_to_files
 
-    real = dict((shown, path) for path, shown in files)
-    by_file: dict[str, dict[int, set[str]]] = {}
-    for f in findings:
-        if f.code not in ("IDM800", "IDM900"):
-            by_file.setdefault(f.path, {}).setdefault(f.line, set()).add(f.code)
-    total, errors = 0, []
-    for shown, lines in sorted(by_file.items()):
-        path = real[shown]
-        refused = write_problem(path, root)
-        if refused is not None:
-            errors.append(f"{shown}: cannot add noqa comments: {refused}")
-            continue
-        try:
-            raw = read_source(path)
-            added = with_noqa(decode(raw), lines)
-            if added.changed:
-                path.write_bytes(encode_like(raw, added.text))
-        except OSError as error:
-            errors.append(f"{shown}: cannot rewrite: {(error.strerror or str(error)).lower()}")
-            continue
-        total += added.changed
-        errors.extend(f"{shown}:{line}: cannot add a noqa comment: {why}" for line, why in added.refused)
-    return total, errors
+    return add_noqa_to_files(files, findings, root)
 
 
 # -- baselines -----------------------------------------------------------------------------------

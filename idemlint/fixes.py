@@ -101,13 +101,3 @@ def _parses(cst: object, text: str) -> bool:
     except Exception:
         return False
     return True
-
-
-def encode_like(original: bytes, text: str) -> bytes:
-    """Bytes for the fixed text in the original file's encoding (cookie, BOM, line endings
-    are already in `text`)."""
-    import io
-    import tokenize
-
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(original).readline)
-    return text.encode(encoding)

@@ -66,3 +66,13 @@ def write_problem(path: Path | str, root: Path) -> str | None:
     if not _under(os.path.realpath(text), os.path.realpath(root)):
         return "it is outside the project root"
     return None
+
+
+def encode_like(original: bytes, text: str) -> bytes:
+    """Bytes for the fixed text in the original file's encoding (cookie, BOM, line endings
+    are already in `text`)."""
+    import io
+    import tokenize
+
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(original).readline)
+    return text.encode(encoding)

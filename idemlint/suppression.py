@@ -14,9 +14,13 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from idemlint.finding import Finding
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _NOQA_CODES = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
@@ -309,3 +313,36 @@ def noqa_edit(text: str, line: int, code: str) -> NoqaEdit | str | None:
     if line in refused:
         return refused[line]
     return edits[0] if edits else None
+
+
+def add_noqa_to_files(
+    files: Sequence[tuple[Path, str]], findings: Iterable[Finding], root: Path
+) -> tuple[int, list[str]]:
+    """`--add-noqa`: each finding's file rewritten in place with a `# noqa: CODE` for it (see
+    `api.add_noqa`); (the lines changed, one line per file or finding line that could not be)."""
+    from idemlint.parsing import decode
+    from idemlint.reading import encode_like, read_source, write_problem
+
+    real = dict((shown, path) for path, shown in files)
+    by_file: dict[str, dict[int, set[str]]] = {}
+    for f in findings:
+        if f.code not in ("IDM800", "IDM900"):
+            by_file.setdefault(f.path, {}).setdefault(f.line, set()).add(f.code)
+    total, errors = 0, []
+    for shown, lines in sorted(by_file.items()):
+        path = real[shown]
+        refused = write_problem(path, root)
+        if refused is not None:
+            errors.append(f"{shown}: cannot add noqa comments: {refused}")
+            continue
+        try:
+            raw = read_source(path)
+            added = add_noqa(decode(raw), lines)
+            if added.changed:
+                path.write_bytes(encode_like(raw, added.text))
+        except OSError as error:
+            errors.append(f"{shown}: cannot rewrite: {(error.strerror or str(error)).lower()}")
+            continue
+        total += added.changed
+        errors.extend(f"{shown}:{line}: cannot add a noqa comment: {why}" for line, why in added.refused)
+    return total, errors

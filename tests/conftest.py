@@ -34,6 +34,18 @@ def charge(order):
 """
 
 # An IDM101 on an instance a caller loaded: measured as the least sure kind of finding (low).
+# a key made on each attempt of a tenacity-retried POST: IDM001 on line 8, the CLI tests' sample
+KEY_PER_DECORATED_ATTEMPT = """\
+import uuid
+import requests
+from tenacity import retry, retry_if_exception_type as on, stop_after_attempt, wait_random_exponential
+
+
+@retry(retry=on(ConnectionError), stop=stop_after_attempt(3), wait=wait_random_exponential())
+def charge(order):
+    key = str(uuid.uuid4())
+    return requests.post("https://pay.example", headers={"Idempotency-Key": key})
+"""
 CALLER_INSTANCE_RACE = """\
 from shop.models import PaymentStatus
 

@@ -12,17 +12,9 @@ from click.testing import CliRunner
 
 from idemlint.cli import cli
 
-BUGGY = """\
-import uuid
-import requests
-from tenacity import retry, retry_if_exception_type as on, stop_after_attempt, wait_random_exponential
+from conftest import KEY_PER_DECORATED_ATTEMPT
 
-
-@retry(retry=on(ConnectionError), stop=stop_after_attempt(3), wait=wait_random_exponential())
-def charge(order):
-    key = str(uuid.uuid4())
-    return requests.post("https://pay.example", headers={"Idempotency-Key": key})
-"""
+BUGGY = KEY_PER_DECORATED_ATTEMPT
 RACE = """\
 from shop.models import Order
 

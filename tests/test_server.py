@@ -24,22 +24,12 @@ from idemlint.config import Config
 from idemlint.engine import check_source
 from idemlint.registry import enabled_rules, rule_by_code_or_name
 
-from conftest import CALLER_INSTANCE_RACE, KEY_IN_LOOP, SLEEP_IN_LOOP
+from conftest import CALLER_INSTANCE_RACE, KEY_IN_LOOP, KEY_PER_DECORATED_ATTEMPT, SLEEP_IN_LOOP
 
 TEST_TIMEOUT = 60.0  # whole test
 WAIT = 15.0  # one expected notification
 
-BUGGY = """\
-import uuid
-import requests
-from tenacity import retry, retry_if_exception_type as on, stop_after_attempt, wait_random_exponential
-
-
-@retry(retry=on(ConnectionError), stop=stop_after_attempt(3), wait=wait_random_exponential())
-def charge(order):
-    key = str(uuid.uuid4())
-    return requests.post("https://pay.example", headers={"Idempotency-Key": key})
-"""
+BUGGY = KEY_PER_DECORATED_ATTEMPT
 
 CLEAN = BUGGY.replace("def charge(order):\n    key = str(uuid.uuid4())", "def charge(order, key):")
 

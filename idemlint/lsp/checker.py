@@ -18,7 +18,7 @@ from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 
 from idemlint import api
-from idemlint.analysis.project import FileFacts, file_facts, reduce_facts
+from idemlint.analysis.project import FileFacts, reduce_facts
 from idemlint.analysis.project_index import EMPTY, ProjectIndex
 from idemlint.config import Config, ConfigError, load_config
 from idemlint.finding import Finding
@@ -81,15 +81,13 @@ class ProjectFacts:
     kinds: PathKinds | None = None
 
     def read(self, path: Path) -> None:
-        try:
-            source = path.read_bytes()
-        except OSError:
-            self.files.pop(path, None)
-            return
         if self.kinds is None:
             self.kinds = PathKinds(self.config.root)
-        production = self.kinds.kind(path) == SOURCE
-        self.files[path] = file_facts(source, path, self.config.root, self.config, production)
+        facts = api.map_file(path, self.config, self.kinds)
+        if facts is None:
+            self.files.pop(path, None)
+        else:
+            self.files[path] = facts
 
     def reduce(self) -> ProjectIndex:
         self.index = reduce_facts(self.files.values(), self.config.root)
