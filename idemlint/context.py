@@ -32,7 +32,7 @@ class FileContext:
         self.source = source
         self.module = module
         self.config = config
-        self.model = ModuleModel(module, config.vocabulary)
+        self.model = ModuleModel(module, config.vocabulary, path.endswith("__init__.py"))
         self._project = project
 
     @cached_property
@@ -89,7 +89,6 @@ class FileContext:
 
         from idemlint.analysis.calls import module_name
 
-        self.model.memo["is_package"] = self.path.endswith("__init__.py")
         relative = self.path
         if self._project.root:
             try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -202,13 +203,15 @@ LIBRARIES = (
     "huey",
     "rq",
 )
+_NAMED = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(re.escape(n) for n in LIBRARIES) + r")(?![A-Za-z0-9_])", re.I)
 # a rule's documentation may name a library: its texts, examples and the headings of its fixes
 DOCUMENTATION = {"how_to_fix", "example_bad", "example_good", "explanation", "fix_safety", "fix_hint", "summary"}
 
 
 def library_names_spelled(path: Path) -> set[tuple[int, str]]:
     """String and bytes literals that are a library's name or a name in it (`"stripe"`,
-    `"requests.post"`, `b"httpx"`), docstrings and rule documentation aside."""
+    `"requests.post"`, `b"httpx"`), or a regex or tag that holds one (`r"requests\\.|httpx\\."`,
+    `"celery-call"`), docstrings and rule documentation aside."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skipped: set[int] = set()
     for node in ast.walk(tree):
@@ -229,6 +232,8 @@ def library_names_spelled(path: Path) -> set[tuple[int, str]]:
         if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and id(node) not in skipped:
             text = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
             if any(text.lower() == name or text.lower().startswith(name + ".") for name in LIBRARIES):
+                found.add((node.lineno, text))
+            elif not any(c.isspace() for c in text) and _NAMED.search(text):  # a regex or a tag, not prose
                 found.add((node.lineno, text))
     return found
 

@@ -79,12 +79,8 @@ def call_target(model: ModuleModel, call: cst.Call, module: str) -> str | None:
     dotted = model.dotted(func)
     head = (dotted or "").split(".")[0]
     if dotted and head in model.imports and not model._shadowed(func, head):
-        return absolute(model.qualname(func) or dotted, module, _is_package(model))
+        return absolute(model.qualname(func) or dotted, module, model.is_package)
     return None
-
-
-def _is_package(model: ModuleModel) -> bool:
-    return bool(model.memo.get("is_package"))
 
 
 def is_class_name(dotted: str) -> bool:
@@ -102,7 +98,7 @@ def _name(model: ModuleModel, name: cst.Name, module: str) -> str | None:
         return f"{module}.{value}"
     imported = model.imports.get(value)
     if imported and all(b.kind == "import" for b in model.bindings_of(model.module, value)):
-        return absolute(imported, module, _is_package(model))
+        return absolute(imported, module, model.is_package)
     return None
 
 
@@ -138,10 +134,10 @@ def class_named(model: ModuleModel, value: cst.BaseExpression, module: str) -> s
         if found is None and imported and model.scope_of(value) is model.module:
             bindings = model.bindings_of(model.module, value.value)
             if all(b.kind == "import" or _is_none(b.value) for b in bindings):
-                return absolute(imported, module, _is_package(model))
+                return absolute(imported, module, model.is_package)
         return found
     dotted = model.qualname(value)
-    return absolute(dotted, module, _is_package(model)) if dotted else None
+    return absolute(dotted, module, model.is_package) if dotted else None
 
 
 def _attribute_class(model: ModuleModel, owner: cst.ClassDef, attribute: str, module: str) -> str | None:
@@ -177,7 +173,7 @@ def _value_class(model: ModuleModel, value: cst.BaseExpression, module: str) -> 
         if kind is None and isinstance(value.func, cst.Attribute):
             dotted = model.qualname(value.func)
             head = (model.dotted(value.func) or "").split(".")[0]
-            kind = absolute(dotted, module, _is_package(model)) if dotted and head in model.imports else None
+            kind = absolute(dotted, module, model.is_package) if dotted and head in model.imports else None
         return kind if kind and is_class_name(kind) else None
     if isinstance(value, cst.Name):
         scope = model.scope_of(value)
@@ -195,7 +191,7 @@ def _annotation_class(model: ModuleModel, annotation: cst.BaseExpression, module
         kind = _name(model, annotation, module)
     elif isinstance(annotation, cst.Attribute):
         dotted = model.qualname(annotation)
-        kind = absolute(dotted, module, _is_package(model)) if dotted else None
+        kind = absolute(dotted, module, model.is_package) if dotted else None
     else:
         return None
     return kind if kind and is_class_name(kind) else None

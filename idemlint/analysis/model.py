@@ -53,8 +53,11 @@ class Binding:
 
 
 class ModuleModel:
-    def __init__(self, module: cst.Module, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -> None:
+    def __init__(
+        self, module: cst.Module, vocabulary: Vocabulary = DEFAULT_VOCABULARY, is_package: bool = False
+    ) -> None:
         self.module = module
+        self.is_package = is_package  # an `__init__.py`: its relative imports start from itself
         # the catalogue's words with the project's own (the configuration's extension points)
         self.vocabulary = vocabulary
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}

@@ -43,3 +43,10 @@ HTTP_STATUS_ERRORS = {
     "httpx.HTTPStatusError",
     "niquests.HTTPError",
 }
+# the names of exceptions a network call raises when the other side did not answer as hoped
+# (a retry may help): connection and timeout errors, any error of an HTTP client or a socket
+NETWORK_ERRORS = re.compile(
+    r"Connection|Timeout|"
+    + "|".join(re.escape(package + ".") for package in sorted(set(CLIENT_FACTORIES.values())))
+    + r"|socket\.|HTTP|Transport|Network|ProtocolError|RemoteDisconnected|OperationalError"
+)

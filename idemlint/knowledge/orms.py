@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
+import re
+
 # a write through an ORM's bulk update: `Order.objects.filter(...).update(...)`, `update(Order)`
 DJANGO = "django"
 SQLALCHEMY = "sqlalchemy"
 # a read that fetches one row or fails with a 404
 GET_OR_404 = frozenset({"django.shortcuts.get_object_or_404"})
+# libraries that store rows, and module paths that name a project's own models: a module that
+# imports one holds rows, not a desktop app's objects or a worker's process state
+DATABASE_IMPORTS = re.compile(
+    r"^(django|sqlalchemy|flask_sqlalchemy|sqlmodel|peewee|pony|tortoise|mongoengine|odmantic|beanie|"
+    r"psycopg2?|asyncpg|aiosqlite|sqlite3|pymysql|MySQLdb|records|databases|postgres|frappe)(\.|$)"
+    r"|(^|\.)models?(\.|$)"
+)
+# the base classes of a class whose instances are rows (`models.Model`, `db.Model`, `Document`,
+# `Base`), not pydantic's data classes
+MODEL_BASE = re.compile(r"(^|\.)(\w*Model|Document|Base)$")
+NOT_ROW_BASES = re.compile(r"(^|\.)(BaseModel|RootModel|BaseSettings)$")

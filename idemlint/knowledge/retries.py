@@ -37,6 +37,7 @@ STAMINA = "stamina"
 RETRYING = "retrying"
 RETRY_PACKAGE = "retry"
 CELERY = "celery"
+CELERY_CALL = "celery-call"  # a task's own `self.retry(countdown=...)` call
 DRAMATIQ = "dramatiq"
 HUEY = "huey"
 RQ = "rq"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from idemlint.analysis.policy import Policy, Verdict
 from idemlint.analysis.summaries import chain_origin, related_steps, via
-from idemlint.knowledge.retries import BACKOFF, CELERY, STAMINA, TENACITY, URLLIB3
+from idemlint.knowledge.retries import BACKOFF, CELERY, CELERY_CALL, STAMINA, TENACITY, URLLIB3
 from idemlint.knowledge.triggers import RETRY
 from idemlint.rule import Report, Rule
 
@@ -274,7 +274,7 @@ def fetch_statement(url):
             "on line $context"
         ),
         ("fixed-wait", CELERY): "the Celery task retries after a fixed default_retry_delay with no backoff or jitter",
-        ("fixed-wait", "celery-call"): "{owner}.retry() waits a countdown with no random component",
+        ("fixed-wait", CELERY_CALL): "{owner}.retry() waits a countdown with no random component",
         ("fixed-wait", URLLIB3): "Retry(backoff_factor=...) has no backoff_jitter, so clients retry in waves",
         ("jitter-off", BACKOFF): "{label} turns jitter off (jitter=None)",
         ("jitter-off", STAMINA): "{label} turns jitter off (wait_jitter=0)",
@@ -360,7 +360,7 @@ def publish(event):
         ("endless-count", "loop"): "the retry loop counts attempts with itertools.count() and never stops",
         ("no-bound", "poll"): "the polling loop has no attempt limit and no deadline",
         ("no-bound", CELERY): "the Celery task retries forever (max_retries=None)",
-        ("no-bound", "celery-call"): "{owner}.retry(max_retries=None) retries forever",
+        ("no-bound", CELERY_CALL): "{owner}.retry(max_retries=None) retries forever",
         ("no-bound", URLLIB3): "Retry(total=None) sets no bound on retries",
     }
 

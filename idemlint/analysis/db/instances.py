@@ -13,6 +13,7 @@ from idemlint.analysis.db.records import DbRead, DbWrite
 from idemlint.analysis.db.scopes import persist_calls, source_order
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, keyword
+from idemlint.knowledge.orms import DATABASE_IMPORTS, MODEL_BASE, NOT_ROW_BASES
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -185,15 +186,13 @@ _NOT_RECORD_METHODS = frozenset(
     }
 )
 # Base classes of stored rows: Django/SQLAlchemy/Flask models and documents.
-_MODEL_BASE = re.compile(r"(^|\.)(\w*Model|Document|Base)$")
-_NOT_ROW_BASES = re.compile(r"(^|\.)(BaseModel|RootModel|BaseSettings)$")  # pydantic: data, not rows
 
 
 def _stores_itself(model: ModuleModel, owner: cst.ClassDef) -> bool:
     """A class whose instances are rows: a model base (`models.Model`, `db.Model`,
     `TimeStampedModel`, a declarative `Base`), or a mixin of one that saves itself."""
     bases = [model.dotted(b.value) or "" for b in owner.bases]
-    if any(_MODEL_BASE.search(b) and not _NOT_ROW_BASES.search(b) for b in bases):
+    if any(MODEL_BASE.search(b) and not NOT_ROW_BASES.search(b) for b in bases):
         return True
     return uses_database(model) and any(
         type(node) is cst.Call
@@ -205,20 +204,12 @@ def _stores_itself(model: ModuleModel, owner: cst.ClassDef) -> bool:
     )
 
 
-# Libraries that store rows, and module paths that name a project's own models.
-_DATABASE_IMPORTS = re.compile(
-    r"^(django|sqlalchemy|flask_sqlalchemy|sqlmodel|peewee|pony|tortoise|mongoengine|odmantic|beanie|"
-    r"psycopg2?|asyncpg|aiosqlite|sqlite3|pymysql|MySQLdb|records|databases|postgres|frappe)(\.|$)"
-    r"|(^|\.)models?(\.|$)"
-)
-
-
 def uses_database(model: ModuleModel) -> bool:
     """Whether the module imports a database library or the project's models: its setters and
     saved instances are rows, not a desktop app's objects or a worker's process state."""
     found = model.memo.get("db.uses_database")
     if found is None:
-        found = any(_DATABASE_IMPORTS.search(target.lstrip(".")) for target in model.imports.values())
+        found = any(DATABASE_IMPORTS.search(target.lstrip(".")) for target in model.imports.values())
         model.memo["db.uses_database"] = found
     return bool(found)
 

@@ -14,7 +14,7 @@ from idemlint.analysis.policy.delays import has_random
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry import ClassSetting, RetryContext, class_settings, task_keywords
 from idemlint.knowledge.http import HTTP_STATUS_ERRORS
-from idemlint.knowledge.retries import CELERY
+from idemlint.knowledge.retries import CELERY, CELERY_CALL
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -45,10 +45,10 @@ def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> No
             # a bound task's own `.retry()`: named `self.retry()` whatever the parameter is called
             countdown = keyword(node, "countdown")
             if countdown is not None and not has_random(model, countdown.value):
-                policy.no_jitter.append(Verdict("fixed-wait", "celery-call", countdown, label, owner="self"))
+                policy.no_jitter.append(Verdict("fixed-wait", CELERY_CALL, countdown, label, owner="self"))
             retries = keyword(node, "max_retries")
             if retries is not None and is_none(retries.value):
-                policy.unbounded.append(Verdict("no-bound", "celery-call", retries, label, owner="self"))
+                policy.unbounded.append(Verdict("no-bound", CELERY_CALL, retries, label, owner="self"))
     for handler in _retrying_handlers(model, context):
         policy.catches_all.append(Verdict("catch-all-handler", CELERY, handler, label))
 
@@ -107,7 +107,7 @@ def read_task_object_retry(model: ModuleModel, call: cst.Call, retried: set[cst.
     countdown = keyword(call, "countdown")
     policy = Policy.empty(None, call)
     if countdown is not None and not has_random(model, countdown.value):
-        policy.no_jitter.append(Verdict("fixed-wait", "celery-call", countdown, owner=owner))
+        policy.no_jitter.append(Verdict("fixed-wait", CELERY_CALL, countdown, owner=owner))
     return policy
 
 

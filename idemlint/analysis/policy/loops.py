@@ -16,6 +16,7 @@ from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
 from idemlint.analysis.retry.exits import guarded_continue
 from idemlint.analysis.timeouts import LOGGING_CALL
+from idemlint.knowledge.http import NETWORK_ERRORS
 from idemlint.knowledge.keys import CLOCK_CALLS
 
 if TYPE_CHECKING:
@@ -23,9 +24,6 @@ if TYPE_CHECKING:
 else:
     cst = LazyModule("libcst", globals(), "cst")
 
-_NETWORK_ERRORS = re.compile(
-    r"Connection|Timeout|requests\.|httpx\.|urllib3\.|aiohttp\.|socket\.|HTTP|Transport|Network|ProtocolError|RemoteDisconnected|OperationalError"
-)
 _BOUND_WORDS = re.compile(r"timeout|deadline|give_?up|expired|max_(attempts|tries|retries)|start_time", re.I)
 
 
@@ -134,7 +132,7 @@ def _waits_or_talks(model: ModuleModel, nodes: list[cst.CSTNode]) -> bool:
             caught = " ".join(
                 model.qualname(n) or "" for n in expr_nodes(node.type) if isinstance(n, cst.BaseExpression)
             )
-            if _NETWORK_ERRORS.search(caught):
+            if NETWORK_ERRORS.search(caught):
                 return True
     return False
 
