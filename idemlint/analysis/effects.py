@@ -9,6 +9,7 @@ so (`session`, `client`, `http`), never for any object that happens to have a `.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,9 @@ from idemlint.knowledge.http import (
     CLIENT_NAME,
     HTTP_MODULES,
     NOT_IDEMPOTENT_METHODS,
+    SOCKET,
+    SOCKET_FACTORIES,
+    SOCKET_SENDS,
     WRITE_METHOD_FUNCTIONS,
     WRITE_METHODS,
 )
@@ -114,6 +118,12 @@ class EffectAnalysis:
                     self._note_verb_request(call, dotted)
                     return None
                 return self._effect(call, library, dotted, method, method not in NOT_IDEMPOTENT_METHODS)
+        if (
+            last in SOCKET_SENDS
+            and isinstance(call.func, cst.Attribute)
+            and self._client_library(call.func.value, SOCKET_FACTORIES) == SOCKET
+        ):
+            return self._effect(call, SOCKET, dotted, None, False)  # `sock.sendall(request)`
         if last in SDK_VERBS or last in SDK_OBJECT_VERBS:
             library = SDK_PACKAGES.get(name.split(".")[0]) if last in SDK_VERBS else None
             library = library or (self._sdk_client(call.func) if last in SDK_VERBS else None)
@@ -219,10 +229,14 @@ class EffectAnalysis:
                     return library
         return None
 
-    def _client_library(self, receiver: cst.BaseExpression) -> str | None:
+    def _client_library(
+        self, receiver: cst.BaseExpression, factories: Mapping[str, str] = CLIENT_FACTORIES
+    ) -> str | None:
+        """The library of the client a receiver is: built by one of `factories` (here, or where
+        the name is bound, or as its annotation says), or, for HTTP clients, named like one."""
         model = self.model
         if isinstance(receiver, cst.Call):
-            return CLIENT_FACTORIES.get(model.call_name(receiver) or "")
+            return factories.get(model.call_name(receiver) or "")
         dotted = model.dotted(receiver)
         if dotted is None:
             return None
@@ -230,16 +244,18 @@ class EffectAnalysis:
             scope = model.scope_of(receiver)
             for binding in model.resolve(scope, receiver.value):
                 if binding.annotation is not None:  # def notify(session: aiohttp.ClientSession)
-                    library = CLIENT_FACTORIES.get(model.qualname(binding.annotation) or "")
+                    library = factories.get(model.qualname(binding.annotation) or "")
                     if library:
                         return library
                 value = binding.value
                 if isinstance(value, cst.Await):
                     value = value.expression
                 if isinstance(value, cst.Call):
-                    library = CLIENT_FACTORIES.get(model.call_name(value) or "")
+                    library = factories.get(model.call_name(value) or "")
                     if library:
                         return library
+        if factories is not CLIENT_FACTORIES:
+            return None  # only an HTTP client is known by its name
         if (model.qualname(receiver) or "").startswith(("unittest", "mock", "pytest")):
             return None
         if CLIENT_NAME.search(dotted.rsplit(".", 1)[-1]):

@@ -50,3 +50,8 @@ NETWORK_ERRORS = re.compile(
     + "|".join(re.escape(package + ".") for package in sorted(set(CLIENT_FACTORIES.values())))
     + r"|socket\.|HTTP|Transport|Network|ProtocolError|RemoteDisconnected|OperationalError"
 )
+# raw sockets: what makes one, and the calls that send on it. A protocol idemlint cannot read
+# carries no idempotency key it can see: a send is a side effect without one.
+SOCKET = "socket"
+SOCKET_FACTORIES = {"socket.socket": SOCKET, "socket.create_connection": SOCKET, "socket.fromfd": SOCKET}
+SOCKET_SENDS = frozenset({"send", "sendall", "sendto", "sendmsg"})

@@ -7,6 +7,7 @@ files of a codebase to the parser, so every rule pairs them with a narrow group.
 
 from __future__ import annotations
 
+from idemlint.knowledge.http import SOCKET_SENDS
 from idemlint.knowledge.orms import SQLALCHEMY
 from idemlint.knowledge.retries import BACKOFF, STAMINA, TENACITY
 from idemlint.knowledge.sdks import SDK_WORDS
@@ -42,6 +43,7 @@ EFFECT_WORDS = (
     "transfer",
     "charge",
     "payout",
+    *sorted(f".{verb}(" for verb in SOCKET_SENDS),
 )
 # An exception that leaves the outcome unknown is caught: the name of one, lower-cased.
 _TIMEOUT_NAMES = {"timeout"} | {name.rsplit(".", 1)[-1].lower() for name in TIMEOUT_EXCEPTIONS}
