@@ -195,12 +195,13 @@ def _waits_or_logs(model: ModuleModel, call: cst.Call) -> bool:
 
 
 def _inside_handler(model: ModuleModel, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
-    """A try inside an `except` block (a hook guarded while handling the failure) is not
-    the catch that drives the retry."""
+    """A try inside an `except` block (a hook guarded while handling the failure) or inside a
+    `finally:` (cleanup, which the loop goes round after whether it fails or not) is not the
+    catch that drives the retry."""
     for ancestor in model.ancestors(node):
         if ancestor is loop:
             return False
-        if isinstance(ancestor, cst.ExceptHandler):
+        if isinstance(ancestor, (cst.ExceptHandler, cst.Finally)):
             return True
     return False
 

@@ -270,12 +270,23 @@ def _works_on_next_item(model: ModuleModel, loop: cst.For | cst.While, try_node:
 
 
 def _tries_next_candidate(model: ModuleModel, loop: cst.For | cst.While, try_node: cst.Try | cst.TryStar) -> bool:
-    """`for n in range(100): try: mkdir(f"{prefix}{n}")`: each pass tries a different
-    input, so a failure moves on to the next candidate. Only the counter's use in the
-    work itself counts (not in a log line)."""
-    if not isinstance(loop, cst.For):
-        return False
-    counters = {n.value for n in (loop.target, *model.iter_nodes(loop.target)) if isinstance(n, cst.Name)}
+    """`for n in range(100): try: mkdir(f"{prefix}{n}")`, or `while counter < LIMIT:` whose
+    handler moves `counter` on: each pass tries a different input, so a failure moves on to
+    the next candidate (a search, not a retry). Only the candidate's use in the work itself
+    counts (not in a log line), directly or through a value the loop computes from it before
+    the try (`digest = sha256(msg + counter)`). A name that counts attempts is no candidate."""
+    if isinstance(loop, cst.For):
+        counters = {n.value for n in (loop.target, *model.iter_nodes(loop.target)) if isinstance(n, cst.Name)}
+    else:
+        tested = {n.value for n in (loop.test, *model.iter_nodes(loop.test)) if isinstance(n, cst.Name)}
+        moved = {
+            n.target.value
+            for handler in try_node.handlers
+            for n in model.iter_nodes(handler.body)
+            if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)
+        }
+        counters = {name for name in tested & moved if not is_attempt_counter(name)}
+        counters |= _computed_from(model, loop, try_node, counters)
     for node in model.iter_nodes(try_node.body):
         if isinstance(node, cst.Name) and node.value in counters:
             if any(isinstance(a, cst.Comparison) for a in _ancestors_until(model, node, try_node)):
@@ -285,6 +296,22 @@ def _tries_next_candidate(model: ModuleModel, loop: cst.For | cst.While, try_nod
             if not re.search(r"(^|\.)(log|logger|logging|print|warn|info|debug|warning|error)\b", callee):
                 return True
     return False
+
+
+def _computed_from(model: ModuleModel, loop: cst.For | cst.While, try_node: cst.CSTNode, sources: set[str]) -> set[str]:
+    """Names the loop's body assigns, before the try, from one of `sources`."""
+    found: set[str] = set()
+    if not sources:
+        return found
+    for statement in loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ():
+        if statement is try_node:
+            break
+        for node in model.iter_nodes(statement):
+            if isinstance(node, cst.Assign) and any(
+                isinstance(n, cst.Name) and n.value in sources for n in model.iter_nodes(node.value)
+            ):
+                found.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+    return found
 
 
 def _sleeps_between_attempts(model: ModuleModel, loop: cst.For | cst.While, counter_names: list[str]) -> bool:
@@ -312,7 +339,10 @@ def _bound_call(model: ModuleModel, expr: cst.BaseExpression) -> cst.Call | None
 
 
 def _sets_loop_flag(model: ModuleModel, block: cst.CSTNode, loop: cst.While) -> bool:
-    """`while not done: try: call(); done = True` style success flags."""
+    """`while not done: try: call(); done = True` style success flags, set whenever the work
+    succeeds: in the try's own body, or under a test of the work's outcome (`if r.ok:`). Set
+    only when an answer says "ready" (`if quote.state == PAID: ...; paid = True`), the loop
+    goes round after a success too: a poll."""
     tested = {n.value for n in model.iter_nodes(loop.test) if isinstance(n, cst.Name)}
     if isinstance(loop.test, cst.Name):
         tested.add(loop.test.value)
@@ -320,7 +350,9 @@ def _sets_loop_flag(model: ModuleModel, block: cst.CSTNode, loop: cst.While) -> 
         if isinstance(node, cst.Assign):
             for target in node.targets:
                 if isinstance(target.target, cst.Name) and target.target.value in tested:
-                    return True
+                    tests = [a.test for a in _ancestors_until(model, node, block) if isinstance(a, cst.If)]
+                    if all(_says_failure(model, test) for test in tests):
+                        return True
     return False
 
 
