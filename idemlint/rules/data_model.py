@@ -256,7 +256,8 @@ class NonMonotonicTransition(Rule):
         "`state-columns`) to a literal or an enum constant with no precondition on its current value in the same "
         "statement: `UPDATE orders SET status='paid' WHERE id=%s`, `Order.objects.filter(pk=pk).update(status='paid')`, "
         "`update(Order).where(Order.id == oid).values(status='paid')`, or `order.status = 'paid'; order.save()` on an "
-        "instance loaded in the function without a locked, checked read. Not reported where IDM101 reports the "
+        "instance loaded in the function without a locked, checked read, by a query that does not name the states it "
+        "accepts (`get(pk=pk, state=FULFILLED)` is a precondition). Not reported where IDM101 reports the "
         "same write. A model method's own literal (`def ship(self): self.status = 'shipped'`) is reported once, "
         "in the method; a method that writes the value its caller passes (`order.move_to('shipped')`) is "
         "reported at the caller. An update's value may be an attribute the function set to a constant first "
@@ -330,6 +331,8 @@ def ship(conn, order_id):
                     read = loaded_read(model, db, write)
                     if read is None or read.locked and column in read.columns:
                         continue  # not loaded here (may be new), or claimed by a locked filtered read
+                    if any(p.column == column for p in read.filters):
+                        continue  # found only in the states its query names: a precondition (unlocked, a race)
                     if read.record and is_locked(model, db, read):
                         continue  # written under a lock the function took (LOCK TABLE, FOR UPDATE)
                 elif any(p.column == column or VERSION_COLUMNS.match(p.column) for p in write.where):
