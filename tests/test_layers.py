@@ -202,6 +202,11 @@ LIBRARIES = (
     "dramatiq",
     "huey",
     "rq",
+    "gevent",
+    "trio",
+    "anyio",
+    "eventlet",
+    "niquests",
 )
 _NAMED = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(re.escape(n) for n in LIBRARIES) + r")(?![A-Za-z0-9_])", re.I)
 # a rule's documentation may name a library: its texts, examples and the headings of its fixes

@@ -275,3 +275,16 @@ def test_the_index_key_follows_the_catalogue_and_the_summary_signs(monkeypatch: 
     monkeypatch.undo()
     monkeypatch.setattr(knowledge, "catalogue_digest", lambda: "other words")
     assert api._index_key(config) != before
+
+
+def test_the_result_cache_key_follows_the_catalogue(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A word taught to the catalogue re-checks every file: its digest is in the run-wide key."""
+    from idemlint import runner
+    from idemlint.config import Config
+    from idemlint.rules import ALL_RULES
+
+    config = Config(root=tmp_path)
+    first = runner._open_cache(tmp_path, config, ALL_RULES, ("structure", {}))
+    assert runner._open_cache(tmp_path, config, ALL_RULES, ("structure", {})).salt == first.salt
+    monkeypatch.setattr(runner, "catalogue_digest", lambda: "other words")
+    assert runner._open_cache(tmp_path, config, ALL_RULES, ("structure", {})).salt != first.salt

@@ -223,7 +223,7 @@ def summary_facts(source: bytes, path: str, config: Config, candidate: bool | No
 
     vocabulary = config.vocabulary
     extra = tuple(re.escape(name.split(".")[0]).encode() for name in vocabulary.side_effect_calls) + tuple(
-        rb"self\." + re.escape(column).encode() + rb"\s*="
+        rb"(?i:self\." + re.escape(column).encode() + rb"\s*=)"
         for column in sorted(vocabulary.state_columns - STATE_COLUMNS)
     )
     if candidate is None:

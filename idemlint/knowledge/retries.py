@@ -103,3 +103,5 @@ CELERY_TASK_KEYWORDS = {
 }
 # the module an RQ `Retry(...)` comes from, and Dramatiq's, as a qualified name starts
 RQ_PREFIX = "rq."
+# the calls that wait between attempts, in every concurrency library
+SLEEPS = {"time.sleep", "asyncio.sleep", "gevent.sleep", "trio.sleep", "anyio.sleep", "eventlet.sleep"}

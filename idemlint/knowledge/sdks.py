@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from idemlint.knowledge.http import CLIENT_FACTORIES, HTTP_MODULES
+from idemlint.knowledge.http import CLIENT_FACTORIES, HTTP_MODULES, SOCKET
 
 # the methods of a payment or messaging SDK that change something at the provider
 SDK_VERBS = {
@@ -87,6 +87,6 @@ REMOTE_PACKAGES = tuple(
         | set(CLIENT_FACTORIES.values())
         | set(SDK_PACKAGES)
         | {client.split(".")[0] for client in SDK_CLIENTS}
-        | {AWS_SDK}
+        | {AWS_SDK, SOCKET}
     )
 )

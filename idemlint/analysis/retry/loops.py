@@ -27,7 +27,7 @@ from idemlint.analysis.retry.exits import (
     loop_nodes,
 )
 from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
-from idemlint.knowledge.retries import RETRY_ITERATORS, is_attempt_counter
+from idemlint.knowledge.retries import RETRY_ITERATORS, SLEEPS, is_attempt_counter
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -35,7 +35,6 @@ else:
     cst = LazyModule("libcst", globals(), "cst")
 
 COUNTERS = {"range", "itertools.count", "xrange"}
-SLEEPS = {"time.sleep", "asyncio.sleep", "gevent.sleep", "trio.sleep", "anyio.sleep", "eventlet.sleep"}
 _NEXT_ITEM = {
     "pop",
     "popleft",
