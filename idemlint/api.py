@@ -129,7 +129,7 @@ def build_project_index(
     with `cache`, the index built last time is reused while none of its files changed."""
     from idemlint.analysis.project import build_index
     from idemlint.cache import cached_index
-    from idemlint.paths import SOURCE, PathKinds
+    from idemlint.paths import PathKinds
     from idemlint.runner import default_cache_dir, map_in_workers
 
     if not any(rule.needs_project for rule in rules):
@@ -137,11 +137,10 @@ def build_project_index(
     kinds = PathKinds(config.root, found.resolver if found is not None else None)
     directory = default_cache_dir(config.root) if cache else None
 
-    def production(path: Path) -> bool:  # tests and migrations are never called from production code
-        return kinds.kind(path) == SOURCE
-
     def build(files: list[str], read: Callable[[Path], bytes]) -> ProjectIndex:
-        return build_index([Path(name) for name in files], config.root, config, production, map_in_workers, read)
+        return build_index(
+            [Path(name) for name in files], config.root, config, kinds.is_production, map_in_workers, read
+        )
 
     return cached_index(project_files(config, found, paths, directory), directory, _index_key(config), build)
 
@@ -151,14 +150,13 @@ def map_file(path: Path, config: Config, kinds: PathKinds) -> FileFacts | None:
     and judges them (size-capped, regular files only, summarised only in production code):
     the language server re-maps a saved file with it. None when the file cannot be read."""
     from idemlint.analysis.project import file_facts
-    from idemlint.paths import SOURCE
     from idemlint.reading import read_source
 
     try:
         source = read_source(path)
     except OSError:
         return None
-    return file_facts(source, path, config.root, config, kinds.kind(path) == SOURCE)
+    return file_facts(source, path, config.root, config, kinds.is_production(path))
 
 
 def stored_project_index(path: str) -> tuple[ProjectIndex, bool]:

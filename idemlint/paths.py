@@ -226,6 +226,11 @@ class PathKinds:
     def kind(self, path: Path | str) -> str:
         return self.judge(path)[0]
 
+    def is_production(self, path: Path | str) -> bool:
+        """Source code, not a test or a migration: only it is called from production code, so
+        only it is summarised for the project index."""
+        return self.kind(path) == SOURCE
+
     def judge(self, path: Path | str) -> tuple[str, str | None]:
         """The file's kind and its path relative to the root (None outside it), in one go."""
         relative = self.relative(path)

@@ -36,7 +36,7 @@ def imported_modules(path: Path, type_checking: bool = True) -> set[str]:
     skipped = set()
     if not type_checking:
         for node in ast.walk(tree):
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
                 skipped.update(id(inner) for statement in node.body for inner in ast.walk(statement))
     module = module_of(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]

@@ -121,7 +121,7 @@ class EffectAnalysis:
         if (
             last in SOCKET_SENDS
             and isinstance(call.func, cst.Attribute)
-            and self._client_library(call.func.value, SOCKET_FACTORIES) == SOCKET
+            and self._client_library(call.func.value, SOCKET_FACTORIES, by_name=False) == SOCKET
         ):
             return self._effect(call, SOCKET, dotted, None, False)  # `sock.sendall(request)`
         if last in SDK_VERBS or last in SDK_OBJECT_VERBS:
@@ -230,10 +230,10 @@ class EffectAnalysis:
         return None
 
     def _client_library(
-        self, receiver: cst.BaseExpression, factories: Mapping[str, str] = CLIENT_FACTORIES
+        self, receiver: cst.BaseExpression, factories: Mapping[str, str] = CLIENT_FACTORIES, by_name: bool = True
     ) -> str | None:
         """The library of the client a receiver is: built by one of `factories` (here, or where
-        the name is bound, or as its annotation says), or, for HTTP clients, named like one."""
+        the name is bound, or as its annotation says), or, `by_name`, an HTTP client named like one."""
         model = self.model
         if isinstance(receiver, cst.Call):
             return factories.get(model.call_name(receiver) or "")
@@ -254,8 +254,8 @@ class EffectAnalysis:
                     library = factories.get(model.call_name(value) or "")
                     if library:
                         return library
-        if factories is not CLIENT_FACTORIES:
-            return None  # only an HTTP client is known by its name
+        if not by_name:
+            return None
         if (model.qualname(receiver) or "").startswith(("unittest", "mock", "pytest")):
             return None
         if CLIENT_NAME.search(dotted.rsplit(".", 1)[-1]):

@@ -14,7 +14,8 @@ def setter_facts(source: bytes | str, vocabulary: Vocabulary = DEFAULT) -> dict[
     """{setter method name: guarded?} for the state setters a module defines."""
     raw = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
     extra = vocabulary.state_columns - STATE_COLUMNS
-    if not STATE_SETTER_DEFINITION.search(raw) and not any(column.encode() in raw.lower() for column in extra):
+    lowered = raw.lower() if extra else raw
+    if not STATE_SETTER_DEFINITION.search(raw) and not any(column.encode() in lowered for column in extra):
         return {}
     try:
         tree = ast.parse(raw)

@@ -17,12 +17,20 @@ from idemlint.knowledge.states import OUTCOME_COLUMNS, SETTER_VERBS, STATE_COLUM
 
 @dataclass(frozen=True)
 class Vocabulary:
-    state_columns: frozenset[str] = STATE_COLUMNS
+    state_columns: frozenset[str] = STATE_COLUMNS  # the catalogue's and the configured ones, lower-cased
     key_names: tuple[str, ...] = ()  # key names and key headers, as configured
     side_effect_calls: tuple[str, ...] = ()
     idempotent_calls: tuple[str, ...] = ()
-    _extra_setter: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
-    _outcome: re.Pattern[str] = field(default=re.compile(""), compare=False, repr=False)
+    # derived from `state_columns` when built
+    _extra_setter: re.Pattern[str] | None = field(init=False, compare=False, repr=False)
+    _outcome: re.Pattern[str] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        extra = sorted(map(re.escape, self.state_columns - STATE_COLUMNS))
+        setter = rf"^({'|'.join(SETTER_VERBS)})_({'|'.join(extra)})$" if extra else None
+        outcome = rf"(^|[._])({'|'.join(sorted(map(re.escape, self.state_columns | OUTCOME_COLUMNS)))})$"
+        object.__setattr__(self, "_extra_setter", re.compile(setter, re.IGNORECASE) if setter else None)
+        object.__setattr__(self, "_outcome", re.compile(outcome))
 
     def is_state_column(self, column: str) -> bool:
         """By name (`status`, a configured column) or by shape (`payment_status`)."""
@@ -48,15 +56,8 @@ def vocabulary(
     idempotent_calls: tuple[str, ...] = (),
 ) -> Vocabulary:
     """The catalogue extended by a configuration's additions (one object per configuration)."""
-    extra = frozenset(c.lower() for c in state_columns) - STATE_COLUMNS
-    columns = STATE_COLUMNS | extra
-    extra_setter = (
-        re.compile(rf"^({'|'.join(SETTER_VERBS)})_({'|'.join(sorted(map(re.escape, extra)))})$", re.IGNORECASE)
-        if extra
-        else None
-    )
-    outcome = re.compile(rf"(^|[._])({'|'.join(sorted(map(re.escape, columns | OUTCOME_COLUMNS)))})$")
-    return Vocabulary(columns, key_names, side_effect_calls, idempotent_calls, extra_setter, outcome)
+    columns = STATE_COLUMNS | {c.lower() for c in state_columns}
+    return Vocabulary(columns, key_names, side_effect_calls, idempotent_calls)
 
 
 DEFAULT = vocabulary()
