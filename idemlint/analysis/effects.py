@@ -8,7 +8,6 @@ so (`session`, `client`, `http`), never for any object that happens to have a `.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.keys import KeySinks
 from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.analysis.request_parts import asks_for_a_token, literal_method, request_target, static_text
 
 # The timeout half moved to `timeouts`; its names stay importable from here (the audit uses them).
 from idemlint.analysis.timeouts import records_failure as records_failure
@@ -93,6 +93,8 @@ class EffectAnalysis:
 
     def _classify(self, call: cst.Call) -> SideEffect | None:
         model = self.model
+        if isinstance(call.func, cst.Call) and model.call_name(call.func) == "getattr":
+            return self._request_by_name(call, call.func)
         dotted = model.dotted(call.func)
         name = model.call_name(call)
         if dotted is None or name is None:
@@ -103,7 +105,7 @@ class EffectAnalysis:
             return self._effect(call, "custom", dotted, None, False)
         head, _, last = name.rpartition(".")
         if head in HTTP_MODULES and last in WRITE_METHOD_FUNCTIONS | {"request"}:
-            method = last.upper() if last != "request" else _literal_method(call)
+            method = last.upper() if last != "request" else literal_method(call)
             if method is None:
                 self._note_verb_request(call, name)
                 return None
@@ -113,11 +115,15 @@ class EffectAnalysis:
             if library == "http" and not self._url_argument(call):
                 library = None  # a client known only by its name must be given a URL (not redis.delete(keys))
             if library is not None:
-                method = last.upper() if last in WRITE_METHOD_FUNCTIONS else _literal_method(call)
+                method = last.upper() if last in WRITE_METHOD_FUNCTIONS else literal_method(call)
                 if method is None:
                     self._note_verb_request(call, dotted)
                     return None
                 return self._effect(call, library, dotted, method, method not in NOT_IDEMPOTENT_METHODS)
+        if isinstance(call.func, cst.Attribute) and last.lower().endswith("request"):
+            # `self._backend.http_request(method=verb, ...)`: a request function of a client we
+            # cannot see, given the method by name; a request only when a caller names POST
+            self._note_verb_request(call, dotted, keyword_only=True)
         if (
             last in SOCKET_SENDS
             and isinstance(call.func, cst.Attribute)
@@ -159,8 +165,8 @@ class EffectAnalysis:
 
     def _effect(self, call: cst.Call, library: str, operation: str, method: str | None, retry_safe: bool) -> SideEffect:
         # An SDK call's "target" is the API object it acts on (stripe.Refund), not an argument.
-        target = _target(self.model, call) if method or library == AWS_SDK else operation.rsplit(".", 1)[0]
-        if method and _asks_for_a_token(call, target):
+        target = request_target(self.model, call) if method or library == AWS_SDK else operation.rsplit(".", 1)[0]
+        if method and asks_for_a_token(call, target):
             retry_safe = True  # an OAuth token request changes nothing on the server
         return SideEffect(call, library, operation, method, self._keyed(call), retry_safe, target)
 
@@ -176,7 +182,7 @@ class EffectAnalysis:
         )
         if url is None:
             return False
-        text = _static_text(self.model, url)
+        text = static_text(self.model, url)
         if text is not None:
             return text.startswith(("http://", "https://", "/", "{")) or "/" in text
         dotted = (self.model.dotted(url) or "").lower()
@@ -262,11 +268,34 @@ class EffectAnalysis:
             return "http"
         return None
 
-    def _note_verb_request(self, call: cst.Call, operation: str) -> None:
+    def _request_by_name(self, call: cst.Call, lookup: cst.Call) -> SideEffect | None:
+        """`getattr(self.session, method)(url, ...)`: the client's method chosen by name, a
+        literal (`"post"`) or the function's parameter (bound by each caller)."""
+        positional = [a.value for a in lookup.args if a.keyword is None and not a.star]
+        if len(positional) < 2 or self._client_library(positional[0]) is None:
+            return None
+        operation = self.model.module.code_for_node(lookup)
+        verb = string_value(positional[1])
+        if verb is not None:
+            method = verb.upper()
+            if method.lower() not in WRITE_METHOD_FUNCTIONS:
+                return None
+            return self._effect(call, "http", operation, method, method not in NOT_IDEMPOTENT_METHODS)
+        self._note_verb_request(call, operation, method=positional[1])
+        return None
+
+    def _note_verb_request(
+        self,
+        call: cst.Call,
+        operation: str,
+        method: cst.BaseExpression | None = None,
+        keyword_only: bool = False,
+    ) -> None:
         """`session.request(method, url)` in `def _request(self, method, path)`: the method is
         the function's parameter, bound by each caller."""
-        first = call.args[0].value if call.args and call.args[0].keyword is None else None
-        method = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "method"), first)
+        first = call.args[0].value if call.args and call.args[0].keyword is None and not keyword_only else None
+        if method is None:
+            method = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "method"), first)
         if not isinstance(method, cst.Name):
             return
         bindings = self.model.bindings_of(self.model.scope_of(call), method.value)
@@ -360,19 +389,6 @@ class EffectAnalysis:
         return None
 
 
-def _literal_method(call: cst.Call) -> str | None:
-    """POST, PUT, PATCH or DELETE from `request("POST", url)`; None for reads and unknowns."""
-    method = _any_literal_method(call)
-    return method if method in WRITE_METHODS else None
-
-
-def _any_literal_method(call: cst.Call) -> str | None:
-    first = call.args[0].value if call.args and call.args[0].keyword is None else None
-    method_arg = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "method"), first)
-    value = string_value(method_arg) if method_arg is not None else None
-    return value.upper() if value else None
-
-
 def _is_fifo(call: cst.Call) -> bool:
     for arg in call.args:
         if arg.keyword is None:
@@ -384,64 +400,3 @@ def _is_fifo(call: cst.Call) -> bool:
             if value and value.endswith(".fifo"):
                 return True
     return False
-
-
-_TOKEN_URL = re.compile(r"oauth2?/token|access_?token|/token/?$", re.IGNORECASE)
-
-
-def _asks_for_a_token(call: cst.Call, target: str | None) -> bool:
-    """An OAuth token request: a token endpoint URL, or a `grant_type` in the body it posts."""
-    if target and _TOKEN_URL.search(target):
-        return True
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value in ("data", "json") and isinstance(arg.value, cst.Dict):
-            if any(string_value(e.key) == "grant_type" for e in arg.value.elements if isinstance(e, cst.DictElement)):
-                return True
-    return False
-
-
-def _target(model: ModuleModel, call: cst.Call) -> str | None:
-    url = next(
-        (a.value for a in call.args if a.keyword is not None and a.keyword.value in ("url", "QueueUrl", "TopicArn")),
-        None,
-    )
-    if url is None:
-        plain = [a.value for a in call.args if a.keyword is None]
-        if plain and string_value(plain[0]) and string_value(plain[0]).upper() in WRITE_METHODS:  # type: ignore[union-attr]
-            plain = plain[1:]
-        url = plain[0] if plain else None
-    if url is None:
-        return None
-    text = _static_text(model, url) or model.module.code_for_node(url)
-    # a variable is no address: shown as a placeholder, as an f-string's fields are
-    return f"{{{text}}}" if isinstance(url, (cst.Name, cst.Attribute)) and text == model.dotted(url) else text
-
-
-def _static_text(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
-    """A URL as far as it is known statically: literals, and module-level string constants
-    filled into f-strings (`f"{API}/charges"` with `API = "https://psp.example"`); holes
-    that stay unknown keep their `{...}`."""
-    literal = string_value(expr)
-    if literal is not None:
-        return literal
-    if isinstance(expr, cst.Name):
-        bindings = model.bindings_of(model.module, expr.value)
-        if len(bindings) == 1 and bindings[0].value is not None:
-            return string_value(bindings[0].value)
-        return None
-    if isinstance(expr, cst.FormattedString):
-        parts = []
-        for part in expr.parts:
-            if isinstance(part, cst.FormattedStringText):
-                parts.append(part.value)
-            elif isinstance(part, cst.FormattedStringExpression):
-                known = _static_text(model, part.expression) if isinstance(part.expression, cst.Name) else None
-                parts.append(known if known is not None else "{" + model.module.code_for_node(part.expression) + "}")
-        return "".join(parts)
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
-        left = _static_text(model, expr.left)  # `BASE_URL + path`, `"https://api.example" + path`
-        right = _static_text(model, expr.right)
-        if left is None and right is None:
-            return None
-        return (left if left is not None else "{...}") + (right if right is not None else "{...}")
-    return None

@@ -104,4 +104,8 @@ CELERY_TASK_KEYWORDS = {
 # the module an RQ `Retry(...)` comes from, and Dramatiq's, as a qualified name starts
 RQ_PREFIX = "rq."
 # the calls that wait between attempts, in every concurrency library
+# Exceptions that say "nothing there yet" rather than "the work failed" (`queue.Empty`,
+# `asyncio.QueueEmpty`, a non-blocking read): a loop that goes round on them waits for input.
+NOT_READY_ERRORS = frozenset({"Empty", "QueueEmpty", "BlockingIOError"})
+
 SLEEPS = {"time.sleep", "asyncio.sleep", "gevent.sleep", "trio.sleep", "anyio.sleep", "eventlet.sleep"}

@@ -60,7 +60,10 @@ class UnkeyedRetriedSideEffect(Rule):
         "is one (`def send(url, method='POST')`), through forwarding helpers, and a read where it names GET. "
         "A request core that retries itself (a loop around `self.session.request(method, ...)`, or around a "
         "helper it passes its `method` to) is reported at the retried request when a caller in the same module "
-        "names POST or PATCH (`def post(self, path): return self._call('POST', path)`). "
+        "names POST or PATCH (`def post(self, path): return self._call('POST', path)`). The request may be "
+        "the client's method looked up by name (`getattr(self.session, method)(url)`) or a request function "
+        "of a transport the module cannot see, given the method by keyword "
+        "(`self._backend.http_request(method=verb, ...)`). "
         "Calls whose headers are built elsewhere (so a key may "
         "be there) are not reported, except a request core's options (`**opts`, a helper's headers) in a "
         "module that names no idempotency key anywhere: the callers that name POST there send none."
@@ -125,6 +128,8 @@ def pay_invoice(invoice, key):
                     lines=(("context", context.anchor),),
                 )
         for request in effects.verb_requests:  # the method is the retrying function's own parameter
+            if ctx.callee(request.call) is not None:
+                continue  # a project function: its summary says what it sends, below
             context = retry.context_of(request.call)
             writer = _caller_naming_a_write(ctx, request.call, request.parameter) if context else None
             if context is not None and writer is not None:

@@ -208,7 +208,11 @@ class RetryWithoutJitter(PolicyRule):
     fix_hint = "Use exponential backoff with full jitter, capped (`random.uniform(0, min(cap, base * 2 ** attempt))`), and honour `Retry-After`."
     known_problems = (
         "A sleep whose delay comes from a helper function is assumed to jitter. A delay read from `Retry-After` "
-        "is the server's instruction and is not reported. A retry loop that waits by calling a helper (`sleep(500)` "
+        "is the server's instruction and is not reported; each way the delay can be computed is judged on its own, "
+        "so a fixed fallback used when the server sends no `Retry-After` (`retry_after or 2 ** attempt`, a "
+        "default overridden only when the header is there) is, and no fix is offered for it (jittering the "
+        "server's value could retry before it said). A wait in a loop that goes round only on `queue.Empty` (or "
+        'another "nothing there yet" exception) is a poll interval. A retry loop that waits by calling a helper (`sleep(500)` '
         "wrapping `time.sleep(ms / 1000)`, a policy object's `handle_retry()`) is reported when the helper sleeps "
         "on every call for a delay with no random part, or before every `return True` of a step that answers no "
         "otherwise (`if retry.handle_retry(): continue`), in this module or (through the project index) another; "

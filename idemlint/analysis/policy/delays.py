@@ -8,12 +8,14 @@ import re
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.flow import origin_nodes
+from idemlint.analysis.flow import is_load
 from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.knowledge.retries import is_attempt_counter
 
 if TYPE_CHECKING:
     import libcst as cst
+
+    from idemlint.analysis.model import Binding
 else:
     cst = LazyModule("libcst", globals(), "cst")
 
@@ -37,36 +39,175 @@ _SERVER_DELAY = re.compile(r"retry.?after|reset|ratelimit", re.IGNORECASE)
 
 
 def deterministic_delay(model: ModuleModel, expr: cst.BaseExpression) -> bool:
-    """A delay built only from literals, names and arithmetic: nothing random, nothing
-    the server said (Retry-After), no helper whose result we cannot see."""
-    fixed, parameters = _delay_parts(model, expr)
-    return fixed and not parameters  # with a parameter the caller decides: it may well be jittered
+    """Whether some way through the function gives the delay a value built only from
+    literals, names and arithmetic: nothing random, nothing the server said (Retry-After),
+    no helper whose result we cannot see. `wait = 2 ** n` overridden by `Retry-After` only
+    when the server sends one is fixed whenever it does not."""
+    return any(fixed and not parameters for fixed, parameters in _outcomes(model, expr, frozenset()))
+
+
+def fixed_on_every_way(model: ModuleModel, expr: cst.BaseExpression) -> bool:
+    """No way through the function makes the delay vary or lets the server set it: only then
+    may a fix wrap it in jitter (a jittered `Retry-After` would retry before the server said)."""
+    outcomes = _outcomes(model, expr, frozenset())
+    return bool(outcomes) and all(fixed and not parameters for fixed, parameters in outcomes)
 
 
 def delay_parameter(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
     """The one parameter a delay is otherwise deterministically computed from (`ms / 1000` in
     `def sleep(ms)`): the caller's argument decides whether the wait varies."""
-    fixed, parameters = _delay_parts(model, expr)
-    return next(iter(parameters)) if fixed and len(parameters) == 1 else None
+    outcomes = _outcomes(model, expr, frozenset())
+    if any(fixed and not parameters for fixed, parameters in outcomes):
+        return None
+    return next((next(iter(p)) for fixed, p in sorted(outcomes, key=str) if fixed and len(p) == 1), None)
 
 
-def _delay_parts(model: ModuleModel, expr: cst.BaseExpression) -> tuple[bool, set[str]]:
-    """(nothing in the delay varies, apart from parameters; the parameters it reads)."""
-    parameters: set[str] = set()
-    for node in origin_nodes(model, expr):
-        if isinstance(node, cst.Call):
-            name = model.call_name(node) or ""
-            if name not in _MATH and not _config_read_with_number(node):
-                return False, parameters
-        if isinstance(node, cst.SimpleString) and _SERVER_DELAY.search(node.value):
-            return False, parameters  # Retry-After: the server said how long
-        if isinstance(node, cst.Name) and RANDOMISH.search(node.value) and not _bound_to_literal(model, node):
-            return False, parameters  # a `jitter` parameter or global we cannot see
-        if isinstance(node, cst.Name) and _SERVER_DELAY.search(node.value):
-            return False, parameters
-        if isinstance(node, cst.Name) and _is_parameter(model, node):
-            parameters.add(node.value)
-    return True, parameters
+# One way a delay can be computed: (nothing in it varies, apart from parameters; the
+# parameters it reads). A delay's outcomes are the ways it can take (`a or b`, `x if c else
+# y`, the assignments that reach it); a compound value combines its parts' outcomes.
+_Outcome = tuple[bool, frozenset[str]]
+_VARIES: frozenset[_Outcome] = frozenset({(False, frozenset())})
+_PLAIN: frozenset[_Outcome] = frozenset({(True, frozenset())})
+_MAX_OUTCOMES = 8
+
+
+def _outcomes(
+    model: ModuleModel, node: cst.CSTNode, following: frozenset[str], whole: bool = True
+) -> frozenset[_Outcome]:
+    """The ways `node` can be computed; `whole` when it is the delay itself (or a value
+    assigned to it), not a part of one."""
+    if isinstance(node, cst.BooleanOperation):
+        return _outcomes(model, node.left, following, whole) | _outcomes(model, node.right, following, whole)
+    if isinstance(node, cst.IfExp):
+        if RANDOMISH.search(_names_in(model, node.test)):
+            return _VARIES  # `delay if not jitter else ...`: a jitter switch the caller sets
+        return _outcomes(model, node.body, following, whole) | _outcomes(model, node.orelse, following, whole)
+    if whole and _is_no_delay(node):
+        return frozenset()  # `delay = None` / `0` before the real value: not a wait
+    result = _leaf(model, node)
+    if not _may_be_fixed(result) or isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+        return result
+    if isinstance(node, cst.Name) and is_load(model, node) and node.value not in following:
+        result = _combine(result, _bound_values(model, node, following | {node.value}))
+    for child in model.children_of(node):
+        if not _may_be_fixed(result):
+            break
+        result = _combine(result, _outcomes(model, child, following, whole=False))
+    return result
+
+
+def _may_be_fixed(outcomes: frozenset[_Outcome]) -> bool:
+    return any(fixed for fixed, _parameters in outcomes)
+
+
+def _leaf(model: ModuleModel, node: cst.CSTNode) -> frozenset[_Outcome]:
+    """What one node contributes by itself."""
+    if isinstance(node, cst.Call):
+        name = model.call_name(node) or ""
+        if name not in _MATH and not _config_read_with_number(node):
+            return _VARIES
+    if isinstance(node, cst.SimpleString) and _SERVER_DELAY.search(node.value):
+        return _VARIES  # Retry-After: the server said how long
+    if isinstance(node, cst.Name):
+        if RANDOMISH.search(node.value) and not _bound_to_literal(model, node):
+            return _VARIES  # a `jitter` parameter or global we cannot see
+        if _SERVER_DELAY.search(node.value):
+            return _VARIES
+        if _is_parameter(model, node):
+            return frozenset({(True, frozenset({node.value}))})
+    return _PLAIN
+
+
+def _bound_values(model: ModuleModel, name: cst.Name, following: frozenset[str]) -> frozenset[_Outcome]:
+    """The outcomes of the assignments that may reach `name`: each plain assignment is one
+    way; `d *= 2` and its kind change every way. A value chosen under a jitter switch
+    (`if self.jitter: d = random...`) is the caller's to decide: it varies."""
+    bindings = [b for b in model.resolve(model.scope_of(name), name.value) if b.value is not None]
+    bindings = [b for b in bindings if b.kind not in ("param", "def")]
+    if not bindings:
+        return _PLAIN
+    reaching = _reaching(model, bindings, name)
+    if any(_under_jitter_switch(model, b.statement) for b in reaching):
+        return _VARIES
+    ways: frozenset[_Outcome] = frozenset()
+    for binding in reaching:
+        if binding.kind != "augassign":
+            ways |= _outcomes(model, binding.value, following)  # type: ignore[arg-type]
+    if not ways:
+        ways = _PLAIN
+    for binding in reaching:
+        if binding.kind == "augassign":
+            ways = _combine(ways, _outcomes(model, binding.value, following))  # type: ignore[arg-type]
+    return ways
+
+
+def _reaching(model: ModuleModel, bindings: list[Binding], use: cst.CSTNode) -> list[Binding]:
+    """The bindings not overwritten on every way to `use`: when a plain assignment runs on
+    every way to it (earlier in a block that holds it), only that one and those between it and
+    `use` reach; one before it, or after `use` (round a loop), passes it first."""
+    use_line = _line_of(model, use)
+    plain = [b for b in bindings if b.kind != "augassign"]
+    dominating = [b for b in plain if _dominates(model, _line_of(model, b.statement), use_line)]
+    if not dominating:
+        return bindings
+    # the dominating assignment closest to `use`: every other one runs before it
+    last = max(dominating, key=lambda b: _position(model, b.statement))
+    start, end = _position(model, last.statement), _position(model, use)
+    return [b for b in bindings if b is last or start < _position(model, b.statement) < end]
+
+
+def _position(model: ModuleModel, node: cst.CSTNode) -> tuple[int, ...]:
+    """Where `node` is in the module, as child indices from the root: source order."""
+    path: list[int] = []
+    current = node
+    for parent in model.ancestors(node):
+        children = model.children_of(parent)
+        path.append(next((i for i, child in enumerate(children) if child is current), 0))
+        current = parent
+    return tuple(reversed(path))
+
+
+def _line_of(model: ModuleModel, node: cst.CSTNode) -> cst.CSTNode:
+    statement = model.statement_of(node)
+    if isinstance(statement, cst.BaseSmallStatement):
+        return model.parents.get(statement, statement)
+    return statement
+
+
+def _dominates(model: ModuleModel, line: cst.CSTNode, use_line: cst.CSTNode) -> bool:
+    """`line` runs on every way to `use_line`: they share a block and `line` comes first
+    in it (directly or around the statement that holds `use_line`)."""
+    block = model.parents.get(line)
+    body = getattr(block, "body", None)
+    if not isinstance(body, (list, tuple)) or line is use_line:
+        return False
+    for current in (use_line, *model.ancestors(use_line)):
+        if model.parents.get(current) is block:
+            return current in body and line in body and body.index(line) < body.index(current)
+    return False
+
+
+def _under_jitter_switch(model: ModuleModel, statement: cst.CSTNode) -> bool:
+    return any(isinstance(a, cst.If) and RANDOMISH.search(_names_in(model, a.test)) for a in model.ancestors(statement))
+
+
+def _names_in(model: ModuleModel, expr: cst.CSTNode) -> str:
+    nodes = (expr, *model.iter_nodes(expr))
+    return " ".join(n.value for n in nodes if isinstance(n, cst.Name))
+
+
+def _is_no_delay(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.Name):
+        return node.value == "None"
+    return isinstance(node, (cst.Integer, cst.Float)) and not node.value.strip("0._")
+
+
+def _combine(left: frozenset[_Outcome], right: frozenset[_Outcome]) -> frozenset[_Outcome]:
+    """Both parts together: fixed only if both are, reading both's parameters."""
+    combined = frozenset((a and b, pa | pb) for a, pa in left for b, pb in right)
+    if len(combined) > _MAX_OUTCOMES:
+        return _VARIES if not any(f and not p for f, p in combined) else _PLAIN
+    return combined
 
 
 def has_random(model: ModuleModel, expr: cst.BaseExpression) -> bool:

@@ -10,7 +10,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, iter_nodes, local_callee
 from idemlint.analysis.policy.common import expr_nodes, handler_catches_all, statuses_in
-from idemlint.analysis.policy.delays import deterministic_delay
+from idemlint.analysis.policy.delays import deterministic_delay, fixed_on_every_way
 from idemlint.analysis.policy.fixes import jitter_sleep
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
@@ -57,7 +57,7 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy) -> None
                 )
         elif isinstance(node, cst.Call) and model.call_name(node) in SLEEPS and node.args:
             if deterministic_delay(model, node.args[0].value):
-                fix = jitter_sleep(model, node.args[0].value)
+                fix = jitter_sleep(model, node.args[0].value) if fixed_on_every_way(model, node.args[0].value) else None
                 policy.no_jitter.append(Verdict("fixed-wait", "loop", node, label, fix=fix))
     if isinstance(loop, cst.While) and _waits_or_talks(model, nodes):
         if not _loop_bounded(model, loop, nodes):
