@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.keys import KeySinks
 from idemlint.analysis.model import ModuleModel, string_value
-from idemlint.analysis.request_parts import asks_for_a_token, literal_method, request_target, static_text
+from idemlint.analysis.request_parts import (
+    absolute_body,
+    asks_for_a_token,
+    literal_method,
+    repeat_safe_endpoint,
+    request_target,
+    static_text,
+)
 
 # The timeout half moved to `timeouts`; its names stay importable from here (the audit uses them).
 from idemlint.analysis.timeouts import records_failure as records_failure
@@ -168,6 +175,8 @@ class EffectAnalysis:
         target = request_target(self.model, call) if method or library == AWS_SDK else operation.rsplit(".", 1)[0]
         if method and asks_for_a_token(call, target):
             retry_safe = True  # an OAuth token request changes nothing on the server
+        if method and (repeat_safe_endpoint(self.model, call) or method == "PATCH" and absolute_body(self.model, call)):
+            retry_safe = True
         return SideEffect(call, library, operation, method, self._keyed(call), retry_safe, target)
 
     def _url_argument(self, call: cst.Call) -> bool:

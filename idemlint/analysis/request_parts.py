@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, string_value
-from idemlint.knowledge.http import WRITE_METHODS
+from idemlint.knowledge.http import RELATIVE_CHANGE_KEY, REPEAT_SAFE_ENDPOINT_WORDS, WRITE_METHODS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -87,4 +87,61 @@ def static_text(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
         if left is None and right is None:
             return None
         return (left if left is not None else "{...}") + (right if right is not None else "{...}")
+    return None
+
+
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+def repeat_safe_endpoint(model: ModuleModel, call: cst.Call) -> bool:
+    """The call declares itself idempotent (`idempotent=True`, as some clients let a caller
+    say), or the request's path or the name of the function that makes it says a repeat
+    changes nothing more (`/unlink_users/`, `revoke_token()`): see REPEAT_SAFE_ENDPOINT_WORDS."""
+    if any(
+        a.keyword is not None and a.keyword.value in ("idempotent", "is_idempotent") and model.dotted(a.value) == "True"
+        for a in call.args
+    ):
+        return True
+    function = model.enclosing_function(call)
+    if function is not None and function.name.value.lstrip("_").split("_")[0].lower() in REPEAT_SAFE_ENDPOINT_WORDS:
+        return True
+    url = _url_value(model, call)
+    if url is None:
+        return False
+    texts = [string_value(n) or "" for n in (url, *model.iter_nodes(url)) if isinstance(n, cst.SimpleString)]
+    texts += [n.value for n in (url, *model.iter_nodes(url)) if isinstance(n, cst.FormattedStringText)]
+    words = {w.lower() for text in texts for w in _WORD.findall(text.replace("_", " "))}
+    return bool(words & REPEAT_SAFE_ENDPOINT_WORDS)
+
+
+def absolute_body(model: ModuleModel, call: cst.Call) -> bool:
+    """A body written out as a dict of fields (here, or bound once in the function) with no key
+    that changes a value by an amount or an operation: a PATCH that sets, so a repeat sets the same."""
+    body = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in ("json", "data")), None)
+    if body is None:
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        body = positional[1] if len(positional) > 1 else None
+    body = _local_value(model, body) if isinstance(body, cst.Name) else body
+    if not isinstance(body, cst.Dict) or not body.elements:
+        return False
+    keys = [string_value(e.key) if isinstance(e, cst.DictElement) else None for e in body.elements]
+    return all(key is not None and not RELATIVE_CHANGE_KEY.search(key) for key in keys)
+
+
+def _url_value(model: ModuleModel, call: cst.Call) -> cst.BaseExpression | None:
+    url = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "url"), None)
+    if url is None:
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        if positional and (string_value(positional[0]) or "").upper() in WRITE_METHODS:
+            positional = positional[1:]
+        url = positional[0] if positional else None
+    return _local_value(model, url) if isinstance(url, cst.Name) else url
+
+
+def _local_value(model: ModuleModel, name: cst.Name) -> cst.BaseExpression | None:
+    """The value of a name assigned once in the function around it."""
+    scope = model.scope_of(name)
+    bindings = model.bindings_of(scope, name.value) if scope is not model.module else []
+    if len(bindings) == 1 and bindings[0].kind == "assign":
+        return bindings[0].value
     return None

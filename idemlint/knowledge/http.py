@@ -10,6 +10,17 @@ WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 # of those, the ones a second identical request can apply twice (PUT and DELETE are
 # idempotent by definition, RFC 9110 9.2.2)
 NOT_IDEMPOTENT_METHODS = frozenset({"POST", "PATCH"})
+# Writes that a repeat leaves as the first one left them, whatever the method says: the words
+# of an endpoint's path (`/users/unlink/`, `/orders/_search`) or of the function that calls
+# it (`revoke_token()`, `search_documents()`): removals and revocations, and POSTs that only
+# read. Not "remove" or "delete" alone in a function's name: `remove_funds` acts.
+REPEAT_SAFE_ENDPOINT_WORDS = frozenset(
+    {"unlink", "revoke", "deactivate", "unsubscribe", "unassign", "disable", "search", "lookup", "validate"}
+    | {"preview", "estimate", "exists"}
+)
+# a PATCH body key that changes a value by an amount or an operation (`{"delta": 5}`, JSON
+# Patch's `op`) rather than setting it: without one, a PATCH of literal fields is absolute
+RELATIVE_CHANGE_KEY = re.compile(r"delta|incr|decr|append|push|adjust|^add|^op$|_by$", re.IGNORECASE)
 # the module-level functions and client methods named for a writing method (`requests.post`)
 WRITE_METHOD_FUNCTIONS = frozenset(method.lower() for method in WRITE_METHODS)
 # modules whose functions send a request (`requests.post`)

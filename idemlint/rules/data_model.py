@@ -71,7 +71,8 @@ class ReadDecideWrite(Rule):
         "`.first()`, `get_object_or_404(Order, ...)` or a constructor; a helper named for storing the instance "
         "it is given (`update_payment(payment)`, `save_order(order)`) persists it as `save()` would. Writes that converge are left alone: racing runs that store the same values "
         "(a flag set, a field cleared, the value the test compared with, text marked from what was read such as "
-        "`slug += '-deleted'`) and do nothing else, where what else they do is repeat-safe (a create-if-absent "
+        "`slug += '-deleted'`) and do nothing else (a call in a further test, `elif x.count_reviews() >= n:`, "
+        "only decides), where what else they do is repeat-safe (a create-if-absent "
         "such as `get_or_create`, a removal or `soft_delete()`, a queryset `update()` to "
         "absolute values, Django's validation `clean()`); so is a new instance (`self.model()`, `cls()`)."
     )

@@ -66,7 +66,12 @@ class UnkeyedRetriedSideEffect(Rule):
         "(`self._backend.http_request(method=verb, ...)`). "
         "Calls whose headers are built elsewhere (so a key may "
         "be there) are not reported, except a request core's options (`**opts`, a helper's headers) in a "
-        "module that names no idempotency key anywhere: the callers that name POST there send none."
+        "module that names no idempotency key anywhere: the callers that name POST there send none. "
+        "Writes a repeat leaves as the first one left them are not reported: PUT and DELETE, an OAuth token "
+        "request, a call that declares itself idempotent (`idempotent=True`), a PATCH whose body is a dict of "
+        'literal fields with no relative change (`{"status": "errored"}`, not `{"delta": n}` or JSON '
+        "Patch's `op`), and a request whose path or calling function names a removal, a revocation or a read "
+        "(`/unlink_users/`, `revoke_token()`, `/_search`)."
     )
     why = (
         "A timeout does not mean the request failed: the server may have charged the card and the response got "

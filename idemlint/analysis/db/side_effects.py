@@ -91,9 +91,12 @@ def side_effect_in(model: ModuleModel, db: DbAnalysis, test: cst.BaseExpression,
         region = body[body.index(guard) + 1 :] if guard in body else []
     own = {id(w.call) for w in writes if w.call is not None}
     for root in region:
+        # a call in a further test (`elif workflow.num_graded() >= n:`) computes the decision
+        tests = [n.test for n in (root, *model.iter_nodes(root)) if type(n) is cst.If]
         for node in model.iter_nodes(root):
             if type(node) is cst.Call and id(node) not in own and not _quiet_call(model, node, writes):
-                return True
+                if not any(model.is_inside(node, test) for test in tests):
+                    return True
     return False
 
 
