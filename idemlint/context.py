@@ -40,9 +40,13 @@ class FileContext:
         """The project index, or (for a file checked alone, as flake8 does) this module's own facts."""
         if self._project is not EMPTY:
             return self._project
+        from idemlint.analysis.unique_keys import declared_unique_keys
+
         facts = setter_facts(self.source, self.model.vocabulary)
         return ProjectIndex(
-            frozenset(n for n, g in facts.items() if g), frozenset(n for n, g in facts.items() if not g)
+            frozenset(n for n, g in facts.items() if g),
+            frozenset(n for n, g in facts.items() if not g),
+            unique_keys=declared_unique_keys(self.source),
         )
 
     @cached_property

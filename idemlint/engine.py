@@ -139,9 +139,7 @@ def _findings(ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor
         return Rejected("too deeply nested to locate findings", help=HELP_LIMIT)
     lines = split_lines(ctx.source)
     starts: list[int] = []  # line offsets, computed once per file (per fix, it was quadratic)
-    role = role_of(anchor)
-    if role == "source" and ctx.model.runs_as_program():
-        role = "script"
+    role = ctx.model.role(role_of(anchor))
     findings = []
     for rule, report in reports:
         span = positions.get(report.node)

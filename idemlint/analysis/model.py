@@ -146,6 +146,21 @@ class ModuleModel:
                 return True
         return False
 
+    def supports_tests(self) -> bool:
+        """Whether the module is test support (model factories, fixtures) by what it imports."""
+        from idemlint.knowledge.roles import TEST_SUPPORT_IMPORTS
+
+        return any(target.split(".", 1)[0] in TEST_SUPPORT_IMPORTS for target in self.imports.values())
+
+    def role(self, path_role: str) -> str:
+        """The file's role: its path's, unless the code says it is a program run by hand or
+        test support."""
+        if path_role != "source":
+            return path_role
+        if self.runs_as_program():
+            return "script"
+        return "test" if self.supports_tests() else path_role
+
     # -- names ------------------------------------------------------------------------
 
     def dotted(self, expr: cst.BaseExpression) -> str | None:

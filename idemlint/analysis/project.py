@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from idemlint.analysis.machines import Moves, declared_moves, join
 from idemlint.analysis.project_index import ProjectIndex, renamed_as, spelled_name
 from idemlint.analysis.setter_facts import setter_facts
+from idemlint.analysis.unique_keys import declared_unique_keys, join_unique_keys
 from idemlint.knowledge.sdks import REMOTE_PACKAGES
 from idemlint.knowledge.states import FAILED_STATE_WORDS, STATE_COLUMNS
 from idemlint.knowledge.vocabulary import DEFAULT
@@ -39,6 +40,7 @@ class FileFacts:
     summaries: ModuleFacts | None = None
     reexports: Mapping[str, str] = field(default_factory=dict)  # of a package's `__init__.py`
     machines: Moves = field(default_factory=dict)  # the state machines it declares (production code)
+    unique_keys: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)  # its models' unique keys
 
 
 def file_facts(
@@ -65,6 +67,7 @@ def file_facts(
             summaries,
             package_reexports(source, relative, roots),
             machines,
+            declared_unique_keys(source),
         )
     except Exception:  # a bug on odd input: the index goes on without this file; its own check reports the error
         return FileFacts()
@@ -102,9 +105,11 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
     modules: list[ModuleFacts] = []
     reexports: dict[str, str] = {}
     machines: list[Moves] = []
+    unique_keys: list[Mapping[str, tuple[frozenset[str], ...]]] = []
     for facts in files:
         reexports.update(facts.reexports)
         machines.append(facts.machines)
+        unique_keys.append(facts.unique_keys)
         for name, is_guarded in facts.setters.items():
             guarded[name] = guarded.get(name, is_guarded) and is_guarded
         if facts.summaries is not None:
@@ -115,6 +120,7 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         root=str(root.resolve()) if root is not None else "",
         reexports={name: origin for name, origin in reexports.items() if name != origin},
         state_machines=join(machines),
+        unique_keys=join_unique_keys(unique_keys),
     )
     return follow_calls(index, modules) if modules else index
 

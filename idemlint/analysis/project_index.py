@@ -53,6 +53,8 @@ class ProjectIndex:
     implementations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # the state machines the project declares (`analysis/machines.py`): enum or `column:` name -> machine
     state_machines: Mapping[str, Machine] = field(default_factory=dict)
+    # the column sets the project's models keep unique (`analysis/unique_keys.py`): model -> keys
+    unique_keys: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
 
     @property
     def digest(self) -> str:
@@ -80,6 +82,7 @@ class ProjectIndex:
                         (name, sorted((s, sorted(t)) for s, t in m.moves.items()))
                         for name, m in self.state_machines.items()
                     ],
+                    sorted((model, sorted(sorted(k) for k in keys)) for model, keys in self.unique_keys.items()),
                 )
             )
         )

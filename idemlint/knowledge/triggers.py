@@ -20,8 +20,10 @@ DATABASE = ("objects.", "execute(", "executemany(", "session", "query(", "cursor
 # An update: a call (`.update(`, `bulk_update(`, `update(Order)`) or SQL (`UPDATE orders`);
 # not `updated_at` and the like.
 UPDATE = ("update(", "update ", "update\n", "update\t")
+# An insert: `Model.objects.create(...)`, `bulk_create(...)`, `session.add(...)`.
+INSERT = ("create(", "session.add(", "session.add_all(")
 # A write, also through a helper named for one (`update_payment(payment)`).
-DB_WRITE = (*UPDATE, "update_", ".save(", "commit(", "flush(", "_status(", "_state(")
+DB_WRITE = (*UPDATE, *INSERT, "update_", ".save(", "commit(", "flush(", "_status(", "_state(")
 # A model class or a state setter: rows that a function changes without reading them itself.
 RECORDS = ("models.model", "db.model", "declarative_base", "_status(", "_state(", "update_fields")
 DB_READ = ("select", ".get(", ".first(", "fetch", ".exists(", "[0]", "get_object_or_404", ".one(", "scalar")

@@ -74,7 +74,12 @@ class ReadDecideWrite(Rule):
         "`slug += '-deleted'`) and do nothing else (a call in a further test, `elif x.count_reviews() >= n:`, "
         "only decides), where what else they do is repeat-safe (a create-if-absent "
         "such as `get_or_create`, a removal or `soft_delete()`, a queryset `update()` to "
-        "absolute values, Django's validation `clean()`); so is a new instance (`self.model()`, `cls()`)."
+        "absolute values, Django's validation `clean()`); so is a new instance (`self.model()`, `cls()`). "
+        "A row the function inserts after a query found it absent (`if Vote.objects.filter(user=u, poll=p)"
+        ".exists(): return`, then `Vote.objects.create(...)`; `session.add(...)`) is the same race on a row "
+        "that does not exist yet, reported at low confidence for a model the project defines with no unique key "
+        "on the queried columns (nor a primary key among them), no lock on the query and no `except "
+        "IntegrityError` around the insert."
     )
     why = (
         "Two deliveries of the same message (a retry, a redelivered webhook, two workers) both read the old "
@@ -169,6 +174,34 @@ def on_payment_succeeded(event):
                 confidence=lower_confidence(ctx, read),
                 evidence=_RECORD_EVIDENCE.get(read.record or "", "read in the function"),
             )
+        yield from _inserts_after_absence(ctx)
+
+
+ABSENCE_CHECK = "an absence check before an insert"
+
+
+def _inserts_after_absence(ctx: FileContext) -> Iterator[Report]:
+    """Check-then-insert: a query found no row and the function inserts one (see
+    `analysis/db/absent_rows.py`). Low confidence until measured: whether a duplicate row
+    does harm depends on what the row means."""
+    from idemlint.analysis.db.absent_rows import absent_row_inserts
+
+    for found in absent_row_inserts(ctx.model, ctx.db, ctx.project.unique_keys):
+        columns = ", ".join(dict.fromkeys(p.column for p in found.read.filters))
+        inserted = ctx.module.code_for_node(found.insert.func)
+        yield Report(
+            found.insert,
+            f"{inserted}() inserts the {found.read.table} row that the query on line $where found absent by "
+            f"({columns}), with no lock and no unique key on those columns: two runs of the same request both "
+            "find none and both insert",
+            suggestion=(
+                f"Add a unique constraint on ({columns}) and treat the IntegrityError as the duplicate (or use "
+                "get_or_create() backed by it); or lock a parent row (`select_for_update()`) before the query."
+            ),
+            lines=(("where", found.read.call),),
+            confidence="low",
+            evidence=ABSENCE_CHECK,
+        )
 
 
 # how IDM101 found the read that decides (its confidence is measured per kind)
@@ -189,7 +222,7 @@ _RECORD_ORIGINS = {
 def lower_confidence(ctx: FileContext, read: DbRead | None = None) -> str | None:
     """Lower than the rule's where harm is less likely: a management command or script (run by
     hand, one at a time), or a parameter or loop variable (the caller may hold a lock)."""
-    if role_of(ctx.path) in RUN_BY_HAND:
+    if ctx.model.role(role_of(ctx.path)) in (*RUN_BY_HAND, "test"):
         return "low"
     return "low" if read is not None and read.record in ("parameter", "loop variable") else None
 

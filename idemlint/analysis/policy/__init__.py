@@ -30,7 +30,7 @@ from idemlint.analysis.policy.celery import read_celery, read_task_class, read_t
 from idemlint.analysis.policy.loops import read_loop, read_poll
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.policy.tenacity import read_retrying, read_tenacity
-from idemlint.analysis.policy.urllib3 import read_urllib3_retry
+from idemlint.analysis.policy.urllib3 import read_urllib3_retry, retry_subclass_settings
 from idemlint.analysis.retry import RetryAnalysis, RetryContext
 from idemlint.knowledge.retries import BACKOFF, CELERY, RETRY_PACKAGE, RETRYING, STAMINA, TENACITY, URLLIB3_RETRY
 
@@ -75,6 +75,8 @@ class PolicyAnalysis:
         for call in model.calls:
             if model.call_name(call) in URLLIB3_RETRY:
                 self.policies.append(read_urllib3_retry(model, call))
+            elif (subclassed := retry_subclass_settings(model, call)) is not None:
+                self.policies.append(read_urllib3_retry(model, call, subclassed))
         retried = {c.node for c in retry.contexts}
         for call in model.calls:
             policy = read_task_object_retry(model, call, retried)

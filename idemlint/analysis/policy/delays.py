@@ -8,6 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import is_load
 from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.knowledge.retries import is_attempt_counter
@@ -151,20 +152,10 @@ def _reaching(model: ModuleModel, bindings: list[Binding], use: cst.CSTNode) -> 
     if not dominating:
         return bindings
     # the dominating assignment closest to `use`: every other one runs before it
-    last = max(dominating, key=lambda b: _position(model, b.statement))
-    start, end = _position(model, last.statement), _position(model, use)
-    return [b for b in bindings if b is last or start < _position(model, b.statement) < end]
-
-
-def _position(model: ModuleModel, node: cst.CSTNode) -> tuple[int, ...]:
-    """Where `node` is in the module, as child indices from the root: source order."""
-    path: list[int] = []
-    current = node
-    for parent in model.ancestors(node):
-        children = model.children_of(parent)
-        path.append(next((i for i, child in enumerate(children) if child is current), 0))
-        current = parent
-    return tuple(reversed(path))
+    order = source_order(model, model.scope_of(use))
+    last = max(dominating, key=lambda b: order.get(b.statement, -1))
+    start, end = order.get(last.statement, -1), order.get(use, -1)
+    return [b for b in bindings if b is last or start < order.get(b.statement, -1) < end]
 
 
 def _line_of(model: ModuleModel, node: cst.CSTNode) -> cst.CSTNode:

@@ -3,6 +3,7 @@ backoff, and its total. The object is a policy of its own: where it is mounted i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
@@ -25,29 +26,91 @@ else:
     cst = LazyModule("libcst", globals(), "cst")
 
 
-def read_urllib3_retry(model: ModuleModel, call: cst.Call) -> Policy:
+def read_urllib3_retry(
+    model: ModuleModel, call: cst.Call, setting: Callable[[str], cst.Arg | None] | None = None
+) -> Policy:
+    """The policy a `Retry(...)` call makes; `setting` reads its arguments another way (a
+    subclass's `super().__init__(**kwargs)`, see `retry_subclass_settings`)."""
+    if setting is None:
+
+        def setting(name: str) -> cst.Arg | None:
+            return keyword(call, name)
+
     policy = Policy.empty(None, call)
-    forcelist = keyword(call, "status_forcelist")
+    forcelist = setting("status_forcelist")
     if forcelist is not None:
         bad = status_literals(model, forcelist.value) & NON_RETRYABLE_STATUSES
         if bad:
             policy.non_retryable_statuses.append(
                 Verdict("non-retryable-status", URLLIB3, call, statuses=tuple(sorted(bad)))
             )
-    methods = keyword(call, "allowed_methods") or keyword(call, "method_whitelist")
+    methods = setting("allowed_methods") or setting("method_whitelist")
     if methods is not None:
         texts = {string_value(n) for n in expr_nodes(methods.value) if isinstance(n, cst.BaseExpression)} - {None}
         unsafe = sorted(m for m in texts if m and m.upper() in NOT_IDEMPOTENT_METHODS)
         if unsafe or is_none(methods.value) or is_false(methods.value):  # None/False: every method
             policy.non_retryable_statuses.append(Verdict("unsafe-methods", URLLIB3, call, methods=tuple(unsafe)))
-    factor = keyword(call, "backoff_factor")
-    if factor is not None and not is_zero(factor.value) and keyword(call, "backoff_jitter") is None:
+    factor = setting("backoff_factor")
+    if factor is not None and not is_zero(factor.value) and setting("backoff_jitter") is None:
         policy.no_jitter.append(Verdict("fixed-wait", URLLIB3, call))
-    total = keyword(call, "total") or positional(call, 0)
+    total = setting("total") or positional(call, 0)
     if (
         total is not None
         and is_none(total.value)
-        and not any(keyword(call, k) for k in ("connect", "read", "status", "other"))
+        and not any(setting(k) for k in ("connect", "read", "status", "other"))
     ):
         policy.unbounded.append(Verdict("no-bound", URLLIB3, call))
     return policy
+
+
+def retry_subclass_settings(model: ModuleModel, call: cst.Call) -> Callable[[str], cst.Arg | None] | None:
+    """For `super().__init__(...)` in the `__init__` of a class that extends urllib3's `Retry`:
+    its settings, from the call's keywords and from `kwargs["name"] = value` on the `**kwargs`
+    it passes on (`kwargs["allowed_methods"] = ... | {"POST"}`). None for any other call."""
+    from idemlint.knowledge.retries import URLLIB3_RETRY
+
+    func = call.func
+    if not (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "__init__"
+        and isinstance(func.value, cst.Call)
+        and model.dotted(func.value.func) == "super"
+    ):
+        return None
+    method = model.enclosing_function(call)
+    owner = model.enclosing_class(call)
+    if method is None or owner is None or method.name.value != "__init__":
+        return None
+    if not any(model.qualname(base.value) in URLLIB3_RETRY for base in owner.bases):
+        return None
+    passed = next((a.value.value for a in call.args if a.star == "**" and isinstance(a.value, cst.Name)), None)
+    assigned: dict[str, cst.BaseExpression] = {}
+    for target, value, _statement in model.subscript_assigns:
+        if (
+            passed is not None
+            and model.is_inside(target, method)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == passed
+            and len(target.slice) == 1
+            and isinstance(target.slice[0].slice, cst.Index)
+            and (name := string_value(target.slice[0].slice.value)) is not None
+        ):
+            assigned[name] = value
+
+    # a subclass that decides each retry itself (`def increment(...)`, `def is_retry(...)`) may
+    # retry a listed status only when the response says so (a 403 that is a rate limit)
+    decides = {
+        statement.name.value
+        for statement in owner.body.body
+        if isinstance(statement, cst.FunctionDef) and statement.name.value in ("increment", "is_retry")
+    }
+
+    def setting(name: str) -> cst.Arg | None:
+        if name == "status_forcelist" and decides:
+            return None
+        found = keyword(call, name)
+        if found is None and name in assigned:
+            return cst.Arg(value=assigned[name], keyword=cst.Name(name))
+        return found
+
+    return setting

@@ -1,0 +1,185 @@
+"""Check-then-insert: a query finds a row absent, and the function inserts it.
+
+The read-decide-write of a row that does not exist yet: two runs of the same request (a
+double submit, a redelivered message) both find no row and both insert one, unless something
+only one of them can pass stands between the query and the insert:
+- the database keeps the queried columns unique (`analysis/unique_keys.py`), so the second
+  insert fails (a model the project does not define is not judged: its keys are unknown);
+- the insert handles that failure (`except IntegrityError:`), or is a create-if-absent
+  (`get_or_create`, which is not an insert here);
+- the query locks (`select_for_update()`, `with_for_update()`).
+
+The decision is an `if` on the query's result (`if existing: return`, `if not qs.exists():`,
+`if count == 0:`) after which, on the "absent" side only, the function inserts: a model's
+`objects.create()` / `bulk_create()`, a constructed instance's `save()`, or `session.add()`.
+An insert of another model than the one queried is another row, and is left alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.db.records import SESSION, DbRead
+from idemlint.analysis.db.scopes import source_order
+from idemlint.analysis.retry.exits import always_leaves
+from idemlint.analysis.unique_keys import kept_unique
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.analysis.db import DbAnalysis
+    from idemlint.analysis.model import ModuleModel
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+_CREATES = frozenset({"create", "acreate", "bulk_create", "abulk_create"})
+_ADDS = frozenset({"add", "add_all"})
+
+
+@dataclass(frozen=True)
+class AbsentRowInsert:
+    insert: cst.Call  # the insert (report here)
+    read: DbRead  # the query that found no row
+    test: cst.If  # the decision on its result
+    model: str | None  # the inserted model, when known
+
+
+def absent_row_inserts(
+    model: ModuleModel, db: DbAnalysis, unique_keys: Mapping[str, tuple[frozenset[str], ...]]
+) -> Iterator[AbsentRowInsert]:
+    for read in db.reads:
+        if read.locked or read.record or not read.table or not read.filters:
+            continue
+        keys = unique_keys.get(read.table)
+        if keys is None or kept_unique(keys, (p.column for p in read.filters)):
+            continue  # a model the project does not define (its keys unknown), or a unique key
+        decision = _decision_on(model, read)
+        if decision is None:
+            continue
+        test, absent_side = decision
+        for insert, inserted in _inserts(model, absent_side):
+            if inserted is not None and inserted != read.table:
+                continue  # another model's row
+            if _handles_duplicates(model, insert, test):
+                continue
+            yield AbsentRowInsert(insert, read, test, inserted)
+            break
+
+
+def _decision_on(model: ModuleModel, read: DbRead) -> tuple[cst.If, list[cst.CSTNode]] | None:
+    """The `if` on the query's result and the statements that run only when no row was found."""
+    result = read.instance  # `existing = ...first()`
+    for node in model.ancestors(read.call):
+        if isinstance(node, cst.If) and model.is_inside(read.call, node.test):
+            return _absent_side(model, node, _says_found(model, node.test, read.call))
+        if isinstance(node, (cst.FunctionDef, cst.SimpleStatementLine)):
+            break
+    if result is None:
+        return None
+    function = model.enclosing_function(read.call)
+    if function is None:
+        return None
+    for node in model.iter_nodes(function.body):
+        if isinstance(node, cst.If) and _names(model, node.test, result) and _after(model, read.call, node):
+            return _absent_side(model, node, _says_found(model, node.test, None, result))
+    return None
+
+
+def _says_found(
+    model: ModuleModel, test: cst.BaseExpression, call: cst.CSTNode | None, name: str | None = None
+) -> bool | None:
+    """Whether the test is true when the row was found (`if existing:`, `qs.exists()`,
+    `count > 0`) or when it was not (`not existing`, `is None`, `== 0`); None otherwise."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _says_found(model, test.expression, call, name)
+        return None if inner is None else not inner
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        operator, right = target.operator, target.comparator
+        if isinstance(right, cst.Name) and right.value == "None":
+            if isinstance(operator, cst.Is):
+                return False
+            if isinstance(operator, cst.IsNot):
+                return True
+        if isinstance(right, cst.Integer) and right.value == "0":
+            if isinstance(operator, cst.Equal):
+                return False
+            if isinstance(operator, (cst.GreaterThan, cst.NotEqual)):
+                return True
+        return None
+    if call is not None and test is call:
+        return True
+    if name is not None and isinstance(test, cst.Name) and test.value == name:
+        return True
+    return None
+
+
+def _absent_side(model: ModuleModel, decision: cst.If, found: bool | None) -> tuple[cst.If, list[cst.CSTNode]] | None:
+    if found is None:
+        return None
+    if found is False:
+        return decision, [decision.body]
+    if decision.orelse is not None and not isinstance(decision.orelse, cst.If):
+        return decision, [decision.orelse]
+    if not always_leaves(list(decision.body.body)):
+        return None  # the "found" side goes on to the same code: not a decision to insert
+    block = model.parents.get(decision)
+    body = list(getattr(block, "body", ()))
+    return (decision, body[body.index(decision) + 1 :]) if decision in body else None
+
+
+def _inserts(model: ModuleModel, roots: list[cst.CSTNode]) -> Iterator[tuple[cst.Call, str | None]]:
+    """The inserts in these statements: (the call, the model inserted when known)."""
+    for root in roots:
+        for node in (root, *model.iter_nodes(root)):
+            if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+                continue
+            method = node.func.attr.value
+            receiver = node.func.value
+            if method in _CREATES and isinstance(receiver, cst.Attribute) and receiver.attr.value == "objects":
+                yield node, (model.dotted(receiver.value) or "").rsplit(".", 1)[-1].lower() or None
+            elif method in _ADDS and SESSION.search(model.dotted(receiver) or "") and node.args:
+                yield node, _constructed_model(model, node.args[0].value)
+            elif method == "save" and isinstance(receiver, cst.Name):
+                built = _constructed_model(model, receiver)
+                if built is not None:
+                    yield node, built
+
+
+def _constructed_model(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
+    """`Model(...)`, or a name bound once to it in the function: the model, lower-cased."""
+    if isinstance(expr, cst.Name):
+        bindings = model.bindings_of(model.scope_of(expr), expr.value)
+        expr = bindings[0].value if len(bindings) == 1 and bindings[0].value is not None else expr
+    if isinstance(expr, cst.Call):
+        name = (model.dotted(expr.func) or "").rsplit(".", 1)[-1]
+        if name[:1].isupper():
+            return name.lower()
+    return None
+
+
+def _handles_duplicates(model: ModuleModel, insert: cst.Call, decision: cst.If) -> bool:
+    """The insert runs in a `try` whose handler names the database's duplicate error."""
+    for node in model.ancestors(insert):
+        if node is decision:
+            break
+        if isinstance(node, cst.Try):
+            for handler in node.handlers:
+                caught = model.module.code_for_node(handler.type) if handler.type is not None else ""
+                if "IntegrityError" in caught or "UniqueViolation" in caught:
+                    return True
+    return False
+
+
+def _names(model: ModuleModel, test: cst.BaseExpression, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in (test, *model.iter_nodes(test)))
+
+
+def _after(model: ModuleModel, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+    """`second` starts after `first`'s statement, in the same function."""
+    statement = model.statement_of(first)
+    order = source_order(model, model.scope_of(first))
+    return not model.is_inside(second, statement) and order.get(statement, 0) < order.get(second, 0)

@@ -1,0 +1,145 @@
+"""The unique keys a project's models declare, read with the standard library's `ast` (only
+files whose bytes name one are parsed): which column sets the database itself keeps unique.
+
+A row inserted after a query found it absent is a duplicate only where nothing but that
+query stands between two racing runs; a unique key makes the second insert fail instead.
+Read here:
+- a field declared `unique=True` or `primary_key=True` (Django fields, SQLAlchemy `Column`
+  and `mapped_column`), and a Django `OneToOneField`;
+- Django's `Meta.unique_together` and `Meta.constraints = [UniqueConstraint(fields=[...])]`;
+- SQLAlchemy's `__table_args__ = (UniqueConstraint("a", "b"), ...)` and `Index(..., unique=True)`.
+
+Models are named by their class name, lower-cased, as the database analysis names tables. A
+model the project defines without a key is listed with none: only then is "no unique key" known.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Mapping
+
+UniqueKeys = dict[str, tuple[frozenset[str], ...]]  # model -> the column sets kept unique
+
+# the bytes a file must hold to define a model (a field or column) before its AST is read
+_MENTIONS = re.compile(rb"unique|primary_key|Field\(|Column\(|mapped_column\(|ForeignKey\(")
+_FIELD_CALL = re.compile(r"(Field|Column|column|ForeignKey|relationship)$")
+
+
+def declared_unique_keys(source: bytes | str) -> UniqueKeys:
+    """The unique keys of each model class one file defines (a class with a field or column),
+    none for a model that declares none; {} for most files."""
+    raw = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
+    if not _MENTIONS.search(raw):
+        return {}
+    try:
+        tree = ast.parse(raw)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return {}
+    found: UniqueKeys = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and _defines_fields(node):
+            found[node.name.lower()] = tuple(sorted(set(_class_keys(node)), key=sorted))
+    return found
+
+
+def join_unique_keys(parts: Iterable[Mapping[str, tuple[frozenset[str], ...]]]) -> UniqueKeys:
+    """One project's keys from its files' (two classes of one name: either's keys count)."""
+    joined: dict[str, set[frozenset[str]]] = {}
+    for part in parts:
+        for model, keys in part.items():
+            joined.setdefault(model, set()).update(keys)
+    return {model: tuple(sorted(keys, key=sorted)) for model, keys in sorted(joined.items())}
+
+
+def kept_unique(keys: Iterable[frozenset[str]], columns: Iterable[str]) -> bool:
+    """Whether a query on `columns` names every column of one unique key (a foreign key
+    matches as `user` or `user_id`), or the primary key (`pk`, `id`)."""
+    named = {_plain(c) for c in columns}
+    if named & {"pk", "id"}:
+        return True  # the primary key, declared or not
+    return any(key and {_plain(c) for c in key} <= named for key in keys)
+
+
+def _plain(column: str) -> str:
+    column = column.lower().split("__", 1)[0]
+    return column[:-3] if column.endswith("_id") else column
+
+
+def _defines_fields(cls: ast.ClassDef) -> bool:
+    for statement in cls.body:
+        value = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
+        if isinstance(value, ast.Call):
+            callee = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", "")
+            if _FIELD_CALL.search(callee):
+                return True
+    return False
+
+
+def _class_keys(cls: ast.ClassDef) -> Iterable[frozenset[str]]:
+    for statement in cls.body:
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+            value = statement.value
+            if value is None:
+                continue
+            if names and names[0] == "__table_args__":
+                yield from _constraints(value)
+            elif names and names[0] in ("unique_together",):
+                yield from _unique_together(value)
+            elif names and names[0] == "constraints":
+                yield from _constraints(value)
+            elif names and isinstance(value, ast.Call) and _declares_unique(value):
+                yield frozenset({names[0]})
+        elif isinstance(statement, ast.ClassDef) and statement.name == "Meta":
+            yield from _class_keys(statement)
+
+
+def _declares_unique(call: ast.Call) -> bool:
+    callee = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    if callee == "OneToOneField":
+        return True
+    return any(k.arg in ("unique", "primary_key") and _is_true(k.value) for k in call.keywords)
+
+
+def _unique_together(value: ast.expr) -> Iterable[frozenset[str]]:
+    if not isinstance(value, (ast.Tuple, ast.List)):
+        return
+    strings = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    if strings and len(strings) == len(value.elts):
+        yield frozenset(strings)  # `unique_together = ("a", "b")`
+        return
+    for element in value.elts:
+        yield from _unique_together(element)
+
+
+def _constraints(value: ast.expr) -> Iterable[frozenset[str]]:
+    elements = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
+    for element in elements:
+        if not isinstance(element, ast.Call):
+            continue
+        callee = element.func.attr if isinstance(element.func, ast.Attribute) else getattr(element.func, "id", "")
+        unique_index = callee == "Index" and any(k.arg == "unique" and _is_true(k.value) for k in element.keywords)
+        if callee != "UniqueConstraint" and not unique_index:
+            continue
+        columns = [_column_name(a) for a in element.args]
+        for keyword in element.keywords:
+            if keyword.arg == "fields" and isinstance(keyword.value, (ast.List, ast.Tuple)):
+                columns += [_column_name(e) for e in keyword.value.elts]
+        named = {c for c in columns if c}
+        if named:
+            yield frozenset(named)
+
+
+def _column_name(expr: ast.expr) -> str | None:
+    """`"a"`, `Model.a` or `column("a")`: the column's name."""
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return expr.value
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    return None
+
+
+def _is_true(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value is True
