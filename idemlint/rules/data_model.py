@@ -78,8 +78,8 @@ class ReadDecideWrite(Rule):
         "A row the function inserts after a query found it absent (`if Vote.objects.filter(user=u, poll=p)"
         ".exists(): return`, then `Vote.objects.create(...)`; `session.add(...)`) is the same race on a row "
         "that does not exist yet, reported at low confidence for a model the project defines with no unique key "
-        "on the queried columns (nor a primary key among them), no lock on the query and no `except "
-        "IntegrityError` around the insert."
+        "on the queried columns nor on those the insert names (nor a primary key among them), no lock on the "
+        "query and no `except IntegrityError` around the insert."
     )
     why = (
         "Two deliveries of the same message (a retry, a redelivered webhook, two workers) both read the old "

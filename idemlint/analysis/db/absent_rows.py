@@ -3,8 +3,8 @@
 The read-decide-write of a row that does not exist yet: two runs of the same request (a
 double submit, a redelivered message) both find no row and both insert one, unless something
 only one of them can pass stands between the query and the insert:
-- the database keeps the queried columns unique (`analysis/unique_keys.py`), so the second
-  insert fails (a model the project does not define is not judged: its keys are unknown);
+- the database keeps the queried columns, or the inserted row's, unique
+  (`analysis/unique_keys.py`), so the second insert fails (a model the project does not define is not judged: its keys are unknown);
 - the insert handles that failure (`except IntegrityError:`), or is a create-if-absent
   (`get_or_create`, which is not an insert here);
 - the query locks (`select_for_update()`, `with_for_update()`).
@@ -65,6 +65,8 @@ def absent_row_inserts(
                 continue  # another model's row
             if _handles_duplicates(model, insert, test):
                 continue
+            if kept_unique(keys, _inserted_columns(model, insert)):
+                break  # the row it inserts is kept unique (`Intake(name=..., project=...)`): a second insert fails
             yield AbsentRowInsert(insert, read, test, inserted)
             break
 
@@ -147,6 +149,23 @@ def _inserts(model: ModuleModel, roots: list[cst.CSTNode]) -> Iterator[tuple[cst
                 built = _constructed_model(model, receiver)
                 if built is not None:
                     yield node, built
+
+
+def _inserted_columns(model: ModuleModel, insert: cst.Call) -> list[str]:
+    """The columns the insert names: `create(a=..., b=...)`'s keywords, or those of the
+    `Model(a=..., b=...)` it adds or saves."""
+    built: cst.BaseExpression | None = insert
+    method = insert.func.attr.value if isinstance(insert.func, cst.Attribute) else ""
+    if method in _ADDS and insert.args:
+        built = insert.args[0].value
+    elif method == "save" and isinstance(insert.func, cst.Attribute):
+        built = insert.func.value
+    if isinstance(built, cst.Name):
+        bindings = model.bindings_of(model.scope_of(built), built.value)
+        built = bindings[0].value if len(bindings) == 1 else None
+    if not isinstance(built, cst.Call):
+        return []
+    return [a.keyword.value for a in built.args if a.keyword is not None]
 
 
 def _constructed_model(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
