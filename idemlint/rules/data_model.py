@@ -77,7 +77,8 @@ class ReadDecideWrite(Rule):
         "absolute values, Django's validation `clean()`); so is a new instance (`self.model()`, `cls()`). "
         "A row the function inserts after a query found it absent (`if Vote.objects.filter(user=u, poll=p)"
         ".exists(): return`, then `Vote.objects.create(...)`; `session.add(...)`) is the same race on a row "
-        "that does not exist yet, reported at low confidence for a model the project defines with no unique key "
+        "that does not exist yet (the rule says low confidence; the shipped table measures this kind), reported "
+        "for a model the project defines with no unique key "
         "on the queried columns nor on those the insert names (nor a primary key among them), no lock on the "
         "query and no `except IntegrityError` around the insert."
     )
