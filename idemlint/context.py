@@ -87,6 +87,14 @@ class FileContext:
         return EffectAnalysis(self.model, self.sinks, self.config)
 
     @cached_property
+    def run_by_hand(self) -> bool:
+        """The file is code a person runs one at a time, or test support: a script, example or
+        management command by its path, or a program or test support by its code."""
+        from idemlint.paths import RUN_BY_HAND, role_of
+
+        return self.model.role(role_of(self.path)) in (*RUN_BY_HAND, "test")
+
+    @cached_property
     def module_name(self) -> str:
         """This file's dotted module name, from its path relative to the project root."""
         from pathlib import Path

@@ -80,6 +80,36 @@ def test_management_commands_are_low_confidence() -> None:
     assert elsewhere.confidence == calibrated("IDM101", elsewhere.evidence, "source", "medium")
 
 
+WAIT_FOR_SERVICE = """\
+import random
+import time
+
+import requests
+
+
+def wait_for_api(url):
+    for _attempt in range(30):
+        try:
+            return requests.get(url, timeout=2)
+        except Exception:
+            time.sleep(random.uniform(0, 2))
+    raise SystemExit("the API never came up")
+"""
+
+
+def test_a_scripts_retry_findings_are_low_confidence() -> None:
+    from idemlint.calibration import calibrated
+
+    (finding,) = lint(WAIT_FOR_SERVICE, path="examples/wait_for_api.py").findings
+    assert (finding.code, finding.confidence) == ("IDM201", "low")  # one client: no herd
+    as_program = WAIT_FOR_SERVICE + '\n\nif __name__ == "__main__":\n    wait_for_api("http://localhost:8000")\n'
+    (program,) = lint(as_program, path="app/wait.py").findings
+    assert program.confidence == "low"
+    (product,) = lint(WAIT_FOR_SERVICE, path="app/health.py").findings
+    assert product.confidence == calibrated("IDM201", product.evidence, "source", "high")
+    assert product.confidence != "low"
+
+
 def test_a_noqa_shown_inside_a_string_is_never_an_unused_suppression() -> None:
     source = 'import uuid\n\nDOC = """write `key = uuid.uuid4()  # noqa: IDM001` to silence it"""\n'
     assert lint(source, unused_noqa=True).findings == ()

@@ -21,7 +21,6 @@ from idemlint.analysis.machines import Machine, written_state
 from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
 from idemlint.knowledge.states import STATE_COLUMNS, TOMBSTONE_STATES
 from idemlint.knowledge.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS
-from idemlint.paths import RUN_BY_HAND, role_of
 from idemlint.rule import Report, Rule
 
 if TYPE_CHECKING:
@@ -223,7 +222,7 @@ _RECORD_ORIGINS = {
 def lower_confidence(ctx: FileContext, read: DbRead | None = None) -> str | None:
     """Lower than the rule's where harm is less likely: a management command or script (run by
     hand, one at a time), or a parameter or loop variable (the caller may hold a lock)."""
-    if ctx.model.role(role_of(ctx.path)) in (*RUN_BY_HAND, "test"):
+    if ctx.run_by_hand:
         return "low"
     return "low" if read is not None and read.record in ("parameter", "loop variable") else None
 

@@ -53,7 +53,11 @@ class PolicyRule(Rule):
                     lines = (*lines, ("context", policy.anchor))
                 lines = (*lines, *verdict.lines)
                 related = related_steps(verdict.callee, verdict.chain) if verdict.callee and verdict.chain else ()
-                yield Report(verdict.node, message, fix=verdict.fix, lines=lines, related=related)
+                # a script's retries are one client's: no herd to desynchronise, no fleet to overload
+                confidence = "low" if ctx.run_by_hand else None
+                yield Report(
+                    verdict.node, message, fix=verdict.fix, lines=lines, related=related, confidence=confidence
+                )
 
 
 class RetryNonRetryable(PolicyRule):
