@@ -146,6 +146,15 @@ class ModuleModel:
                 return True
         return False
 
+    def names_read(self, expr: cst.CSTNode) -> set[str]:
+        """The names an expression reads, itself included when it is a bare name (`if done:`)."""
+        return {x.value for x in (expr, *self.iter_nodes(expr)) if isinstance(x, cst.Name)}
+
+    def sole_value(self, name: cst.Name) -> cst.BaseExpression | None:
+        """The value of a name assigned exactly once (`x = ...`) in the scope that reads it."""
+        bindings = self.bindings_of(self.scope_of(name), name.value)
+        return bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+
     def supports_tests(self) -> bool:
         """Whether the module is test support (model factories, fixtures) by what it imports."""
         from idemlint.knowledge.roles import TEST_SUPPORT_IMPORTS

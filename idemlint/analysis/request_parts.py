@@ -43,16 +43,23 @@ def asks_for_a_token(call: cst.Call, target: str | None) -> bool:
     return False
 
 
-def request_target(model: ModuleModel, call: cst.Call) -> str | None:
+def url_argument(call: cst.Call) -> cst.BaseExpression | None:
+    """The address a request is sent to: `url=` (an AWS queue's or topic's), else the first
+    positional argument after a written-out method (`request("POST", url)`)."""
     url = next(
         (a.value for a in call.args if a.keyword is not None and a.keyword.value in ("url", "QueueUrl", "TopicArn")),
         None,
     )
     if url is None:
         plain = [a.value for a in call.args if a.keyword is None]
-        if plain and string_value(plain[0]) and string_value(plain[0]).upper() in WRITE_METHODS:  # type: ignore[union-attr]
+        if plain and (string_value(plain[0]) or "").upper() in WRITE_METHODS:
             plain = plain[1:]
         url = plain[0] if plain else None
+    return url
+
+
+def request_target(model: ModuleModel, call: cst.Call) -> str | None:
+    url = url_argument(call)
     if url is None:
         return None
     text = static_text(model, url) or model.module.code_for_node(url)
@@ -105,7 +112,8 @@ def repeat_safe_endpoint(model: ModuleModel, call: cst.Call) -> bool:
     function = model.enclosing_function(call)
     if function is not None and function.name.value.lstrip("_").split("_")[0].lower() in REPEAT_SAFE_ENDPOINT_WORDS:
         return True
-    url = _url_value(model, call)
+    url = url_argument(call)
+    url = _local_value(model, url) if isinstance(url, cst.Name) else url
     if url is None:
         return False
     texts = [string_value(n) or "" for n in (url, *model.iter_nodes(url)) if isinstance(n, cst.SimpleString)]
@@ -128,20 +136,6 @@ def absolute_body(model: ModuleModel, call: cst.Call) -> bool:
     return all(key is not None and not RELATIVE_CHANGE_KEY.search(key) for key in keys)
 
 
-def _url_value(model: ModuleModel, call: cst.Call) -> cst.BaseExpression | None:
-    url = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "url"), None)
-    if url is None:
-        positional = [a.value for a in call.args if a.keyword is None and not a.star]
-        if positional and (string_value(positional[0]) or "").upper() in WRITE_METHODS:
-            positional = positional[1:]
-        url = positional[0] if positional else None
-    return _local_value(model, url) if isinstance(url, cst.Name) else url
-
-
 def _local_value(model: ModuleModel, name: cst.Name) -> cst.BaseExpression | None:
-    """The value of a name assigned once in the function around it."""
-    scope = model.scope_of(name)
-    bindings = model.bindings_of(scope, name.value) if scope is not model.module else []
-    if len(bindings) == 1 and bindings[0].kind == "assign":
-        return bindings[0].value
-    return None
+    """The value of a name assigned once in the function around it (not a module constant)."""
+    return model.sole_value(name) if model.scope_of(name) is not model.module else None

@@ -85,7 +85,7 @@ def _decision_on(model: ModuleModel, read: DbRead) -> tuple[cst.If, list[cst.CST
     if function is None:
         return None
     for node in model.iter_nodes(function.body):
-        if isinstance(node, cst.If) and _names(model, node.test, result) and _after(model, read.call, node):
+        if isinstance(node, cst.If) and result in model.names_read(node.test) and _after(model, read.call, node):
             return _absent_side(model, node, _says_found(model, node.test, None, result))
     return None
 
@@ -161,8 +161,7 @@ def _inserted_columns(model: ModuleModel, insert: cst.Call) -> list[str]:
     elif method == "save" and isinstance(insert.func, cst.Attribute):
         built = insert.func.value
     if isinstance(built, cst.Name):
-        bindings = model.bindings_of(model.scope_of(built), built.value)
-        built = bindings[0].value if len(bindings) == 1 else None
+        built = model.sole_value(built)
     if not isinstance(built, cst.Call):
         return []
     return [a.keyword.value for a in built.args if a.keyword is not None]
@@ -171,8 +170,7 @@ def _inserted_columns(model: ModuleModel, insert: cst.Call) -> list[str]:
 def _constructed_model(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
     """`Model(...)`, or a name bound once to it in the function: the model, lower-cased."""
     if isinstance(expr, cst.Name):
-        bindings = model.bindings_of(model.scope_of(expr), expr.value)
-        expr = bindings[0].value if len(bindings) == 1 and bindings[0].value is not None else expr
+        expr = model.sole_value(expr) or expr
     if isinstance(expr, cst.Call):
         name = (model.dotted(expr.func) or "").rsplit(".", 1)[-1]
         if name[:1].isupper():
@@ -191,10 +189,6 @@ def _handles_duplicates(model: ModuleModel, insert: cst.Call, decision: cst.If) 
                 if "IntegrityError" in caught or "UniqueViolation" in caught:
                     return True
     return False
-
-
-def _names(model: ModuleModel, test: cst.BaseExpression, name: str) -> bool:
-    return any(isinstance(n, cst.Name) and n.value == name for n in (test, *model.iter_nodes(test)))
 
 
 def _after(model: ModuleModel, first: cst.CSTNode, second: cst.CSTNode) -> bool:

@@ -80,7 +80,7 @@ def _outcomes(
     if isinstance(node, cst.BooleanOperation):
         return _outcomes(model, node.left, following, whole) | _outcomes(model, node.right, following, whole)
     if isinstance(node, cst.IfExp):
-        if RANDOMISH.search(_names_in(model, node.test)):
+        if RANDOMISH.search(" ".join(model.names_read(node.test))):
             return _VARIES  # `delay if not jitter else ...`: a jitter switch the caller sets
         return _outcomes(model, node.body, following, whole) | _outcomes(model, node.orelse, following, whole)
     if whole and _is_no_delay(node):
@@ -179,12 +179,10 @@ def _dominates(model: ModuleModel, line: cst.CSTNode, use_line: cst.CSTNode) -> 
 
 
 def _under_jitter_switch(model: ModuleModel, statement: cst.CSTNode) -> bool:
-    return any(isinstance(a, cst.If) and RANDOMISH.search(_names_in(model, a.test)) for a in model.ancestors(statement))
-
-
-def _names_in(model: ModuleModel, expr: cst.CSTNode) -> str:
-    nodes = (expr, *model.iter_nodes(expr))
-    return " ".join(n.value for n in nodes if isinstance(n, cst.Name))
+    return any(
+        isinstance(a, cst.If) and RANDOMISH.search(" ".join(model.names_read(a.test)))
+        for a in model.ancestors(statement)
+    )
 
 
 def _is_no_delay(node: cst.CSTNode) -> bool:

@@ -107,7 +107,7 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
     exits = [
         n
         for n in nodes
-        if isinstance(n, cst.If) and leaves_loop(model, n.body) and not _names_in(model, n.test) <= counters
+        if isinstance(n, cst.If) and leaves_loop(model, n.body) and not model.names_read(n.test) <= counters
     ]
     return bool(exits)
 
@@ -151,7 +151,7 @@ def raises_until_ready(model: ModuleModel, function: cst.FunctionDef) -> bool:
     tests = [n.test for n in nodes if isinstance(n, cst.If)]
     if not read or any(_says_failure(model, t) or _says_failure(model, t, _OUTCOME, _HTTP_CODE) for t in tests):
         return False
-    return any(_names_in(model, guard.test) & read for guard in guards)
+    return any(model.names_read(guard.test) & read for guard in guards)
 
 
 # what a function that writes calls: a writing HTTP method or a verb that makes, sends,
@@ -171,11 +171,6 @@ def _raises(statements: Sequence[cst.CSTNode]) -> bool:
     if isinstance(last, cst.SimpleStatementLine):
         return any(isinstance(s, cst.Raise) for s in last.body)
     return isinstance(last, cst.Raise)
-
-
-def _names_in(model: ModuleModel, expr: cst.BaseExpression) -> set[str]:
-    """The names an expression reads, itself included when it is a bare name (`if done:`)."""
-    return {x.value for x in (expr, *model.iter_nodes(expr)) if isinstance(x, cst.Name)}
 
 
 def _polls_remote_status(model: ModuleModel, loop: cst.While) -> bool:
@@ -399,7 +394,7 @@ def _gives_up_on_last_attempt(model: ModuleModel, loop: cst.For | cst.While, cou
         return False
     for n in loop_nodes(model, loop):
         if isinstance(n, cst.If) and isinstance(n.test, cst.Comparison):
-            used = _names_in(model, n.test)
+            used = model.names_read(n.test)
             if not used & names:
                 continue
             branches = [list(n.body.body)]
