@@ -199,7 +199,8 @@ def _annotation_class(model: ModuleModel, annotation: cst.BaseExpression, module
 
 def _instance_class(model: ModuleModel, receiver: cst.Name, module: str) -> str | None:
     """`client = ApiClient(); client.post()`, `client: ApiClient`, a module-level singleton
-    (`psp = PspClient()`), or a class used directly (`ApiClient.create()`)."""
+    (`psp = PspClient()`), a class used directly (`ApiClient.create()`), or a parameter named
+    like a class (`api_client`, by the convention `~api_client` the index resolves)."""
     scope = model.scope_of(receiver)
     bindings = model.bindings_of(scope, receiver.value) or (
         model.bindings_of(model.module, receiver.value) if scope is not model.module else []
@@ -214,7 +215,8 @@ def _instance_class(model: ModuleModel, receiver: cst.Name, module: str) -> str 
         if binding.annotation is not None:
             kinds.add(_annotation_class(model, binding.annotation, module))
         elif binding.kind == "param":
-            kinds.add(None)
+            # a parameter named like a class (`retry_config`): the one project class of that name
+            kinds.add(f"{CONVENTION}{receiver.value}")
         elif binding.value is not None:
             value = binding.value
             if isinstance(value, cst.Await):

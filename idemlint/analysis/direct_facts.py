@@ -83,6 +83,8 @@ def direct_facts(
         if retry.context_of(request.call) is None and scope not in verbs:
             facts.setdefault(scope, {})["verb_effect"] = (Step(f"{request.operation}()", request.call),)
             verbs[scope] = (request.parameter, request.operation)
+    for returning, setting in _returned_settings(model).items():
+        facts.setdefault(returning, {})["returns_setting"] = setting
     waits = _fixed_waits(model, retry)
     for waiting, (wait, parameter) in waits.items():
         facts.setdefault(waiting, {})["waits_fixed" if not parameter else "wait_chain"] = wait
@@ -100,9 +102,28 @@ def direct_facts(
             waits_fixed=found.get("waits_fixed"),
             wait_param=waits[scope][1] if scope in waits else "",
             wait_chain=found.get("wait_chain"),
+            returns_setting=found.get("returns_setting"),
         )
         for scope, found in facts.items()
     }
+
+
+def _returned_settings(model: ModuleModel) -> dict[cst.CSTNode, Chain]:
+    """Functions whose every return gives a value with no random part and no call, that no
+    parameter changes: `def get_delay_ms(self): return self.delay_ms`."""
+    from idemlint.analysis.policy.delays import fixed_on_every_way
+
+    found: dict[cst.CSTNode, Chain] = {}
+    for function in model.functions:
+        returns = model.returns.get(function) or []
+        values = [r.value for r in returns if r.value is not None]
+        if not values or len(values) != len(returns) or len(values) > 3:
+            continue
+        if any(type(n) is cst.Call for v in values for n in model.iter_nodes(v)):
+            continue  # another function's result: not judged here
+        if all(fixed_on_every_way(model, v) for v in values):
+            found[function] = (Step(f"returns {cst.Module([]).code_for_node(values[0])}", returns[0]),)
+    return found
 
 
 def _fixed_waits(model: ModuleModel, retry: RetryAnalysis) -> dict[cst.CSTNode, tuple[Chain, str]]:

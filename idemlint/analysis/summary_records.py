@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from idemlint.analysis.model import ModuleModel
+    from idemlint.analysis.policy.delays import SettingCall
 else:
     cst = LazyModule("libcst", globals(), "cst")
 
@@ -91,6 +92,9 @@ class Summary:
     waits_fixed: Chain | None = None
     wait_param: str = ""
     wait_chain: Chain | None = None
+    # returns, on every return, a value with no random part that no parameter changes (`return
+    # self.delay_ms`, `return 0.2`): a delay read through it (`config.get_delay_ms()`) is fixed
+    returns_setting: Chain | None = None
     # a method that sets its own instance's state column and saves it, on every call, with no
     # test first: (column, value kind, text) for a literal or constant (`def ship(self):
     # self.status = "shipped"; self.save()`), or (column, "param", the parameter) for the value
@@ -177,6 +181,7 @@ class Summary:
             or self.verb_effect
             or self.waits_fixed
             or self.wait_chain
+            or self.returns_setting
             or self.state_chain
         )
 
@@ -198,10 +203,10 @@ def bound_argument(call: cst.Call, summary: Summary, parameter: str) -> cst.Base
     return None
 
 
-def fixed_argument(model: ModuleModel, call: cst.Call) -> Callable[[str], bool]:
+def fixed_argument(model: ModuleModel, call: cst.Call, setting: SettingCall | None = None) -> Callable[[str], bool]:
     """For a call in this file: whether the argument in a slot (`#0`, `ms`) is a delay with
-    no random part."""
-    from idemlint.analysis.policy.delays import deterministic_delay
+    no random part (reading the settings `setting` knows, when given)."""
+    from idemlint.analysis.policy.delays import deterministic_delay, no_setting
 
     def fixed(slot: str) -> bool:
         positional = [a for a in call.args if a.keyword is None and not a.star]
@@ -210,7 +215,7 @@ def fixed_argument(model: ModuleModel, call: cst.Call) -> Callable[[str], bool]:
             value = positional[index].value if index < len(positional) else None
         else:
             value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == slot), None)
-        return value is not None and deterministic_delay(model, value)
+        return value is not None and deterministic_delay(model, value, setting or no_setting)
 
     return fixed
 

@@ -10,6 +10,9 @@ WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 # of those, the ones a second identical request can apply twice (PUT and DELETE are
 # idempotent by definition, RFC 9110 9.2.2)
 NOT_IDEMPOTENT_METHODS = frozenset({"POST", "PATCH"})
+# Statuses by which the server says it turned the request away before acting on it (Too Many
+# Requests): a request sent again only after one of these cannot do its work twice.
+REFUSED_STATUSES = frozenset({"429"})
 # Writes that a repeat leaves as the first one left them, whatever the method says: the words
 # of an endpoint's path (`/users/unlink/`, `/orders/_search`) or of the function that calls
 # it (`revoke_token()`, `search_documents()`): removals and revocations, and POSTs that only

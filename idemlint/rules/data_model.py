@@ -16,8 +16,10 @@ from idemlint.analysis.db import (
     loaded_read,
     locked_together,
     races,
+    tested_before,
 )
 from idemlint.analysis.machines import Machine, written_state
+from idemlint.analysis.summary_records import Step
 from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
 from idemlint.knowledge.states import STATE_COLUMNS, TOMBSTONE_STATES
 from idemlint.knowledge.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS
@@ -291,7 +293,9 @@ class NonMonotonicTransition(Rule):
         "statement: `UPDATE orders SET status='paid' WHERE id=%s`, `Order.objects.filter(pk=pk).update(status='paid')`, "
         "`update(Order).where(Order.id == oid).values(status='paid')`, or `order.status = 'paid'; order.save()` on an "
         "instance loaded in the function without a locked, checked read, by a query that does not name the states it "
-        "accepts (`get(pk=pk, state=FULFILLED)` is a precondition). Not reported where IDM101 reports the "
+        "accepts (`get(pk=pk, state=FULFILLED)` is a precondition). Where Python tests the current state "
+        "against another state first (`if c.status != PENDING: raise`) the message names that test: the write "
+        "does not repeat it, so a state another writer sets in between is overwritten. Not reported where IDM101 reports the "
         "same write. A model method's own literal (`def ship(self): self.status = 'shipped'`) is reported once, "
         "in the method; a method that writes the value its caller passes (`order.move_to('shipped')`) is "
         "reported at the caller. An update's value may be an attribute the function set to a constant first "
@@ -354,6 +358,7 @@ def ship(conn, order_id):
         # one finding per function, record and column: the branches of an `if/elif` that each set
         # it (a status recomputed from an event) are one decision, not several
         found: dict[tuple[object, str | None, str], list[tuple[DbWrite, str, str, str, DbRead | None, Declared]]] = {}
+        tested_by: dict[int, cst.BaseExpression] = {}
         for write in db.writes:
             if id(write) in racy or write.guarded or write.judged_in_method:
                 continue  # IDM101 reports it, the setter checks the current state itself, or the method is reported
@@ -371,8 +376,12 @@ def ship(conn, order_id):
                         continue  # written under a lock the function took (LOCK TABLE, FOR UPDATE)
                 elif any(p.column == column or VERSION_COLUMNS.match(p.column) for p in write.where):
                     continue
-                if any(locked_together(model, read, write) for read, _test in decisions(model, db, write)):
+                deciding = list(decisions(model, db, write))
+                if any(locked_together(model, read, write) for read, _test in deciding):
                     continue  # checked under a row lock, or a lock every run takes
+                test = tested_before(model, deciding, column, repr(text) if kind == "literal" else text)
+                if test is not None:
+                    tested_by[id(write)] = test  # tested in Python, unlocked: another writer may come between
                 declared = written_state(ctx.project.state_machines, column, kind, text, model.imports)
                 if _never_backward(declared, text):
                     continue
@@ -384,12 +393,27 @@ def ship(conn, order_id):
             more = f" (and {others} more write{'s' * (others != 1)} of it in this function)" if others else ""
             yield Report(
                 write.statement,
-                f"{what_is_written(write)} sets {column} to {text if kind == 'constant' else repr(text)} with no "
-                f"precondition on its current value{more}{_backward_from(declared)}",
+                f"{what_is_written(write)} sets {column} to {_spelt(kind, text)} with no "
+                f"precondition on its current value{_in_the_write(write, tested_by)}{more}{_backward_from(declared)}",
+                lines=(("test", tested_by[id(write)]),) if id(write) in tested_by else (),
                 suggestion=_condition_hint(ctx, write, _predecessors(declared, kind, text), column),
                 confidence=lower_confidence(ctx, read),
                 evidence="the project's state machine" if declared else None,
+                related=tuple(
+                    Step(f"also sets {o[1]} to {_spelt(o[2], o[3])}", node=o[0].statement) for o in writes[1:]
+                ),
             )
+
+
+def _spelt(kind: str, text: str) -> str:
+    return text if kind == "constant" else repr(text)
+
+
+def _in_the_write(write: DbWrite, tested_by: dict[int, cst.BaseExpression]) -> str:
+    """Name the test made only before the write: another writer may change the state in between."""
+    if id(write) not in tested_by:
+        return ""
+    return " in the write itself (the test on line ${test} is made before it, without a lock)"
 
 
 Declared = tuple[Machine, str] | None  # the project's machine a written state belongs to, and the state

@@ -74,7 +74,9 @@ class UnkeyedRetriedSideEffect(Rule):
         "request, a call that declares itself idempotent (`idempotent=True`), a PATCH whose body is a dict of "
         'literal fields with no relative change (`{"status": "errored"}`, not `{"delta": n}` or JSON '
         "Patch's `op`), and a request whose path or calling function names a removal, a revocation or a read "
-        "(`/unlink_users/`, `revoke_token()`, `/_search`)."
+        "(`/unlink_users/`, `revoke_token()`, `/_search`). Nor is a request a loop sends again only after the "
+        "server turned it away: a loop that leaves on every answer but a 429 (`if r.status_code != 429 or n > "
+        "retries: break`), with no handler or `continue` that sends it round for anything else."
     )
     why = (
         "A timeout does not mean the request failed: the server may have charged the card and the response got "
@@ -127,7 +129,7 @@ def pay_invoice(invoice, key):
         for effect in effects.effects:
             if not unkeyed_effect(effect) or ctx.callee(effect.call) is not None:
                 continue  # a project function: what it sends is known from its summary, below
-            context = retry.context_of(effect.call)
+            context = retry.repeating_context_of(effect.call)
             if context is not None:
                 what = f"{effect.method} " if effect.method else ""
                 yield Report(
@@ -138,7 +140,7 @@ def pay_invoice(invoice, key):
         for request in effects.verb_requests:  # the method is the retrying function's own parameter
             if ctx.callee(request.call) is not None:
                 continue  # a project function: its summary says what it sends, below
-            context = retry.context_of(request.call)
+            context = retry.repeating_context_of(request.call)
             writer = _caller_naming_a_write(ctx, request.call, request.parameter) if context else None
             if context is not None and writer is not None:
                 yield Report(
@@ -150,7 +152,7 @@ def pay_invoice(invoice, key):
                     evidence=CALLER_NAMES_THE_METHOD,
                 )
         for call in model.calls:
-            context = retry.context_of(call)
+            context = retry.repeating_context_of(call)
             callee = ctx.callee(call) if context is not None else None
             chain, operation = callee.summary.unkeyed_effect_for(passed_arguments(call)) if callee else (None, "")
             if callee is not None and context is not None and chain is None:

@@ -211,7 +211,10 @@ class RetryWithoutJitter(PolicyRule):
     )
     fix_hint = "Use exponential backoff with full jitter, capped (`random.uniform(0, min(cap, base * 2 ** attempt))`), and honour `Retry-After`."
     known_problems = (
-        "A sleep whose delay comes from a helper function is assumed to jitter. A delay read from `Retry-After` "
+        "A sleep whose delay comes from a helper function is assumed to jitter, unless the helper returns a "
+        "setting as stored on every return (`def get_delay_ms(self): return self.delay_ms`), found in this module "
+        "or through the project index, also for a parameter named like the project's one class of that name "
+        "(`retry_config` for `RetryConfig`). A delay read from `Retry-After` "
         "is the server's instruction and is not reported; each way the delay can be computed is judged on its own, "
         "so a fixed fallback used when the server sends no `Retry-After` (`retry_after or 2 ** attempt`, a "
         "default overridden only when the header is there) is, and no fix is offered for it (jittering the "

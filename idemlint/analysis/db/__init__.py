@@ -22,7 +22,7 @@ from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.classify import DbAnalysis
 from idemlint.analysis.db.counts import count_conditions
 from idemlint.analysis.db.decisions import deciding_tests, decisions, is_locked, loaded_read, locked_together
-from idemlint.analysis.db.races import Race, compared_values, races
+from idemlint.analysis.db.races import Race, compared_values, races, tested_before
 from idemlint.analysis.db.records import (
     ASYNCPG_FETCH,
     CURSOR_FETCH,
@@ -52,6 +52,7 @@ __all__ = [
     "DbWrite",
     "Race",
     "compared_values",
+    "tested_before",
     "chain_calls",
     "deciding_tests",
     "decisions",

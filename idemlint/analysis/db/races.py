@@ -212,6 +212,16 @@ def compared_values(model: ModuleModel, test: cst.BaseExpression, column: str) -
     return found
 
 
+def tested_before(
+    model: ModuleModel, deciding: list[tuple[DbRead, cst.BaseExpression]], column: str, written: str
+) -> cst.BaseExpression | None:
+    """A test on the record's current `column` against some state other than the one written
+    (`if challenge.status != PENDING: raise`), made in Python before the write: a precondition
+    the write does not repeat. One that only skips a write already done (`if status ==
+    APPROVED: return`) is none."""
+    return next((test for _read, test in deciding if compared_values(model, test, column) - {written}), None)
+
+
 def _another_instance(model: ModuleModel, read: DbRead, write: DbWrite) -> bool:
     """An update by primary key of another instance than the one read (`original =
     ....first()`, then `filter(id=duplicate.id).update(...)`): the same table, another row."""

@@ -27,6 +27,7 @@ from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.policy.backoff import read_backoff, read_retry_package, read_stamina
 from idemlint.analysis.policy.celery import read_celery, read_task_class, read_task_object_retry
+from idemlint.analysis.policy.delays import SettingCall, no_setting
 from idemlint.analysis.policy.loops import read_loop, read_poll
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.policy.tenacity import read_retrying, read_tenacity
@@ -60,6 +61,7 @@ class PolicyAnalysis:
         self, model: ModuleModel, retry: RetryAnalysis, callee: Callable[[cst.Call], Callee | None] | None = None
     ) -> None:
         self.model = model
+        self.setting = _settings_through(callee)
         self.policies: list[Policy] = []
         read: set[cst.Call] = set()
         for context in retry.contexts:
@@ -70,7 +72,7 @@ class PolicyAnalysis:
             policy = self._policy(context)
             if policy is not None:
                 if context.kind == "loop" and callee is not None:
-                    _waits_in_helpers(model, context, policy, callee)
+                    _waits_in_helpers(model, context, policy, callee, self.setting)
                 self.policies.append(policy)
         for call in model.calls:
             if model.call_name(call) in URLLIB3_RETRY:
@@ -106,13 +108,31 @@ class PolicyAnalysis:
             _BY_LIBRARY[context.library](self.model, context, policy)
             return Policy(context, context.anchor, [], [], [], policy.unbounded)
         reader = _BY_KIND.get(context.kind) or _BY_LIBRARY.get(context.library)
-        if reader is not None:
+        if context.kind == "loop":
+            read_loop(self.model, context, policy, self.setting)
+        elif reader is not None:
             reader(self.model, context, policy)
         return policy
 
 
+def _settings_through(callee: Callable[[cst.Call], Callee | None] | None) -> SettingCall:
+    """Whether a call returns a setting, as the summary of the function it runs says."""
+    if callee is None:
+        return no_setting
+
+    def setting(call: cst.Call) -> bool:
+        found = callee(call)
+        return found is not None and found.summary.returns_setting is not None
+
+    return setting
+
+
 def _waits_in_helpers(
-    model: ModuleModel, context: RetryContext, policy: Policy, callee: Callable[[cst.Call], Callee | None]
+    model: ModuleModel,
+    context: RetryContext,
+    policy: Policy,
+    callee: Callable[[cst.Call], Callee | None],
+    setting: SettingCall,
 ) -> None:
     """A retry loop that waits through a helper (`sleep(500)`, `backoff.handle_retry()`) whose
     summary says it sleeps a delay with no random part. The attempt itself (a call in a `try`
@@ -129,7 +149,7 @@ def _waits_in_helpers(
         isinstance(n, cst.Call)
         and model.call_name(n) in SLEEPS
         and n.args
-        and not deterministic_delay(model, n.args[0].value)
+        and not deterministic_delay(model, n.args[0].value, setting)
         for n in nodes
     ):
         return
@@ -137,7 +157,8 @@ def _waits_in_helpers(
         if not isinstance(node, cst.Call) or model.call_name(node) in SLEEPS or _in_attempt(model, node, loop):
             continue
         found = callee(node)
-        chain = found.summary.fixed_wait_for(passed_arguments(node), fixed_argument(model, node)) if found else None
+        fixed = fixed_argument(model, node, setting)
+        chain = found.summary.fixed_wait_for(passed_arguments(node), fixed) if found else None
         if found is not None and chain:
             policy.no_jitter.append(
                 Verdict("fixed-wait", "helper", node, context.label, owner=found.name, callee=found, chain=chain)

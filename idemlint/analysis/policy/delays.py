@@ -5,6 +5,7 @@ jitter-named value or the server's `Retry-After` in it may not be."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
@@ -38,26 +39,34 @@ _MATH = {
 RANDOMISH = re.compile(r"random|jitter|uniform|randint|randrange|token|urandom|choice|gauss", re.IGNORECASE)
 _SERVER_DELAY = re.compile(r"retry.?after|reset|ratelimit", re.IGNORECASE)
 
+# Whether a call returns a setting, the same on every call (`config.get_delay_ms()` where the
+# method returns `self.delay_ms`): the project's summaries know; without them a call may vary.
+SettingCall = Callable[["cst.Call"], bool]
 
-def deterministic_delay(model: ModuleModel, expr: cst.BaseExpression) -> bool:
+
+def no_setting(_call: cst.Call) -> bool:
+    return False
+
+
+def deterministic_delay(model: ModuleModel, expr: cst.BaseExpression, setting: SettingCall = no_setting) -> bool:
     """Whether some way through the function gives the delay a value built only from
     literals, names and arithmetic: nothing random, nothing the server said (Retry-After),
     no helper whose result we cannot see. `wait = 2 ** n` overridden by `Retry-After` only
     when the server sends one is fixed whenever it does not."""
-    return any(fixed and not parameters for fixed, parameters in _outcomes(model, expr, frozenset()))
+    return any(fixed and not parameters for fixed, parameters in _outcomes(model, expr, frozenset(), setting))
 
 
-def fixed_on_every_way(model: ModuleModel, expr: cst.BaseExpression) -> bool:
+def fixed_on_every_way(model: ModuleModel, expr: cst.BaseExpression, setting: SettingCall = no_setting) -> bool:
     """No way through the function makes the delay vary or lets the server set it: only then
     may a fix wrap it in jitter (a jittered `Retry-After` would retry before the server said)."""
-    outcomes = _outcomes(model, expr, frozenset())
+    outcomes = _outcomes(model, expr, frozenset(), setting)
     return bool(outcomes) and all(fixed and not parameters for fixed, parameters in outcomes)
 
 
 def delay_parameter(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
     """The one parameter a delay is otherwise deterministically computed from (`ms / 1000` in
     `def sleep(ms)`): the caller's argument decides whether the wait varies."""
-    outcomes = _outcomes(model, expr, frozenset())
+    outcomes = _outcomes(model, expr, frozenset(), no_setting)
     if any(fixed and not parameters for fixed, parameters in outcomes):
         return None
     return next((next(iter(p)) for fixed, p in sorted(outcomes, key=str) if fixed and len(p) == 1), None)
@@ -70,30 +79,38 @@ _Outcome = tuple[bool, frozenset[str]]
 _VARIES: frozenset[_Outcome] = frozenset({(False, frozenset())})
 _PLAIN: frozenset[_Outcome] = frozenset({(True, frozenset())})
 _MAX_OUTCOMES = 8
+_MAX_FOLLOWED = 24
 
 
 def _outcomes(
-    model: ModuleModel, node: cst.CSTNode, following: frozenset[str], whole: bool = True
+    model: ModuleModel, node: cst.CSTNode, following: frozenset[int], setting: SettingCall, whole: bool = True
 ) -> frozenset[_Outcome]:
     """The ways `node` can be computed; `whole` when it is the delay itself (or a value
-    assigned to it), not a part of one."""
+    assigned to it), not a part of one. `following`: the assignments (by id of their
+    statement) already being followed, so `d = d * 2` round a loop ends."""
     if isinstance(node, cst.BooleanOperation):
-        return _outcomes(model, node.left, following, whole) | _outcomes(model, node.right, following, whole)
+        return _outcomes(model, node.left, following, setting, whole) | _outcomes(
+            model, node.right, following, setting, whole
+        )
     if isinstance(node, cst.IfExp):
         if RANDOMISH.search(" ".join(model.names_read(node.test))):
             return _VARIES  # `delay if not jitter else ...`: a jitter switch the caller sets
-        return _outcomes(model, node.body, following, whole) | _outcomes(model, node.orelse, following, whole)
+        return _outcomes(model, node.body, following, setting, whole) | _outcomes(
+            model, node.orelse, following, setting, whole
+        )
     if whole and _is_no_delay(node):
         return frozenset()  # `delay = None` / `0` before the real value: not a wait
+    if isinstance(node, cst.Call) and setting(node):
+        return _PLAIN  # a setting read through a method: its receiver and arguments do not change it
     result = _leaf(model, node)
     if not _may_be_fixed(result) or isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
         return result
-    if isinstance(node, cst.Name) and is_load(model, node) and node.value not in following:
-        result = _combine(result, _bound_values(model, node, following | {node.value}))
+    if isinstance(node, cst.Name) and is_load(model, node):
+        result = _combine(result, _bound_values(model, node, following, setting))
     for child in model.children_of(node):
         if not _may_be_fixed(result):
             break
-        result = _combine(result, _outcomes(model, child, following, whole=False))
+        result = _combine(result, _outcomes(model, child, following, setting, whole=False))
     return result
 
 
@@ -119,7 +136,9 @@ def _leaf(model: ModuleModel, node: cst.CSTNode) -> frozenset[_Outcome]:
     return _PLAIN
 
 
-def _bound_values(model: ModuleModel, name: cst.Name, following: frozenset[str]) -> frozenset[_Outcome]:
+def _bound_values(
+    model: ModuleModel, name: cst.Name, following: frozenset[int], setting: SettingCall
+) -> frozenset[_Outcome]:
     """The outcomes of the assignments that may reach `name`: each plain assignment is one
     way; `d *= 2` and its kind change every way. A value chosen under a jitter switch
     (`if self.jitter: d = random...`) is the caller's to decide: it varies."""
@@ -127,18 +146,23 @@ def _bound_values(model: ModuleModel, name: cst.Name, following: frozenset[str])
     bindings = [b for b in bindings if b.kind not in ("param", "def")]
     if not bindings:
         return _PLAIN
-    reaching = _reaching(model, bindings, name)
+    if len(following) > _MAX_FOLLOWED:
+        return _VARIES  # too long a history to judge: unknown is never a finding
+    reaching = [b for b in _reaching(model, bindings, name) if id(b.statement) not in following]
+    if not reaching:
+        return _PLAIN  # round a loop, back to an assignment already followed
     if any(_under_jitter_switch(model, b.statement) for b in reaching):
         return _VARIES
+    following = following | {id(b.statement) for b in reaching}
     ways: frozenset[_Outcome] = frozenset()
     for binding in reaching:
         if binding.kind != "augassign":
-            ways |= _outcomes(model, binding.value, following)  # type: ignore[arg-type]
+            ways |= _outcomes(model, binding.value, following, setting)  # type: ignore[arg-type]
     if not ways:
         ways = _PLAIN
     for binding in reaching:
         if binding.kind == "augassign":
-            ways = _combine(ways, _outcomes(model, binding.value, following))  # type: ignore[arg-type]
+            ways = _combine(ways, _outcomes(model, binding.value, following, setting))  # type: ignore[arg-type]
     return ways
 
 

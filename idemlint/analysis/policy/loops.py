@@ -10,7 +10,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, iter_nodes, local_callee
 from idemlint.analysis.policy.common import expr_nodes, handler_catches_all, statuses_in
-from idemlint.analysis.policy.delays import deterministic_delay, fixed_on_every_way
+from idemlint.analysis.policy.delays import SettingCall, deterministic_delay, fixed_on_every_way, no_setting
 from idemlint.analysis.policy.fixes import jitter_sleep
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
@@ -27,7 +27,7 @@ else:
 _BOUND_WORDS = re.compile(r"timeout|deadline|give_?up|expired|max_(attempts|tries|retries)|start_time", re.I)
 
 
-def read_loop(model: ModuleModel, context: RetryContext, policy: Policy) -> None:
+def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting: SettingCall = no_setting) -> None:
     loop = context.node
     assert isinstance(loop, (cst.For, cst.While))
     label = context.label
@@ -56,7 +56,7 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy) -> None
                     Verdict("non-retryable-status", "loop", node, label, statuses=statuses)
                 )
         elif isinstance(node, cst.Call) and model.call_name(node) in SLEEPS and node.args:
-            if deterministic_delay(model, node.args[0].value):
+            if deterministic_delay(model, node.args[0].value, setting):
                 fix = jitter_sleep(model, node.args[0].value) if fixed_on_every_way(model, node.args[0].value) else None
                 policy.no_jitter.append(Verdict("fixed-wait", "loop", node, label, fix=fix))
     if isinstance(loop, cst.While) and _waits_or_talks(model, nodes):

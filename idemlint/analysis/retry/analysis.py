@@ -69,6 +69,12 @@ class RetryAnalysis:
                 return None
         return None
 
+    def repeating_context_of(self, node: cst.CSTNode) -> RetryContext | None:
+        """The retry context that may do `node`'s work twice: none where every repeat follows
+        an attempt the server turned away (a 429-only loop)."""
+        context = self.context_of(node)
+        return None if context is not None and context.refused_only else context
+
     def called_parameter(self, function: cst.FunctionDef) -> int | None:
         """The position of the parameter `function` calls once per attempt (`def retry(fn):
         for ...: try: return fn()`), for the project index."""

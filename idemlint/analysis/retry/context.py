@@ -26,6 +26,8 @@ class RetryContext:
     anchor: cst.CSTNode  # where policy findings are reported: decorator, loop header, helper call
     config: cst.Call | None  # the decorator or iterator call carrying the policy, if any
     label: str  # how messages name it: "@tenacity.retry", "retry loop", "Celery task", "with_retries()"
+    # goes round only after the server turned the attempt away (a 429): a repeat cannot act twice
+    refused_only: bool = False
 
     def describe(self, line: int | None = None) -> str:
         return f"{self.label} on line {line}" if line else self.label
