@@ -33,6 +33,7 @@ class FileContext:
         self.module = module
         self.config = config
         self.model = ModuleModel(module, config.vocabulary, path.endswith("__init__.py"))
+        self.model.module_aliases = project.module_aliases
         self._project = project
 
     @cached_property

@@ -85,6 +85,10 @@ def direct_facts(
             verbs[scope] = (request.parameter, request.operation)
     for returning, setting in _returned_settings(model).items():
         facts.setdefault(returning, {})["returns_setting"] = setting
+    for constructor in model.functions:
+        jitter = _opt_in_jitter(constructor)
+        if jitter is not None:
+            facts.setdefault(constructor, {})["opt_in_jitter"] = (Step(jitter.name.value, jitter),)
     waits = _fixed_waits(model, retry)
     for waiting, (wait, parameter) in waits.items():
         facts.setdefault(waiting, {})["waits_fixed" if not parameter else "wait_chain"] = wait
@@ -103,9 +107,32 @@ def direct_facts(
             wait_param=waits[scope][1] if scope in waits else "",
             wait_chain=found.get("wait_chain"),
             returns_setting=found.get("returns_setting"),
+            opt_in_jitter=found.get("opt_in_jitter"),
         )
         for scope, found in facts.items()
     }
+
+
+def _opt_in_jitter(function: cst.FunctionDef) -> cst.Param | None:
+    """`def __init__(self, backoff_factor=0, backoff_jitter=0)`: a constructor taking a wait and a
+    jitter that defaults to none, so an object built without naming it waits the same for all."""
+    from idemlint.analysis.policy.delays import RANDOMISH
+    from idemlint.knowledge.retries import WAIT_SETTING
+
+    if function.name.value != "__init__":
+        return None
+    params = [*function.params.params, *function.params.kwonly_params]
+    if not any(WAIT_SETTING.search(p.name.value) and not RANDOMISH.search(p.name.value) for p in params):
+        return None
+    for param in params:
+        default = param.default
+        if default is None or not RANDOMISH.search(param.name.value):
+            continue
+        if isinstance(default, (cst.Integer, cst.Float)) and not default.value.strip("0._"):
+            return param
+        if isinstance(default, cst.Name) and default.value in ("None", "False"):
+            return param
+    return None
 
 
 def _returned_settings(model: ModuleModel) -> dict[cst.CSTNode, Chain]:

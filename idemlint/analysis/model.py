@@ -10,7 +10,7 @@ names the rules match.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Union
 
 from idemlint._lazy import LazyModule
@@ -62,6 +62,8 @@ class ModuleModel:
         self.vocabulary = vocabulary
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         self.imports: dict[str, str] = {}
+        # modules other project modules import under a name (the project index's; empty alone)
+        self.module_aliases: Mapping[str, str] = {}
         self.module_defs: dict[str, cst.FunctionDef | cst.ClassDef] = {}
         self.functions: list[cst.FunctionDef] = []
         self.classes: list[cst.ClassDef] = []
@@ -196,6 +198,11 @@ class ModuleModel:
         resolved = self.imports.get(head)
         if resolved is None:
             return dotted
+        if rest and self.module_aliases:
+            first, _, deeper = rest.partition(".")
+            aliased = self.module_aliases.get(f"{resolved}.{first}")
+            if aliased is not None:  # `compat.event_loop.sleep`, where compat imports trio as event_loop
+                return f"{aliased}.{deeper}" if deeper else aliased
         return f"{resolved}.{rest}" if rest else resolved
 
     def _shadowed(self, expr: cst.BaseExpression, head: str) -> bool:

@@ -41,6 +41,7 @@ class FileFacts:
     reexports: Mapping[str, str] = field(default_factory=dict)  # of a package's `__init__.py`
     machines: Moves = field(default_factory=dict)  # the state machines it declares (production code)
     unique_keys: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)  # its models' unique keys
+    aliases: Mapping[str, str] = field(default_factory=dict)  # the modules it imports under a name
 
 
 def file_facts(
@@ -68,9 +69,29 @@ def file_facts(
             package_reexports(source, relative, roots),
             machines,
             declared_unique_keys(source),
+            module_aliases(source, relative, roots),
         )
     except Exception:  # a bug on odd input: the index goes on without this file; its own check reports the error
         return FileFacts()
+
+
+# `import trio as event_loop`, at the top of a module or in its `try:` (one level in)
+_MODULE_ALIAS = re.compile(rb"^(?:    )?import ([A-Za-z_][\w.]*) as ([A-Za-z_]\w*)[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
+
+
+def module_aliases(source: bytes, path: str, source_roots: tuple[str, ...] = ("src",)) -> dict[str, str]:
+    """`import trio as event_loop` in `pkg/compat.py`: {`pkg.compat.event_loop`: `trio`}, so
+    `compat.event_loop.sleep()` elsewhere is `trio.sleep()`. The first import of a name wins
+    (`try: import trio as event_loop` / `except ImportError: import asyncio as event_loop`)."""
+    from idemlint.analysis.calls import module_name
+
+    if b" as " not in source:
+        return {}
+    module = module_name(path, source_roots)
+    found: dict[str, str] = {}
+    for match in _MODULE_ALIAS.finditer(source):
+        found.setdefault(f"{module}.{match.group(2).decode()}", match.group(1).decode())
+    return found
 
 
 def package_reexports(source: bytes, path: str, source_roots: tuple[str, ...] = ("src",)) -> dict[str, str]:
@@ -106,8 +127,10 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
     reexports: dict[str, str] = {}
     machines: list[Moves] = []
     unique_keys: list[Mapping[str, tuple[frozenset[str], ...]]] = []
+    aliases: dict[str, str] = {}
     for facts in files:
         reexports.update(facts.reexports)
+        aliases.update(facts.aliases)
         machines.append(facts.machines)
         unique_keys.append(facts.unique_keys)
         for name, is_guarded in facts.setters.items():
@@ -121,6 +144,7 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         reexports={name: origin for name, origin in reexports.items() if name != origin},
         state_machines=join(machines),
         unique_keys=join_unique_keys(unique_keys),
+        module_aliases=aliases,
     )
     return follow_calls(index, modules) if modules else index
 
@@ -204,6 +228,9 @@ _SUMMARY_SIGNS: tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...] = tuple(
         ((b"update(", b".rowcount", b".execute("), rb"^[ \t]*return[ \t][^\n]*(?:\.a?update\(|\.rowcount|\.execute\()"),
         ((b"autoretry_for",), rb"^[ \t]+autoretry_for[ \t]*="),
         ((b"sleep(",), rb"\bsleep\("),
+        # a retry setting returned as stored, a jitter that defaults to none (a policy class)
+        ((b"return self.",), rb"^[ \t]+return[ \t]+self\.\w*(?i:delay|wait|backoff|interval)\w*[ \t]*$"),
+        ((b"jitter", b"Jitter"), rb"(?i:jitter)\w*[ \t]*(?::[^=,)\n]*)?=[ \t]*(?:0(?:\.0*)?|None|False)[ \t]*[,)\n]"),
         ((b"retr", b"Retr"), rb"\w\.retry\(|Retrying\(|retry_call\(|\bdef[ \t]+\w*retr(?:y|ies)\w*\("),
         (
             tuple(column.encode() for column in sorted(STATE_COLUMNS)),

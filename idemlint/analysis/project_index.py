@@ -55,6 +55,9 @@ class ProjectIndex:
     state_machines: Mapping[str, Machine] = field(default_factory=dict)
     # the column sets the project's models keep unique (`analysis/unique_keys.py`): model -> keys
     unique_keys: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
+    # modules imported under a name (`import trio as event_loop` in `pkg/compat.py`):
+    # `pkg.compat.event_loop` -> `trio`
+    module_aliases: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def digest(self) -> str:
@@ -83,6 +86,7 @@ class ProjectIndex:
                         for name, m in self.state_machines.items()
                     ],
                     sorted((model, sorted(sorted(k) for k in keys)) for model, keys in self.unique_keys.items()),
+                    sorted(self.module_aliases.items()),
                 )
             )
         )

@@ -95,6 +95,9 @@ class Summary:
     # returns, on every return, a value with no random part that no parameter changes (`return
     # self.delay_ms`, `return 0.2`): a delay read through it (`config.get_delay_ms()`) is fixed
     returns_setting: Chain | None = None
+    # a constructor whose jitter parameter defaults to none (`def __init__(self, backoff_factor=0,
+    # backoff_jitter=0)`, a project's own retry policy): the step names that parameter
+    opt_in_jitter: Chain | None = None
     # a method that sets its own instance's state column and saves it, on every call, with no
     # test first: (column, value kind, text) for a literal or constant (`def ship(self):
     # self.status = "shipped"; self.save()`), or (column, "param", the parameter) for the value
@@ -182,6 +185,7 @@ class Summary:
             or self.waits_fixed
             or self.wait_chain
             or self.returns_setting
+            or self.opt_in_jitter
             or self.state_chain
         )
 

@@ -107,5 +107,12 @@ RQ_PREFIX = "rq."
 # Exceptions that say "nothing there yet" rather than "the work failed" (`queue.Empty`,
 # `asyncio.QueueEmpty`, a non-blocking read): a loop that goes round on them waits for input.
 NOT_READY_ERRORS = frozenset({"Empty", "QueueEmpty", "BlockingIOError"})
+# ... and what taking from an empty list, deque or dict raises: "nothing there yet" where the
+# attempt is a `pop()` (a cache drained before it is refilled), a bug elsewhere
+EMPTY_CONTAINER_ERRORS = frozenset({"IndexError", "KeyError"})
+TAKE_METHODS = frozenset({"pop", "popleft", "popitem"})
 
 SLEEPS = {"time.sleep", "asyncio.sleep", "gevent.sleep", "trio.sleep", "anyio.sleep", "eventlet.sleep"}
+
+# A parameter or keyword that sets a wait between attempts (`backoff_factor`, `retry_delay`)
+WAIT_SETTING = re.compile(r"backoff|delay|wait|interval", re.IGNORECASE)

@@ -42,6 +42,7 @@ class PolicyRule(Rule):
             owner=verdict.owner,
             origin=origin,
             via=via(verdict.chain) if verdict.chain else "",
+            setting=verdict.setting,
         )
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
@@ -199,7 +200,9 @@ class RetryWithoutJitter(PolicyRule):
         "`asyncio.sleep` in a retry loop (`sleep(1)`, `sleep(2 ** attempt)`), tenacity `wait_fixed` / "
         "`wait_exponential` / `wait_incrementing` without a `wait_random*` or `wait_exponential_jitter` part (or no "
         "`wait=` at all), `backoff` with `jitter=None`, `stamina` with `wait_jitter=0`, urllib3 `Retry(backoff_factor=...)` "
-        "without `backoff_jitter`, Celery `self.retry(countdown=...)` computed without randomness, "
+        "without `backoff_jitter`, a project's own retry policy built with a wait but without its jitter where "
+        "the constructor's jitter defaults to none (`HttpxRetry(backoff_factor=0.5)` for `def __init__(self, ..., "
+        "backoff_jitter=0)`), Celery `self.retry(countdown=...)` computed without randomness, "
         "`default_retry_delay` with no backoff, and `retry_jitter=False`. Polling, consumer loops and per-item "
         "pacing are not retry contexts and are not reported; so is a retry decorator on a function that only reads "
         'and raises while a value it read says "not yet" (`if order["status"] != "issued": raise ...`): a '
@@ -214,12 +217,14 @@ class RetryWithoutJitter(PolicyRule):
         "A sleep whose delay comes from a helper function is assumed to jitter, unless the helper returns a "
         "setting as stored on every return (`def get_delay_ms(self): return self.delay_ms`), found in this module "
         "or through the project index, also for a parameter named like the project's one class of that name "
-        "(`retry_config` for `RetryConfig`). A delay read from `Retry-After` "
+        "(`retry_config` for `RetryConfig`). A sleep reached through a module that imports the library under its "
+        "own name (`compat.event_loop.sleep()`, where `compat` has `import trio as event_loop`) is the "
+        "library's, when the project index is there. A delay read from `Retry-After` "
         "is the server's instruction and is not reported; each way the delay can be computed is judged on its own, "
         "so a fixed fallback used when the server sends no `Retry-After` (`retry_after or 2 ** attempt`, a "
         "default overridden only when the header is there) is, and no fix is offered for it (jittering the "
         "server's value could retry before it said). A wait in a loop that goes round only on `queue.Empty` (or "
-        'another "nothing there yet" exception) is a poll interval. A retry loop that waits by calling a helper (`sleep(500)` '
+        'another "nothing there yet" exception, as a `pop()` from an emptied cache raises) is a poll interval. A retry loop that waits by calling a helper (`sleep(500)` '
         "wrapping `time.sleep(ms / 1000)`, a policy object's `handle_retry()`) is reported when the helper sleeps "
         "on every call for a delay with no random part, or before every `return True` of a step that answers no "
         "otherwise (`if retry.handle_retry(): continue`), in this module or (through the project index) another; "
@@ -287,6 +292,10 @@ def fetch_statement(url):
         ("fixed-wait", CELERY): "the Celery task retries after a fixed default_retry_delay with no backoff or jitter",
         ("fixed-wait", CELERY_CALL): "{owner}.retry() waits a countdown with no random component",
         ("fixed-wait", URLLIB3): "Retry(backoff_factor=...) has no backoff_jitter, so clients retry in waves",
+        ("fixed-wait", "retry-class"): (
+            "{owner}(...) sets a wait between attempts but leaves {setting} at its default, no jitter, so clients "
+            "retry in waves"
+        ),
         ("jitter-off", BACKOFF): "{label} turns jitter off (jitter=None)",
         ("jitter-off", STAMINA): "{label} turns jitter off (wait_jitter=0)",
         ("jitter-off", CELERY): "the Celery task turns jitter off (retry_jitter=False)",

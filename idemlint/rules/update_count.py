@@ -35,7 +35,10 @@ class IgnoredUpdateCount(Rule):
         "flag, version or timestamp column, or a literal) whose affected-row count is never read afterwards in "
         "the function: `cursor.rowcount`, `result.rowcount`, the return value of `QuerySet.update()` or "
         "`Query.update()`, asyncpg's status string, or rows from `RETURNING`. With `all-updates-need-count = true` "
-        "every UPDATE is checked."
+        "every UPDATE is checked. Not reported: an update whose ranges are on the column it moves by its own "
+        "value, over rows not named by their own key (`filter(group=g, position__gt=p).update(position="
+        'F("position") - 1)`, a reorder): its count is how many rows moved. `filter(pk=i, stock__gt=0)` with '
+        "a decrement names one row and is a claim."
     )
     why = (
         'Zero rows is how a conditional write says "this was a duplicate" (or "someone else got there first"). '

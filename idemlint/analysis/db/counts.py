@@ -11,14 +11,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from idemlint.analysis.db.chains import chain_calls
-from idemlint.analysis.db.records import VERSION_COLUMNS
+from idemlint.analysis.db.records import OWN_KEYS, VERSION_COLUMNS
 from idemlint.analysis.db.side_effects import effect_after
+from idemlint.analysis.model import iter_nodes, string_value
 
 if TYPE_CHECKING:
+    import libcst as cst
+
     from idemlint.analysis.db.classify import DbAnalysis
     from idemlint.analysis.db.records import DbWrite
     from idemlint.analysis.model import ModuleModel
     from idemlint.analysis.sql import Predicate
+else:
+    from idemlint._lazy import LazyModule
+
+    cst = LazyModule("libcst", globals(), "cst")
 
 
 def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: bool = False) -> list[Predicate] | None:
@@ -32,6 +39,8 @@ def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: 
         return conditions
     if conditions and _keeps_extreme(model, write, conditions) and not effect_after(model, write):
         return None  # `filter(pk=i, created__gt=v).update(created=v)` and nothing else: keeps the min
+    if conditions and _shifts_a_range(write, conditions):
+        return None  # `filter(group=g, position__gt=p).update(position=F("position") - 1)`: a reorder
     if (
         conditions
         and not any(p.column in write.sets for p in conditions)
@@ -41,6 +50,25 @@ def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: 
     if not conditions or not db.is_guarded_write(write):
         return None
     return conditions
+
+
+def _shifts_a_range(write: DbWrite, conditions: list[Predicate]) -> bool:
+    """Every condition is a range on a column the update recomputes, and none of the rows is
+    named by its own key: the update moves the rows in a range (a reorder), and its count is
+    how many moved, not whether a duplicate lost. `filter(pk=i, stock__gt=0)` names one row:
+    its decrement is a claim."""
+    if not all(p.op in ("lt", "gt") and _recomputed_from_itself(write, p.column) for p in conditions):
+        return False
+    return not any(p.op == "eq" and p.column.split(".")[-1] in OWN_KEYS for p in write.where)
+
+
+def _recomputed_from_itself(write: DbWrite, column: str) -> bool:
+    """`position=F("position") + 1`: the new value is the column's own, moved (a lease's
+    `expires_at=now + ttl` is not)."""
+    value = write.values.get(column)
+    return value is not None and any(
+        isinstance(node, cst.SimpleString) and string_value(node) == column for node in iter_nodes(value)
+    )
 
 
 def _keeps_extreme(model: ModuleModel, write: DbWrite, conditions: list[Predicate]) -> bool:

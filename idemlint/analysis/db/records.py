@@ -66,6 +66,8 @@ VERSION_COLUMNS = re.compile(
 IDENTITY = re.compile(
     r"^(id|pk|uuid|guid|key|slug)$|_(id|pk|uuid|guid|ref|key|token|number|code|sku)$|^(tenant|owner|customer|user|account|merchant|org|organization|shop|store|site|channel)$"
 )
+# The columns that name a row itself (not its parent's row: `order_id` on a line item)
+OWN_KEYS = frozenset({"id", "pk", "uuid", "guid"})
 SESSION = re.compile(r"(^|[._])(session|db|s)$")
 
 

@@ -23,17 +23,28 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.calls import tail_name
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.policy.backoff import read_backoff, read_retry_package, read_stamina
 from idemlint.analysis.policy.celery import read_celery, read_task_class, read_task_object_retry
-from idemlint.analysis.policy.delays import SettingCall, no_setting
+from idemlint.analysis.policy.common import is_zero
+from idemlint.analysis.policy.delays import RANDOMISH, SettingCall, no_setting
 from idemlint.analysis.policy.loops import read_loop, read_poll
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.policy.tenacity import read_retrying, read_tenacity
 from idemlint.analysis.policy.urllib3 import read_urllib3_retry, retry_subclass_settings
 from idemlint.analysis.retry import RetryAnalysis, RetryContext
-from idemlint.knowledge.retries import BACKOFF, CELERY, RETRY_PACKAGE, RETRYING, STAMINA, TENACITY, URLLIB3_RETRY
+from idemlint.knowledge.retries import (
+    BACKOFF,
+    CELERY,
+    RETRY_PACKAGE,
+    RETRYING,
+    STAMINA,
+    TENACITY,
+    URLLIB3_RETRY,
+    WAIT_SETTING,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -75,6 +86,9 @@ class PolicyAnalysis:
                     _waits_in_helpers(model, context, policy, callee, self.setting)
                 self.policies.append(policy)
         for call in model.calls:
+            built = _built_without_jitter(model, call, callee) if callee is not None else None
+            if built is not None:
+                self.policies.append(Policy(None, call, [], [], [built], []))
             if model.call_name(call) in URLLIB3_RETRY:
                 self.policies.append(read_urllib3_retry(model, call))
             elif (subclassed := retry_subclass_settings(model, call)) is not None:
@@ -125,6 +139,34 @@ def _settings_through(callee: Callable[[cst.Call], Callee | None] | None) -> Set
         return found is not None and found.summary.returns_setting is not None
 
     return setting
+
+
+def _built_without_jitter(
+    model: ModuleModel, call: cst.Call, callee: Callable[[cst.Call], Callee | None]
+) -> Verdict | None:
+    """`HttpxRetry(max_retries=4, backoff_factor=0.5)`: a project class whose constructor takes a
+    wait and a jitter that defaults to none, built with a wait and without the jitter."""
+    if not tail_name(call.func)[:1].isupper() or any(a.star for a in call.args):
+        return None
+    if not any(
+        a.keyword is not None
+        and WAIT_SETTING.search(a.keyword.value)
+        and not RANDOMISH.search(a.keyword.value)
+        and not is_zero(a.value)
+        for a in call.args
+    ):
+        return None
+    found = callee(call)
+    if found is None or found.summary.opt_in_jitter is None:
+        return None
+    jitter = found.summary.opt_in_jitter[-1].text
+    positional = sum(1 for a in call.args if a.keyword is None)
+    params = found.summary.params
+    if any(a.keyword is not None and a.keyword.value == jitter for a in call.args) or (
+        jitter in params and params.index(jitter) < positional
+    ):
+        return None
+    return Verdict("fixed-wait", "retry-class", call, owner=found.name, setting=jitter)
 
 
 def _waits_in_helpers(

@@ -44,6 +44,7 @@ class Verdict:
     callee: Callee | None = None  # helper: the function called, and how it reaches the sleep
     chain: Chain | None = None
     lines: tuple[tuple[str, cst.CSTNode], ...] = ()  # other nodes the message names by line ($name)
+    setting: str = ""  # retry-class: the jitter parameter left at its default
 
 
 @dataclass

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel
+from idemlint.knowledge.retries import EMPTY_CONTAINER_ERRORS, NOT_READY_ERRORS, TAKE_METHODS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -124,3 +125,30 @@ def leaves_after(model: ModuleModel, try_node: cst.CSTNode) -> bool:
     body = list(parent.body)
     index = next((i for i, s in enumerate(body) if s is try_node), -1)
     return ends_by_leaving(body[index + 1 :])
+
+
+def goes_round_on_failure(model: ModuleModel, try_node: cst.Try | cst.TryStar) -> bool:
+    """Some handler stays in the loop after a failure: not one that leaves, nor one that
+    catches only "nothing there yet" (`except queue.Empty:`), which is waiting, not failing."""
+    return any(
+        not always_leaves(handler.body.body) and not means_not_ready(model, handler) for handler in try_node.handlers
+    )
+
+
+def means_not_ready(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    caught = handler.type
+    if caught is None:
+        return False
+    elements = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+    names = [(model.dotted(e) or "").rsplit(".", 1)[-1] for e in elements]
+    if all(name in NOT_READY_ERRORS for name in names):
+        return True
+    attempt = model.parents.get(handler)
+    return (
+        all(name in EMPTY_CONTAINER_ERRORS for name in names)
+        and isinstance(attempt, (cst.Try, cst.TryStar))
+        and any(
+            isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in TAKE_METHODS
+            for n in model.iter_nodes(attempt.body)
+        )
+    )

@@ -18,16 +18,17 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.exits import (
-    always_leaves,
     ends_by_leaving,
     ends_with_continue,
+    goes_round_on_failure,
     guarded_continue,
     leaves_after,
     leaves_loop,
     loop_nodes,
+    means_not_ready,
 )
 from idemlint.knowledge.http import REFUSED_STATUSES, WRITE_METHOD_FUNCTIONS, WRITE_METHODS
-from idemlint.knowledge.retries import NOT_READY_ERRORS, RETRY_ITERATORS, SLEEPS, is_attempt_counter
+from idemlint.knowledge.retries import RETRY_ITERATORS, SLEEPS, is_attempt_counter
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -98,7 +99,7 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
     an exception handler that goes round again."""
     counters = set(counter_names)
     nodes = loop_nodes(model, loop)
-    if any(isinstance(n, (cst.Try, cst.TryStar)) and _goes_round_on_failure(model, n) for n in nodes):
+    if any(isinstance(n, (cst.Try, cst.TryStar)) and goes_round_on_failure(model, n) for n in nodes):
         return False  # an exception from the work sends it round again: failure-driven
     tests = [n.test for n in nodes if isinstance(n, cst.If)]
     if isinstance(loop, cst.While):
@@ -120,7 +121,7 @@ def _goes_round_only_when_refused(model: ModuleModel, loop: cst.For | cst.While)
     nodes = loop_nodes(model, loop)
     if any(isinstance(n, cst.Continue) for n in nodes):
         return False
-    if any(isinstance(n, (cst.Try, cst.TryStar)) and _goes_round_on_failure(model, n) for n in nodes):
+    if any(isinstance(n, (cst.Try, cst.TryStar)) and goes_round_on_failure(model, n) for n in nodes):
         return False
     return any(
         isinstance(statement, cst.If) and leaves_loop(model, statement.body) and _unless_refused(statement.test)
@@ -250,10 +251,10 @@ def _catches_and_reattempts(model: ModuleModel, loop: cst.For | cst.While, count
         if not any(isinstance(n, cst.Call) for n in model.iter_nodes(try_node.body)):
             continue
         if any(
-            guarded_continue(h.body.body) and not _means_not_ready(model, h) for h in try_node.handlers
+            guarded_continue(h.body.body) and not means_not_ready(model, h) for h in try_node.handlers
         ) and leaves_loop(model, loop.body):
             return True  # `except X: if retry.allowed(): continue; raise`, and a way out on success
-        if not _goes_round_on_failure(model, try_node):
+        if not goes_round_on_failure(model, try_node):
             continue
         if _works_on_next_item(model, loop, try_node) or _tries_next_candidate(model, loop, try_node):
             continue
@@ -274,23 +275,6 @@ def _catches_and_reattempts(model: ModuleModel, loop: cst.For | cst.While, count
         if leaves_loop(model, try_node.body) and _gives_up_on_last_attempt(model, loop, counter_names):
             return True
     return False
-
-
-def _goes_round_on_failure(model: ModuleModel, try_node: cst.Try | cst.TryStar) -> bool:
-    """Some handler stays in the loop after a failure: not one that leaves, nor one that
-    catches only "nothing there yet" (`except queue.Empty:`), which is waiting, not failing."""
-    return any(
-        not always_leaves(handler.body.body) and not _means_not_ready(model, handler) for handler in try_node.handlers
-    )
-
-
-def _means_not_ready(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
-    caught = handler.type
-    if caught is None:
-        return False
-    elements = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
-    names = [(model.dotted(e) or "").rsplit(".", 1)[-1] for e in elements]
-    return all(name in NOT_READY_ERRORS for name in names)
 
 
 def _works_on_next_item(model: ModuleModel, loop: cst.For | cst.While, try_node: cst.CSTNode) -> bool:

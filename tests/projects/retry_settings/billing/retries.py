@@ -1,0 +1,23 @@
+"""The project's own retry policies, in the shape of urllib3's `Retry`: a backoff factor, and
+a jitter added to each wait only when asked for."""
+
+import random
+
+
+class PaceRetry:
+    def __init__(self, max_retries=10, backoff_factor=0, backoff_jitter=0):
+        self.max_retries = max_retries
+        self.backoff_factor = backoff_factor
+        self.backoff_jitter = backoff_jitter
+
+    def backoff(self, attempt):
+        wait = self.backoff_factor * 2**attempt
+        if self.backoff_jitter:
+            wait += random.random() * self.backoff_jitter
+        return wait
+
+
+class SpreadRetry:
+    def __init__(self, backoff_factor=0, backoff_jitter=1.0):
+        self.backoff_factor = backoff_factor
+        self.backoff_jitter = backoff_jitter
