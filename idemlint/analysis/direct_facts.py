@@ -116,17 +116,16 @@ def direct_facts(
 def _opt_in_jitter(function: cst.FunctionDef) -> cst.Param | None:
     """`def __init__(self, backoff_factor=0, backoff_jitter=0)`: a constructor taking a wait and a
     jitter that defaults to none, so an object built without naming it waits the same for all."""
-    from idemlint.analysis.policy.delays import RANDOMISH
-    from idemlint.knowledge.retries import WAIT_SETTING
+    from idemlint.knowledge.retries import JITTER_SETTING, WAIT_SETTING
 
     if function.name.value != "__init__":
         return None
     params = [*function.params.params, *function.params.kwonly_params]
-    if not any(WAIT_SETTING.search(p.name.value) and not RANDOMISH.search(p.name.value) for p in params):
+    if not any(WAIT_SETTING.search(p.name.value) and not JITTER_SETTING.search(p.name.value) for p in params):
         return None
     for param in params:
         default = param.default
-        if default is None or not RANDOMISH.search(param.name.value):
+        if default is None or not JITTER_SETTING.search(param.name.value):
             continue
         if isinstance(default, (cst.Integer, cst.Float)) and not default.value.strip("0._"):
             return param

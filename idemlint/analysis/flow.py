@@ -80,3 +80,25 @@ def is_load(model: ModuleModel, name: cst.Name) -> bool:
     if isinstance(parent, cst.Arg) and parent.keyword is name:
         return False
     return True
+
+
+def runs_before(model: ModuleModel, earlier: cst.CSTNode, later: cst.CSTNode) -> bool:
+    """The line holding `earlier` runs on every way to the line holding `later`: they share a
+    block and it comes first there (directly, or before the statement around `later`)."""
+    line, use_line = _line_of(model, earlier), _line_of(model, later)
+    block = model.parents.get(line)
+    body = getattr(block, "body", None)
+    if not isinstance(body, (list, tuple)) or line is use_line:
+        return False
+    for current in (use_line, *model.ancestors(use_line)):
+        if model.parents.get(current) is block:
+            return current in body and line in body and body.index(line) < body.index(current)
+    return False
+
+
+def _line_of(model: ModuleModel, node: cst.CSTNode) -> cst.CSTNode:
+    """The statement line holding a node (a small statement's line, or the compound statement)."""
+    statement = model.statement_of(node)
+    if isinstance(statement, cst.BaseSmallStatement):
+        return model.parents.get(statement, statement)
+    return statement

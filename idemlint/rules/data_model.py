@@ -75,7 +75,9 @@ class ReadDecideWrite(Rule):
         "`slug += '-deleted'`) and do nothing else (a call in a further test, `elif x.count_reviews() >= n:`, "
         "only decides), where what else they do is repeat-safe (a create-if-absent "
         "such as `get_or_create`, a removal or `soft_delete()`, a queryset `update()` to "
-        "absolute values, Django's validation `clean()`); so is a new instance (`self.model()`, `cls()`). "
+        "absolute values, Django's `clean()`, a getter, a read whose answer is stored: `self.cached_permalink = "
+        "client.chat_getPermalink(...)[...]`); so is a new instance (`self.model()`, `cls()`), and a test on "
+        "columns the function set from elsewhere first (`self.order = fresh.order`; not `x.n -= amount`). "
         "A row the function inserts after a query found it absent (`if Vote.objects.filter(user=u, poll=p)"
         ".exists(): return`, then `Vote.objects.create(...)`; `session.add(...)`) is the same race on a row "
         "that does not exist yet (the rule says low confidence; the shipped table measures this kind), reported "
@@ -405,15 +407,14 @@ def ship(conn, order_id):
             )
 
 
-def _spelt(kind: str, text: str) -> str:
+def _spelt(kind: str, text: str) -> str:  # a constant as written, a literal quoted
     return text if kind == "constant" else repr(text)
 
 
 def _in_the_write(write: DbWrite, tested_by: dict[int, cst.BaseExpression]) -> str:
     """Name the test made only before the write: another writer may change the state in between."""
-    if id(write) not in tested_by:
-        return ""
-    return " in the write itself (the test on line ${test} is made before it, without a lock)"
+    tested = " in the write itself (the test on line ${test} is made before it, without a lock)"
+    return tested if id(write) in tested_by else ""
 
 
 Declared = tuple[Machine, str] | None  # the project's machine a written state belongs to, and the state
@@ -423,8 +424,7 @@ def _never_backward(declared: Declared, text: str) -> bool:
     """A write no state can be moved backward by: every state of the project's declared
     machine can reach it, or, with no machine declared, it is a tombstone (`deleted`)."""
     if declared is not None:
-        machine, state = declared
-        return not machine.cannot_reach(state)
+        return not declared[0].cannot_reach(declared[1])
     return text.rsplit(".", 1)[-1].lower() in TOMBSTONE_STATES
 
 

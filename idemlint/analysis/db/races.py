@@ -21,8 +21,9 @@ from idemlint.analysis.db.decisions import (
 from idemlint.analysis.db.records import VERSION_COLUMNS, DbRead, DbWrite
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.db.side_effects import side_effect_in
-from idemlint.analysis.flow import origin_nodes
+from idemlint.analysis.flow import origin_nodes, runs_before
 from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.analysis.retry.exits import always_leaves
 from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
 
 if TYPE_CHECKING:
@@ -61,6 +62,8 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
                 continue  # `filter(id=copy.id).update(...)` after reading `original`: another row
             if write.kind == "attribute" and not latest_binding_is(model, write, read):
                 continue  # the variable was rebound (a created object) between the read and the write
+            if _set_before(model, read, test, columns):
+                continue  # `self.order = fresh.order` before `if self.order == order:`: not the loaded value
             found[id(write)] = Race(read, test, columns)
             break
     for write in db.writes:
@@ -88,6 +91,41 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
                 del found[id(write)]
     memo[id(db)] = found
     return found
+
+
+def _set_before(model: ModuleModel, read: DbRead, test: cst.BaseExpression, columns: tuple[str, ...]) -> bool:
+    """Every column the test looks at was assigned on the instance earlier in the function, on
+    every way to the test, from something other than the instance itself (`self.order =
+    fresh.order`, not `x.n -= amount` or `x.due = x.next_due()`): the test reads what the
+    function put there, not a stale load."""
+    if read.instance is None or not columns:
+        return False
+    scope = model.scope_of(test)
+    assigned = {
+        target.attr.value.lower()
+        for target, value, statement in model.attribute_assigns
+        if type(target.value) is cst.Name
+        and target.value.value == read.instance
+        and not isinstance(statement, cst.AugAssign)
+        and read.instance not in model.names_read(value)
+        and model.scope_of(statement) is scope
+        and runs_before(model, _past_guarded_try(model, statement), test)
+    }
+    return all(column in assigned for column in columns)
+
+
+def _past_guarded_try(model: ModuleModel, statement: cst.CSTNode) -> cst.CSTNode:
+    """A statement straight in a `try` body whose handlers all leave (`except StopIteration:
+    raise ...`) runs on every way past the `try`: judge it where the `try` stands."""
+    line = model.statement_of(statement)
+    if isinstance(line, cst.BaseSmallStatement):
+        line = model.parents.get(line, line)
+    block = model.parents.get(line)
+    owner = model.parents.get(block) if block is not None else None
+    if isinstance(owner, cst.Try) and owner.body is block and owner.finalbody is None:
+        if all(always_leaves(list(h.body.body)) for h in owner.handlers):
+            return _past_guarded_try(model, owner)
+    return statement
 
 
 def _selected_by_state(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Race | None:

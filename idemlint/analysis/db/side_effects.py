@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS, DbWrite
 from idemlint.analysis.db.scopes import persisting_helper_argument, source_order
+from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.knowledge.repeats import CREATE_IF_ABSENT_METHODS, REMOVAL
 
@@ -105,13 +106,15 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
     name = model.call_name(node) or ""
     method = node.func.attr.value if type(node.func) is cst.Attribute else ""
     receiver = model.dotted(node.func.value) if type(node.func) is cst.Attribute else None
+    called = (method or name.rsplit(".", 1)[-1]).lstrip("_")  # `_get_response_time`: a getter all the same
     return bool(
         _QUIET_CALLS.match(name)
         or method in _QUIET_METHODS
         or (receiver and _QUIET_RECEIVERS.search(receiver))
         or _AUDIT_RECORD.match(method or name.rsplit(".", 1)[-1])
-        or re.match(r"^(get|is|has)_", method or name.rsplit(".", 1)[-1])
+        or re.match(r"^(get|is|has)_", called)
         and "create" not in name
+        or _reads_what_is_written(model, node, called, writes)
         or name.rsplit(".", 1)[-1][:1].isupper()
         and not method
         or any(model.is_inside(node, v) for w in writes for v in w.values.values())
@@ -119,6 +122,21 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
         or _local_container(model, node)
         or _repeat_safe(model, node, method or name.rsplit(".", 1)[-1])
     )
+
+
+# a call named for a read (`chat_getPermalink`, `team_info`, `fetch_profile`): its answer may be
+# what the write stores (a lazily filled cache)
+_READ_NAME = re.compile(r"(^|_)(get|info|fetch|lookup|retrieve|describe|list)(_|$)|(^|_)get[A-Z]")
+
+
+def _reads_what_is_written(model: ModuleModel, node: cst.Call, called: str, writes: list[DbWrite]) -> bool:
+    """`result = client.chat_getPermalink(...)`, then `self.cached_permalink = result["permalink"]`:
+    a read whose answer is what the write stores. Racing fills store the same answer. A call
+    that acts (`charge = stripe.Charge.create(...)`, then `order.charge_id = charge.id`) is not
+    a read, whatever feeds on its result."""
+    if not _READ_NAME.search(called):
+        return False
+    return any(node in origin_nodes(model, value) for w in writes for value in w.values.values())
 
 
 def _repeat_safe(model: ModuleModel, node: cst.Call, called: str) -> bool:

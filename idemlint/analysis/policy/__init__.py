@@ -29,7 +29,7 @@ from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.policy.backoff import read_backoff, read_retry_package, read_stamina
 from idemlint.analysis.policy.celery import read_celery, read_task_class, read_task_object_retry
 from idemlint.analysis.policy.common import is_zero
-from idemlint.analysis.policy.delays import RANDOMISH, SettingCall, no_setting
+from idemlint.analysis.policy.delays import SettingCall, no_setting
 from idemlint.analysis.policy.loops import read_loop, read_poll
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.policy.tenacity import read_retrying, read_tenacity
@@ -38,6 +38,7 @@ from idemlint.analysis.retry import RetryAnalysis, RetryContext
 from idemlint.knowledge.retries import (
     BACKOFF,
     CELERY,
+    JITTER_SETTING,
     RETRY_PACKAGE,
     RETRYING,
     STAMINA,
@@ -151,7 +152,7 @@ def _built_without_jitter(
     if not any(
         a.keyword is not None
         and WAIT_SETTING.search(a.keyword.value)
-        and not RANDOMISH.search(a.keyword.value)
+        and not JITTER_SETTING.search(a.keyword.value)
         and not is_zero(a.value)
         for a in call.args
     ):

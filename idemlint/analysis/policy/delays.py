@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.scopes import source_order
-from idemlint.analysis.flow import is_load
+from idemlint.analysis.flow import is_load, runs_before
 from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.knowledge.retries import is_attempt_counter
 
@@ -170,9 +170,8 @@ def _reaching(model: ModuleModel, bindings: list[Binding], use: cst.CSTNode) -> 
     """The bindings not overwritten on every way to `use`: when a plain assignment runs on
     every way to it (earlier in a block that holds it), only that one and those between it and
     `use` reach; one before it, or after `use` (round a loop), passes it first."""
-    use_line = _line_of(model, use)
     plain = [b for b in bindings if b.kind != "augassign"]
-    dominating = [b for b in plain if _dominates(model, _line_of(model, b.statement), use_line)]
+    dominating = [b for b in plain if runs_before(model, b.statement, use)]
     if not dominating:
         return bindings
     # the dominating assignment closest to `use`: every other one runs before it
@@ -180,26 +179,6 @@ def _reaching(model: ModuleModel, bindings: list[Binding], use: cst.CSTNode) -> 
     last = max(dominating, key=lambda b: order.get(b.statement, -1))
     start, end = order.get(last.statement, -1), order.get(use, -1)
     return [b for b in bindings if b is last or start < order.get(b.statement, -1) < end]
-
-
-def _line_of(model: ModuleModel, node: cst.CSTNode) -> cst.CSTNode:
-    statement = model.statement_of(node)
-    if isinstance(statement, cst.BaseSmallStatement):
-        return model.parents.get(statement, statement)
-    return statement
-
-
-def _dominates(model: ModuleModel, line: cst.CSTNode, use_line: cst.CSTNode) -> bool:
-    """`line` runs on every way to `use_line`: they share a block and `line` comes first
-    in it (directly or around the statement that holds `use_line`)."""
-    block = model.parents.get(line)
-    body = getattr(block, "body", None)
-    if not isinstance(body, (list, tuple)) or line is use_line:
-        return False
-    for current in (use_line, *model.ancestors(use_line)):
-        if model.parents.get(current) is block:
-            return current in body and line in body and body.index(line) < body.index(current)
-    return False
 
 
 def _under_jitter_switch(model: ModuleModel, statement: cst.CSTNode) -> bool:

@@ -21,3 +21,10 @@ class SpreadRetry:
     def __init__(self, backoff_factor=0, backoff_jitter=1.0):
         self.backoff_factor = backoff_factor
         self.backoff_jitter = backoff_jitter
+
+
+class ClientSettings:
+    def __init__(self, timeout=60, backoff_factor=2, access_token=None):
+        self.timeout = timeout
+        self.backoff_factor = backoff_factor
+        self.access_token = access_token
