@@ -113,6 +113,31 @@ def direct_facts(
     }
 
 
+def _returns_changing_state(model: ModuleModel, function: cst.FunctionDef, values: list[cst.BaseExpression]) -> bool:
+    """A returned `self.x` that a method of the class other than `__init__` assigns: state the
+    object moves (a backoff that grows or draws at random), not a setting."""
+    owner = model.enclosing_class(function)
+    returned = {
+        n.attr.value
+        for v in values
+        for n in (v, *model.iter_nodes(v))
+        if type(n) is cst.Attribute and type(n.value) is cst.Name and n.value.value == "self"
+    }
+    if owner is None or not returned:
+        return False
+    for target, _value, statement in model.attribute_assigns:
+        if type(target.value) is not cst.Name or target.value.value != "self" or target.attr.value not in returned:
+            continue
+        method = model.scope_of(statement)
+        if (
+            isinstance(method, cst.FunctionDef)
+            and method.name.value != "__init__"
+            and model.enclosing_class(method) is owner
+        ):
+            return True
+    return False
+
+
 def _opt_in_jitter(function: cst.FunctionDef) -> cst.Param | None:
     """`def __init__(self, backoff_factor=0, backoff_jitter=0)`: a constructor taking a wait and a
     jitter that defaults to none, so an object built without naming it waits the same for all."""
@@ -147,6 +172,8 @@ def _returned_settings(model: ModuleModel) -> dict[cst.CSTNode, Chain]:
             continue
         if any(type(n) is cst.Call for v in values for n in model.iter_nodes(v)):
             continue  # another function's result: not judged here
+        if _returns_changing_state(model, function, values):
+            continue  # `self.delay = min(cap, random.uniform(...)); return self.delay`: not a setting
         if all(fixed_on_every_way(model, v) for v in values):
             found[function] = (Step(f"returns {cst.Module([]).code_for_node(values[0])}", returns[0]),)
     return found

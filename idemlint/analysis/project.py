@@ -75,8 +75,10 @@ def file_facts(
         return FileFacts()
 
 
-# `import trio as event_loop`, at the top of a module or in its `try:` (one level in)
-_MODULE_ALIAS = re.compile(rb"^(?:    )?import ([A-Za-z_][\w.]*) as ([A-Za-z_]\w*)[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
+# `import trio as event_loop`, at the top of a module or one level into a module-level
+# `try:`/`except`/`else:`/`if` (not inside a function or a class)
+_MODULE_ALIAS = re.compile(rb"^(    )?import ([A-Za-z_][\w.]*) as ([A-Za-z_]\w*)[ \t]*(?:#[^\n]*)?\r?$")
+_GUARD_LINE = re.compile(rb"^(?:try|except|else|if|elif)\b")
 
 
 def module_aliases(source: bytes, path: str, source_roots: tuple[str, ...] = ("src",)) -> dict[str, str]:
@@ -89,8 +91,14 @@ def module_aliases(source: bytes, path: str, source_roots: tuple[str, ...] = ("s
         return {}
     module = module_name(path, source_roots)
     found: dict[str, str] = {}
-    for match in _MODULE_ALIAS.finditer(source):
-        found.setdefault(f"{module}.{match.group(2).decode()}", match.group(1).decode())
+    opener = b""  # the last line at the left margin: what an indented import sits in
+    for line in source.splitlines():
+        if line[:1] not in (b" ", b"\t", b"#", b"") and line.strip():
+            opener = line
+        match = _MODULE_ALIAS.match(line)
+        if match is None or match.group(1) and not _GUARD_LINE.match(opener):
+            continue
+        found.setdefault(f"{module}.{match.group(3).decode()}", match.group(2).decode())
     return found
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from idemlint.analysis.machines import Machine  # noqa: TC001 (the cache reads the field types at run time)
@@ -205,9 +206,16 @@ class ProjectIndex:
         return frozenset(found)
 
     def _class_named(self, receiver: str) -> str | None:
-        wanted = receiver.replace("_", "").lower()
-        matches = [name for name in self.classes if name.rsplit(".", 1)[-1].lower() == wanted]
+        matches = self._classes_by_short_name.get(receiver.replace("_", "").lower(), ())
         return matches[0] if len(matches) == 1 else None
+
+    @cached_property
+    def _classes_by_short_name(self) -> dict[str, tuple[str, ...]]:
+        """`retryconfig` -> the project classes named RetryConfig, grouped once per index."""
+        found: dict[str, list[str]] = {}
+        for name in self.classes:
+            found.setdefault(name.rsplit(".", 1)[-1].lower(), []).append(name)
+        return {short: tuple(names) for short, names in found.items()}
 
 
 def _hash(text: str) -> str:

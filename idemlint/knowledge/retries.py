@@ -116,5 +116,5 @@ SLEEPS = {"time.sleep", "asyncio.sleep", "gevent.sleep", "trio.sleep", "anyio.sl
 
 # A parameter or keyword that sets a wait between attempts (`backoff_factor`, `retry_delay`)
 WAIT_SETTING = re.compile(r"backoff|delay|wait|interval", re.IGNORECASE)
-# ... and one that spreads the waits at random (`backoff_jitter`; not `access_token`)
-JITTER_SETTING = re.compile(r"jitter|random|spread", re.IGNORECASE)
+# ... and one that spreads the waits at random (`backoff_jitter`; not `access_token`, `spread`)
+JITTER_SETTING = re.compile(r"jitter", re.IGNORECASE)

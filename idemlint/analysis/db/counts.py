@@ -53,12 +53,14 @@ def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: 
 
 
 def _shifts_a_range(write: DbWrite, conditions: list[Predicate]) -> bool:
-    """Every condition is a range on a column the update recomputes, and none of the rows is
-    named by its own key: the update moves the rows in a range (a reorder), and its count is
+    """Every condition is a range on a column the update recomputes, bounded on both sides by
+    values the code computed, and none of the rows is named by its own key: the update moves the rows in a range (a reorder), and its count is
     how many moved, not whether a duplicate lost. `filter(pk=i, stock__gt=0)` names one row:
     its decrement is a claim."""
     if not all(p.op in ("lt", "gt") and _recomputed_from_itself(write, p.column) for p in conditions):
         return False
+    if {p.op for p in conditions} != {"lt", "gt"} or any(p.value not in ("expr", "param") for p in conditions):
+        return False  # bounded on one side, or by a literal floor (`uses_left__gt=0`): a claim
     return not any(p.op == "eq" and p.column.split(".")[-1] in OWN_KEYS for p in write.where)
 
 

@@ -101,6 +101,13 @@ def _set_before(model: ModuleModel, read: DbRead, test: cst.BaseExpression, colu
     if read.instance is None or not columns:
         return False
     scope = model.scope_of(test)
+    order = source_order(model, scope)
+    read_at = order.get(read.call, -1) if model.scope_of(read.call) is scope else -1  # after the load only
+    reloads = [
+        order.get(c, -1) for c in model.calls if model.scope_of(c) is scope and _reloads(model, c, read.instance)
+    ]
+    test_at = order.get(test, -1)
+    read_at = max([read_at, *(at for at in reloads if at < test_at)])  # `self.refresh_from_db()` loads again
     assigned = {
         target.attr.value.lower()
         for target, value, statement in model.attribute_assigns
@@ -109,9 +116,20 @@ def _set_before(model: ModuleModel, read: DbRead, test: cst.BaseExpression, colu
         and not isinstance(statement, cst.AugAssign)
         and read.instance not in model.names_read(value)
         and model.scope_of(statement) is scope
+        and order.get(statement, -1) > read_at
         and runs_before(model, _past_guarded_try(model, statement), test)
     }
     return all(column in assigned for column in columns)
+
+
+def _reloads(model: ModuleModel, call: cst.Call, instance: str) -> bool:
+    """`order.refresh_from_db()`, `session.refresh(order)`: the instance is loaded again."""
+    if type(call.func) is not cst.Attribute:
+        return False
+    method = call.func.attr.value
+    if method in ("refresh_from_db", "arefresh_from_db"):
+        return model.dotted(call.func.value) == instance
+    return method == "refresh" and any(type(a.value) is cst.Name and a.value.value == instance for a in call.args)
 
 
 def _past_guarded_try(model: ModuleModel, statement: cst.CSTNode) -> cst.CSTNode:

@@ -126,7 +126,8 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
 
 # a call named for a read (`chat_getPermalink`, `team_info`, `fetch_profile`): its answer may be
 # what the write stores (a lazily filled cache)
-_READ_NAME = re.compile(r"(^|_)(get|info|fetch|lookup|retrieve|describe|list)(_|$)|(^|_)get[A-Z]")
+_READ_NAME = re.compile(r"^(?:[a-z]+_)?(?:(?:get|fetch|lookup|retrieve|describe|list)(?:_|[A-Z]|$)|info$)")
+_ACTION_WORD = re.compile(r"create|send|add|post|put|update|delete|set|make|charge|remove|insert|submit|publish", re.I)
 
 
 def _reads_what_is_written(model: ModuleModel, node: cst.Call, called: str, writes: list[DbWrite]) -> bool:
@@ -134,8 +135,8 @@ def _reads_what_is_written(model: ModuleModel, node: cst.Call, called: str, writ
     a read whose answer is what the write stores. Racing fills store the same answer. A call
     that acts (`charge = stripe.Charge.create(...)`, then `order.charge_id = charge.id`) is not
     a read, whatever feeds on its result."""
-    if not _READ_NAME.search(called):
-        return False
+    if not _READ_NAME.match(called) or _ACTION_WORD.search(called):
+        return False  # `create_list`, `send_and_get_receipt`: an action, whatever it also reads
     return any(node in origin_nodes(model, value) for w in writes for value in w.values.values())
 
 

@@ -53,20 +53,20 @@ def deterministic_delay(model: ModuleModel, expr: cst.BaseExpression, setting: S
     literals, names and arithmetic: nothing random, nothing the server said (Retry-After),
     no helper whose result we cannot see. `wait = 2 ** n` overridden by `Retry-After` only
     when the server sends one is fixed whenever it does not."""
-    return any(fixed and not parameters for fixed, parameters in _outcomes(model, expr, frozenset(), setting))
+    return any(fixed and not parameters for fixed, parameters in _outcomes(model, expr, {}, setting))
 
 
 def fixed_on_every_way(model: ModuleModel, expr: cst.BaseExpression, setting: SettingCall = no_setting) -> bool:
     """No way through the function makes the delay vary or lets the server set it: only then
     may a fix wrap it in jitter (a jittered `Retry-After` would retry before the server said)."""
-    outcomes = _outcomes(model, expr, frozenset(), setting)
+    outcomes = _outcomes(model, expr, {}, setting)
     return bool(outcomes) and all(fixed and not parameters for fixed, parameters in outcomes)
 
 
 def delay_parameter(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
     """The one parameter a delay is otherwise deterministically computed from (`ms / 1000` in
     `def sleep(ms)`): the caller's argument decides whether the wait varies."""
-    outcomes = _outcomes(model, expr, frozenset(), no_setting)
+    outcomes = _outcomes(model, expr, {}, no_setting)
     if any(fixed and not parameters for fixed, parameters in outcomes):
         return None
     return next((next(iter(p)) for fixed, p in sorted(outcomes, key=str) if fixed and len(p) == 1), None)
@@ -79,15 +79,17 @@ _Outcome = tuple[bool, frozenset[str]]
 _VARIES: frozenset[_Outcome] = frozenset({(False, frozenset())})
 _PLAIN: frozenset[_Outcome] = frozenset({(True, frozenset())})
 _MAX_OUTCOMES = 8
-_MAX_FOLLOWED = 24
+_MAX_FOLLOWED = 64
+# each assignment's outcomes (by id of its value), judged once per delay
+_Memo = dict[int, frozenset[_Outcome]]
 
 
 def _outcomes(
-    model: ModuleModel, node: cst.CSTNode, following: frozenset[int], setting: SettingCall, whole: bool = True
+    model: ModuleModel, node: cst.CSTNode, following: _Memo, setting: SettingCall, whole: bool = True
 ) -> frozenset[_Outcome]:
     """The ways `node` can be computed; `whole` when it is the delay itself (or a value
-    assigned to it), not a part of one. `following`: the assignments (by id of their
-    statement) already being followed, so `d = d * 2` round a loop ends."""
+    assigned to it), not a part of one. `following`: the assignments judged so far, each
+    once (`d = d + d` repeated is not judged twice per line), so `d = d * 2` round a loop ends."""
     if isinstance(node, cst.BooleanOperation):
         return _outcomes(model, node.left, following, setting, whole) | _outcomes(
             model, node.right, following, setting, whole
@@ -136,9 +138,7 @@ def _leaf(model: ModuleModel, node: cst.CSTNode) -> frozenset[_Outcome]:
     return _PLAIN
 
 
-def _bound_values(
-    model: ModuleModel, name: cst.Name, following: frozenset[int], setting: SettingCall
-) -> frozenset[_Outcome]:
+def _bound_values(model: ModuleModel, name: cst.Name, following: _Memo, setting: SettingCall) -> frozenset[_Outcome]:
     """The outcomes of the assignments that may reach `name`: each plain assignment is one
     way; `d *= 2` and its kind change every way. A value chosen under a jitter switch
     (`if self.jitter: d = random...`) is the caller's to decide: it varies."""
@@ -148,21 +148,26 @@ def _bound_values(
         return _PLAIN
     if len(following) > _MAX_FOLLOWED:
         return _VARIES  # too long a history to judge: unknown is never a finding
-    reaching = [b for b in _reaching(model, bindings, name) if id(b.statement) not in following]
-    if not reaching:
-        return _PLAIN  # round a loop, back to an assignment already followed
+    reaching = _reaching(model, bindings, name)
     if any(_under_jitter_switch(model, b.statement) for b in reaching):
         return _VARIES
-    following = following | {id(b.statement) for b in reaching}
+
+    def value_of(binding: Binding) -> frozenset[_Outcome]:
+        key = id(binding.value)
+        if key not in following:
+            following[key] = _PLAIN  # round a loop back to it while it is judged: adds nothing
+            following[key] = _outcomes(model, binding.value, following, setting)  # type: ignore[arg-type]
+        return following[key]
+
     ways: frozenset[_Outcome] = frozenset()
     for binding in reaching:
         if binding.kind != "augassign":
-            ways |= _outcomes(model, binding.value, following, setting)  # type: ignore[arg-type]
+            ways |= value_of(binding)
     if not ways:
         ways = _PLAIN
     for binding in reaching:
         if binding.kind == "augassign":
-            ways = _combine(ways, _outcomes(model, binding.value, following, setting))  # type: ignore[arg-type]
+            ways = _combine(ways, value_of(binding))
     return ways
 
 
@@ -178,7 +183,12 @@ def _reaching(model: ModuleModel, bindings: list[Binding], use: cst.CSTNode) -> 
     order = source_order(model, model.scope_of(use))
     last = max(dominating, key=lambda b: order.get(b.statement, -1))
     start, end = order.get(last.statement, -1), order.get(use, -1)
-    return [b for b in bindings if b is last or start < order.get(b.statement, -1) < end]
+    # an assignment holding `use` (`d = max(floor, d)`) runs after it reads: not between
+    return [
+        b
+        for b in bindings
+        if b is last or start < order.get(b.statement, -1) < end and not model.is_inside(use, b.statement)
+    ]
 
 
 def _under_jitter_switch(model: ModuleModel, statement: cst.CSTNode) -> bool:

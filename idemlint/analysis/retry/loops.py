@@ -18,6 +18,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.exits import (
+    always_leaves,
     ends_by_leaving,
     ends_with_continue,
     goes_round_on_failure,
@@ -124,7 +125,7 @@ def _goes_round_only_when_refused(model: ModuleModel, loop: cst.For | cst.While)
     if any(isinstance(n, (cst.Try, cst.TryStar)) and goes_round_on_failure(model, n) for n in nodes):
         return False
     return any(
-        isinstance(statement, cst.If) and leaves_loop(model, statement.body) and _unless_refused(statement.test)
+        isinstance(statement, cst.If) and always_leaves(list(statement.body.body)) and _unless_refused(statement.test)
         for statement in loop.body.body
     )
 
