@@ -81,3 +81,23 @@ def test_a_file_whose_facts_raise_is_left_out_and_the_index_goes_on(monkeypatch:
 
     monkeypatch.setattr(idemlint.analysis.module_facts, "module_facts", broken)
     assert file_facts(source, Path("shop/pay.py"), config=Config(), relative="shop/pay.py") == FileFacts()
+
+
+def test_module_aliases_are_read_at_module_level_only() -> None:
+    """`import trio as event_loop` at the top of a module or in its `try:` names the library
+    for other modules; an import inside a function does not (it is local to the call)."""
+    from idemlint.analysis.project import module_aliases
+
+    source = (
+        b"import sys\n"
+        b"try:\n"
+        b"    import trio as event_loop\n"
+        b"except ImportError:\n"
+        b"    import asyncio as event_loop\n"
+        b"\n"
+        b"def real_clock():\n"
+        b"    import time as clock\n"
+        b"    return clock\n"
+        b"import numpy as np\r\n"
+    )
+    assert module_aliases(source, "pkg/compat.py") == {"pkg.compat.event_loop": "trio", "pkg.compat.np": "numpy"}

@@ -85,7 +85,7 @@ def is_load(model: ModuleModel, name: cst.Name) -> bool:
 def runs_before(model: ModuleModel, earlier: cst.CSTNode, later: cst.CSTNode) -> bool:
     """The line holding `earlier` runs on every way to the line holding `later`: they share a
     block and it comes first there (directly, or before the statement around `later`)."""
-    line, use_line = _line_of(model, earlier), _line_of(model, later)
+    line, use_line = line_of(model, earlier), line_of(model, later)
     block = model.parents.get(line)
     body = getattr(block, "body", None)
     if not isinstance(body, (list, tuple)) or line is use_line:
@@ -96,7 +96,7 @@ def runs_before(model: ModuleModel, earlier: cst.CSTNode, later: cst.CSTNode) ->
     return False
 
 
-def _line_of(model: ModuleModel, node: cst.CSTNode) -> cst.CSTNode:
+def line_of(model: ModuleModel, node: cst.CSTNode) -> cst.CSTNode:
     """The statement line holding a node (a small statement's line, or the compound statement)."""
     statement = model.statement_of(node)
     if isinstance(statement, cst.BaseSmallStatement):

@@ -21,7 +21,7 @@ from idemlint.analysis.db.decisions import (
 from idemlint.analysis.db.records import VERSION_COLUMNS, DbRead, DbWrite
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.db.side_effects import side_effect_in
-from idemlint.analysis.flow import origin_nodes, runs_before
+from idemlint.analysis.flow import line_of, origin_nodes, runs_before
 from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.retry.exits import always_leaves
 from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
@@ -135,9 +135,7 @@ def _reloads(model: ModuleModel, call: cst.Call, instance: str) -> bool:
 def _past_guarded_try(model: ModuleModel, statement: cst.CSTNode) -> cst.CSTNode:
     """A statement straight in a `try` body whose handlers all leave (`except StopIteration:
     raise ...`) runs on every way past the `try`: judge it where the `try` stands."""
-    line = model.statement_of(statement)
-    if isinstance(line, cst.BaseSmallStatement):
-        line = model.parents.get(line, line)
+    line = line_of(model, statement)
     block = model.parents.get(line)
     owner = model.parents.get(block) if block is not None else None
     if isinstance(owner, cst.Try) and owner.body is block and owner.finalbody is None:
