@@ -126,7 +126,8 @@ def test_the_index_digest_does_not_depend_on_the_hash_seed() -> None:
 
 def test_source_roots_come_from_the_src_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """As ruff's `src`: packages under `lib/python` are named from there, so the index follows
-    the same calls as in the `src` layout."""
+    the same calls as in the `src` layout. Without it, a package is named as Python finds it,
+    from the top of its `__init__.py` files; a namespace package (none at its top) needs it."""
     copy = _copy("src_layout", tmp_path, monkeypatch)
     (copy / "lib").mkdir()
     shutil.move(str(copy / "src"), str(copy / "lib" / "python"))
@@ -141,7 +142,9 @@ def test_source_roots_come_from_the_src_setting(tmp_path: Path, monkeypatch: pyt
         if e.kind == "expect"
     }
     assert found == expected and expected
-    (copy / "pyproject.toml").write_text("[tool.idemlint]\n")  # without it, `lib.python.billing...` resolves nothing
+    (copy / "pyproject.toml").write_text("[tool.idemlint]\n")
+    assert {(f["path"], f["line"], f["code"]) for f in check("--no-cache")} == expected
+    (copy / "lib" / "python" / "billing" / "__init__.py").unlink()  # `billing` a namespace package
     assert {(f["path"], f["line"], f["code"]) for f in check("--no-cache")} == set()
 
 

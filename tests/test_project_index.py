@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from idemlint.analysis.project import build_index
+from idemlint.analysis.project import build_index, nested_package_names
 from idemlint.analysis.setter_facts import setter_facts
 from idemlint.cli import cli
 
@@ -101,3 +101,27 @@ def test_module_aliases_are_read_at_module_level_only() -> None:
         b"import numpy as np\r\n"
     )
     assert module_aliases(source, "pkg/compat.py") == {"pkg.compat.event_loop": "trio", "pkg.compat.np": "numpy"}
+
+
+def test_a_package_nested_in_a_plain_folder_is_named_from_its_own_top() -> None:
+    """`st2common/st2common/exceptions/workflow.py` is imported as `st2common.exceptions.workflow`:
+    the outer folder has no `__init__.py`. Not renamed: a package at the top (already so named),
+    a name a module of the project has itself, and the package's own top (its name is a prefix
+    of the result)."""
+    modules = {
+        "core.core": True,
+        "core.core.errors": False,
+        "core.core.db": True,
+        "core.core.db.rows": False,
+        "app": True,
+        "app.views": False,
+        "tools.scripts.run": False,
+        "shop.shop": True,
+        "shop.shop.models": False,
+        "shop.models": False,
+    }
+    assert nested_package_names(modules) == {
+        "core.errors": "core.core.errors",
+        "core.db": "core.core.db",
+        "core.db.rows": "core.core.db.rows",
+    }

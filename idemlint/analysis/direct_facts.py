@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_calls
 from idemlint.analysis.keys import fresh_value_name
+from idemlint.analysis.policy.lost_races import tests_lost_race
 from idemlint.analysis.summary_records import Chain, Step, Summary
 from idemlint.analysis.timeouts import unconditional_failure, unconditional_statements
 
@@ -87,8 +88,13 @@ def direct_facts(
         facts.setdefault(returning, {})["returns_setting"] = setting
     for constructor in model.functions:
         jitter = _opt_in_jitter(constructor)
+        if jitter is not None and _draws_at_random_itself(model, constructor, jitter.name.value):
+            jitter = None  # the class spreads its waits anyway (the parameter only adds to that)
         if jitter is not None:
             facts.setdefault(constructor, {})["opt_in_jitter"] = (Step(jitter.name.value, jitter),)
+    for predicate in model.functions:
+        if tests_lost_race(model, predicate):
+            facts.setdefault(predicate, {})["lost_race_test"] = (Step(predicate.name.value, predicate),)
     waits = _fixed_waits(model, retry)
     for waiting, (wait, parameter) in waits.items():
         facts.setdefault(waiting, {})["waits_fixed" if not parameter else "wait_chain"] = wait
@@ -108,6 +114,7 @@ def direct_facts(
             wait_chain=found.get("wait_chain"),
             returns_setting=found.get("returns_setting"),
             opt_in_jitter=found.get("opt_in_jitter"),
+            lost_race_test=found.get("lost_race_test"),
         )
         for scope, found in facts.items()
     }
@@ -157,6 +164,28 @@ def _opt_in_jitter(function: cst.FunctionDef) -> cst.Param | None:
         if isinstance(default, cst.Name) and default.value in ("None", "False"):
             return param
     return None
+
+
+def _draws_at_random_itself(model: ModuleModel, constructor: cst.FunctionDef, jitter: str) -> bool:
+    """A method of the constructor's class that draws a random number without reading the
+    jitter parameter (`def get_backoff_time(self): ... * random()`): its waits vary whatever
+    the caller passes."""
+    from idemlint.analysis.policy.delays import RANDOMISH
+
+    owner = model.enclosing_class(constructor)
+    if owner is None:
+        return False
+    for method in owner.body.body:
+        if not isinstance(method, cst.FunctionDef) or method is constructor:
+            continue
+        nodes = list(model.iter_nodes(method.body))
+        if any(isinstance(n, cst.Name) and n.value == jitter for n in nodes):
+            continue
+        if any(isinstance(n, cst.Attribute) and n.attr.value == jitter for n in nodes):
+            continue
+        if any(isinstance(n, cst.Call) and RANDOMISH.search(model.call_name(n) or "") for n in nodes):
+            return True
+    return False
 
 
 def _returned_settings(model: ModuleModel) -> dict[cst.CSTNode, Chain]:

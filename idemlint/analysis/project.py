@@ -42,6 +42,8 @@ class FileFacts:
     machines: Moves = field(default_factory=dict)  # the state machines it declares (production code)
     unique_keys: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)  # its models' unique keys
     aliases: Mapping[str, str] = field(default_factory=dict)  # the modules it imports under a name
+    module: str = ""  # its module name, from its path
+    package: bool = False  # an `__init__.py`: its folder is a package
 
 
 def file_facts(
@@ -58,6 +60,8 @@ def file_facts(
     relative to `root`, or `relative` when the caller knows it). `candidate`: what
     `summary_candidate(source)` gives, when the caller asked already. Never raises: one file
     cannot stop the whole run."""
+    from idemlint.analysis.calls import module_name
+
     relative = _relative(path, root) if relative is None else relative
     try:
         summaries = summary_facts(source, relative, config, candidate) if config is not None and summarise else None
@@ -70,9 +74,31 @@ def file_facts(
             machines,
             declared_unique_keys(source),
             module_aliases(source, relative, roots),
+            module_name(relative, roots),
+            relative.endswith("__init__.py"),
         )
     except Exception:  # a bug on odd input: the index goes on without this file; its own check reports the error
         return FileFacts()
+
+
+def nested_package_names(modules: Mapping[str, bool]) -> dict[str, str]:
+    """The names modules of a package nested in a plain folder are imported by: in a repository
+    holding several projects (`st2common/st2common/exceptions/workflow.py`, where the outer
+    `st2common/` has no `__init__.py`), Python finds the package from its own top, so the module
+    is `st2common.exceptions.workflow`. Each such name maps to the name from the path, unless a
+    module of the project is named so itself. Modules are {name from the path: is a package}."""
+    packages = {name for name, package in modules.items() if package}
+    found: dict[str, str] = {}
+    for name in modules:
+        parts = name.split(".")
+        folder = top = len(parts) - (0 if name in packages else 1)  # the folder holding the file
+        while top > 0 and ".".join(parts[:top]) in packages:
+            top -= 1
+        if 0 < top < folder:  # in a package, itself in a plain folder
+            imported = ".".join(parts[top:])
+            if imported not in modules and not name.startswith(imported + "."):
+                found[imported] = name  # (`st2common` -> `st2common.st2common` would rename its own result)
+    return found
 
 
 # `import trio as event_loop`, at the top of a module or one level into a module-level
@@ -136,6 +162,7 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
     machines: list[Moves] = []
     unique_keys: list[Mapping[str, tuple[frozenset[str], ...]]] = []
     aliases: dict[str, str] = {}
+    files = list(files)
     for facts in files:
         reexports.update(facts.reexports)
         aliases.update(facts.aliases)
@@ -149,7 +176,10 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         frozenset(n for n, g in guarded.items() if g),
         frozenset(n for n, g in guarded.items() if not g),
         root=str(root.resolve()) if root is not None else "",
-        reexports={name: origin for name, origin in reexports.items() if name != origin},
+        reexports={
+            **nested_package_names({f.module: f.package for f in files if f.module}),
+            **{name: origin for name, origin in reexports.items() if name != origin},
+        },
         state_machines=join(machines),
         unique_keys=join_unique_keys(unique_keys),
         module_aliases=aliases,
@@ -239,6 +269,8 @@ _SUMMARY_SIGNS: tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...] = tuple(
         # a retry setting returned as stored, a jitter that defaults to none (a policy class)
         ((b"return self.",), rb"^[ \t]+return[ \t]+self\.\w*(?i:delay|wait|backoff|interval)\w*[ \t]*$"),
         ((b"jitter", b"Jitter"), rb"(?i:jitter)\w*[ \t]*(?::[^=,)\n]*)?=[ \t]*(?:0(?:\.0*)?|None|False)[ \t]*[,)\n]"),
+        # a predicate testing for a lost race (`isinstance(exc, WriteConflictError)`)
+        ((b"isinstance(",), rb"isinstance\([^)\n]*(?:Conflict|Stale|OptimisticLock|Concurrent|Serializ|Deadlock)"),
         ((b"retr", b"Retr"), rb"\w\.retry\(|Retrying\(|retry_call\(|\bdef[ \t]+\w*retr(?:y|ies)\w*\("),
         (
             tuple(column.encode() for column in sorted(STATE_COLUMNS)),

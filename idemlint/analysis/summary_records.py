@@ -98,6 +98,10 @@ class Summary:
     # a constructor whose jitter parameter defaults to none (`def __init__(self, backoff_factor=0,
     # backoff_jitter=0)`, a project's own retry policy): the step names that parameter
     opt_in_jitter: Chain | None = None
+    # a predicate that says whether an exception is a lost race, on every return (`def
+    # retry_on_conflict(exc): return isinstance(exc, WriteConflictError)`): a retry policy that
+    # retries on it alone ends as the competition does
+    lost_race_test: Chain | None = None
     # a method that sets its own instance's state column and saves it, on every call, with no
     # test first: (column, value kind, text) for a literal or constant (`def ship(self):
     # self.status = "shipped"; self.save()`), or (column, "param", the parameter) for the value
@@ -186,6 +190,7 @@ class Summary:
             or self.wait_chain
             or self.returns_setting
             or self.opt_in_jitter
+            or self.lost_race_test
             or self.state_chain
         )
 

@@ -7,7 +7,8 @@ Read here:
 - a field declared `unique=True` or `primary_key=True` (Django fields, SQLAlchemy `Column`
   and `mapped_column`), and a Django `OneToOneField`;
 - Django's `Meta.unique_together` and `Meta.constraints = [UniqueConstraint(fields=[...])]`;
-- SQLAlchemy's `__table_args__ = (UniqueConstraint("a", "b"), ...)` and `Index(..., unique=True)`.
+- SQLAlchemy's `__table_args__ = (UniqueConstraint("a", "b"), ...)` (or the columns themselves,
+  `UniqueConstraint(a, b)`) and `Index(..., unique=True)`.
 
 Models are named by their class name, lower-cased, as the database analysis names tables. A
 model the project defines without a key is listed with none: only then is "no unique key" known.
@@ -133,9 +134,11 @@ def _constraints(value: ast.expr) -> Iterable[frozenset[str]]:
 
 
 def _column_name(expr: ast.expr) -> str | None:
-    """`"a"`, `Model.a` or `column("a")`: the column's name."""
+    """`"a"`, `Model.a`, or `a` (the column defined above it in the class body): its name."""
     if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
         return expr.value
+    if isinstance(expr, ast.Name):
+        return expr.id
     if isinstance(expr, ast.Attribute):
         return expr.attr
     return None

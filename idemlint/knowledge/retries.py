@@ -38,6 +38,8 @@ RETRYING = "retrying"
 RETRY_PACKAGE = "retry"
 CELERY = "celery"
 CELERY_CALL = "celery-call"  # a task's own `self.retry(countdown=...)` call
+RECURSION = "recursion"  # a function that calls itself again from a failure handler
+REQUEUE = "requeue"  # work a queue (or the project's own runner) puts back after a failure
 DRAMATIQ = "dramatiq"
 HUEY = "huey"
 RQ = "rq"
@@ -111,6 +113,15 @@ NOT_READY_ERRORS = frozenset({"Empty", "QueueEmpty", "BlockingIOError"})
 # attempt is a `pop()` (a cache drained before it is refilled), a bug elsewhere
 EMPTY_CONTAINER_ERRORS = frozenset({"IndexError", "KeyError"})
 TAKE_METHODS = frozenset({"pop", "popleft", "popitem"})
+
+# Exceptions that say the attempt lost a race to another writer (an optimistic-concurrency
+# conflict, a serialization failure, a deadlock victim): each one means another transaction
+# committed, so retrying them always ends, however many attempts it takes. By the class name's
+# last part; a bare `Conflict` (an HTTP 409, "already exists") is not one.
+LOST_RACE_ERRORS = re.compile(
+    r"(?:Write|Version|Edit|Update|Revision|Concurrency|Transaction)Conflict"
+    r"|StaleData|StaleObject|OptimisticLock|ConcurrentModification|ConcurrentUpdate|SerializationFailure|Deadlock"
+)
 
 SLEEPS = {"time.sleep", "asyncio.sleep", "gevent.sleep", "trio.sleep", "anyio.sleep", "eventlet.sleep"}
 

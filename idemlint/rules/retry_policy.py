@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from idemlint.analysis.policy import Policy, Verdict
 from idemlint.analysis.summaries import chain_origin, related_steps, via
-from idemlint.knowledge.retries import BACKOFF, CELERY, CELERY_CALL, STAMINA, TENACITY, URLLIB3
+from idemlint.knowledge.retries import BACKOFF, CELERY, CELERY_CALL, RECURSION, REQUEUE, STAMINA, TENACITY, URLLIB3
 from idemlint.knowledge.triggers import RETRY
 from idemlint.rule import Report, Rule
 
@@ -162,6 +162,14 @@ def fetch_rates():
         ("catch-all-handler", "loop"): (
             "the retry loop on line $context retries every exception{caught}, including errors a retry cannot fix"
         ),
+        ("catch-all-handler", RECURSION): (
+            "the handler that calls the function again (the recursive retry on line $context) catches every "
+            "exception{caught}, including errors a retry cannot fix"
+        ),
+        ("catch-all-rest", RECURSION): (
+            "the handler that calls the function again (the recursive retry on line $context) re-raises {owner} but "
+            "catches every other exception{caught}, including errors a retry cannot fix"
+        ),
         ("catch-all-rest", "loop"): (
             "the retry loop on line $context re-raises {owner} but retries every other exception{caught}, "
             "including errors a retry cannot fix"
@@ -203,7 +211,9 @@ class RetryWithoutJitter(PolicyRule):
         "without `backoff_jitter`, a project's own retry policy built with a wait but without its jitter where "
         "the constructor's jitter defaults to none (`HttpxRetry(backoff_factor=0.5)` for `def __init__(self, ..., "
         "backoff_jitter=0)`), Celery `self.retry(countdown=...)` computed without randomness, "
-        "`default_retry_delay` with no backoff, and `retry_jitter=False`. Polling, consumer loops and per-item "
+        "`default_retry_delay` with no backoff, `retry_jitter=False`, and failed work put back on its queue after a "
+        "wait built only from its settings (a runner that counts the attempt, `task.retries -= 1`, sets `task.eta = "
+        "now + timedelta(seconds=task.retry_delay)` and queues the task again). Polling, consumer loops and per-item "
         "pacing are not retry contexts and are not reported; so is a retry decorator on a function that only reads "
         'and raises while a value it read says "not yet" (`if order["status"] != "issued": raise ...`): a '
         "poll, of which only the bound is judged (IDM203)."
@@ -285,12 +295,19 @@ def fetch_statement(url):
         ("fixed-wait", "loop"): (
             "the retry loop on line $context sleeps a fixed or computed delay with no random component"
         ),
+        ("fixed-wait", RECURSION): (
+            "the recursive retry on line $context sleeps a fixed or computed delay with no random component"
+        ),
         ("fixed-wait", "helper"): (
             "{owner}() sleeps a delay with no random component ({origin}{via}) between attempts of the retry loop "
             "on line $context"
         ),
         ("fixed-wait", CELERY): "the Celery task retries after a fixed default_retry_delay with no backoff or jitter",
         ("fixed-wait", CELERY_CALL): "{owner}.retry() waits a countdown with no random component",
+        ("fixed-wait", REQUEUE): (
+            "{owner} is put back on the queue after a wait with no random component, so work that failed together "
+            "is retried together"
+        ),
         ("fixed-wait", URLLIB3): "Retry(backoff_factor=...) has no backoff_jitter, so clients retry in waves",
         ("fixed-wait", "retry-class"): (
             "{owner}(...) sets a wait between attempts but leaves {setting} at its default, no jitter, so clients "
@@ -319,7 +336,11 @@ class UnboundedRetry(PolicyRule):
         "its body is bounded only if every way round passes it: a `continue` ahead of the attempt check (`if "
         "status == 429: sleep(); continue`, then `if attempts >= limit: raise`) retries forever. A helper given "
         "the loop's counter (`if not should_retry(status, attempts): raise`) owns the bound; a wait through a "
-        "helper of the module (`def pause(ms): time.sleep(ms / 1000)`) is a wait."
+        "helper of the module (`def pause(ms): time.sleep(ms / 1000)`) is a wait. A policy that goes round only on "
+        "a lost race (a write conflict, a stale version, a serialization failure, a deadlock: "
+        "`retry_if_exception_type(SerializationFailure)`, or a predicate here or in another module that tests "
+        "`isinstance(exc, WriteConflictError)`) is not reported: each such error means another writer committed, so "
+        "the retries end."
     )
     why = (
         "An unbounded retry turns a permanent failure into an endless loop: the caller never hears about it, "

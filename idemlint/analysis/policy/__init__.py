@@ -13,6 +13,9 @@ or cannot be known (unknown never becomes a finding). The rules in
 - `backoff`: backoff, stamina and the retry package
 - `celery`: Celery task settings and `.retry()` calls
 - `urllib3`: urllib3 `Retry(...)` objects
+- `recursion`: a function that calls itself again from a failure handler
+- `requeue`: work put back on its queue after a failure, with a wait
+- `lost_races`: policies that retry only lost races (a write conflict): not unbounded
 - `delays`: whether a delay between attempts can vary (jitter)
 - `fixes`: IDM202's jitter fixes and where their imports go
 """
@@ -31,7 +34,10 @@ from idemlint.analysis.policy.celery import read_celery, read_task_class, read_t
 from idemlint.analysis.policy.common import is_zero
 from idemlint.analysis.policy.delays import SettingCall, no_setting
 from idemlint.analysis.policy.loops import read_loop, read_poll
+from idemlint.analysis.policy.lost_races import retries_lost_races_only
 from idemlint.analysis.policy.records import Policy, Verdict
+from idemlint.analysis.policy.recursion import read_recursion
+from idemlint.analysis.policy.requeue import requeue_waits
 from idemlint.analysis.policy.tenacity import read_retrying, read_tenacity
 from idemlint.analysis.policy.urllib3 import read_urllib3_retry, retry_subclass_settings
 from idemlint.analysis.retry import RetryAnalysis, RetryContext
@@ -73,6 +79,7 @@ class PolicyAnalysis:
         self, model: ModuleModel, retry: RetryAnalysis, callee: Callable[[cst.Call], Callee | None] | None = None
     ) -> None:
         self.model = model
+        self.callee = callee
         self.setting = _settings_through(callee)
         self.policies: list[Policy] = []
         read: set[cst.Call] = set()
@@ -94,6 +101,8 @@ class PolicyAnalysis:
                 self.policies.append(read_urllib3_retry(model, call))
             elif (subclassed := retry_subclass_settings(model, call)) is not None:
                 self.policies.append(read_urllib3_retry(model, call, subclassed))
+        for verdict in requeue_waits(model, self.setting):
+            self.policies.append(Policy(None, verdict.node, [], [], [verdict], []))
         retried = {c.node for c in retry.contexts}
         for call in model.calls:
             policy = read_task_object_retry(model, call, retried)
@@ -125,8 +134,12 @@ class PolicyAnalysis:
         reader = _BY_KIND.get(context.kind) or _BY_LIBRARY.get(context.library)
         if context.kind == "loop":
             read_loop(self.model, context, policy, self.setting)
+        elif context.kind == "recursive":
+            read_recursion(self.model, context, policy, self.setting)
         elif reader is not None:
             reader(self.model, context, policy)
+        if policy.unbounded and retries_lost_races_only(self.model, context, self.callee):
+            policy.unbounded.clear()  # each retry follows another writer's commit: the retries end
         return policy
 
 

@@ -41,12 +41,12 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
             and not spins
             and handler_catches_all(model, node)
             and not always_leaves(list(node.body.body))
-            and not _filters_exception(node)
+            and not filters_exception(node)
             and not _inside_handler(model, node, loop)
             and not _guards_a_step(model, node, loop)
         ):
             caught = "" if node.type is None else model.dotted(node.type) or "Exception"
-            reraised = _reraised_before(model, node)
+            reraised = reraised_before(model, node)
             kind = "catch-all-rest" if reraised else "catch-all-handler"
             policy.catches_all.append(Verdict(kind, "loop", node, label, caught=caught, owner=reraised))
         elif isinstance(node, cst.If):
@@ -105,7 +105,7 @@ def _poll_bounded(model: ModuleModel, nodes: list[cst.CSTNode]) -> bool:
     return False
 
 
-def _reraised_before(model: ModuleModel, handler: cst.ExceptHandler) -> str:
+def reraised_before(model: ModuleModel, handler: cst.ExceptHandler) -> str:
     """The classes earlier `except` clauses of the same `try` re-raise (`except ValueError:
     raise`), as written: the catch-all after them retries every *other* exception."""
     owner = model.parents.get(handler)
@@ -276,7 +276,7 @@ def _is_status_test(model: ModuleModel, test: cst.BaseExpression) -> bool:
     )
 
 
-def _filters_exception(handler: cst.ExceptHandler) -> bool:
+def filters_exception(handler: cst.ExceptHandler) -> bool:
     """`except Exception as e: if not retryable(e): raise` inspects what it caught, directly or
     through a value taken from it (`status = status_of(e)` ... `if not should_retry(status):
     raise`): it classifies the failure, so it does not retry every exception."""

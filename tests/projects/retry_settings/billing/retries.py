@@ -28,3 +28,17 @@ class ClientSettings:
         self.timeout = timeout
         self.backoff_factor = backoff_factor
         self.access_token = access_token
+
+
+class RangeRetry:
+    """Each wait drawn at random within its range; the jitter adds only to a server's Retry-After."""
+
+    def __init__(self, backoff_factor=0, retry_after_jitter=0):
+        self.backoff_factor = backoff_factor
+        self.retry_after_jitter = retry_after_jitter
+
+    def backoff(self, attempt):
+        return self.backoff_factor * 2**attempt * random.random()
+
+    def after(self, seconds):
+        return seconds + self.retry_after_jitter * random.random()

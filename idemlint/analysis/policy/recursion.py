@@ -1,0 +1,42 @@
+"""A recursive retry (`except X: return self._request(..., retries=retries - 1)`, found by
+`retry.recursive_retry`): its handler and its wait are judged as a loop's are. The handler that
+calls the function again is what retries: a catch-all there retries every exception (IDM201),
+and a sleep there with no random part waits the same for every client (IDM202). A sleep on
+the way to the first attempt paces requests; it is not a wait between attempts. The depth of
+the recursion bounds it, so it is never unbounded (IDM203)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.policy.common import handler_catches_all
+from idemlint.analysis.policy.delays import SettingCall, deterministic_delay, no_setting
+from idemlint.analysis.policy.loops import filters_exception, reraised_before
+from idemlint.analysis.policy.records import Policy, Verdict
+from idemlint.knowledge.retries import RECURSION, SLEEPS
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.analysis.model import ModuleModel
+    from idemlint.analysis.retry import RetryContext
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+def read_recursion(
+    model: ModuleModel, context: RetryContext, policy: Policy, setting: SettingCall = no_setting
+) -> None:
+    handler = next((a for a in model.ancestors(context.anchor) if isinstance(a, cst.ExceptHandler)), None)
+    if handler is None or not model.is_inside(handler, context.node):
+        return
+    if handler_catches_all(model, handler) and not filters_exception(handler):
+        caught = "" if handler.type is None else model.dotted(handler.type) or "Exception"
+        reraised = reraised_before(model, handler)
+        kind = "catch-all-rest" if reraised else "catch-all-handler"
+        policy.catches_all.append(Verdict(kind, RECURSION, handler, context.label, caught=caught, owner=reraised))
+    for node in model.iter_nodes(handler.body):
+        if isinstance(node, cst.Call) and model.call_name(node) in SLEEPS and node.args:
+            if deterministic_delay(model, node.args[0].value, setting):
+                policy.no_jitter.append(Verdict("fixed-wait", RECURSION, node, context.label))
