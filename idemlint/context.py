@@ -88,12 +88,26 @@ class FileContext:
         return EffectAnalysis(self.model, self.sinks, self.config)
 
     @cached_property
+    def role(self) -> str:
+        """What the file is (`paths.ROLES`): by its path, or a program or test support by its code."""
+        from idemlint.paths import role_of
+
+        return self.model.role(role_of(self.path))
+
+    @cached_property
+    def program_run_by_hand(self) -> bool:
+        """A program a person runs, one watched client: a script or management command by its
+        path, or a file run as a program (a `__main__` block, a loop at module level) wherever
+        it lives. Not an example module, which users copy into their services."""
+        return self.role in ("script", "management command") or self.model.runs_as_program()
+
+    @cached_property
     def run_by_hand(self) -> bool:
         """The file is code a person runs one at a time, or test support: a script, example or
         management command by its path, or a program or test support by its code."""
-        from idemlint.paths import RUN_BY_HAND, role_of
+        from idemlint.paths import RUN_BY_HAND
 
-        return self.model.role(role_of(self.path)) in (*RUN_BY_HAND, "test")
+        return self.role in (*RUN_BY_HAND, "test")
 
     @cached_property
     def module_name(self) -> str:

@@ -38,8 +38,10 @@ def is_migration_file(path: str) -> bool:
 # Where code runs, from its root-relative path: a finding in a one-off script, an example, a
 # management command or developer tooling is of less harm than one on a request path or in a
 # task (run by hand, one at a time, or never in production).
+# (`tools/`, `bin/`, `dev/`, `ci/` only at the top: `anthropic/lib/tools/` is a package of the product)
 _SCRIPT_FILE = re.compile(
-    r"(^|/)(scripts?|bin|tools|dev|devtools|ci|\.github|docs?)/|(^|/)(setup|manage|noxfile|fabfile|conftest|__main__)\.py$"
+    r"(^|/)(scripts?|\.github|docs?)/|^(bin|tools|dev|devtools|ci)/"
+    r"|(^|/)(setup|manage|noxfile|fabfile|conftest|__main__)\.py$"
 )
 _EXAMPLE_FILE = re.compile(r"(^|/)(examples?|samples?|demos?|tutorials?)/")
 _COMMAND_FILE = re.compile(r"(^|/)management/commands/")

@@ -92,6 +92,11 @@ def test_the_engine_takes_confidence_from_the_shipped_table() -> None:
         ("shop/migrations/0001_initial.py", "migration"),
         ("setup.py", "script"),
         ("tool/__main__.py", "script"),
+        ("tools/release.py", "script"),
+        ("bin/deploy.py", "script"),
+        # a `tools` package inside the product (an SDK's tool runner) is the product
+        ("src/sdk/lib/tools/runner.py", "source"),
+        ("shop/dev/fixtures.py", "source"),
     ],
 )
 def test_roles_from_paths(path: str, role: str) -> None:
@@ -114,6 +119,9 @@ def test_roles_from_paths(path: str, role: str) -> None:
 )
 def test_a_file_run_as_a_program_is_a_script_whatever_its_path(tail: str, role: str) -> None:
     """A program run by hand (a `__main__` block, a wait loop at module level) is one-off code:
-    its findings are judged, and shown, as a script's, even at the project's root."""
-    findings = lint(SLEEP_IN_LOOP + tail, path="shop/fetcher.py").findings
-    assert [(f.code, f.line, f.role) for f in findings] == [("IDM202", 11, role)]
+    its findings are judged, and shown, as a script's, even at the project's root. Its retry
+    policy is one watched client's (no IDM202 herd); what it re-sends is still reported."""
+    posting = SLEEP_IN_LOOP.replace("requests.get(url, timeout=5)", "requests.post(url, timeout=5)")
+    findings = lint(posting + tail, path="shop/fetcher.py").findings
+    expected = [("IDM301", 9, role), ("IDM202", 11, role)] if role == "source" else [("IDM301", 9, role)]
+    assert [(f.code, f.line, f.role) for f in findings] == expected

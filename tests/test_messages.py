@@ -97,15 +97,20 @@ def wait_for_api(url):
 """
 
 
-def test_a_scripts_retry_findings_are_low_confidence() -> None:
+def test_a_scripts_retry_policy_is_not_judged_but_its_repeats_are() -> None:
+    """A program a person runs is one watched client: its catch-all wait-for-the-service loop
+    is no herd and no unattended endless loop (IDM201-IDM203 stay quiet), in a script, in a
+    `__main__` program anywhere; the same loop in the product, or in an example module users
+    copy, is reported."""
     from idemlint.calibration import calibrated
 
-    (finding,) = lint(WAIT_FOR_SERVICE, path="examples/wait_for_api.py").findings
-    assert (finding.code, finding.confidence) == ("IDM201", "low")  # one client: no herd
+    assert lint(WAIT_FOR_SERVICE, path="scripts/wait_for_api.py").findings == ()
+    (example,) = lint(WAIT_FOR_SERVICE, path="examples/wait_for_api.py").findings
+    assert (example.code, example.role) == ("IDM201", "example")
     as_program = WAIT_FOR_SERVICE + '\n\nif __name__ == "__main__":\n    wait_for_api("http://localhost:8000")\n'
-    (program,) = lint(as_program, path="app/wait.py").findings
-    assert program.confidence == "low"
+    assert lint(as_program, path="app/wait.py").findings == ()
     (product,) = lint(WAIT_FOR_SERVICE, path="app/health.py").findings
+    assert product.code == "IDM201"
     assert product.confidence == calibrated("IDM201", product.evidence, "source", "high")
     assert product.confidence != "low"
 

@@ -46,6 +46,11 @@ class PolicyRule(Rule):
         )
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
+        if ctx.program_run_by_hand:
+            # a program a person runs (a script, a management command, a `__main__`) is one client
+            # that someone watches: no herd to desynchronise, no fleet to overload, no endless
+            # loop nobody sees. What it retries twice is still IDM001's and IDM301's to report.
+            return
         for policy in ctx.policies.policies:
             for verdict in self.verdicts(policy):
                 origin, lines = chain_origin(verdict.chain, "origin") if verdict.chain else ("", ())
@@ -54,11 +59,7 @@ class PolicyRule(Rule):
                     lines = (*lines, ("context", policy.anchor))
                 lines = (*lines, *verdict.lines)
                 related = related_steps(verdict.callee, verdict.chain) if verdict.callee and verdict.chain else ()
-                # a script's retries are one client's: no herd to desynchronise, no fleet to overload
-                confidence = "low" if ctx.run_by_hand else None
-                yield Report(
-                    verdict.node, message, fix=verdict.fix, lines=lines, related=related, confidence=confidence
-                )
+                yield Report(verdict.node, message, fix=verdict.fix, lines=lines, related=related)
 
 
 class RetryNonRetryable(PolicyRule):
@@ -82,6 +83,9 @@ class RetryNonRetryable(PolicyRule):
         "then `if not should_retry(status): raise`), classifies the failure and is not reported; nor is one "
         "after which the same pass goes on to more work (`try: old.close() except Exception: log(...)`, then a "
         "new connection is opened): it guards a step of the attempt, not the attempt."
+        " Not reported in a program a person runs (a script, a management command, a file with a `__main__` "
+        "block or a loop at module level): one client someone watches, with no herd or fleet behind it. An "
+        "example module, which users copy into their services, is judged."
     )
     why = (
         "Retrying a bug, a rejected card, a validation error or an expired credential never succeeds; it "
@@ -217,6 +221,9 @@ class RetryWithoutJitter(PolicyRule):
         "pacing are not retry contexts and are not reported; so is a retry decorator on a function that only reads "
         'and raises while a value it read says "not yet" (`if order["status"] != "issued": raise ...`): a '
         "poll, of which only the bound is judged (IDM203)."
+        " Not reported in a program a person runs (a script, a management command, a file with a `__main__` "
+        "block or a loop at module level): one client someone watches, with no herd or fleet behind it. An "
+        "example module, which users copy into their services, is judged."
     )
     why = (
         "When a dependency blips, every client fails at the same moment. Without jitter they all retry at the "
@@ -341,6 +348,9 @@ class UnboundedRetry(PolicyRule):
         "`retry_if_exception_type(SerializationFailure)`, or a predicate here or in another module that tests "
         "`isinstance(exc, WriteConflictError)`) is not reported: each such error means another writer committed, so "
         "the retries end."
+        " Not reported in a program a person runs (a script, a management command, a file with a `__main__` "
+        "block or a loop at module level): one client someone watches, with no herd or fleet behind it. An "
+        "example module, which users copy into their services, is judged."
     )
     why = (
         "An unbounded retry turns a permanent failure into an endless loop: the caller never hears about it, "

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, positional_parameters
 from idemlint.analysis.retry.context import RetryContext
-from idemlint.analysis.retry.loops import raises_until_ready
+from idemlint.analysis.retry.loops import raises_until_ready, says_retryable
 from idemlint.knowledge.retries import (
     CELERY,
     CELERY_TASK_KEYWORDS,
@@ -168,8 +168,10 @@ def enqueued_with_retry(model: ModuleModel) -> list[RetryContext]:
 
 def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryContext | None:
     """`def _request(self, ..., retries=3): ... except X: return self._request(..., retries=retries - 1)`:
-    a function that calls itself from a failure handler with its attempt counter stepped is
-    retried as a whole (a call on the success path, `return poll(job, tries - 1)`, is a poll)."""
+    a function that calls itself from a failure handler (or under a test that the answer is
+    retryable: `if self.is_retryable_status(status):`, `if status == 503:`) with its attempt
+    counter stepped is retried as a whole (a call on the success path, `return poll(job, tries
+    - 1)`, is a poll)."""
     counters = {
         p.name.value
         for p in (*function.params.params, *function.params.kwonly_params)
@@ -190,7 +192,11 @@ def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryConte
             and isinstance(func.value, cst.Name)
             and func.value.value in ("self", "cls")
         ) or (isinstance(func, cst.Name) and func.value == name and not method)
-        failed = any(isinstance(a, (cst.ExceptHandler, cst.ExceptStarHandler)) for a in model.ancestors(node))
+        failed = any(
+            isinstance(a, (cst.ExceptHandler, cst.ExceptStarHandler))
+            or (isinstance(a, cst.If) and model.is_inside(node, a.body) and says_retryable(model, a.test))
+            for a in model.ancestors(node)
+        )
         if calls_itself and failed and any(_steps(arg.value, counters) for arg in node.args):
             return RetryContext("recursive", "custom", function, node, None, "recursive retry")
     return None

@@ -146,6 +146,16 @@ def _unless_refused(test: cst.BaseExpression) -> bool:
     return all(isinstance(code, cst.Integer) and code.value in REFUSED_STATUSES for code in codes)
 
 
+_RETRYABLE_WORDS = re.compile(r"retr(y|iable|yable)|throttl|rate_?limit", re.I)
+
+
+def says_retryable(model: ModuleModel, test: cst.BaseExpression) -> bool:
+    """A test that the answer is worth another attempt: a retryable flag or check, a throttle,
+    a transient status code (408, 425, 429, 5xx); not a bare status test, which may be a
+    poll's "not ready yet" (202)."""
+    return _says_failure(model, test, _RETRYABLE_WORDS)
+
+
 def _says_failure(
     model: ModuleModel,
     test: cst.BaseExpression,
