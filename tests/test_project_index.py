@@ -106,8 +106,8 @@ def test_module_aliases_are_read_at_module_level_only() -> None:
 def test_a_package_nested_in_a_plain_folder_is_named_from_its_own_top() -> None:
     """`st2common/st2common/exceptions/workflow.py` is imported as `st2common.exceptions.workflow`:
     the outer folder has no `__init__.py`. Not renamed: a package at the top (already so named),
-    a name a module of the project has itself, and the package's own top (its name is a prefix
-    of the result)."""
+    a name a module of the project has itself, the package's own top (its name is a prefix of
+    the result), and a name two nested packages would both take."""
     modules = {
         "core.core": True,
         "core.core.errors": False,
@@ -119,6 +119,11 @@ def test_a_package_nested_in_a_plain_folder_is_named_from_its_own_top() -> None:
         "shop.shop": True,
         "shop.shop.models": False,
         "shop.models": False,
+        # two projects' `common` package: which one `from common import errors` means is unknown
+        "svc_a.common": True,
+        "svc_a.common.errors": False,
+        "svc_b.common": True,
+        "svc_b.common.errors": False,
     }
     assert nested_package_names(modules) == {
         "core.errors": "core.core.errors",

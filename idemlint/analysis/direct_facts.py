@@ -167,23 +167,27 @@ def _opt_in_jitter(function: cst.FunctionDef) -> cst.Param | None:
 
 
 def _draws_at_random_itself(model: ModuleModel, constructor: cst.FunctionDef, jitter: str) -> bool:
-    """A method of the constructor's class that draws a random number without reading the
-    jitter parameter (`def get_backoff_time(self): ... * random()`): its waits vary whatever
-    the caller passes."""
-    from idemlint.analysis.policy.delays import RANDOMISH
+    """A method of the constructor's class that computes a wait (named for one) and draws a
+    random number without reading the jitter parameter (`def get_backoff_time(self): ... *
+    random()`): its waits vary whatever the caller passes."""
+    from idemlint.knowledge.retries import RANDOM_DRAW, WAIT_SETTING
 
     owner = model.enclosing_class(constructor)
     if owner is None:
         return False
     for method in owner.body.body:
-        if not isinstance(method, cst.FunctionDef) or method is constructor:
-            continue
+        if (
+            not isinstance(method, cst.FunctionDef)
+            or method is constructor
+            or not WAIT_SETTING.search(method.name.value)
+        ):
+            continue  # a method that computes a wait (`get_backoff_time`), not `pick_host`
         nodes = list(model.iter_nodes(method.body))
         if any(isinstance(n, cst.Name) and n.value == jitter for n in nodes):
             continue
         if any(isinstance(n, cst.Attribute) and n.attr.value == jitter for n in nodes):
             continue
-        if any(isinstance(n, cst.Call) and RANDOMISH.search(model.call_name(n) or "") for n in nodes):
+        if any(isinstance(n, cst.Call) and RANDOM_DRAW.search(model.call_name(n) or "") for n in nodes):
             return True
     return False
 

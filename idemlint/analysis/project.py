@@ -89,6 +89,7 @@ def nested_package_names(modules: Mapping[str, bool]) -> dict[str, str]:
     module of the project is named so itself. Modules are {name from the path: is a package}."""
     packages = {name for name, package in modules.items() if package}
     found: dict[str, str] = {}
+    clashing: set[str] = set()  # two projects' `common.errors`: which one an import means is unknown
     for name in modules:
         parts = name.split(".")
         folder = top = len(parts) - (0 if name in packages else 1)  # the folder holding the file
@@ -96,9 +97,11 @@ def nested_package_names(modules: Mapping[str, bool]) -> dict[str, str]:
             top -= 1
         if 0 < top < folder:  # in a package, itself in a plain folder
             imported = ".".join(parts[top:])
-            if imported not in modules and not name.startswith(imported + "."):
+            if imported in found:
+                clashing.add(imported)
+            elif imported not in modules and not name.startswith(imported + "."):
                 found[imported] = name  # (`st2common` -> `st2common.st2common` would rename its own result)
-    return found
+    return {imported: name for imported, name in found.items() if imported not in clashing}
 
 
 # `import trio as event_loop`, at the top of a module or one level into a module-level

@@ -125,6 +125,9 @@ LOST_RACE_ERRORS = re.compile(
 
 SLEEPS = {"time.sleep", "asyncio.sleep", "gevent.sleep", "trio.sleep", "anyio.sleep", "eventlet.sleep"}
 
+# A call that draws a random number (`random.uniform`, `self._random()`; not a token)
+RANDOM_DRAW = re.compile(r"random|uniform|randint|randrange|gauss|triangular|expovariate", re.IGNORECASE)
+
 # A parameter or keyword that sets a wait between attempts (`backoff_factor`, `retry_delay`)
 WAIT_SETTING = re.compile(r"backoff|delay|wait|interval", re.IGNORECASE)
 # ... and one that spreads the waits at random (`backoff_jitter`; not `access_token`, `spread`)

@@ -2,7 +2,8 @@
 `retry.recursive_retry`): its handler and its wait are judged as a loop's are. The handler that
 calls the function again is what retries: a catch-all there retries every exception (IDM201),
 and a sleep there with no random part waits the same for every client (IDM202). A sleep on
-the way to the first attempt paces requests; it is not a wait between attempts. The depth of
+the way to the first attempt paces requests. A recursion under a test that the answer is
+retryable (`if is_retryable(status): sleep(2); return self.get(...)`) is judged by its sleeps; it is not a wait between attempts. The depth of
 the recursion bounds it, so it is never unbounded (IDM203)."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from idemlint.analysis.policy.common import handler_catches_all
 from idemlint.analysis.policy.delays import SettingCall, deterministic_delay, no_setting
 from idemlint.analysis.policy.loops import filters_exception, reraised_before
 from idemlint.analysis.policy.records import Policy, Verdict
+from idemlint.analysis.retry.loops import says_retryable
 from idemlint.knowledge.retries import RECURSION, SLEEPS
 
 if TYPE_CHECKING:
@@ -28,10 +30,22 @@ else:
 def read_recursion(
     model: ModuleModel, context: RetryContext, policy: Policy, setting: SettingCall = no_setting
 ) -> None:
-    handler = next((a for a in model.ancestors(context.anchor) if isinstance(a, cst.ExceptHandler)), None)
+    handler = next(
+        (
+            a
+            for a in model.ancestors(context.anchor)
+            if isinstance(a, cst.ExceptHandler)
+            or (isinstance(a, cst.If) and model.is_inside(context.anchor, a.body) and says_retryable(model, a.test))
+        ),
+        None,
+    )
     if handler is None or not model.is_inside(handler, context.node):
         return
-    if handler_catches_all(model, handler) and not filters_exception(handler):
+    if (
+        isinstance(handler, cst.ExceptHandler)
+        and handler_catches_all(model, handler)
+        and not filters_exception(handler)
+    ):
         caught = "" if handler.type is None else model.dotted(handler.type) or "Exception"
         reraised = reraised_before(model, handler)
         kind = "catch-all-rest" if reraised else "catch-all-handler"

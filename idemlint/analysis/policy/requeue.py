@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.calls import tail_name
 from idemlint.analysis.flow import origin_nodes
-from idemlint.analysis.policy.delays import SettingCall, deterministic_delay, no_setting
+from idemlint.analysis.policy.delays import RANDOMISH, SettingCall, deterministic_delay, no_setting
 from idemlint.analysis.policy.records import Verdict
 from idemlint.knowledge.retries import REQUEUE, is_attempt_counter
 
@@ -96,6 +96,10 @@ def _waits(
         ):
             whens.append(node.value)
     for when in whens:
+        if any(
+            isinstance(n, cst.Call) and RANDOMISH.search(model.call_name(n) or "") for n in origin_nodes(model, when)
+        ):
+            continue  # `now + timedelta(seconds=delay) + timedelta(seconds=random.uniform(0, 5))`
         spans = [n for n in origin_nodes(model, when) if isinstance(n, cst.Call) and model.call_name(n) in _TIMEDELTA]
         if spans:
             yield from spans

@@ -10,6 +10,12 @@ class PaceRetry:
         self.backoff_factor = backoff_factor
         self.backoff_jitter = backoff_jitter
 
+    def pick_host(self, hosts):
+        return random.choice(hosts)  # not a wait: the jitter stays opt-in
+
+    def headers(self, auth):
+        return {"Authorization": auth.get_token()}
+
     def backoff(self, attempt):
         wait = self.backoff_factor * 2**attempt
         if self.backoff_jitter:
