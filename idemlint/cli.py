@@ -255,7 +255,7 @@ def explain(code: str) -> None:
     sys.exit(EXIT_ERROR)
 
 
-@cli.command(short_help="Print the state machines the project declares, as IDM103 reads them.")
+@cli.command(short_help="Print the state machines the project declares or implies, as IDM103 reads them.")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option(
     "--config", "config_file", type=click.Path(dir_okay=False), help="Read [tool.idemlint] from this pyproject.toml."
@@ -263,7 +263,11 @@ def explain(code: str) -> None:
 def states(paths: tuple[str, ...], config_file: str | None) -> None:
     """Print each state machine declared under PATHS (default: the current directory): a table
     of one enum's moves or `@transition` decorators, its final states, and the states every
-    state leads to (IDM103 does not report writes of those with no precondition)."""
+    state leads to (IDM103 does not report writes of those with no precondition). Then the
+    final states the project's guards imply where it declares no machine: a state some guard
+    gives up on and no guarded move leaves (IDM103 does not report a write of a machine's
+    only one)."""
+    from idemlint.analysis.final_states import Evidence, describe_finals, join_evidence, state_evidence
     from idemlint.analysis.machines import declared_moves, describe, join
     from idemlint.api import discover_files, load_config
     from idemlint.config import ConfigError
@@ -277,21 +281,24 @@ def states(paths: tuple[str, ...], config_file: str | None) -> None:
         usage_error(str(error))
     found = discover_files(paths, config)
     declared: list[dict[str, dict[str, frozenset[str]]]] = []
+    tested: list[Evidence] = []
     where: dict[str, list[str]] = {}
     for path, shown in found.to_check(check_tests=False):
         try:
-            moves = declared_moves(read_source(path), shown)
+            source = read_source(path)
         except OSError:
             continue
+        moves = declared_moves(source, shown)
         declared.append(moves)
+        tested.append(state_evidence(source, shown))
         for name in moves:
             where.setdefault(name.partition("@")[0], []).append(shown)  # a column's, by any class
-    lines = [printable(line) for line in describe(join(declared), where)]  # states may be any string
-    click.echo(
-        "\n".join(lines)
-        if lines
-        else "No state machine declared (a table of one enum's moves, or @transition decorators)."
-    )
+    machines = join(declared)
+    lines = describe(machines, where) or [
+        "No state machine declared (a table of one enum's moves, or @transition decorators)."
+    ]
+    lines += describe_finals({n: f for n, f in join_evidence(tested).items() if n not in machines})
+    click.echo("\n".join(printable(line) for line in lines))  # states may be any string
     print_errors(found.errors)
     sys.exit(EXIT_ERROR if found.errors else EXIT_CLEAN)
 

@@ -87,6 +87,8 @@ def _check_source(
     ctx = parse_source(text, path, config, project)
     if isinstance(ctx, Rejected):
         return _rejected(path, ctx, config)
+    if not config.check_tests and _supports_tests(ctx, anchor or path):
+        return FileResult(path)  # model factories, fixtures: test code by what it defines, skipped as tests are
 
     errors: list[str] = []
     reports: list[tuple[type[Rule], Report]] = []
@@ -107,6 +109,13 @@ def _check_source(
     if report_unused_noqa:
         kept.extend(_unused_suppressions(path, suppressions, findings, rules, text, config))
     return FileResult(path, tuple(sorted(kept)), tuple(errors))
+
+
+def _supports_tests(ctx: FileContext, anchor: str) -> bool:
+    """A module whose code, not its path, says it is test support (`ModuleModel.supports_tests`)."""
+    from idemlint.paths import role_of
+
+    return role_of(anchor) == "source" and ctx.model.supports_tests()
 
 
 def _unused_suppressions(

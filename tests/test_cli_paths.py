@@ -344,7 +344,7 @@ def test_rules_as_json_for_tools() -> None:
 
 def test_exit_non_zero_on_fix(tmp_path: Path) -> None:
     source = (
-        "import uuid, requests\n\n\ndef f():\n    for attempt in range(3):\n        try:\n"
+        "import uuid, requests\n\n\ndef f():\n    for attempt in range(2):\n        try:\n"
         "            return requests.post('u', headers={'Idempotency-Key': str(uuid.uuid4())})\n"
         "        except ConnectionError:\n            continue\n"
     )

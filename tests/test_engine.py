@@ -136,6 +136,38 @@ def test_test_files_and_migrations_are_skipped_by_default() -> None:
     }
 
 
+FACTORY = """\
+import factory
+
+from shop.models import Order
+
+
+class OrderFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Order
+
+    @factory.post_generation
+    def settle(self, create, extracted, **kwargs):
+        order = Order.objects.get(pk=self.pk)
+        if order.status != "paid":
+            order.status = "paid"
+            order.save()
+            notify(order)
+"""
+
+
+def test_test_support_by_what_it_defines_is_skipped_like_tests() -> None:
+    """factory_boy's model factories build rows for tests wherever the module sits; a project
+    module that happens to be named `factory` (Flask's app factory) is product code."""
+    assert found(FACTORY, path="shop/factories.py") == set()
+    assert found(FACTORY, path="shop/factories.py", config=Config(check_tests=True)) == {(14, "IDM101")}
+    flask_factory = FACTORY.replace("(factory.django.DjangoModelFactory)", "").replace(
+        "@factory.post_generation\n    ", ""
+    )
+    assert found(flask_factory, path="shop/app_factory.py") == {(13, "IDM101")}
+    assert found(FACTORY.replace("import factory", "import pytest, factory"), path="shop/fixtures.py") == set()
+
+
 def test_pre_filter_never_hides_a_fixture_finding(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from conftest import FIXTURES
 

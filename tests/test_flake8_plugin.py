@@ -122,7 +122,7 @@ def test_plugin_options_reach_the_engine(tmp_path: Path) -> None:
     path = tmp_path / "svc.py"
     path.write_text(
         "import uuid\nimport requests\n\n\ndef charge():\n"
-        "    for attempt in range(3):\n"
+        "    for attempt in range(2):\n"
         "        try:\n"
         "            return requests.put('https://x', headers={'X-Txn-Token': str(uuid.uuid4())})\n"
         "        except requests.ConnectionError:\n"
@@ -138,7 +138,7 @@ def test_readme_flake8_configuration_works(tmp_path: Path) -> None:
     (tmp_path / "setup.cfg").write_text(ini)
     (tmp_path / "svc.py").write_text(
         "import uuid\nimport requests\n\n\ndef charge():\n"
-        "    for attempt in range(3):\n"
+        "    for attempt in range(2):\n"
         "        try:\n"
         "            return requests.put('https://x', headers={'X-Txn-Token': str(uuid.uuid4())})\n"
         "        except requests.ConnectionError:\n"

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from idemlint.analysis.final_states import join_evidence, state_evidence
 from idemlint.analysis.machines import Machine, declared_moves, join, written_state
 from idemlint.cli import cli
 
@@ -160,3 +161,63 @@ def test_a_state_named_with_control_characters_cannot_print_a_line_of_its_own(
         "  new -> done\\x0amodels.py:1:1: IDM999 forged\\x1b[2J",
         "  every state leads to: done\\x0amodels.py:1:1: IDM999 forged\\x1b[2J",
     ]
+
+
+def test_the_guards_a_project_writes_imply_its_final_states() -> None:
+    """A state some guard gives up on and no guarded move leaves is final: a test that
+    leaves (`return`, `raise`, `continue`) gives up; a write under a test for the state, after
+    a test against it that leaves, or an update filtered on it, leaves it."""
+    source = b"""
+def send(mail):
+    if mail.state in (MailState.SENT, MailState.SENDING):
+        return
+    mail.state = MailState.SENDING
+
+def requeue(job):
+    if job.status != "running" or job.locked:
+        raise Busy()
+    job.status = "queued"
+
+def retry(job):
+    if job.status != "failed" and job.attempts < 3:
+        raise Busy()  # past it, the job may be in any state
+    job.status = "queued"
+
+def sweep():
+    for job in jobs:
+        if job.status == "done":
+            continue
+    Mail.objects.filter(state__in=[MailState.SENDING]).update(state=MailState.DRAFT)
+
+class Page:
+    def publish(self):
+        if self.status == self.STATUS_LIVE:
+            return
+"""
+    evidence = state_evidence(source)
+    assert evidence == {
+        "MailState": (frozenset({"SENDING"}), frozenset({"SENT", "SENDING"})),
+        "column:status": (frozenset({"running"}), frozenset({"done"})),
+    }
+    assert join_evidence([evidence]) == {"MailState": frozenset({"SENT"}), "column:status": frozenset({"done"})}
+    assert join_evidence([evidence, {"column:status": (frozenset({"done"}), frozenset())}]) == {
+        "MailState": frozenset({"SENT"})
+    }  # left by a guarded move in another file: not final
+    assert state_evidence(b"x = 1\n") == {}
+
+
+def test_the_states_command_prints_the_final_states_the_guards_imply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copytree(Path(__file__).parent / "projects" / "implied_finals", tmp_path / "p")
+    monkeypatch.chdir(tmp_path / "p")
+    result = CliRunner().invoke(cli, ["states"])
+    assert (result.exit_code, result.stdout.splitlines()) == (
+        0,
+        [
+            "No state machine declared (a table of one enum's moves, or @transition decorators).",
+            "Final states implied by the project's guards (given up on, never left by a guarded move):",
+            "  ExportStatus: DONE, FAILED",
+            "  MailState: SENT; IDM103 does not report a write of it with no precondition",
+        ],
+    )

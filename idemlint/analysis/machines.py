@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from idemlint.knowledge.states import TRANSITION_DECORATOR
+from idemlint.knowledge.states import TOMBSTONE_STATES, TRANSITION_DECORATOR
 
 ANY_STATE = "*"  # django-fsm's `source="*"`: from every state
 ANY_OTHER_STATE = "+"  # django-fsm's `source="+"`: from every state but the target
@@ -157,26 +157,27 @@ def _member(expr: ast.expr) -> tuple[str, str] | None:
     """`Status.PAID` or `Order.Status.PAID`: (the enum as written, `Status` or `Order.Status`; the member)."""
     if not isinstance(expr, ast.Attribute):
         return None
-    owner = _dotted(expr.value)
+    owner = dotted_name(expr.value)
     return (owner, expr.attr) if owner else None
 
 
-def _dotted(expr: ast.expr) -> str | None:
+def dotted_name(expr: ast.expr) -> str | None:
+    """`a.b.c` as written; None for anything but names and attributes."""
     if isinstance(expr, ast.Name):
         return expr.id
     if isinstance(expr, ast.Attribute):
-        owner = _dotted(expr.value)
+        owner = dotted_name(expr.value)
         return f"{owner}.{expr.attr}" if owner else None
     return None
 
 
-def _elements(expr: ast.expr) -> list[ast.expr] | None:
+def elements(expr: ast.expr) -> list[ast.expr] | None:
     """The items of `[...]`, `(...)`, `{...}`, `set(...)`, `frozenset({...})`; None otherwise."""
     if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
         return list(expr.elts)
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and not expr.keywords:
         if expr.func.id in ("set", "frozenset", "tuple", "list") and len(expr.args) <= 1:
-            return _elements(expr.args[0]) if expr.args else []
+            return elements(expr.args[0]) if expr.args else []
     return None
 
 
@@ -189,7 +190,7 @@ def _table(node: ast.Dict) -> Moves | None:
     moves: dict[str, frozenset[str]] = {}
     for key, value in zip(node.keys, node.values, strict=True):
         source = _member(key) if key is not None else None
-        items = _elements(value)
+        items = elements(value)
         if source is None or items is None or enum not in (None, source[0]):
             return None
         enum = source[0]
@@ -213,7 +214,7 @@ def _decorated_move(decorator: ast.expr, owner: str) -> Moves | None:
     if target is None or source is None:
         return None
     aimed = _state(target)
-    sources = [_state(item) for item in (_elements(source) or [source])]
+    sources = [_state(item) for item in (elements(source) or [source])]
     if aimed is None or any(s is None for s in sources):
         return None
     enum, state = aimed
@@ -279,3 +280,36 @@ def describe(machines: Mapping[str, Machine], where: Mapping[str, list[str]]) ->
         sinks = [s for s in sorted(machine.states) if not machine.cannot_reach(s)]
         lines.append(f"  every state leads to: {', '.join(sinks) if sinks else '(none)'}")
     return lines
+
+
+Declared = tuple[Machine, str] | None  # the project's machine a written state belongs to, and the state
+
+
+def never_backward(declared: Declared, text: str) -> bool:
+    """A write no state can be moved backward by: every state of the project's declared
+    machine can reach it, or, with no machine declared, it is a tombstone (`deleted`)."""
+    if declared is not None:
+        return not declared[0].cannot_reach(declared[1])
+    return text.rsplit(".", 1)[-1].lower() in TOMBSTONE_STATES
+
+
+def backward_from(declared: Declared) -> str:
+    """For a declared machine: the states the write can move a record back from."""
+    if declared is None:
+        return ""
+    machine, state = declared
+    stuck = machine.cannot_reach(state)
+    named = ", ".join(stuck[:-1]) + f" or {stuck[-1]}" if 1 < len(stuck) <= 3 else stuck[0]
+    rest = f" and {len(stuck) - 1} more" if len(stuck) > 3 else ""
+    return f"; the project's state machine never leads from {named}{rest} to {state}, so this moves such a record back"
+
+
+def predecessors(declared: Declared, kind: str, text: str) -> str:
+    """The states the declared machine moves to this one from, spelt as the write spells its value."""
+    if declared is None or not declared[0].predecessors(declared[1]):
+        return "<the allowed predecessors>"
+    machine, state = declared
+    if kind == "constant":
+        prefix = text[: -len(state)]
+        return ", ".join(f"{prefix}{s}" for s in machine.predecessors(state))
+    return ", ".join(repr(s) for s in machine.predecessors(state))

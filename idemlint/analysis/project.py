@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from idemlint.analysis.final_states import Evidence, join_evidence, state_evidence
 from idemlint.analysis.machines import Moves, declared_moves, join
 from idemlint.analysis.project_index import ProjectIndex, renamed_as, spelled_name
 from idemlint.analysis.setter_facts import setter_facts
@@ -42,6 +43,7 @@ class FileFacts:
     machines: Moves = field(default_factory=dict)  # the state machines it declares (production code)
     unique_keys: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)  # its models' unique keys
     aliases: Mapping[str, str] = field(default_factory=dict)  # the modules it imports under a name
+    state_tests: Evidence = field(default_factory=dict)  # what its guards say of each machine's states
     module: str = ""  # its module name, from its path
     package: bool = False  # an `__init__.py`: its folder is a package
 
@@ -74,6 +76,7 @@ def file_facts(
             machines,
             declared_unique_keys(source),
             module_aliases(source, relative, roots),
+            state_evidence(source, relative) if summarise else {},
             module_name(relative, roots),
             relative.endswith("__init__.py"),
         )
@@ -184,6 +187,7 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
             **{name: origin for name, origin in reexports.items() if name != origin},
         },
         state_machines=join(machines),
+        final_states=join_evidence(f.state_tests for f in files),
         unique_keys=join_unique_keys(unique_keys),
         module_aliases=aliases,
     )

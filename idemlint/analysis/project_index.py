@@ -54,6 +54,8 @@ class ProjectIndex:
     implementations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # the state machines the project declares (`analysis/machines.py`): enum or `column:` name -> machine
     state_machines: Mapping[str, Machine] = field(default_factory=dict)
+    # the final states the project's guards imply (`analysis/final_states.py`): machine -> states
+    final_states: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # the column sets the project's models keep unique (`analysis/unique_keys.py`): model -> keys
     unique_keys: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
     # modules imported under a name (`import trio as event_loop` in `pkg/compat.py`):
@@ -86,6 +88,7 @@ class ProjectIndex:
                         (name, sorted((s, sorted(t)) for s, t in m.moves.items()))
                         for name, m in self.state_machines.items()
                     ],
+                    sorted((name, sorted(states)) for name, states in self.final_states.items()),
                     sorted((model, sorted(sorted(k) for k in keys)) for model, keys in self.unique_keys.items()),
                     sorted(self.module_aliases.items()),
                 )
@@ -104,6 +107,12 @@ class ProjectIndex:
             for other in others:
                 by_name.setdefault(other, []).extend(by_name.get(name, ()))
         return {name: _hash(repr(sorted(texts))) for name, texts in by_name.items()}
+
+    def is_sole_final(self, column: str, kind: str, text: str, imports: Mapping[str, str]) -> bool:
+        """Whether a written state is the one final state the project's guards imply for its machine."""
+        from idemlint.analysis.final_states import is_sole_final
+
+        return is_sole_final(self.final_states, column, kind, text, imports)
 
     def function_names(self, fact: str) -> frozenset[str]:
         """The names, lower-cased, a call to a summarised function with `fact` may spell: its

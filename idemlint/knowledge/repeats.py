@@ -12,9 +12,14 @@ import re
 CREATE_IF_ABSENT_METHODS = frozenset({"get_or_create", "aget_or_create"})
 # removals of a thing, which stays removed when removed twice (`os.remove`, `shutil.rmtree`,
 # `storage.delete(name)`, `qs.delete()`, `helpers.rm_file(path)`, a row's `soft_delete()`, a
-# cache cleared: `clear_project_cache(pk)`); not a verb with an object that acts (`remove_funds`,
-# `delete_and_refund`)
+# cache cleared: `clear_project_cache(pk)`, a named resource torn down: `drop_database(name)`,
+# `delete_swift_container(name)`, `destroy_vm(vm_id)`); not of an amount, which a second
+# removal takes again (`remove_funds`, `remove_credits`), nor a verb joined to one that acts
+# (`delete_and_refund`)
+_NOT_AN_AMOUNT = r"(?!\w*(?:fund|balance|credit|money|amount|stock|quantit|point|inventor))(?!(?:\w*_)?and_)"
 REMOVAL = re.compile(
-    r"^(soft_)?(a?delete|remove|unlink|rmtree|rmdir)$|^(rm|delete|remove)_(file|dir|directory|tree|path|blob|object|key|cache)s?$"
+    r"^(soft_)?(a?delete|remove|unlink|rmtree|rmdir)$"
+    rf"|^(a?delete|remove|drop|destroy|deprovision)_{_NOT_AN_AMOUNT}[a-z]\w*$"
+    r"|^rm_(file|dir|directory|tree|path|blob|object|key|cache)s?$"
     r"|^(clear|invalidate|purge|evict)_(\w+_)?caches?$"
 )

@@ -132,3 +132,12 @@ RANDOM_DRAW = re.compile(r"random|uniform|randint|randrange|gauss|triangular|exp
 WAIT_SETTING = re.compile(r"backoff|delay|wait|interval", re.IGNORECASE)
 # ... and one that spreads the waits at random (`backoff_jitter`; not `access_token`, `spread`)
 JITTER_SETTING = re.compile(r"jitter", re.IGNORECASE)
+
+# a call to another system, by its receiver's name (`points_client.Upsert`, `self.session.post`)
+REMOTE_RECEIVER = re.compile(r"client|session|api\b|_api|http|conn|stub|transport|sock|channel|grpc", re.I)
+# what a handler may do and still retry the same attempt: log, warn, count, give up
+FAILURE_REPORT = re.compile(
+    r"(^|[._])(print|log|logger|logging|warn|warning|warnings|debug|info|error|exception)", re.I
+)
+# what names a wait done elsewhere (`self._backoff(attempt)`, `wait_before_retry()`)
+WAIT_WORDS = re.compile(r"sleep|wait|backoff|delay|pause", re.I)

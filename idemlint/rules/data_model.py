@@ -18,10 +18,10 @@ from idemlint.analysis.db import (
     races,
     tested_before,
 )
-from idemlint.analysis.machines import Machine, written_state
+from idemlint.analysis.machines import Declared, backward_from, never_backward, predecessors, written_state
 from idemlint.analysis.summary_records import Step
 from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
-from idemlint.knowledge.states import STATE_COLUMNS, TOMBSTONE_STATES
+from idemlint.knowledge.states import STATE_COLUMNS
 from idemlint.knowledge.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS
 from idemlint.rule import Report, Rule
 
@@ -74,7 +74,8 @@ class ReadDecideWrite(Rule):
         "(a flag set, a field cleared, the value the test compared with, text marked from what was read such as "
         "`slug += '-deleted'`) and do nothing else (a call in a further test, `elif x.count_reviews() >= n:`, "
         "only decides), where what else they do is repeat-safe (a create-if-absent "
-        "such as `get_or_create`, a removal or `soft_delete()`, a queryset `update()` to "
+        "such as `get_or_create`, a removal or `soft_delete()`, a named resource torn down (`drop_database(name)`, "
+        "`delete_bucket(name)`; not `remove_funds`), a queryset `update()` to "
         "absolute values, Django's `clean()`, a getter, a read whose answer is stored: `self.cached_permalink = "
         "client.chat_getPermalink(...)[...]`); so is a new instance (`self.model()`, `cls()`), and a test on "
         "columns the function set from elsewhere first (`self.order = fresh.order`; not `x.n -= amount`). "
@@ -307,7 +308,10 @@ class NonMonotonicTransition(Rule):
         "named for its moves, or django-fsm's `@transition(field=..., source=..., target=...)`; a name two enums "
         "or two classes share is not used), a state every state can reach (FULFILLED) is not "
         "backward and is not reported; any other is, naming the states it moves records back from, and the help "
-        "names the machine's real predecessors. A deletion (`deleted`, `removed`) may follow any state."
+        "names the machine's real predecessors. A deletion (`deleted`, `removed`) may follow any state. Where "
+        "no machine is declared, a state the project's guards give up on (`if mail.state in (SENT, SENDING): "
+        "return`) and no guarded move leaves (`if x.state == S: x.state = T`, `.filter(state=S).update(...)`) "
+        "is final; a write of a project's only final state is not reported (`idemlint states` lists them)."
     )
     why = (
         "Messages arrive late, twice, and out of order. A transition with no precondition lets a late "
@@ -316,9 +320,10 @@ class NonMonotonicTransition(Rule):
     fix_hint = "Constrain the current state to the allowed predecessors in the write itself (`WHERE id=%s AND status IN ('created', 'pending')`) and read the row count."
     known_problems = (
         "Attribute assignments are checked only on instances loaded in the same function (an instance passed "
-        "in as a parameter may be fresh). State values held in variables are not judged. A machine is known only "
-        "where the project declares it; one implied by the guards the code writes is not inferred yet, so a "
-        "final state written once the work it names is done (`SENT` after the mail went out) is still reported."
+        "in as a parameter may be fresh). State values held in variables are not judged. Where no machine is "
+        "declared, only final states are inferred (from the guards), not the order of the others; a final "
+        "state written where the project has several (`SENT`, `FAILED`) is still reported, though the record "
+        "may be one only this code writes."
     )
     bad = """\
 def ship(conn, order_id):
@@ -385,8 +390,12 @@ def ship(conn, order_id):
                 if test is not None:
                     tested_by[id(write)] = test  # tested in Python, unlocked: another writer may come between
                 declared = written_state(ctx.project.state_machines, column, kind, text, model.imports)
-                if _never_backward(declared, text):
-                    continue
+                if (
+                    never_backward(declared, text)
+                    or not declared
+                    and ctx.project.is_sole_final(column, kind, text, model.imports)
+                ):
+                    continue  # the project's guards give up on it and no guarded move leaves it: nothing to overwrite
                 key = (model.scope_of(write.node), write.instance or write.table, column)
                 found.setdefault(key, []).append((write, column, kind, text, read, declared))
                 break
@@ -396,9 +405,9 @@ def ship(conn, order_id):
             yield Report(
                 write.statement,
                 f"{what_is_written(write)} sets {column} to {_spelt(kind, text)} with no "
-                f"precondition on its current value{_in_the_write(write, tested_by)}{more}{_backward_from(declared)}",
+                f"precondition on its current value{_in_the_write(write, tested_by)}{more}{backward_from(declared)}",
                 lines=(("test", tested_by[id(write)]),) if id(write) in tested_by else (),
-                suggestion=_condition_hint(ctx, write, _predecessors(declared, kind, text), column),
+                suggestion=_condition_hint(ctx, write, predecessors(declared, kind, text), column),
                 confidence=lower_confidence(ctx, read),
                 evidence="the project's state machine" if declared else None,
                 related=tuple(
@@ -415,36 +424,3 @@ def _in_the_write(write: DbWrite, tested_by: dict[int, cst.BaseExpression]) -> s
     """Name the test made only before the write: another writer may change the state in between."""
     tested = " in the write itself (the test on line ${test} is made before it, without a lock)"
     return tested if id(write) in tested_by else ""
-
-
-Declared = tuple[Machine, str] | None  # the project's machine a written state belongs to, and the state
-
-
-def _never_backward(declared: Declared, text: str) -> bool:
-    """A write no state can be moved backward by: every state of the project's declared
-    machine can reach it, or, with no machine declared, it is a tombstone (`deleted`)."""
-    if declared is not None:
-        return not declared[0].cannot_reach(declared[1])
-    return text.rsplit(".", 1)[-1].lower() in TOMBSTONE_STATES
-
-
-def _backward_from(declared: Declared) -> str:
-    """For a declared machine: the states the write can move a record back from."""
-    if declared is None:
-        return ""
-    machine, state = declared
-    stuck = machine.cannot_reach(state)
-    named = ", ".join(stuck[:-1]) + f" or {stuck[-1]}" if 1 < len(stuck) <= 3 else stuck[0]
-    rest = f" and {len(stuck) - 1} more" if len(stuck) > 3 else ""
-    return f"; the project's state machine never leads from {named}{rest} to {state}, so this moves such a record back"
-
-
-def _predecessors(declared: Declared, kind: str, text: str) -> str:
-    """The states the declared machine moves to this one from, spelt as the write spells its value."""
-    if declared is None or not declared[0].predecessors(declared[1]):
-        return "<the allowed predecessors>"
-    machine, state = declared
-    if kind == "constant":
-        prefix = text[: -len(state)]
-        return ", ".join(f"{prefix}{s}" for s in machine.predecessors(state))
-    return ", ".join(repr(s) for s in machine.predecessors(state))

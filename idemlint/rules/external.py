@@ -76,7 +76,9 @@ class UnkeyedRetriedSideEffect(Rule):
         "Patch's `op`), and a request whose path or calling function names a removal, a revocation or a read "
         "(`/unlink_users/`, `revoke_token()`, `/_search`). Nor is a request a loop sends again only after the "
         "server turned it away: a loop that leaves on every answer but a 429 (`if r.status_code != 429 or n > "
-        "retries: break`), with no handler or `continue` that sends it round for anything else."
+        "retries: break`), with no handler or `continue` that sends it round for anything else; nor one a retry "
+        "sends again only for work the code itself deems idempotent (its handler raises for the others: `if "
+        "operation in NON_IDEMPOTENT_OPERATIONS or attempt == last: raise`)."
     )
     why = (
         "A timeout does not mean the request failed: the server may have charged the card and the response got "

@@ -45,6 +45,13 @@ class PolicyRule(Rule):
             setting=verdict.setting,
         )
 
+    # kinds of verdict too new to have been judged on real code: their own evidence, so the
+    # calibration table measures them apart, and `medium` until it has (not the rule's measure)
+    new_kinds: ClassVar[dict[tuple[str, str], str]] = {
+        ("no-wait", "loop"): "a retry loop with no wait",
+        ("no-wait", RECURSION): "a retry loop with no wait",
+    }
+
     def check(self, ctx: FileContext) -> Iterator[Report]:
         if ctx.program_run_by_hand:
             # a program a person runs (a script, a management command, a `__main__`) is one client
@@ -59,7 +66,16 @@ class PolicyRule(Rule):
                     lines = (*lines, ("context", policy.anchor))
                 lines = (*lines, *verdict.lines)
                 related = related_steps(verdict.callee, verdict.chain) if verdict.callee and verdict.chain else ()
-                yield Report(verdict.node, message, fix=verdict.fix, lines=lines, related=related)
+                unmeasured = self.new_kinds.get((verdict.kind, verdict.source))
+                yield Report(
+                    verdict.node,
+                    message,
+                    fix=verdict.fix,
+                    lines=lines,
+                    related=related,
+                    evidence=unmeasured,
+                    confidence="medium" if unmeasured else None,
+                )
 
 
 class RetryNonRetryable(PolicyRule):
@@ -217,7 +233,12 @@ class RetryWithoutJitter(PolicyRule):
         "backoff_jitter=0)`), Celery `self.retry(countdown=...)` computed without randomness, "
         "`default_retry_delay` with no backoff, `retry_jitter=False`, and failed work put back on its queue after a "
         "wait built only from its settings (a runner that counts the attempt, `task.retries -= 1`, sets `task.eta = "
-        "now + timedelta(seconds=task.retry_delay)` and queues the task again). Polling, consumer loops and per-item "
+        "now + timedelta(seconds=task.retry_delay)` and queues the task again). A hand-written retry loop or "
+        "recursive retry that goes round again at once, with no wait at all, after a network failure (`except "
+        "requests.ConnectionError: continue`, or a catch-all around a call on a client, session or connection) "
+        "is reported at that handler, unless it makes at most two attempts, does something about the failure "
+        "first (reconnects, refreshes a token), or retries a lost race (measured apart: `medium` until judged). "
+        "Polling, consumer loops and per-item "
         "pacing are not retry contexts and are not reported; so is a retry decorator on a function that only reads "
         'and raises while a value it read says "not yet" (`if order["status"] != "issued": raise ...`): a '
         "poll, of which only the bound is judged (IDM203)."
@@ -296,6 +317,14 @@ def fetch_statement(url):
 
     messages = {
         ("no-wait", TENACITY): "{label} has no wait=, so every client retries at once, immediately",
+        ("no-wait", "loop"): (
+            "the retry loop on line $context goes round again at once after this failure, with no wait: every "
+            "client re-sends at the same instant to a service that just failed"
+        ),
+        ("no-wait", RECURSION): (
+            "the recursive retry on line $context calls itself again at once after this failure, with no wait: "
+            "every client re-sends at the same instant to a service that just failed"
+        ),
         ("fixed-wait", TENACITY): "{label} waits with no random component",
         ("fixed-wait", "retrying"): "{label} waits with no random component",
         ("fixed-wait", "retry"): "{label} waits with no jitter",

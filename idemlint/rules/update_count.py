@@ -38,7 +38,9 @@ class IgnoredUpdateCount(Rule):
         "every UPDATE is checked. Not reported: an update whose ranges are on the column it moves by its own "
         "value, over rows not named by their own key (`filter(group=g, position__gt=p).update(position="
         'F("position") - 1)`, a reorder): its count is how many rows moved. `filter(pk=i, stock__gt=0)` with '
-        "a decrement names one row and is a claim."
+        "a decrement names one row and is a claim. Nor is an update that only sets the flags it filters on to "
+        "`True`, `False` or `None` (`filter(course=c, is_active=False).update(is_active=True)`) with nothing "
+        "after it that acts: a second run finds nothing to do and leaves what the first left."
     )
     why = (
         'Zero rows is how a conditional write says "this was a duplicate" (or "someone else got there first"). '

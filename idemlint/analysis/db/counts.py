@@ -39,6 +39,8 @@ def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: 
         return conditions
     if conditions and _keeps_extreme(model, write, conditions) and not effect_after(model, write):
         return None  # `filter(pk=i, created__gt=v).update(created=v)` and nothing else: keeps the min
+    if conditions and _sets_flags(db, write, conditions) and not effect_after(model, write):
+        return None  # `filter(is_active=False).update(is_active=True)` and nothing else: set twice, set once
     if conditions and _shifts_a_range(write, conditions):
         return None  # `filter(group=g, position__gt=p).update(position=F("position") - 1)`: a reorder
     if (
@@ -50,6 +52,18 @@ def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: 
     if not conditions or not db.is_guarded_write(write):
         return None
     return conditions
+
+
+def _sets_flags(db: DbAnalysis, write: DbWrite, conditions: list[Predicate]) -> bool:
+    """Every condition is on a flag (not a state column) the update sets to `True`, `False` or
+    `None`: a second run finds nothing to do and leaves what the first left, so its zero rows
+    say nothing unless something after the update acts on them."""
+    return all(
+        not db.is_state_column(p.column)
+        and type(value := write.values.get(p.column)) is cst.Name
+        and value.value in ("True", "False", "None")
+        for p in conditions
+    )
 
 
 def _shifts_a_range(write: DbWrite, conditions: list[Predicate]) -> bool:

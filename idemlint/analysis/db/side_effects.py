@@ -42,6 +42,8 @@ _QUIET_METHODS = (
             "commit",
             "flush",
             "refresh_from_db",
+            # a database transaction opened (`with transaction.atomic():`): the writes inside are the acts
+            "atomic",
             # Django's model validation: it raises, it changes nothing
             "full_clean",
             "clean",
@@ -58,6 +60,22 @@ _QUIET_METHODS = (
             "total_seconds",
             "isoformat",
             "strftime",
+            # a string's own methods compute a value (`self.name.split()` for a lazily filled field)
+            "split",
+            "rsplit",
+            "splitlines",
+            "partition",
+            "rpartition",
+            "replace",
+            "removeprefix",
+            "removesuffix",
+            "title",
+            "capitalize",
+            "casefold",
+            "encode",
+            "rstrip",
+            "lstrip",
+            "zfill",
             "get",
             "items",
             "keys",
@@ -116,12 +134,21 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
         and "create" not in name
         or _reads_what_is_written(model, node, called, writes)
         or name.rsplit(".", 1)[-1][:1].isupper()
-        and not method
+        and (
+            not method or _module_attribute(model, receiver)
+        )  # a class built: `MongoClient(url)`, `pymongo.MongoClient(url)`
         or any(model.is_inside(node, v) for w in writes for v in w.values.values())
         or persisting_helper_argument(node) in {w.instance for w in writes if w.instance}
         or _local_container(model, node)
-        or _repeat_safe(model, node, method or name.rsplit(".", 1)[-1])
+        or _repeat_safe(model, node, called)
     )
+
+
+def _module_attribute(model: ModuleModel, receiver: str | None) -> bool:
+    """The receiver is an imported module (`pymongo` in `pymongo.MongoClient(...)`), not an
+    object whose capitalised method acts (`client.service.CreateOrder(...)`)."""
+    head = (receiver or "").split(".", 1)[0]
+    return head in model.imports and not model.imports[head].rsplit(".", 1)[-1][:1].isupper()
 
 
 # a call named for a read (`chat_getPermalink`, `team_info`, `fetch_profile`): its answer may be

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
-from idemlint.analysis.model import ModuleModel, iter_nodes, local_callee
+from idemlint.analysis.model import ModuleModel, iter_nodes
 from idemlint.analysis.policy.common import expr_nodes, handler_catches_all, statuses_in
 from idemlint.analysis.policy.delays import SettingCall, deterministic_delay, fixed_on_every_way, no_setting
 from idemlint.analysis.policy.fixes import jitter_sleep
+from idemlint.analysis.policy.no_wait import immediate_retry, sleeps_inside
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
 from idemlint.analysis.retry.exits import guarded_continue
@@ -59,6 +60,8 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
             if deterministic_delay(model, node.args[0].value, setting):
                 fix = jitter_sleep(model, node.args[0].value) if fixed_on_every_way(model, node.args[0].value) else None
                 policy.no_jitter.append(Verdict("fixed-wait", "loop", node, label, fix=fix))
+    if context.kind == "loop" and not spins and (handler := immediate_retry(model, loop, nodes)) is not None:
+        policy.no_jitter.append(Verdict("no-wait", "loop", handler, label))
     if isinstance(loop, cst.While) and _waits_or_talks(model, nodes):
         if not _loop_bounded(model, loop, nodes):
             policy.unbounded.append(Verdict("no-bound", "loop", loop, label))
@@ -126,7 +129,7 @@ def _waits_or_talks(model: ModuleModel, nodes: list[cst.CSTNode]) -> bool:
     prime" loops spin on local conditions by design (measured: most of the unbounded
     loops in the standard library and site-packages were of that kind)."""
     for node in nodes:
-        if isinstance(node, cst.Call) and (model.call_name(node) in SLEEPS or _sleeps_inside(model, node)):
+        if isinstance(node, cst.Call) and (model.call_name(node) in SLEEPS or sleeps_inside(model, node)):
             return True
         if isinstance(node, cst.ExceptHandler) and node.type is not None:
             caught = " ".join(
@@ -135,14 +138,6 @@ def _waits_or_talks(model: ModuleModel, nodes: list[cst.CSTNode]) -> bool:
             if NETWORK_ERRORS.search(caught):
                 return True
     return False
-
-
-def _sleeps_inside(model: ModuleModel, call: cst.Call) -> bool:
-    """A call to a function of this module that sleeps (`def sleep(ms): time.sleep(ms / 1000)`)."""
-    helper = local_callee(model, call)
-    return helper is not None and any(
-        isinstance(node, cst.Call) and model.call_name(node) in SLEEPS for node in iter_nodes(helper.body)
-    )
 
 
 def _guards_a_step(model: ModuleModel, handler: cst.ExceptHandler, loop: cst.CSTNode) -> bool:
@@ -189,7 +184,7 @@ def _waits_or_logs(model: ModuleModel, call: cst.Call) -> bool:
         name in SLEEPS
         or name in _ARITHMETIC
         or name.split(".")[0] in ("random", "math")
-        or _sleeps_inside(model, call)
+        or sleeps_inside(model, call)
         or bool(LOGGING_CALL.match(model.dotted(call.func) or ""))
     )
 

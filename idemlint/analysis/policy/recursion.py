@@ -1,7 +1,8 @@
 """A recursive retry (`except X: return self._request(..., retries=retries - 1)`, found by
 `retry.recursive_retry`): its handler and its wait are judged as a loop's are. The handler that
 calls the function again is what retries: a catch-all there retries every exception (IDM201),
-and a sleep there with no random part waits the same for every client (IDM202). A sleep on
+and a sleep there with no random part waits the same for every client (IDM202), as does no
+wait at all (`policy.no_wait`). A sleep on
 the way to the first attempt paces requests. A recursion under a test that the answer is
 retryable (`if is_retryable(status): sleep(2); return self.get(...)`) is judged by its sleeps; it is not a wait between attempts. The depth of
 the recursion bounds it, so it is never unbounded (IDM203)."""
@@ -14,6 +15,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.policy.common import handler_catches_all
 from idemlint.analysis.policy.delays import SettingCall, deterministic_delay, no_setting
 from idemlint.analysis.policy.loops import filters_exception, reraised_before
+from idemlint.analysis.policy.no_wait import immediate_recursion
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry.loops import says_retryable
 from idemlint.knowledge.retries import RECURSION, SLEEPS
@@ -54,3 +56,5 @@ def read_recursion(
         if isinstance(node, cst.Call) and model.call_name(node) in SLEEPS and node.args:
             if deterministic_delay(model, node.args[0].value, setting):
                 policy.no_jitter.append(Verdict("fixed-wait", RECURSION, node, context.label))
+    if isinstance(context.node, cst.FunctionDef) and immediate_recursion(model, context.node, handler, context.anchor):
+        policy.no_jitter.append(Verdict("no-wait", RECURSION, handler, context.label))

@@ -73,7 +73,7 @@ class RetryAnalysis:
         """The retry context that may do `node`'s work twice: none where every repeat follows
         an attempt the server turned away (a 429-only loop)."""
         context = self.context_of(node)
-        return None if context is not None and context.refused_only else context
+        return None if context is not None and context.repeats_safely else context
 
     def called_parameter(self, function: cst.FunctionDef) -> int | None:
         """The position of the parameter `function` calls once per attempt (`def retry(fn):

@@ -130,7 +130,8 @@ class CallableRetries:
             if (
                 isinstance(node.func, cst.Name)
                 and node.func.value in names
-                and self.context_of(node) is not None
+                and (context := self.context_of(node)) is not None
+                and not context.idempotent_only  # the helper declines to repeat what is not safe to
                 and not self._in_handler(node, function)  # `on_error(exc)`: a report per failure, not the attempt
             ):
                 found = names.index(node.func.value)

@@ -28,6 +28,14 @@ class RetryContext:
     label: str  # how messages name it: "@tenacity.retry", "retry loop", "Celery task", "with_retries()"
     # goes round only after the server turned the attempt away (a 429): a repeat cannot act twice
     refused_only: bool = False
+    # goes round only for work the code itself deems safe to repeat (`if op in NON_IDEMPOTENT:
+    # raise` in its handler): a repeat of a non-idempotent call is refused by the code
+    idempotent_only: bool = False
+
+    @property
+    def repeats_safely(self) -> bool:
+        """No repeat can do the work twice: the server refused it, or the code retries only what it deems idempotent."""
+        return self.refused_only or self.idempotent_only
 
     def describe(self, line: int | None = None) -> str:
         return f"{self.label} on line {line}" if line else self.label

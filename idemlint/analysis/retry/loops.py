@@ -18,7 +18,6 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.exits import (
-    always_leaves,
     ends_by_leaving,
     ends_with_continue,
     goes_round_on_failure,
@@ -28,7 +27,8 @@ from idemlint.analysis.retry.exits import (
     loop_nodes,
     means_not_ready,
 )
-from idemlint.knowledge.http import REFUSED_STATUSES, WRITE_METHOD_FUNCTIONS, WRITE_METHODS
+from idemlint.analysis.retry.safe_repeats import gated_on_idempotency, goes_round_only_when_refused
+from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
 from idemlint.knowledge.retries import RETRY_ITERATORS, SLEEPS, is_attempt_counter
 
 if TYPE_CHECKING:
@@ -73,12 +73,14 @@ def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext
             counter_names.append(loop.test.value)
     counter_names = counter_names + _incremented_attempt_counters(model, loop)
     if _catches_and_reattempts(model, loop, counter_names):
-        return RetryContext("loop", "loop", loop, loop, None, "retry loop")
+        gated = gated_on_idempotency(model, loop)
+        return RetryContext("loop", "loop", loop, loop, None, "retry loop", idempotent_only=gated)
     if _sleeps_between_attempts(model, loop, counter_names):
         if _waits_for_readiness(model, loop, counter_names):
             return RetryContext("poll", "loop", loop, loop, None, "polling loop")
-        refused = _goes_round_only_when_refused(model, loop)
-        return RetryContext("loop", "loop", loop, loop, None, "retry loop", refused_only=refused)
+        refused = goes_round_only_when_refused(model, loop)
+        gated = gated_on_idempotency(model, loop)
+        return RetryContext("loop", "loop", loop, loop, None, "retry loop", refused_only=refused, idempotent_only=gated)
     if isinstance(loop, cst.While) and _polls_remote_status(model, loop):
         return RetryContext("poll", "loop", loop, loop, None, "polling loop")
     return None
@@ -113,37 +115,6 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
         if isinstance(n, cst.If) and leaves_loop(model, n.body) and not model.names_read(n.test) <= counters
     ]
     return bool(exits)
-
-
-def _goes_round_only_when_refused(model: ModuleModel, loop: cst.For | cst.While) -> bool:
-    """`while True: r = send(); if r.status_code != 429 or n > max: break; sleep(...)`: the
-    loop leaves on every answer but a refusal, and nothing else sends it round (no handler that
-    goes round, no `continue`). Each repeat follows an attempt the server turned away."""
-    nodes = loop_nodes(model, loop)
-    if any(isinstance(n, cst.Continue) for n in nodes):
-        return False
-    if any(isinstance(n, (cst.Try, cst.TryStar)) and goes_round_on_failure(model, n) for n in nodes):
-        return False
-    return any(
-        isinstance(statement, cst.If) and always_leaves(list(statement.body.body)) and _unless_refused(statement.test)
-        for statement in loop.body.body
-    )
-
-
-def _unless_refused(test: cst.BaseExpression) -> bool:
-    """`status != 429`, alone or as one side of an `or`: true on every answer but a refusal."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-        return _unless_refused(test.left) or _unless_refused(test.right)
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return False
-    target = test.comparisons[0]
-    if isinstance(target.operator, cst.NotEqual):
-        codes = [target.comparator]
-    elif isinstance(target.operator, cst.NotIn) and isinstance(target.comparator, (cst.Tuple, cst.List, cst.Set)):
-        codes = [element.value for element in target.comparator.elements]
-    else:
-        return False
-    return all(isinstance(code, cst.Integer) and code.value in REFUSED_STATUSES for code in codes)
 
 
 _RETRYABLE_WORDS = re.compile(r"retr(y|iable|yable)|throttl|rate_?limit", re.I)

@@ -28,7 +28,7 @@ class BaseService:
         for retries_left in range(2, -1, -1):
             try:
                 return self._attempt(method, path, params, headers)  # ok: IDM001 the key is in the headers passed
-            except (Timeout, ConnectionError):
+            except (Timeout, ConnectionError):  # expect: IDM202 goes round again at once
                 if retries_left == 0:
                     raise
 
@@ -41,5 +41,5 @@ class TypedService:
         for _ in range(3):
             try:
                 return self.client.post("/payments", body)  # expect: IDM001 "shop/payments/client.py"
-            except Timeout:
+            except Timeout:  # expect: IDM202 goes round again at once
                 continue

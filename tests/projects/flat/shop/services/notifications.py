@@ -37,7 +37,7 @@ def charge_in_loop(order):
     for _ in range(3):
         try:
             return charge(order, idempotency_key=new_key())  # expect: IDM001 "new_key()"
-        except Timeout:
+        except Timeout:  # expect: IDM202 goes round again at once
             continue
 
 
@@ -46,7 +46,7 @@ def open_ticket(subject):
     for _ in range(3):
         try:
             return desk.create_ticket(subject)  # expect: IDM301 "via _send()"
-        except Timeout:
+        except Timeout:  # expect: IDM202 goes round again at once
             continue
 
 
@@ -55,7 +55,7 @@ def badge(subject):
     for _ in range(3):
         try:
             return badge.create_ticket(subject)  # ok: IDM301 an unrelated class with the same method name
-        except Timeout:
+        except Timeout:  # expect: IDM202 goes round again at once
             continue
 
 
@@ -63,7 +63,7 @@ def unknown(thing, subject):
     for _ in range(3):
         try:
             return thing.create_ticket(subject)  # ok: IDM301 unknown receiver stays unknown
-        except Timeout:
+        except Timeout:  # expect: IDM202 goes round again at once
             continue
 
 
@@ -74,7 +74,7 @@ def shadowed(subject):
     for _ in range(3):
         try:
             return notify("https://hooks.example", subject)  # ok: IDM301 the local function
-        except Timeout:
+        except Timeout:  # expect: IDM202 goes round again at once
             continue
 
 
@@ -82,7 +82,7 @@ def through_package():
     for _ in range(3):
         try:
             return also_payments.helpers()  # ok: IDM301 nothing known
-        except Timeout:
+        except Timeout:  # expect: IDM202 goes round again at once
             continue
 
 

@@ -1,0 +1,155 @@
+"""Hand-written retry loops that go round again at once after a failure, with no wait at all.
+
+A wait with no random part sends clients back in waves (IDM202's `fixed-wait`); no wait sends
+them back at the same instant, against a service that just failed. A loop retries at once
+where a handler that sends it round (it does not leave) is followed, on its way round, by no
+sleep: not in the handler, not in the loop outside the `try` (a sleep in a sibling handler,
+for a rate limit, does not wait for this one). Left alone:
+- a loop of at most two attempts (`range(2)`): one quick retry of a stale connection;
+- a handler that does something about the failure first (reconnects, refreshes a token, moves
+  to the next node, drops the connection: `del self.connection`): the next attempt is not the
+  same one;
+- a failure of a lost race (a write conflict): the loop re-reads and tries again;
+- a handler that catches everything around work that is not a call to another system (a
+  client, a session, a connection, a stub or a socket): a local step retried.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.model import ModuleModel, iter_nodes, local_callee
+from idemlint.analysis.policy.common import expr_nodes, handler_catches_all
+from idemlint.analysis.retry import SLEEPS, always_leaves
+from idemlint.knowledge.http import NETWORK_ERRORS
+from idemlint.knowledge.retries import FAILURE_REPORT, LOST_RACE_ERRORS, REMOTE_RECEIVER, WAIT_WORDS
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+def immediate_retry(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst.CSTNode]) -> cst.CSTNode | None:
+    """The handler of a retry loop that sends it round at once, or None (see the module)."""
+    if _few_attempts(model, loop, nodes):
+        return None
+    for try_node in nodes:
+        if not isinstance(try_node, cst.Try):
+            continue
+        siblings: list[cst.ExceptHandler] = list(try_node.handlers)
+        for handler in siblings:
+            if always_leaves(list(handler.body.body)) or not _fails_remotely(model, handler, try_node):
+                continue
+            if _recovers(model, handler) or waits_on_the_way_round(model, loop.body, siblings, handler):
+                continue
+            return handler
+    return None
+
+
+def immediate_recursion(
+    model: ModuleModel, function: cst.FunctionDef, handler: cst.CSTNode, again: cst.CSTNode
+) -> bool:
+    """A recursive retry (`again` calls the function anew from `handler`: an `except`, or a
+    test that the answer is retryable) with no wait anywhere in the function and nothing done
+    about the failure first."""
+    catching = next((a for a in model.ancestors(again) if isinstance(a, cst.ExceptHandler)), None)
+    if catching is not None and model.is_inside(catching, function):  # what failed: the caught error says
+        owner = model.parents.get(catching)
+        if not isinstance(owner, cst.Try) or not _fails_remotely(model, catching, owner):
+            return False
+    return not _recovers(model, handler, again) and not waits_on_the_way_round(model, function.body, [], handler)
+
+
+def _few_attempts(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst.CSTNode]) -> bool:
+    """`for attempt in range(2)` (or `range(1, 3)`), or `tries_left = 2` counted down in the
+    loop (`tries_left -= 1`): at most two attempts."""
+    if isinstance(loop, cst.While):
+        for node in nodes:
+            if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.SubtractAssign):
+                if isinstance(node.target, cst.Name) and isinstance(node.value, cst.Integer):
+                    start = model.bindings_of(model.scope_of(loop), node.target.value)
+                    first = [b.value for b in start if b.kind == "assign" and not model.is_inside(b.statement, loop)]
+                    if len(first) == 1 and isinstance(first[0], cst.Integer) and int(first[0].value) <= 2:
+                        return True
+        return False
+    call = loop.iter
+    if not isinstance(call, cst.Call) or not call.args or len(call.args) > 2:
+        return False
+    values = [a.value for a in call.args]
+    if not all(isinstance(v, cst.Integer) for v in values):
+        return False
+    numbers = [int(v.value) for v in values if isinstance(v, cst.Integer)]
+    return (numbers[-1] - (numbers[0] if len(numbers) == 2 else 0)) <= 2
+
+
+def _fails_remotely(model: ModuleModel, handler: cst.ExceptHandler, try_node: cst.Try) -> bool:
+    """The handler catches a network failure by name, or everything around a call to another system."""
+    if handler.type is not None:
+        caught = " ".join(
+            model.qualname(n) or "" for n in expr_nodes(handler.type) if isinstance(n, cst.BaseExpression)
+        )
+        if LOST_RACE_ERRORS.search(caught):
+            return False
+        if NETWORK_ERRORS.search(caught):
+            return True
+    if not handler_catches_all(model, handler):
+        return False
+    return any(
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and REMOTE_RECEIVER.search(model.dotted(node.func.value) or "")
+        for node in iter_nodes(try_node.body)
+    )
+
+
+def _recovers(model: ModuleModel, handler: cst.CSTNode, again: cst.CSTNode | None = None) -> bool:
+    """The handler calls something beyond reporting the failure (and beyond `again`, the
+    attempt it makes anew): a reconnect, a refresh, the next node."""
+    skipped = set(iter_nodes(again)) | {again} if again is not None else set()
+    for node in iter_nodes(getattr(handler, "body", handler)):
+        if isinstance(node, cst.Del) or _drops_a_client(node):
+            return True  # `del self.connection`, `self._client = None`: the next attempt connects anew
+        if isinstance(node, cst.Call) and node not in skipped:
+            name = model.call_name(node) or model.dotted(node.func) or ""
+            if (
+                not FAILURE_REPORT.search(name.rsplit(".", 1)[-1])
+                and not FAILURE_REPORT.search(name)
+                and name not in SLEEPS
+            ):
+                if name.split(".")[-1] not in ("len", "str", "repr", "format", "min", "max", "int", "isinstance"):
+                    return True
+    return False
+
+
+def _drops_a_client(node: cst.CSTNode) -> bool:
+    return (
+        isinstance(node, cst.Assign)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == "None"
+        and any(isinstance(t.target, cst.Attribute) for t in node.targets)
+    )
+
+
+def waits_on_the_way_round(
+    model: ModuleModel, body: cst.CSTNode, siblings: list[cst.ExceptHandler], handler: cst.CSTNode
+) -> bool:
+    """A wait on the way round after `handler`: anywhere in the loop's (or function's) body
+    but the handler's siblings, which wait for other failures."""
+    others = [h for h in siblings if h is not handler]
+    for node in iter_nodes(body):
+        if not isinstance(node, cst.Call) or any(model.is_inside(node, h) for h in others):
+            continue
+        name = model.call_name(node) or model.dotted(node.func) or ""
+        if name in SLEEPS or WAIT_WORDS.search(name.rsplit(".", 1)[-1]) or sleeps_inside(model, node):
+            return True
+    return False
+
+
+def sleeps_inside(model: ModuleModel, call: cst.Call) -> bool:
+    """A call to a function of this module that sleeps (`def sleep(ms): time.sleep(ms / 1000)`)."""
+    helper = local_callee(model, call)
+    return helper is not None and any(
+        isinstance(node, cst.Call) and model.call_name(node) in SLEEPS for node in iter_nodes(helper.body)
+    )
