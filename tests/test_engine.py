@@ -166,6 +166,11 @@ def test_test_support_by_what_it_defines_is_skipped_like_tests() -> None:
     )
     assert found(flask_factory, path="shop/app_factory.py") == {(13, "IDM101")}
     assert found(FACTORY.replace("import factory", "import pytest, factory"), path="shop/fixtures.py") == set()
+    # a project's own `factory.py` classes, and a `test` command that imports pytest to run the suite
+    own = FACTORY.replace("factory.django.DjangoModelFactory", "factory.ClientFactory")
+    assert found(own, path="shop/billing.py") == {(14, "IDM101")}
+    runs_suite = flask_factory + "\n\ndef test():\n    import pytest\n\n    return pytest.main(['tests'])\n"
+    assert found(runs_suite, path="shop/cli.py") == {(13, "IDM101")}
 
 
 def test_pre_filter_never_hides_a_fixture_finding(monkeypatch) -> None:  # type: ignore[no-untyped-def]

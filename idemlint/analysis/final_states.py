@@ -2,20 +2,24 @@
 
 A project that never writes its lifecycle down still shows it in the tests it makes before
 it writes a state:
-- a guard that gives up on a state (`if mail.state in (SENT, SENDING): return`,
-  `if export.status == "completed": continue`) says a record in that state is done;
+- a guard that gives up on a state (`if mail.state in (SENT, SENDING): return`) says a record
+  in that state is done there;
 - a guarded move (`if order.status == PAID: order.status = REFUNDED`, `if job.status !=
   QUEUED: raise ...` then `job.status = RUNNING`, `.filter(status=PENDING).update(status=
   EXPIRED)`) says a record leaves the state it tests.
-A state some guard gives up on and no guarded move leaves is final. IDM103 reads them: a
-write of a project's one final state with no precondition moves no record backward (a record
-in it stays; any other moves on to it), while a write of one of several final states may
-overwrite another (SENT with FAILED), and stays reported.
+A state some guard gives up on and no guarded move leaves is final. It is the machine's only
+one, and a write of it with no precondition moves no record backward, where every other state
+the project writes or tests is one a guarded move leaves: then nothing known follows it.
+IDM103 reads that. A write of one of several final states (SENT and FAILED) may overwrite
+another, and one of a state some unguarded write may follow (`shipped`, then `delivered` from
+a webhook) may move a record back: both stay reported.
 
-Facts come from stdlib `ast`, only for files whose bytes show a state test. Machines are
-named as `machines.py` names them: by the enum or class that holds the state (`Status` for
-`Status.SENT`, `Export` for `Export.COMPLETED`), or, for states written as strings, by the
-column (`column:status`).
+Facts come from stdlib `ast`, only for files whose bytes show a state test. Only states held
+by a class are read (`MailState.SENT`, `Order.Status.PAID`; an import alias is followed), not
+strings: a string state names no table, and an API object's `"completed"` would count for
+every table's. A machine is named by its class as written less the module (`Order.Status`);
+a class name two modules define at their top level is two machines, and none is inferred for
+it (a nested `Order.Status` is named with its model).
 """
 
 from __future__ import annotations
@@ -27,8 +31,12 @@ from collections.abc import Iterable, Mapping
 from idemlint.analysis.machines import dotted_name, elements
 from idemlint.knowledge.states import STATE_COLUMNS
 
-# (states some guard moves a record out of, states some guard gives up on), per machine
-Evidence = dict[str, tuple[frozenset[str], frozenset[str]]]
+# per machine: (states some guard moves a record out of, states some guard gives up on, states
+# written); and, under `class:<name>`, each class the file defines (its sets empty)
+Evidence = dict[str, tuple[frozenset[str], frozenset[str], frozenset[str]]]
+_CLASS = "class:"
+_NONE: tuple[frozenset[str], frozenset[str], frozenset[str]] = (frozenset(), frozenset(), frozenset())
+_TOP_CLASS = re.compile(rb"^class[ \t]+(\w+)", re.MULTILINE)
 
 _WORDS = "|".join(sorted(STATE_COLUMNS))
 # `.status ==`, `.order_state in`, `status=` / `state__in=` in a filter: a state test
@@ -42,38 +50,62 @@ _STATE_TEST = re.compile(
 
 
 def state_evidence(source: bytes, path: str = "") -> Evidence:
-    """What one file's guards say of each machine's states; {} for most files."""
+    """What one file's guards say of each machine's states, and the classes it defines at its
+    top level (read from every file: an enum's own module tests no state)."""
+    defined: Evidence = {_CLASS + name.decode(): _NONE for name in _TOP_CLASS.findall(source)}
     if not _STATE_TEST.search(source):
-        return {}
+        return defined
     try:
         tree = ast.parse(source, path or "<unknown>")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return {}
-    left: dict[str, set[str]] = {}
-    refused: dict[str, set[str]] = {}
+        return defined
+    facts = _Facts(_aliases(tree))
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            _read_block(node.body, left, refused)
+            facts.read_block(node.body)
         elif isinstance(node, ast.Call):
-            for machine, states in _filtered_update(node):
-                left.setdefault(machine, set()).update(states)
-    return {
-        name: (frozenset(left.get(name, ())), frozenset(refused.get(name, ())))
-        for name in sorted(set(left) | set(refused))
+            facts.filtered_update(node)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute):
+            if _is_state_column(node.targets[0].attr):
+                written = facts.state(node.value)
+                if written is not None:
+                    facts.written.setdefault(written[0], set()).add(written[1])
+    machines = set(facts.left) | set(facts.refused) | set(facts.written)
+    found: Evidence = {
+        name: (
+            frozenset(facts.left.get(name, ())),
+            frozenset(facts.refused.get(name, ())),
+            frozenset(facts.written.get(name, ())),
+        )
+        for name in sorted(machines)
     }
+    return {**found, **defined}
 
 
 def join_evidence(files: Iterable[Evidence]) -> dict[str, frozenset[str]]:
-    """The final states of each machine, from every file's evidence: given up on somewhere,
-    left by no guarded move anywhere. Machines with none are not listed."""
+    """Each machine's final state, from every file's evidence, where it has exactly one and
+    every other state the project writes or tests is left by a guarded move. A machine whose
+    class two files define is left out (two classes, one name)."""
     left: dict[str, set[str]] = {}
     refused: dict[str, set[str]] = {}
+    known: dict[str, set[str]] = {}
+    defined: dict[str, int] = {}
     for evidence in files:
-        for name, (moved_from, given_up) in evidence.items():
+        for name, (moved_from, given_up, written) in evidence.items():
+            if name.startswith(_CLASS):
+                defined[name[len(_CLASS) :]] = defined.get(name[len(_CLASS) :], 0) + 1
+                continue
             left.setdefault(name, set()).update(moved_from)
             refused.setdefault(name, set()).update(given_up)
-    finals = {name: frozenset(refused[name] - left.get(name, set())) for name in sorted(refused)}
-    return {name: states for name, states in finals.items() if states}
+            known.setdefault(name, set()).update(moved_from, given_up, written)
+    found: dict[str, frozenset[str]] = {}
+    for name in sorted(refused):
+        finals = refused[name] - left.get(name, set())
+        if defined.get(name, 0) > 1 or len(finals) != 1:  # `Status` in two modules: which one is unknown
+            continue
+        if known[name] - finals <= left.get(name, set()):
+            found[name] = frozenset(finals)
+    return found
 
 
 def is_sole_final(
@@ -81,7 +113,7 @@ def is_sole_final(
 ) -> bool:
     """Whether a written state (`kind`/`text` as IDM103 reads a write's value) is its
     machine's one final state."""
-    named = _written(column, kind, text, imports)
+    named = _written(kind, text, imports)
     return named is not None and finals.get(named[0]) == frozenset({named[1]})
 
 
@@ -89,41 +121,143 @@ def describe_finals(finals: Mapping[str, frozenset[str]]) -> list[str]:
     """The implied final states as `idemlint states` prints them."""
     if not finals:
         return []
-    lines = ["Final states implied by the project's guards (given up on, never left by a guarded move):"]
-    for name, states in finals.items():
-        title = f"the {name.removeprefix('column:')} column" if name.startswith("column:") else name
-        alone = "; IDM103 does not report a write of it with no precondition" if len(states) == 1 else ""
-        lines.append(f"  {title}: {', '.join(sorted(states))}{alone}")
+    lines = [
+        "Final states implied by the project's guards (IDM103 does not report a write of one with no precondition):"
+    ]
+    lines += [f"  {name}: {', '.join(sorted(states))}" for name, states in finals.items()]
     return lines
 
 
-def _written(column: str, kind: str, text: str, imports: Mapping[str, str]) -> tuple[str, str] | None:
-    if kind == "literal":
-        return f"column:{column.lower()}", text
+def _written(kind: str, text: str, imports: Mapping[str, str]) -> tuple[str, str] | None:
     parts = text.split(".")
     if kind != "constant" or len(parts) < 2:
         return None
-    owner = parts[-2]
-    if len(parts) == 2 and parts[0] in imports:
-        owner = imports[parts[0]].rsplit(".", 1)[-1]  # `from .states import Status as S`: `S.PAID`
-    return owner, parts[-1]
+    if parts[0] in imports:  # `from .states import Status as S`: `S.PAID` is `Status.PAID`
+        parts = [*imports[parts[0]].split("."), *parts[1:]]
+    owner = _without_module(parts[:-1])
+    return (".".join(owner), parts[-1]) if owner else None
 
 
-def _read_block(body: list[ast.stmt], left: dict[str, set[str]], refused: dict[str, set[str]]) -> None:
-    """The guards of one block, and of the blocks inside it."""
-    for at, statement in enumerate(body):
-        if isinstance(statement, ast.If):
-            tested = _state_test(statement.test)
-            if tested is not None:
-                record, column, positive, machine, states = tested
-                if positive and _leaves(statement.body):
-                    refused.setdefault(machine, set()).update(states)  # `if x.state == DONE: return`
-                elif positive:  # `if x.state == PAID: x.state = REFUNDED`
-                    _moves(statement.body, record, column, machine, states, left)
-                elif _leaves(statement.body):  # `if x.state != QUEUED: raise`, then `x.state = RUNNING`
-                    _moves(body[at + 1 :], record, column, machine, states, left)
-        for inner in _blocks(statement):
-            _read_block(inner, left, refused)
+def _without_module(parts: list[str]) -> list[str]:
+    """`models.Order.Status` -> `Order.Status`: a class is named from its first capital."""
+    for at, part in enumerate(parts):
+        if part[:1].isupper():
+            return parts[at:]
+    return []
+
+
+def _aliases(tree: ast.Module) -> dict[str, str]:
+    """`from outbox.states import MailState as S`: S -> MailState."""
+    return {
+        alias.asname: alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.asname
+    }
+
+
+class _Facts:
+    """One file's evidence, gathered block by block."""
+
+    def __init__(self, aliases: dict[str, str]) -> None:
+        self.aliases = aliases
+        self.left: dict[str, set[str]] = {}
+        self.refused: dict[str, set[str]] = {}
+        self.written: dict[str, set[str]] = {}
+
+    def state(self, value: ast.expr) -> tuple[str, str] | None:
+        """A state held by a class (`Status.SENT`, `Order.Status.PAID`): (machine, state)."""
+        if not isinstance(value, ast.Attribute):
+            return None
+        owner = dotted_name(value.value)
+        if owner is None:
+            return None
+        parts = owner.split(".")
+        parts = [*self.aliases.get(parts[0], parts[0]).split("."), *parts[1:]]
+        named = _without_module(parts)
+        return (".".join(named), value.attr) if named else None
+
+    def read_block(self, body: list[ast.stmt]) -> None:
+        """The guards of one block, and of the blocks inside it."""
+        for at, statement in enumerate(body):
+            if isinstance(statement, ast.If):
+                tested = self.state_test(statement.test)
+                if tested is not None:
+                    record, column, positive, plain, machine, states = tested
+                    if positive and self.moves(statement.body, record, column, machine, states):
+                        pass  # `if x.state == PAID: x.state = REFUNDED` (then perhaps `return`)
+                    elif positive and plain and _leaves(statement.body):
+                        self.refused.setdefault(machine, set()).update(states)  # `if x.state == DONE: return`
+                    elif not positive and _leaves(statement.body):  # `if x.state != QUEUED: raise`, then a write
+                        self.moves(body[at + 1 :], record, column, machine, states)
+            for inner in _blocks(statement):
+                self.read_block(inner)
+
+    def state_test(self, test: ast.expr) -> tuple[str, str, bool, bool, str, frozenset[str]] | None:
+        """`x.status == S`, `x.status in (A, B)`, `!=`/`not in`: (the record, the column, whether
+        it tests for the states, whether it is the whole test, the machine, the states). Also
+        one side of an `and` testing for them, or of an `or` testing against them: what holds
+        in the body, or past a body that leaves."""
+        if isinstance(test, ast.BoolOp):
+            found = [t for t in (self.state_test(v) for v in test.values) if t is not None]
+            if len(found) == 1 and found[0][2] == isinstance(test.op, ast.And):
+                return (*found[0][:3], False, *found[0][4:])
+            return None
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Attribute)):
+            return None
+        record, column = dotted_name(test.left.value), test.left.attr
+        if record is None or not _is_state_column(column):
+            return None
+        op, right = test.ops[0], test.comparators[0]
+        values = [right] if isinstance(op, (ast.Eq, ast.NotEq)) else elements(right)
+        if values is None or not isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
+            return None
+        named = [self.state(value) for value in values]
+        machines = {n[0] for n in named if n is not None}
+        if not named or None in named or len(machines) != 1:
+            return None
+        states = frozenset(n[1] for n in named if n)
+        return record, column, isinstance(op, (ast.Eq, ast.In)), True, machines.pop(), states
+
+    def moves(self, body: list[ast.stmt], record: str, column: str, machine: str, sources: frozenset[str]) -> bool:
+        """Whether a block moves the tested record out of its states (it writes the column
+        another state of the machine), noting them as left."""
+        moved = False
+        for statement in body:
+            for node in ast.walk(statement):
+                if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+                    continue
+                target = node.targets[0]
+                if isinstance(target, ast.Attribute) and target.attr == column and dotted_name(target.value) == record:
+                    written = self.state(node.value)
+                    if written is not None and written[0] == machine and sources - {written[1]}:
+                        self.left.setdefault(machine, set()).update(sources - {written[1]})
+                        moved = True
+        return moved
+
+    def filtered_update(self, call: ast.Call) -> None:
+        """`....filter(status=PENDING).update(status=EXPIRED)`: rows moved out of PENDING."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "update" and isinstance(func.value, ast.Call)):
+            return
+        for keyword in call.keywords:
+            if keyword.arg is None or not _is_state_column(keyword.arg):
+                continue
+            written = self.state(keyword.value)
+            if written is None:
+                continue
+            self.written.setdefault(written[0], set()).add(written[1])
+            link: ast.expr = func.value
+            while isinstance(link, ast.Call) and isinstance(link.func, ast.Attribute):
+                if link.func.attr == "filter":
+                    for condition in link.keywords:
+                        if condition.arg in (keyword.arg, f"{keyword.arg}__in"):
+                            values = [condition.value] if condition.arg == keyword.arg else elements(condition.value)
+                            named = [self.state(v) for v in values or ()]
+                            states = {n[1] for n in named if n is not None and n[0] == written[0]} - {written[1]}
+                            self.left.setdefault(written[0], set()).update(states)
+                link = link.func.value
 
 
 def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
@@ -135,82 +269,9 @@ def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
     return [b for b in blocks if isinstance(b, list)]
 
 
-def _state_test(test: ast.expr) -> tuple[str, str, bool, str, frozenset[str]] | None:
-    """`x.status == S`, `x.status in (A, B)`, `!=`/`not in`: (the record, the column, whether
-    it tests for the states, the machine, the states). Also one side of an `and` testing for
-    them, or of an `or` testing against them: what holds in the body, or past a body that leaves."""
-    if isinstance(test, ast.BoolOp):
-        found = [t for t in (_state_test(v) for v in test.values) if t is not None]
-        return found[0] if len(found) == 1 and found[0][2] == isinstance(test.op, ast.And) else None
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Attribute)):
-        return None
-    record, column = dotted_name(test.left.value), test.left.attr
-    if record is None or not _is_state_column(column):
-        return None
-    op, right = test.ops[0], test.comparators[0]
-    values = [right] if isinstance(op, (ast.Eq, ast.NotEq)) else elements(right)
-    if values is None or not isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
-        return None
-    named = [_state(value, column) for value in values]
-    machines = {n[0] for n in named if n is not None}
-    if not named or None in named or len(machines) != 1:
-        return None
-    return record, column, isinstance(op, (ast.Eq, ast.In)), machines.pop(), frozenset(n[1] for n in named if n)
-
-
-def _moves(
-    body: list[ast.stmt], record: str, column: str, machine: str, sources: frozenset[str], left: dict[str, set[str]]
-) -> None:
-    """Sources a block moves the tested record out of: it writes the column another state."""
-    for statement in body:
-        for node in ast.walk(statement):
-            if not isinstance(node, ast.Assign) or len(node.targets) != 1:
-                continue
-            target = node.targets[0]
-            if isinstance(target, ast.Attribute) and target.attr == column and dotted_name(target.value) == record:
-                written = _state(node.value, column)
-                if written is not None and written[0] == machine:
-                    left.setdefault(machine, set()).update(sources - {written[1]})
-
-
-def _filtered_update(call: ast.Call) -> list[tuple[str, frozenset[str]]]:
-    """`....filter(status=PENDING).update(status=EXPIRED)`: the states the update moves rows out of."""
-    func = call.func
-    if not (isinstance(func, ast.Attribute) and func.attr == "update" and isinstance(func.value, ast.Call)):
-        return []
-    found = []
-    for keyword in call.keywords:
-        if keyword.arg is None or not _is_state_column(keyword.arg):
-            continue
-        written = _state(keyword.value, keyword.arg)
-        link: ast.expr = func.value
-        while written is not None and isinstance(link, ast.Call) and isinstance(link.func, ast.Attribute):
-            if link.func.attr == "filter":
-                for condition in link.keywords:
-                    if condition.arg in (keyword.arg, f"{keyword.arg}__in"):
-                        values = [condition.value] if condition.arg == keyword.arg else elements(condition.value)
-                        named = [_state(v, keyword.arg) for v in values or ()]
-                        states = frozenset(n[1] for n in named if n is not None and n[0] == written[0])
-                        found.append((written[0], states - {written[1]}))
-            link = link.func.value
-    return found
-
-
 def _is_state_column(column: str) -> bool:
     lowered = column.lower()
     return lowered in STATE_COLUMNS or lowered.rsplit("_", 1)[-1] in ("status", "state")
-
-
-def _state(value: ast.expr, column: str) -> tuple[str, str] | None:
-    """A state as written: a member (`Status.SENT`, `Export.COMPLETED`) or a string."""
-    if isinstance(value, ast.Constant) and isinstance(value.value, str):
-        return f"column:{column.lower()}", value.value
-    if isinstance(value, ast.Attribute):
-        owner = value.value
-        name = owner.attr if isinstance(owner, ast.Attribute) else owner.id if isinstance(owner, ast.Name) else ""
-        if name not in ("", "self", "cls") and (name[:1].isupper() or value.attr.isupper()):
-            return name, value.attr  # not `self.STATUS_SENT`: every class of the project would share `self`
-    return None
 
 
 def _leaves(body: list[ast.stmt]) -> bool:

@@ -158,18 +158,23 @@ class ModuleModel:
         return bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
 
     def supports_tests(self) -> bool:
-        """Whether the module is test support by what it imports and defines: pytest's
-        fixtures, or factory_boy's model factories (a class built on one of its `...Factory`
-        classes; a project module of the same name, Flask's `factory.py`, is not it)."""
-        from idemlint.knowledge.roles import TEST_FACTORY_IMPORTS, TEST_SUPPORT_IMPORTS
+        """Whether the module is test support by what it imports at its top and defines:
+        pytest's fixtures, or factory_boy's model factories (a class built on one of its
+        factory classes; a project module of the same name, Flask's `factory.py`, is not it). A
+        function's own `import pytest` (a `test` command that runs the suite) says nothing."""
+        from idemlint.knowledge.roles import TEST_FACTORY_BASES, TEST_SUPPORT_IMPORTS
 
-        roots = {target.split(".", 1)[0] for target in self.imports.values()}
-        if roots & TEST_SUPPORT_IMPORTS:
+        imported: set[str] = set()
+        for statement in self.module.body:
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Import):
+                    imported.update((self.dotted(alias.name) or "").split(".", 1)[0] for alias in small.names)
+                elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+                    imported.add((self.dotted(small.module) or "").split(".", 1)[0])
+        if imported & TEST_SUPPORT_IMPORTS:
             return True
-        if not roots & TEST_FACTORY_IMPORTS:
-            return False
         bases = (self.qualname(base.value) or "" for node in self.classes for base in node.bases)
-        return any(b.split(".", 1)[0] in TEST_FACTORY_IMPORTS and b.endswith("Factory") for b in bases)
+        return any(b in TEST_FACTORY_BASES for b in bases)
 
     def role(self, path_role: str) -> str:
         """The file's role: its path's, unless the code says it is a program run by hand or

@@ -13,13 +13,15 @@ CREATE_IF_ABSENT_METHODS = frozenset({"get_or_create", "aget_or_create"})
 # removals of a thing, which stays removed when removed twice (`os.remove`, `shutil.rmtree`,
 # `storage.delete(name)`, `qs.delete()`, `helpers.rm_file(path)`, a row's `soft_delete()`, a
 # cache cleared: `clear_project_cache(pk)`, a named resource torn down: `drop_database(name)`,
-# `delete_swift_container(name)`, `destroy_vm(vm_id)`); not of an amount, which a second
-# removal takes again (`remove_funds`, `remove_credits`), nor a verb joined to one that acts
-# (`delete_and_refund`)
-_NOT_AN_AMOUNT = r"(?!\w*(?:fund|balance|credit|money|amount|stock|quantit|point|inventor))(?!(?:\w*_)?and_)"
+# `delete_swift_container(name)`, `destroy_vm(vm_id)`); not an amount (`remove_coins`), nor a
+# thing a verb picks anew each run (`delete_last_message`), nor a verb that only looks like one
+# (`drop_ship_order`): the resource must be named
+_RESOURCES = (
+    r"database|db|schema|table|user|role|bucket|container|volume|instance|vm|server|index|queue|topic|acl|"
+    r"policy|key|file|dir|directory|folder|tree|path|blob|object|cache|snapshot|image|dns_record|webhook|subscription"
+)
 REMOVAL = re.compile(
     r"^(soft_)?(a?delete|remove|unlink|rmtree|rmdir)$"
-    rf"|^(a?delete|remove|drop|destroy|deprovision)_{_NOT_AN_AMOUNT}[a-z]\w*$"
-    r"|^rm_(file|dir|directory|tree|path|blob|object|key|cache)s?$"
+    rf"|^(a?delete|remove|drop|destroy|deprovision|rm)_(\w+_)?({_RESOURCES})s?$"
     r"|^(clear|invalidate|purge|evict)_(\w+_)?caches?$"
 )

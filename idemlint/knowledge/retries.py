@@ -135,9 +135,19 @@ JITTER_SETTING = re.compile(r"jitter", re.IGNORECASE)
 
 # a call to another system, by its receiver's name (`points_client.Upsert`, `self.session.post`)
 REMOTE_RECEIVER = re.compile(r"client|session|api\b|_api|http|conn|stub|transport|sock|channel|grpc", re.I)
-# what a handler may do and still retry the same attempt: log, warn, count, give up
-FAILURE_REPORT = re.compile(
-    r"(^|[._])(print|log|logger|logging|warn|warning|warnings|debug|info|error|exception)", re.I
+# what a handler does about a failure before the next attempt, by the called name: reconnect,
+# refresh or renew a token, log in again, reset or rotate a client, open a new session, move
+# to the next node or host
+RECOVERY = re.compile(
+    r"connect|refresh|renew|login|log_in|auth|reset|rotate|reopen|failover|switch|next_(node|host|server|endpoint)"
+    r"|new_(session|client|connection|channel)|_factory$|^close$|invalidate",
+    re.I,
 )
-# what names a wait done elsewhere (`self._backoff(attempt)`, `wait_before_retry()`)
-WAIT_WORDS = re.compile(r"sleep|wait|backoff|delay|pause", re.I)
+# what bounds one attempt in time rather than waiting between attempts
+TIMEOUT_WRAPPERS = frozenset({"asyncio.wait_for", "asyncio.timeout", "async_timeout.timeout", "anyio.fail_after"})
+# what names a wait done elsewhere (`self._backoff(attempt)`, `wait_before_retry()`, a retry
+# policy's `policy.handle_retry()`)
+WAIT_WORDS = re.compile(r"sleep|wait|backoff|delay|pause|retry", re.I)
+# a server's readiness or health endpoint (`/.well-known/ready`, `/healthz`, `/readyz`,
+# `/livez`, `/ping`): a loop that asks only this waits for the server to come up
+READINESS_PATH = re.compile(r"/(\.well-known/)?(ready|readyz|health|healthz|healthcheck|livez|alive|ping)\b", re.I)

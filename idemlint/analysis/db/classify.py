@@ -292,15 +292,15 @@ class DbAnalysis:
                 locked = any(
                     isinstance(c.func, cst.Attribute) and c.func.attr.value == "with_for_update" for c in chain
                 )
-                columns = tuple(
-                    p.column
+                filters = tuple(
+                    p
                     for c in chain
                     if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("where", "filter")
                     for p in sa_predicates(model, c)
                 )
-                self.reads.append(
-                    DbRead(call, model_name(model, link.args[0].value), locked, columns, assigned_name(model, call))
-                )
+                table = model_name(model, link.args[0].value)
+                columns = tuple(p.column for p in filters)
+                self.reads.append(DbRead(call, table, locked, columns, assigned_name(model, call), filters))
                 return True
         return self._flask_query_read(call, method, chain)
 

@@ -56,14 +56,28 @@ def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: 
 
 def _sets_flags(db: DbAnalysis, write: DbWrite, conditions: list[Predicate]) -> bool:
     """Every condition is on a flag (not a state column) the update sets to `True`, `False` or
-    `None`: a second run finds nothing to do and leaves what the first left, so its zero rows
-    say nothing unless something after the update acts on them."""
+    `None`, over rows not named by their own key, and every value set is absolute: a second
+    run finds nothing to do and leaves what the first left, so its zero rows say nothing
+    unless something after the update acts on them."""
+    if any(p.op == "eq" and p.column.split(".")[-1] in OWN_KEYS for p in write.where):
+        return False  # `filter(pk=i, locked=False).update(locked=True)`: one named row claimed, a lock
+    if not all(_absolute(value) for value in write.values.values()):
+        return False  # `balance=F("balance") + 100` alongside: a second run adds again
     return all(
         not db.is_state_column(p.column)
         and type(value := write.values.get(p.column)) is cst.Name
         and value.value in ("True", "False", "None")
         for p in conditions
     )
+
+
+def _absolute(value: cst.BaseExpression) -> bool:
+    """A literal, `True`/`False`/`None` or a constant: the same on every run."""
+    if isinstance(value, (cst.SimpleString, cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Name):
+        return value.value in ("True", "False", "None") or value.value.isupper()
+    return isinstance(value, cst.Attribute) and value.attr.value.isupper()
 
 
 def _shifts_a_range(write: DbWrite, conditions: list[Predicate]) -> bool:

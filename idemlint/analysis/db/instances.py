@@ -8,7 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.db.chains import chain_calls, locks, python_value_kind
+from idemlint.analysis.db.chains import chain_calls, django_predicates, locks, python_value_kind
 from idemlint.analysis.db.records import DbRead, DbWrite
 from idemlint.analysis.db.scopes import persist_calls, source_order
 from idemlint.analysis.flow import origin_nodes
@@ -17,6 +17,8 @@ from idemlint.knowledge.orms import DATABASE_IMPORTS, MODEL_BASE, NOT_ROW_BASES
 
 if TYPE_CHECKING:
     import libcst as cst
+
+    from idemlint.analysis.sql import Predicate
 else:
     cst = LazyModule("libcst", globals(), "cst")
 
@@ -94,8 +96,26 @@ def record_reads(model: ModuleModel, reads: list[DbRead], writes: list[DbWrite])
         if anchor is not None:
             node, origin = anchor
             locked = origin == "loop variable" and _drawn_from_a_lock(model, node)
-            found.append(DbRead(node, None, locked, (), name, record=origin))
+            filters = _chosen_by(model, node, reads) if origin == "loop variable" else ()
+            found.append(DbRead(node, None, locked, (), name, filters, record=origin))
     return found
+
+
+def _chosen_by(model: ModuleModel, loop: cst.CSTNode, reads: list[DbRead]) -> tuple[Predicate, ...]:
+    """`for site in Site.objects.filter(state=DONE)` (directly, or through a name bound to the
+    query): each row the loop gives was found in the states the query names."""
+    if not isinstance(loop, cst.For):
+        return ()
+    sources = [loop.iter, *origin_nodes(model, loop.iter)]
+    for read in reads:
+        if read.filters and any(read.call is node or model.is_inside(read.call, node) for node in sources):
+            return read.filters
+    for node in sources:  # a queryset iterated as it is: `Model.objects.filter(...)` is no read call of its own
+        if isinstance(node, cst.Call):
+            found = django_predicates(model, chain_calls(node))
+            if found:
+                return tuple(found)
+    return ()
 
 
 def _drawn_from_a_lock(model: ModuleModel, loop: cst.CSTNode) -> bool:

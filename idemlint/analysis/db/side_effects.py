@@ -148,7 +148,7 @@ def _module_attribute(model: ModuleModel, receiver: str | None) -> bool:
     """The receiver is an imported module (`pymongo` in `pymongo.MongoClient(...)`), not an
     object whose capitalised method acts (`client.service.CreateOrder(...)`)."""
     head = (receiver or "").split(".", 1)[0]
-    return head in model.imports and not model.imports[head].rsplit(".", 1)[-1][:1].isupper()
+    return model.imports.get(head) == head  # `import pymongo`; not `from shop.soap import erp`
 
 
 # a call named for a read (`chat_getPermalink`, `team_info`, `fetch_profile`): its answer may be

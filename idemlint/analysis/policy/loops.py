@@ -82,8 +82,30 @@ def read_poll(model: ModuleModel, context: RetryContext, policy: Policy) -> None
     loop = context.node
     if not isinstance(loop, cst.While):
         return
-    if not _poll_bounded(model, [*loop_nodes(model, loop), loop.test]):
+    if not _poll_bounded(model, [*loop_nodes(model, loop), loop.test]) and not _ends_with_the_job(model, loop):
         policy.unbounded.append(Verdict("no-bound", "poll", loop, context.label))
+
+
+def _ends_with_the_job(model: ModuleModel, loop: cst.While) -> bool:
+    """A poll that leaves on the job's failure as well as on its success (`if s.status ==
+    SUCCESS: break`, `if s.status == FAILED: raise ...`): it waits for a job to end, and the
+    job's own lifecycle bounds it. One that only leaves on success waits forever for a job
+    that failed."""
+    tested: dict[str, set[str]] = {}  # the value tested -> how its tests leave
+    for statement in loop.body.body:
+        if not isinstance(statement, cst.If) or statement.orelse is not None:
+            continue
+        body = list(statement.body.body)
+        test = statement.test
+        if not always_leaves(body) or not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            continue
+        if not isinstance(test.comparisons[0].operator, (cst.Equal, cst.In)):
+            continue
+        value = model.dotted(test.left)
+        last = body[-1].body[-1] if isinstance(body[-1], cst.SimpleStatementLine) else None
+        if value is not None and last is not None:
+            tested.setdefault(value, set()).add("raise" if isinstance(last, cst.Raise) else "leave")
+    return any(ways == {"raise", "leave"} for ways in tested.values())
 
 
 def _poll_bounded(model: ModuleModel, nodes: list[cst.CSTNode]) -> bool:

@@ -16,6 +16,7 @@ for a rate limit, does not wait for this one). Left alone:
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
@@ -23,7 +24,7 @@ from idemlint.analysis.model import ModuleModel, iter_nodes, local_callee
 from idemlint.analysis.policy.common import expr_nodes, handler_catches_all
 from idemlint.analysis.retry import SLEEPS, always_leaves
 from idemlint.knowledge.http import NETWORK_ERRORS
-from idemlint.knowledge.retries import FAILURE_REPORT, LOST_RACE_ERRORS, REMOTE_RECEIVER, WAIT_WORDS
+from idemlint.knowledge.retries import LOST_RACE_ERRORS, RECOVERY, REMOTE_RECEIVER, TIMEOUT_WRAPPERS, WAIT_WORDS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -64,24 +65,43 @@ def immediate_recursion(
 
 def _few_attempts(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst.CSTNode]) -> bool:
     """`for attempt in range(2)` (or `range(1, 3)`), or `tries_left = 2` counted down in the
-    loop (`tries_left -= 1`): at most two attempts."""
+    loop (`tries_left -= 1`) and tested there (`if tries_left == 0: raise`, `while tries_left:`):
+    at most two attempts."""
     if isinstance(loop, cst.While):
+        tested = model.names_read(loop.test) | {
+            name for node in nodes if isinstance(node, cst.If) for name in model.names_read(node.test)
+        }
         for node in nodes:
             if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.SubtractAssign):
-                if isinstance(node.target, cst.Name) and isinstance(node.value, cst.Integer):
+                if isinstance(node.target, cst.Name) and node.target.value in tested:
                     start = model.bindings_of(model.scope_of(loop), node.target.value)
                     first = [b.value for b in start if b.kind == "assign" and not model.is_inside(b.statement, loop)]
-                    if len(first) == 1 and isinstance(first[0], cst.Integer) and int(first[0].value) <= 2:
+                    if (
+                        len(first) == 1
+                        and first[0] is not None
+                        and (count := _number(first[0])) is not None
+                        and count <= 2
+                    ):
                         return True
         return False
     call = loop.iter
     if not isinstance(call, cst.Call) or not call.args or len(call.args) > 2:
         return False
-    values = [a.value for a in call.args]
-    if not all(isinstance(v, cst.Integer) for v in values):
+    numbers = [_number(a.value) for a in call.args]
+    if None in numbers:
         return False
-    numbers = [int(v.value) for v in values if isinstance(v, cst.Integer)]
-    return (numbers[-1] - (numbers[0] if len(numbers) == 2 else 0)) <= 2
+    ends = [n for n in numbers if n is not None]
+    return (ends[-1] - (ends[0] if len(ends) == 2 else 0)) <= 2
+
+
+def _number(node: cst.BaseExpression) -> int | None:
+    """An integer literal as Python reads it (`2`, `0x5`, `0b101`, `1_000`)."""
+    if not isinstance(node, cst.Integer):
+        return None
+    try:
+        return int(node.value, 0)
+    except ValueError:
+        return None
 
 
 def _fails_remotely(model: ModuleModel, handler: cst.ExceptHandler, try_node: cst.Try) -> bool:
@@ -105,21 +125,17 @@ def _fails_remotely(model: ModuleModel, handler: cst.ExceptHandler, try_node: cs
 
 
 def _recovers(model: ModuleModel, handler: cst.CSTNode, again: cst.CSTNode | None = None) -> bool:
-    """The handler calls something beyond reporting the failure (and beyond `again`, the
-    attempt it makes anew): a reconnect, a refresh, the next node."""
+    """The handler does something about the failure before the next attempt (beyond `again`,
+    the attempt it makes anew): reconnects, refreshes a token, moves to the next node, drops
+    the connection. Counting a metric or logging is not that."""
     skipped = set(iter_nodes(again)) | {again} if again is not None else set()
     for node in iter_nodes(getattr(handler, "body", handler)):
         if isinstance(node, cst.Del) or _drops_a_client(node):
             return True  # `del self.connection`, `self._client = None`: the next attempt connects anew
         if isinstance(node, cst.Call) and node not in skipped:
             name = model.call_name(node) or model.dotted(node.func) or ""
-            if (
-                not FAILURE_REPORT.search(name.rsplit(".", 1)[-1])
-                and not FAILURE_REPORT.search(name)
-                and name not in SLEEPS
-            ):
-                if name.split(".")[-1] not in ("len", "str", "repr", "format", "min", "max", "int", "isinstance"):
-                    return True
+            if RECOVERY.search(name.rsplit(".", 1)[-1]):
+                return True  # a reconnect, a token refreshed, the next node: not a metric counted
     return False
 
 
@@ -142,7 +158,12 @@ def waits_on_the_way_round(
         if not isinstance(node, cst.Call) or any(model.is_inside(node, h) for h in others):
             continue
         name = model.call_name(node) or model.dotted(node.func) or ""
-        if name in SLEEPS or WAIT_WORDS.search(name.rsplit(".", 1)[-1]) or sleeps_inside(model, node):
+        if name in TIMEOUT_WRAPPERS:
+            continue  # `asyncio.wait_for(call, timeout=5)` bounds the attempt; it does not wait after it
+        called = name.rsplit(".", 1)[-1]
+        if name in SLEEPS or sleeps_inside(model, node):
+            return True
+        if WAIT_WORDS.search(called) and not re.match(r"_?(is|should|can|has)_", called):  # not `is_retryable()`
             return True
     return False
 

@@ -39,21 +39,29 @@ def goes_round_only_when_refused(model: ModuleModel, loop: cst.For | cst.While) 
     )
 
 
-_IDEMPOTENCY_WORDS = re.compile(r"idempot", re.I)
+_IDEMPOTENCY_WORDS = re.compile(r"idempotent", re.I)
 
 
 def gated_on_idempotency(model: ModuleModel, loop: cst.For | cst.While) -> bool:
-    """A handler of the loop that decides by the operation's idempotency whether to go round
-    (`if operation in NON_IDEMPOTENT_OPERATIONS or attempt == last: raise`, `if
-    is_idempotent(method): continue`): the code itself retries only what is safe to repeat."""
-    for handler in loop_nodes(model, loop):
-        if not isinstance(handler, (cst.ExceptHandler, cst.ExceptStarHandler)):
-            continue
-        for node in model.iter_nodes(handler.body):
-            if isinstance(node, cst.If) and _names_idempotency(model, node.test):
-                body = list(node.body.body)
-                if always_leaves(body) or guarded_continue(body) or ends_with_continue(body):
-                    return True
+    """Every handler of the loop that goes round decides by the operation's idempotency
+    whether to (`if operation in NON_IDEMPOTENT_OPERATIONS or attempt == last: raise`, `if
+    is_idempotent(method): continue`): the code itself retries only what is safe to repeat.
+    An error class named for idempotency (`IdempotencyError`) says nothing of the operation."""
+    rounds = [
+        handler
+        for handler in loop_nodes(model, loop)
+        if isinstance(handler, (cst.ExceptHandler, cst.ExceptStarHandler))
+        and not always_leaves(list(handler.body.body))
+    ]
+    return bool(rounds) and all(_gated(model, handler) for handler in rounds)
+
+
+def _gated(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    for node in model.iter_nodes(handler.body):
+        if isinstance(node, cst.If) and _names_idempotency(model, node.test):
+            body = list(node.body.body)
+            if always_leaves(body) or guarded_continue(body) or ends_with_continue(body):
+                return True
     return False
 
 
