@@ -35,6 +35,7 @@ from idemlint.knowledge.states import STATE_COLUMNS
 # written); and, under `class:<name>`, each class the file defines (its sets empty)
 Evidence = dict[str, tuple[frozenset[str], frozenset[str], frozenset[str]]]
 _CLASS = "class:"
+_BUT = "but:"  # under `but:<machine>`, in the first set: states a move leaves all others for ("SENT,SENDING")
 _NONE: tuple[frozenset[str], frozenset[str], frozenset[str]] = (frozenset(), frozenset(), frozenset())
 _TOP_CLASS = re.compile(rb"^class[ \t]+(\w+)", re.MULTILINE)
 
@@ -71,6 +72,9 @@ def state_evidence(source: bytes, path: str = "") -> Evidence:
                 if written is not None:
                     facts.written.setdefault(written[0], set()).add(written[1])
     machines = set(facts.left) | set(facts.refused) | set(facts.written)
+    but: Evidence = {
+        _BUT + name: (frozenset(excepted), frozenset(), frozenset()) for name, excepted in facts.left_but.items()
+    }
     found: Evidence = {
         name: (
             frozenset(facts.left.get(name, ())),
@@ -79,7 +83,7 @@ def state_evidence(source: bytes, path: str = "") -> Evidence:
         )
         for name in sorted(machines)
     }
-    return {**found, **defined}
+    return {**found, **but, **defined}
 
 
 def join_evidence(files: Iterable[Evidence]) -> dict[str, frozenset[str]]:
@@ -90,14 +94,21 @@ def join_evidence(files: Iterable[Evidence]) -> dict[str, frozenset[str]]:
     refused: dict[str, set[str]] = {}
     known: dict[str, set[str]] = {}
     defined: dict[str, int] = {}
+    left_but: dict[str, set[str]] = {}
     for evidence in files:
         for name, (moved_from, given_up, written) in evidence.items():
             if name.startswith(_CLASS):
                 defined[name[len(_CLASS) :]] = defined.get(name[len(_CLASS) :], 0) + 1
                 continue
+            if name.startswith(_BUT):
+                left_but.setdefault(name[len(_BUT) :], set()).update(moved_from)
+                continue
             left.setdefault(name, set()).update(moved_from)
             refused.setdefault(name, set()).update(given_up)
             known.setdefault(name, set()).update(moved_from, given_up, written)
+    for name, exceptions in left_but.items():  # every state but the ones excepted, now that all are known
+        for excepted in exceptions:
+            left.setdefault(name, set()).update(known.get(name, set()) - set(excepted.split(",")))
     found: dict[str, frozenset[str]] = {}
     for name in sorted(refused):
         finals = refused[name] - left.get(name, set())
@@ -165,6 +176,7 @@ class _Facts:
         self.left: dict[str, set[str]] = {}
         self.refused: dict[str, set[str]] = {}
         self.written: dict[str, set[str]] = {}
+        self.left_but: dict[str, set[str]] = {}  # states left from every state but these (comma-joined)
 
     def state(self, value: ast.expr) -> tuple[str, str] | None:
         """A state held by a class (`Status.SENT`, `Order.Status.PAID`): (machine, state)."""
@@ -189,6 +201,7 @@ class _Facts:
                         pass  # `if x.state == PAID: x.state = REFUNDED` (then perhaps `return`)
                     elif positive and plain and _leaves(statement.body):
                         self.refused.setdefault(machine, set()).update(states)  # `if x.state == DONE: return`
+                        self.moves_from_the_rest(body[at + 1 :], record, column, machine, states)
                     elif not positive and _leaves(statement.body):  # `if x.state != QUEUED: raise`, then a write
                         self.moves(body[at + 1 :], record, column, machine, states)
             for inner in _blocks(statement):
@@ -235,6 +248,24 @@ class _Facts:
                         self.left.setdefault(machine, set()).update(sources - {written[1]})
                         moved = True
         return moved
+
+    def moves_from_the_rest(
+        self, body: list[ast.stmt], record: str, column: str, machine: str, given_up: frozenset[str]
+    ) -> None:
+        """`if x.state in (SENT, SENDING): return`, then `x.state = SENDING`: every state but
+        those given up on is left (which they are is known once every file is read)."""
+        for statement in body:
+            for node in ast.walk(statement):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                    target = node.targets[0]
+                    if (
+                        isinstance(target, ast.Attribute)
+                        and target.attr == column
+                        and dotted_name(target.value) == record
+                    ):
+                        written = self.state(node.value)
+                        if written is not None and written[0] == machine:
+                            self.left_but.setdefault(machine, set()).add(",".join(sorted(given_up | {written[1]})))
 
     def filtered_update(self, call: ast.Call) -> None:
         """`....filter(status=PENDING).update(status=EXPIRED)`: rows moved out of PENDING."""

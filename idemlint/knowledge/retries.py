@@ -109,6 +109,9 @@ RQ_PREFIX = "rq."
 # Exceptions that say "nothing there yet" rather than "the work failed" (`queue.Empty`,
 # `asyncio.QueueEmpty`, a non-blocking read): a loop that goes round on them waits for input.
 NOT_READY_ERRORS = frozenset({"Empty", "QueueEmpty", "BlockingIOError"})
+# a consumer's wait that ended with nothing to take (`DequeueTimeout`, `PollTimeout`): the
+# attempt itself waited; nothing failed (not `ReadTimeout`, a request that got no answer)
+NOTHING_ARRIVED = re.compile(r"^(Dequeue|Poll|Pop|Take|Receive|Consume|Listen)\w*Timeout$|^\w*Empty$")
 # ... and what taking from an empty list, deque or dict raises: "nothing there yet" where the
 # attempt is a `pop()` (a cache drained before it is refilled), a bug elsewhere
 EMPTY_CONTAINER_ERRORS = frozenset({"IndexError", "KeyError"})

@@ -10,6 +10,7 @@ for a rate limit, does not wait for this one). Left alone:
   to the next node, drops the connection: `del self.connection`): the next attempt is not the
   same one;
 - a failure of a lost race (a write conflict): the loop re-reads and tries again;
+- a consumer's wait that ended with nothing to take (`except DequeueTimeout:`);
 - a handler that catches everything around work that is not a call to another system (a
   client, a session, a connection, a stub or a socket): a local step retried.
 """
@@ -24,7 +25,14 @@ from idemlint.analysis.model import ModuleModel, iter_nodes, local_callee
 from idemlint.analysis.policy.common import expr_nodes, handler_catches_all
 from idemlint.analysis.retry import SLEEPS, always_leaves
 from idemlint.knowledge.http import NETWORK_ERRORS
-from idemlint.knowledge.retries import LOST_RACE_ERRORS, RECOVERY, REMOTE_RECEIVER, TIMEOUT_WRAPPERS, WAIT_WORDS
+from idemlint.knowledge.retries import (
+    LOST_RACE_ERRORS,
+    NOTHING_ARRIVED,
+    RECOVERY,
+    REMOTE_RECEIVER,
+    TIMEOUT_WRAPPERS,
+    WAIT_WORDS,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -112,6 +120,13 @@ def _fails_remotely(model: ModuleModel, handler: cst.ExceptHandler, try_node: cs
         )
         if LOST_RACE_ERRORS.search(caught):
             return False
+        names = [
+            (model.dotted(e) or "").rsplit(".", 1)[-1]
+            for e in expr_nodes(handler.type)
+            if isinstance(e, cst.Name | cst.Attribute)
+        ]
+        if names and all(NOTHING_ARRIVED.match(name) for name in names if name[:1].isupper()):
+            return False  # `except DequeueTimeout:` the take itself waited, and nothing failed
         if NETWORK_ERRORS.search(caught):
             return True
     if not handler_catches_all(model, handler):
