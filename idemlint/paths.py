@@ -16,7 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 
 _TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_tests?|conftest)\.py$")
-_MIGRATION_FILE = re.compile(r"(^|/)(migrations|alembic/versions)/|(^|/)migrations\.py$")
+# Django's `migrations/`, alembic's `alembic/versions/` and `revisions/<branch>/versions/`
+_MIGRATION_FILE = re.compile(r"(^|/)(migrations|alembic/versions|revisions(/\w+)*/versions)/|(^|/)migrations\.py$")
 # A folder with a conftest.py is a pytest root; it holds test code when its name says so
 # (celery keeps tests under t/integration). Not any conftest folder: Django apps keep a
 # conftest.py beside production modules (mitxpro's ecommerce/, saleor's payment/gateways/).

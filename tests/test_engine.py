@@ -131,6 +131,7 @@ def test_test_files_and_migrations_are_skipped_by_default() -> None:
     assert found(BUGGY, path="tests/test_pay.py", config=Config(check_tests=True)) == {(6, "IDM001")}
     migration = "def forwards(apps, schema_editor):\n    Order = apps.get_model('shop', 'Order')\n    Order.objects.filter(pk=1).update(status='paid')\n"
     assert found(migration, path="shop/migrations/0002_backfill.py") == set()
+    assert found(migration, path="app/database/revisions/tenant/versions/2023-01-30_e4b4.py") == set()  # alembic
     assert found(migration, path="shop/migrations/0002_backfill.py", config=Config(check_migrations=True)) == {
         (3, "IDM103")
     }

@@ -149,8 +149,8 @@ RECOVERY = re.compile(
 # what bounds one attempt in time rather than waiting between attempts
 TIMEOUT_WRAPPERS = frozenset({"asyncio.wait_for", "asyncio.timeout", "async_timeout.timeout", "anyio.fail_after"})
 # what names a wait done elsewhere (`self._backoff(attempt)`, `wait_before_retry()`, a retry
-# policy's `policy.handle_retry()`)
-WAIT_WORDS = re.compile(r"sleep|wait|backoff|delay|pause|retry", re.I)
+# policy's `policy.handle_retry()` or `handler.prepare_for_next_attempt(...)`)
+WAIT_WORDS = re.compile(r"sleep|wait|backoff|delay|pause|retry|next_attempt", re.I)
 # a server's readiness or health endpoint (`/.well-known/ready`, `/healthz`, `/readyz`,
 # `/livez`, `/ping`): a loop that asks only this waits for the server to come up
 READINESS_PATH = re.compile(r"/(\.well-known/)?(ready|readyz|health|healthz|healthcheck|livez|alive|ping)\b", re.I)

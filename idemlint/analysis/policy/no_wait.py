@@ -113,24 +113,32 @@ def _number(node: cst.BaseExpression) -> int | None:
 
 
 def _fails_remotely(model: ModuleModel, handler: cst.ExceptHandler, try_node: cst.Try) -> bool:
-    """The handler catches a network failure by name, or everything around a call to another system."""
+    """The handler catches a network failure by name, or everything (or a bare timeout)
+    around a call to another system."""
     if handler.type is not None:
         caught = " ".join(
             model.qualname(n) or "" for n in expr_nodes(handler.type) if isinstance(n, cst.BaseExpression)
         )
         if LOST_RACE_ERRORS.search(caught):
             return False
-        names = [
-            (model.dotted(e) or "").rsplit(".", 1)[-1]
+        names = [  # the classes caught, not the modules that hold them (`concurrent.futures`)
+            name
             for e in expr_nodes(handler.type)
             if isinstance(e, cst.Name | cst.Attribute)
+            and (name := (model.dotted(e) or "").rsplit(".", 1)[-1])[:1].isupper()
         ]
-        if names and all(NOTHING_ARRIVED.match(name) for name in names if name[:1].isupper()):
+        if names and all(NOTHING_ARRIVED.match(name) for name in names):
             return False  # `except DequeueTimeout:` the take itself waited, and nothing failed
-        if NETWORK_ERRORS.search(caught):
+        # a timeout of no network library (the builtin, asyncio's, concurrent.futures', a lock's)
+        bare_timeout = all(name in ("Timeout", "TimeoutError") for name in names) and not NETWORK_ERRORS.search(
+            re.sub(r"Timeout(Error)?", "", caught)
+        )
+        if NETWORK_ERRORS.search(caught) and not bare_timeout:
             return True
-    if not handler_catches_all(model, handler):
-        return False
+        if not bare_timeout and not handler_catches_all(model, handler):
+            return False
+    # everything, or a bare timeout (a future's `result(10)`, a lock's `acquire(timeout=...)`):
+    # only around a call on a client, session or connection
     return any(
         isinstance(node, cst.Call)
         and isinstance(node.func, cst.Attribute)
