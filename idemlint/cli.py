@@ -264,9 +264,9 @@ def states(paths: tuple[str, ...], config_file: str | None) -> None:
     """Print each state machine declared under PATHS (default: the current directory): a table
     of one enum's moves or `@transition` decorators, its final states, and the states every
     state leads to (IDM103 does not report writes of those with no precondition). Then the
-    final states the project's guards imply where it declares no machine: a state some guard
-    gives up on and no guarded move leaves (IDM103 does not report a write of a machine's
-    only one)."""
+    final states the project's guards imply where it declares no machine, as IDM103 uses
+    them: a state some guard gives up on and no guarded move leaves, the machine's only one,
+    with every other state it writes or tests left by a guarded move."""
     from idemlint.analysis.final_states import Evidence, describe_finals, join_evidence, state_evidence
     from idemlint.analysis.machines import declared_moves, describe, join
     from idemlint.api import discover_files, load_config

@@ -309,9 +309,11 @@ class NonMonotonicTransition(Rule):
         "or two classes share is not used), a state every state can reach (FULFILLED) is not "
         "backward and is not reported; any other is, naming the states it moves records back from, and the help "
         "names the machine's real predecessors. A deletion (`deleted`, `removed`) may follow any state. Where "
-        "no machine is declared, a state the project's guards give up on (`if mail.state in (SENT, SENDING): "
-        "return`) and no guarded move leaves (`if x.state == S: x.state = T`, `.filter(state=S).update(...)`) "
-        "is final; a write of a project's only final state is not reported (`idemlint states` lists them)."
+        "no machine is declared, a state of an enum or class (`MailState.SENT`) that the project's guards give "
+        "up on (`if mail.state in (SENT, SENDING): return`) and no guarded move leaves (`if x.state == S: "
+        "x.state = T`, `.filter(state=S).update(...)`) is final; where it is the machine's only one and every "
+        "other state the project writes or tests is left by a guarded move, a write of it is not reported "
+        "(`idemlint states` lists these)."
     )
     why = (
         "Messages arrive late, twice, and out of order. A transition with no precondition lets a late "
