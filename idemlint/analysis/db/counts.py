@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.records import OWN_KEYS, VERSION_COLUMNS
-from idemlint.analysis.db.side_effects import effect_after
+from idemlint.analysis.db.side_effects import absolute_value, effect_after
 from idemlint.analysis.model import iter_nodes, string_value
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: 
         return conditions
     if conditions and _keeps_extreme(model, write, conditions) and not effect_after(model, write):
         return None  # `filter(pk=i, created__gt=v).update(created=v)` and nothing else: keeps the min
-    if conditions and _sets_flags(db, write, conditions) and not effect_after(model, write):
+    if conditions and _sets_flags(model, db, write, conditions) and not effect_after(model, write):
         return None  # `filter(is_active=False).update(is_active=True)` and nothing else: set twice, set once
     if conditions and _shifts_a_range(write, conditions):
         return None  # `filter(group=g, position__gt=p).update(position=F("position") - 1)`: a reorder
@@ -54,14 +54,14 @@ def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: 
     return conditions
 
 
-def _sets_flags(db: DbAnalysis, write: DbWrite, conditions: list[Predicate]) -> bool:
+def _sets_flags(model: ModuleModel, db: DbAnalysis, write: DbWrite, conditions: list[Predicate]) -> bool:
     """Every condition is on a flag (not a state column) the update sets to `True`, `False` or
     `None`, over rows not named by their own key, and every value set is absolute: a second
     run finds nothing to do and leaves what the first left, so its zero rows say nothing
     unless something after the update acts on them."""
     if any(p.op == "eq" and p.column.split(".")[-1] in OWN_KEYS for p in write.where):
         return False  # `filter(pk=i, locked=False).update(locked=True)`: one named row claimed, a lock
-    if not all(_absolute(value) for value in write.values.values()):
+    if not all(absolute_value(model, value) for value in write.values.values()):
         return False  # `balance=F("balance") + 100` alongside: a second run adds again
     return all(
         not db.is_state_column(p.column)
@@ -69,15 +69,6 @@ def _sets_flags(db: DbAnalysis, write: DbWrite, conditions: list[Predicate]) -> 
         and value.value in ("True", "False", "None")
         for p in conditions
     )
-
-
-def _absolute(value: cst.BaseExpression) -> bool:
-    """A literal, `True`/`False`/`None` or a constant: the same on every run."""
-    if isinstance(value, (cst.SimpleString, cst.Integer, cst.Float)):
-        return True
-    if isinstance(value, cst.Name):
-        return value.value in ("True", "False", "None") or value.value.isupper()
-    return isinstance(value, cst.Attribute) and value.attr.value.isupper()
 
 
 def _shifts_a_range(write: DbWrite, conditions: list[Predicate]) -> bool:

@@ -177,10 +177,10 @@ def _repeat_safe(model: ModuleModel, node: cst.Call, called: str) -> bool:
         return False
     if type(node.func.value) is not cst.Call:
         return False  # `qs.update(...)`, `data.update(...)`: a queryset is `....filter(...).update(...)`
-    return all(arg.keyword is not None and _absolute(model, arg.value) for arg in node.args)
+    return all(arg.keyword is not None and absolute_value(model, arg.value) for arg in node.args)
 
 
-def _absolute(model: ModuleModel, value: cst.BaseExpression) -> bool:
+def absolute_value(model: ModuleModel, value: cst.BaseExpression) -> bool:
     """A value that is the same on every run: a literal, `True`/`None`, a constant
     (`Status.SUSPENDED`, `MAX`), or the clock (`timezone.now()`); not a name that may hold
     what was read (`new_balance`), not arithmetic."""
