@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
-_TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_tests?|conftest)\.py$")
+_TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)(tests|test_[^/]*|[^/]*_tests?|conftest)\.py$")
 # Django's `migrations/`, alembic's `alembic/versions/` and `revisions/<branch>/versions/`
 _MIGRATION_FILE = re.compile(r"(^|/)(migrations|alembic/versions|revisions(/\w+)*/versions)/|(^|/)migrations\.py$")
 # A folder with a conftest.py is a pytest root; it holds test code when its name says so
@@ -249,7 +249,7 @@ class PathKinds:
             return TEST
         parts = relative.split("/")[:-1]
         for depth in range(len(parts)):
-            if parts[depth] in _TEST_FOLDER_NAMES and _has_conftest(self.root.joinpath(*parts[: depth + 1])):
+            if _named_like_tests(parts[depth]) and _has_conftest(self.root.joinpath(*parts[: depth + 1])):
                 return TEST
         return SOURCE
 

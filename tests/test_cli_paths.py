@@ -82,6 +82,10 @@ def test_pytest_roots_and_migration_modules_are_recognised(tmp_path: Path, monke
     # A Django app with a conftest.py beside its modules is still production code.
     (tmp_path / "ecommerce" / "conftest.py").write_text("")
     (tmp_path / "ecommerce" / "api.py").write_text(BUGGY)
+    # A folder named for tests (`test_client/`) that holds a conftest.py is a pytest root.
+    (tmp_path / "test_client" / "helpers").mkdir(parents=True)
+    (tmp_path / "test_client" / "conftest.py").write_text("")
+    (tmp_path / "test_client" / "helpers" / "wait.py").write_text(BUGGY)
     (tmp_path / "app" / "migrations.py").write_text(RACE)
     (tmp_path / "app" / "views.py").write_text(RACE)
     monkeypatch.chdir(tmp_path)

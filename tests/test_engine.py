@@ -128,6 +128,10 @@ def test_pre_filter_words_for_updates_and_project_functions() -> None:
 def test_test_files_and_migrations_are_skipped_by_default() -> None:
     assert found(BUGGY, path="tests/test_pay.py") == set()
     assert found(BUGGY, path="app/conftest.py") == set()
+    assert found(BUGGY, path="nodeodm/tests.py") == set()  # Django's test module
+    assert found(BUGGY, path="shop/contest.py") == {(6, "IDM001")}
+    assert found(BUGGY, path="ab_tests/views.py") == {(6, "IDM001")}  # an A/B test feature, not a test folder
+    assert found(BUGGY, path="exams/test.py") == {(6, "IDM001")}  # an exam's test, not Django's tests.py
     assert found(BUGGY, path="tests/test_pay.py", config=Config(check_tests=True)) == {(6, "IDM001")}
     migration = "def forwards(apps, schema_editor):\n    Order = apps.get_model('shop', 'Order')\n    Order.objects.filter(pk=1).update(status='paid')\n"
     assert found(migration, path="shop/migrations/0002_backfill.py") == set()
