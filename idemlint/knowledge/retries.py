@@ -154,3 +154,21 @@ WAIT_WORDS = re.compile(r"sleep|wait|backoff|delay|pause|retry|next_attempt", re
 # a server's readiness or health endpoint (`/.well-known/ready`, `/healthz`, `/readyz`,
 # `/livez`, `/ping`): a loop that asks only this waits for the server to come up
 READINESS_PATH = re.compile(r"/(\.well-known/)?(ready|readyz|health|healthz|healthcheck|livez|alive|ping)\b", re.I)
+# a method that probes whether a server is up (`check_health(db)`, `health_check()`,
+# `is_healthy()`, `ping()`): a loop that calls only this samples health, it re-attempts no work
+READINESS_CALL = re.compile(
+    r"^_*(?:(?:check_|run_)?health(?:_?check)?|is_(?:healthy|alive|ready|up)|ping|readyz?|livez?)$", re.I
+)
+
+# what only (re)establishes a connection (`sock.connect(addr)`, `client.reconnect()`) or a
+# subscription (`pubsub.resubscribe()`, on a receiver named for a link: a subscription is also
+# how a customer starts a paid plan): a loop that does nothing else keeps a long-lived link up,
+# and connection errors are what it can raise
+CONNECT_CALL = re.compile(r"^_*(?:re)?connect$|^(?:open|create)_connection$")
+SUBSCRIBE_CALL = re.compile(r"^_*(?:re|p|un|pun)?subscribe$")
+LINK_RECEIVER = re.compile(
+    r"(?:^|[._])(?:pubsub|pb|sub|subscriber|subscription|channel|conn|connection|client|socket|sock|ws|redis|broker|consumer|listener|observer)$",
+    re.I,
+)
+# a class whose methods hold a link (`class Subscription`, `class RedisPubSub`)
+LINK_CLASS = re.compile(r"pubsub|subscri|channel|connection|client|socket|consumer|listener|observer", re.I)

@@ -19,6 +19,7 @@ from idemlint.analysis.retry.exits import guarded_continue
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.http import NETWORK_ERRORS
 from idemlint.knowledge.keys import CLOCK_CALLS
+from idemlint.knowledge.retries import CONNECT_CALL, LINK_CLASS, LINK_RECEIVER, SUBSCRIBE_CALL
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -36,10 +37,14 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
     # a `while` loop that neither waits, nor talks to the network, nor counts attempts spins
     # on a local condition (a keypress, a non-blocking read): not a retry of a failure
     spins = isinstance(loop, cst.While) and not _waits_or_talks(model, nodes) and not _loop_bounded(model, loop, nodes)
+    # a loop that only reconnects (`sock.connect(addr)`, `pubsub.resubscribe()`) keeps a link up:
+    # catching every error there is catching connection errors, and it may go on as long as the process
+    reconnects = _only_reconnects(model, loop, nodes)
     for node in nodes:
         if (
             isinstance(node, cst.ExceptHandler)
             and not spins
+            and not reconnects
             and handler_catches_all(model, node)
             and not always_leaves(list(node.body.body))
             and not filters_exception(node)
@@ -62,7 +67,7 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
                 policy.no_jitter.append(Verdict("fixed-wait", "loop", node, label, fix=fix))
     if context.kind == "loop" and not spins and (handler := immediate_retry(model, loop, nodes)) is not None:
         policy.no_jitter.append(Verdict("no-wait", "loop", handler, label))
-    if isinstance(loop, cst.While) and _waits_or_talks(model, nodes):
+    if isinstance(loop, cst.While) and _waits_or_talks(model, nodes) and not reconnects:
         if not _loop_bounded(model, loop, nodes):
             policy.unbounded.append(Verdict("no-bound", "loop", loop, label))
         elif skip := _bypassed_bound(model, loop, nodes):
@@ -74,6 +79,35 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
     ):
         if not _loop_bounded(model, loop, nodes):
             policy.unbounded.append(Verdict("endless-count", "loop", loop, label))
+
+
+def _only_reconnects(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst.CSTNode]) -> bool:
+    """Every call the loop attempts (outside its handlers, past sleeps and logging) opens a
+    connection (`sock.connect(addr)`) or a subscription on a link (`pubsub.resubscribe()`,
+    `self.unsubscribe()` in a `Subscription` class), and there is one."""
+    attempted = [
+        node
+        for node in nodes
+        if isinstance(node, cst.Call)
+        and not _inside_handler(model, node, loop)
+        and model.call_name(node) not in SLEEPS
+        and not LOGGING_CALL.match(model.dotted(node.func) or "")
+        and (model.call_name(node) or "").rsplit(".", 1)[-1] not in ("format", "str", "len")
+    ]
+    return bool(attempted) and all(_opens_a_link(model, call) for call in attempted)
+
+
+def _opens_a_link(model: ModuleModel, call: cst.Call) -> bool:
+    name = model.dotted(call.func) or model.call_name(call) or ""
+    receiver, _, last = name.rpartition(".")
+    if CONNECT_CALL.match(last):
+        return True
+    if not SUBSCRIBE_CALL.match(last):
+        return False
+    if receiver == "self":
+        owner = model.enclosing_class(call)
+        return owner is not None and bool(LINK_CLASS.search(owner.name.value))
+    return bool(LINK_RECEIVER.search(receiver))
 
 
 def read_poll(model: ModuleModel, context: RetryContext, policy: Policy) -> None:

@@ -29,7 +29,7 @@ from idemlint.analysis.retry.exits import (
 )
 from idemlint.analysis.retry.safe_repeats import gated_on_idempotency, goes_round_only_when_refused
 from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
-from idemlint.knowledge.retries import READINESS_PATH, RETRY_ITERATORS, SLEEPS, is_attempt_counter
+from idemlint.knowledge.retries import READINESS_CALL, READINESS_PATH, RETRY_ITERATORS, SLEEPS, is_attempt_counter
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -98,13 +98,15 @@ _TRANSIENT_STATUS = re.compile(r"^(408|425|429|5\d\d)$")
 
 def _checks_readiness(model: ModuleModel, loop: cst.For | cst.While) -> bool:
     """A loop that asks a server whether it is up yet (`get("/.well-known/ready")`,
-    `requests.get(f"{url}/healthz")`) and nothing else: a failure there means "not up yet",
-    and the loop waits for readiness, a poll, whatever exceptions say so."""
+    `requests.get(f"{url}/healthz")`, `check_health(db)`, `ping()`) and nothing else: a failure
+    there means "not up yet" (or a failed probe), and the loop samples health, a poll, whatever
+    exceptions say so."""
     calls = [n for n in loop_nodes(model, loop) if isinstance(n, cst.Call)]
     asks = [
         c
         for c in calls
-        if any(
+        if READINESS_CALL.match((model.call_name(c) or "").rsplit(".", 1)[-1])
+        or any(
             isinstance(a.value, (cst.SimpleString, cst.FormattedString))
             and READINESS_PATH.search(model.module.code_for_node(a.value))
             for a in c.args
