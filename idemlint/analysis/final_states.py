@@ -50,15 +50,26 @@ _STATE_TEST = re.compile(
 )
 
 
+def parse_state_tests(source: bytes, path: str = "") -> ast.Module | None:
+    """The file's `ast`, where its bytes show a state test (None elsewhere, or unparsable)."""
+    if not _STATE_TEST.search(source):
+        return None
+    try:
+        return ast.parse(source, path or "<unknown>")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
 def state_evidence(source: bytes, path: str = "") -> Evidence:
     """What one file's guards say of each machine's states, and the classes it defines at its
     top level (read from every file: an enum's own module tests no state)."""
+    return evidence_of(source, parse_state_tests(source, path))
+
+
+def evidence_of(source: bytes, tree: ast.Module | None) -> Evidence:
+    """`state_evidence` of a file already parsed (`tree`: `parse_state_tests`)."""
     defined: Evidence = {_CLASS + name.decode(): _NONE for name in _TOP_CLASS.findall(source)}
-    if not _STATE_TEST.search(source):
-        return defined
-    try:
-        tree = ast.parse(source, path or "<unknown>")
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    if tree is None:
         return defined
     facts = _Facts(_aliases(tree))
     for node in ast.walk(tree):
@@ -67,7 +78,7 @@ def state_evidence(source: bytes, path: str = "") -> Evidence:
         elif isinstance(node, ast.Call):
             facts.filtered_update(node)
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute):
-            if _is_state_column(node.targets[0].attr):
+            if is_state_attribute(node.targets[0].attr):
                 written = facts.state(node.value)
                 if written is not None:
                     facts.written.setdefault(written[0], set()).add(written[1])
@@ -220,7 +231,7 @@ class _Facts:
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Attribute)):
             return None
         record, column = dotted_name(test.left.value), test.left.attr
-        if record is None or not _is_state_column(column):
+        if record is None or not is_state_attribute(column):
             return None
         op, right = test.ops[0], test.comparators[0]
         values = [right] if isinstance(op, (ast.Eq, ast.NotEq)) else elements(right)
@@ -273,7 +284,7 @@ class _Facts:
         if not (isinstance(func, ast.Attribute) and func.attr == "update" and isinstance(func.value, ast.Call)):
             return
         for keyword in call.keywords:
-            if keyword.arg is None or not _is_state_column(keyword.arg):
+            if keyword.arg is None or not is_state_attribute(keyword.arg):
                 continue
             written = self.state(keyword.value)
             if written is None:
@@ -300,7 +311,8 @@ def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
     return [b for b in blocks if isinstance(b, list)]
 
 
-def _is_state_column(column: str) -> bool:
+def is_state_attribute(column: str) -> bool:
+    """`status`, `state`, `order_status`: a column named like a state (the built-in names)."""
     lowered = column.lower()
     return lowered in STATE_COLUMNS or lowered.rsplit("_", 1)[-1] in ("status", "state")
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from idemlint.analysis.final_states import Evidence, join_evidence, state_evidence
+from idemlint.analysis.caller_guards import NO_CALLS, CallFacts, call_facts, join_call_facts
+from idemlint.analysis.final_states import Evidence, evidence_of, join_evidence, parse_state_tests
 from idemlint.analysis.machines import Moves, declared_moves, join
 from idemlint.analysis.project_index import ProjectIndex, renamed_as, spelled_name
 from idemlint.analysis.setter_facts import setter_facts
@@ -44,6 +45,9 @@ class FileFacts:
     unique_keys: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)  # its models' unique keys
     aliases: Mapping[str, str] = field(default_factory=dict)  # the modules it imports under a name
     state_tests: Evidence = field(default_factory=dict)  # what its guards say of each machine's states
+    calls: CallFacts = (
+        NO_CALLS  # the calls it makes under a lock or on state-chosen rows, and its other names (production code)
+    )
     module: str = ""  # its module name, from its path
     package: bool = False  # an `__init__.py`: its folder is a package
 
@@ -69,6 +73,7 @@ def file_facts(
         summaries = summary_facts(source, relative, config, candidate) if config is not None and summarise else None
         roots = config.src if config is not None else ("src",)
         machines = declared_moves(source, relative) if summarise else {}
+        tree = parse_state_tests(source, relative) if summarise else None
         return FileFacts(
             setter_facts(source, config.vocabulary if config is not None else DEFAULT),
             summaries,
@@ -76,7 +81,8 @@ def file_facts(
             machines,
             declared_unique_keys(source),
             module_aliases(source, relative, roots),
-            state_evidence(source, relative) if summarise else {},
+            evidence_of(source, tree) if summarise else {},
+            call_facts(source, tree) if summarise else NO_CALLS,
             module_name(relative, roots),
             relative.endswith("__init__.py"),
         )
@@ -188,6 +194,7 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         },
         state_machines=join(machines),
         final_states=join_evidence(f.state_tests for f in files),
+        decided_by_callers=join_call_facts(f.calls for f in files),
         unique_keys=join_unique_keys(unique_keys),
         module_aliases=aliases,
     )

@@ -56,6 +56,9 @@ class ProjectIndex:
     state_machines: Mapping[str, Machine] = field(default_factory=dict)
     # the final states the project's guards imply (`analysis/final_states.py`): machine -> states
     final_states: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # functions the project calls only under a lock or on rows a state filter chose
+    # (`analysis/caller_guards.py`): the precondition of their writes is the callers'
+    decided_by_callers: frozenset[str] = frozenset()
     # the column sets the project's models keep unique (`analysis/unique_keys.py`): model -> keys
     unique_keys: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
     # modules imported under a name (`import trio as event_loop` in `pkg/compat.py`):
@@ -89,6 +92,7 @@ class ProjectIndex:
                         for name, m in self.state_machines.items()
                     ],
                     sorted((name, sorted(states)) for name, states in self.final_states.items()),
+                    sorted(self.decided_by_callers),
                     sorted((model, sorted(sorted(k) for k in keys)) for model, keys in self.unique_keys.items()),
                     sorted(self.module_aliases.items()),
                 )

@@ -45,3 +45,7 @@ def names_a_shared_lock(qualname: str) -> bool:
         return False
     words = [word.lower() for word in _WORD.findall(last)]
     return bool(words) and words[-1] in LOCK_WORDS and not (len(words) > 1 and words[-2] in _NO_LOCK)
+
+
+# ORM calls that lock the rows a query reads until the transaction ends (Django, SQLAlchemy)
+ROW_LOCK_METHODS = frozenset({"select_for_update", "with_for_update", "with_lockmode"})

@@ -19,3 +19,14 @@ TEST_FACTORY_BASES = frozenset(
         "factory.mogo.MogoFactory",
     }
 )
+
+# what runs a function with no caller in the project to hand a result back to, by the
+# decorator's last name: a task queue (`@shared_task`, `@app.task`, `@actor`,
+# `@register_as_period_task`), a signal (`@receiver(...)`, `@signals.task_postrun.connect`), a
+# scheduler (`@scheduler.scheduled_job`), a web route (`@app.route`, `@api_view`); an HTTP
+# verb only on a receiver (`@app.post(...)`, `@router.get(...)`), not `@cached_get`
+ENTRY_DECORATORS = frozenset(
+    {"task", "shared_task", "actor", "receiver", "connect", "scheduled_job", "cron", "route", "api_view", "websocket"}
+)
+ENTRY_VERBS = frozenset({"get", "post", "put", "patch", "delete"})
+ENTRY_SUFFIX = "_task"  # `periodic_task`, `db_periodic_task`, `register_as_period_task`

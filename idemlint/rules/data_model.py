@@ -14,7 +14,9 @@ from idemlint.analysis.db import (
     decisions,
     is_locked,
     loaded_read,
+    lock_won_before,
     locked_together,
+    moves_its_flag,
     races,
     tested_before,
 )
@@ -313,7 +315,10 @@ class NonMonotonicTransition(Rule):
         "up on (`if mail.state in (SENT, SENDING): return`) and no guarded move leaves (`if x.state == S: "
         "x.state = T`, `.filter(state=S).update(...)`) is final; where it is the machine's only one and every "
         "other state the project writes or tests is left by a guarded move, a write of it is not reported "
-        "(`idemlint states` lists these)."
+        "(`idemlint states` lists these). A model method (`def reject(self): self.state = REJECTED`) that the "
+        "project calls only under a lock (after `select_for_update()`, in `with cache.lock(...)`) or on rows a "
+        "state filter chose (`for r in Request.objects.filter(state=PENDING): r.reject()`) has its precondition "
+        "in the callers and is not reported; one caller that only tests the state, unlocked, is not enough."
     )
     why = (
         "Messages arrive late, twice, and out of order. A transition with no precondition lets a late "
@@ -325,7 +330,9 @@ class NonMonotonicTransition(Rule):
         "in as a parameter may be fresh). State values held in variables are not judged. Where no machine is "
         "declared, only final states are inferred (from the guards), not the order of the others; a final "
         "state written where the project has several (`SENT`, `FAILED`) is still reported, though the record "
-        "may be one only this code writes."
+        "may be one only this code writes. Callers are matched by the method's name: a method never called "
+        "from Python whose name a library call makes under a lock (`client.publish(...)` in `with "
+        "cache.lock(...)`) is taken as decided there."
     )
     bad = """\
 def ship(conn, order_id):
@@ -383,8 +390,15 @@ def ship(conn, order_id):
                         continue  # found only in the states its query names: a precondition (unlocked, a race)
                     if read.record and is_locked(model, db, read):
                         continue  # written under a lock the function took (LOCK TABLE, FOR UPDATE)
-                elif any(p.column == column or VERSION_COLUMNS.match(p.column) for p in write.where):
-                    continue
+                    if read.record in ("self", "parameter") and decided_by_callers(ctx, write):
+                        continue  # every caller locks the row, or hands over rows a state filter chose
+                elif any(
+                    p.column == column or VERSION_COLUMNS.match(p.column) or moves_its_flag(write, p)
+                    for p in write.where
+                ):
+                    continue  # a precondition on the state, a version, or a flag the write moves (`is_finished=False`)
+                if lock_won_before(model, write.node):
+                    continue  # `if not acquire_lock(key): return` first: one run at a time gets here
                 deciding = list(decisions(model, db, write))
                 if any(locked_together(model, read, write) for read, _test in deciding):
                     continue  # checked under a row lock, or a lock every run takes
@@ -416,6 +430,13 @@ def ship(conn, order_id):
                     Step(f"also sets {o[1]} to {_spelt(o[2], o[3])}", node=o[0].statement) for o in writes[1:]
                 ),
             )
+
+
+def decided_by_callers(ctx: FileContext, write: DbWrite) -> bool:
+    """The function holding the write is one the project calls only under a lock, or on rows
+    a state filter chose (`analysis/caller_guards.py`)."""
+    scope = ctx.model.scope_of(write.node)
+    return isinstance(scope, cst.FunctionDef) and scope.name.value in ctx.project.decided_by_callers
 
 
 def _spelt(kind: str, text: str) -> str:  # a constant as written, a literal quoted

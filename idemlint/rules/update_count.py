@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint.analysis.db import DbWrite, count_conditions
+from idemlint.analysis.db.counts import nobody_acts_on
 from idemlint.analysis.direct_facts import returns_write_results
 from idemlint.analysis.summaries import chain_origin, related_steps, via
 from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
@@ -40,7 +41,10 @@ class IgnoredUpdateCount(Rule):
         'F("position") - 1)`, a reorder): its count is how many rows moved. `filter(pk=i, stock__gt=0)` with '
         "a decrement names one row and is a claim. Nor is an update that only sets the flags it filters on to "
         "`True`, `False` or `None` (`filter(course=c, is_active=False).update(is_active=True)`) with nothing "
-        "after it that acts: a second run finds nothing to do and leaves what the first left."
+        "after it that acts: a second run finds nothing to do and leaves what the first left. Nor is an update "
+        "in a function a framework runs (`@shared_task`, `@receiver(...)`, `@app.post(...)`) with nothing after "
+        "it that acts: no caller is handed the count, so zero rows change nothing; a version condition (an "
+        "optimistic lock) is still reported there."
     )
     why = (
         'Zero rows is how a conditional write says "this was a duplicate" (or "someone else got there first"). '
@@ -94,6 +98,8 @@ def mark_paid(conn, order_id):
             conditions = count_conditions(ctx.model, db, write, every)
             if conditions is None:
                 continue
+            if conditions and not every and nobody_acts_on(ctx.model, write, conditions):
+                continue  # a task or receiver with nothing after the write that acts: zero rows change nothing
             if conditions:
                 what = ", ".join(sorted({p.column for p in conditions}))
                 message = f"{what_is_written(write)} is conditional on {what} but its affected-row count is never read"

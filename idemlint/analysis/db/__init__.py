@@ -21,7 +21,15 @@ WHERE/filter constrains, and whether its row count is read. A *read* is a SELECT
 from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.classify import DbAnalysis
 from idemlint.analysis.db.counts import count_conditions
-from idemlint.analysis.db.decisions import deciding_tests, decisions, is_locked, loaded_read, locked_together
+from idemlint.analysis.db.decisions import (
+    deciding_tests,
+    decisions,
+    is_locked,
+    loaded_read,
+    lock_won_before,
+    locked_together,
+    moves_its_flag,
+)
 from idemlint.analysis.db.races import Race, compared_values, races, tested_before
 from idemlint.analysis.db.records import (
     ASYNCPG_FETCH,
@@ -59,6 +67,8 @@ __all__ = [
     "effect_after",
     "is_locked",
     "loaded_read",
+    "lock_won_before",
     "locked_together",
+    "moves_its_flag",
     "races",
 ]

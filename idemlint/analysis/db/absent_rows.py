@@ -8,6 +8,8 @@ only one of them can pass stands between the query and the insert:
 - the insert handles that failure (`except IntegrityError:`), or is a create-if-absent
   (`get_or_create`, which is not an insert here);
 - the query locks (`select_for_update()`, `with_for_update()`).
+A query whose filter takes a condition built elsewhere (`filter(conditions)`, a `Q` held in a
+name) names columns we cannot read, perhaps a unique key: it is not judged.
 
 The decision is an `if` on the query's result (`if existing: return`, `if not qs.exists():`,
 `if count == 0:`) after which, on the "absent" side only, the function inserts: a model's
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.records import SESSION, DbRead
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.retry.exits import always_leaves
@@ -56,6 +59,8 @@ def absent_row_inserts(
         keys = unique_keys.get(read.table)
         if keys is None or kept_unique(keys, (p.column for p in read.filters)):
             continue  # a model the project does not define (its keys unknown), or a unique key
+        if _hides_columns(read.call):
+            continue  # `filter(q)` with a `Q` built elsewhere: the columns it names, perhaps a unique key, are unknown
         decision = _decision_on(model, read)
         if decision is None:
             continue
@@ -69,6 +74,28 @@ def absent_row_inserts(
                 break  # the row it inserts is kept unique (`Intake(name=..., project=...)`): a second insert fails
             yield AbsentRowInsert(insert, read, test, inserted)
             break
+
+
+def _hides_columns(call: cst.CSTNode) -> bool:
+    """A filter of the query takes a condition built elsewhere (`filter(conditions)`, `filter(self.q)`),
+    not keywords, an inline `Q(...)` or a comparison: the columns it names are unknown."""
+    if not isinstance(call, cst.Call):
+        return False
+    return any(
+        isinstance(link.func, cst.Attribute)
+        and link.func.attr.value in ("filter", "exclude", "get", "where", "filter_by")
+        and any(arg.keyword is None and arg.star == "" and _held_condition(arg.value) for arg in link.args)
+        for link in chain_calls(call)
+    )
+
+
+def _held_condition(value: cst.BaseExpression) -> bool:
+    """`conditions`, `self.q`, `filters[0]`: a value a name holds; not a model's column
+    (`Vote.active`, a boolean condition of SQLAlchemy)."""
+    root = value
+    while isinstance(root, (cst.Attribute, cst.Subscript)):
+        root = root.value
+    return isinstance(root, cst.Name) and (root is value or not root.value[:1].isupper())
 
 
 def _decision_on(model: ModuleModel, read: DbRead) -> tuple[cst.If, list[cst.CSTNode]] | None:

@@ -14,6 +14,7 @@ from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.records import OWN_KEYS, VERSION_COLUMNS
 from idemlint.analysis.db.side_effects import absolute_value, effect_after
 from idemlint.analysis.model import iter_nodes, string_value
+from idemlint.knowledge.roles import ENTRY_DECORATORS, ENTRY_SUFFIX, ENTRY_VERBS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -107,3 +108,21 @@ def _keeps_extreme(model: ModuleModel, write: DbWrite, conditions: list[Predicat
     }
     values = {column: code(value) for column, value in write.values.items()}
     return all(p.column in values and filters.get(p.column) == values[p.column] for p in conditions)
+
+
+def nobody_acts_on(model: ModuleModel, write: DbWrite, conditions: list[Predicate]) -> bool:
+    """The count is dropped where nothing can act on it: nothing after the write in its function
+    acts, and a framework runs the function (a task, a signal receiver, a route), so no caller
+    in the project is handed its outcome either. A version condition (an optimistic lock) still
+    tells a stale writer that its write was lost."""
+    if any(VERSION_COLUMNS.match(p.column) for p in conditions) or effect_after(model, write):
+        return False
+    function = model.enclosing_function(write.node)
+    return function is not None and any(_runs_as_entry_point(model, d) for d in function.decorators)
+
+
+def _runs_as_entry_point(model: ModuleModel, decorator: cst.Decorator) -> bool:
+    node = decorator.decorator
+    node = node.func if isinstance(node, cst.Call) else node
+    receiver, _, last = (model.dotted(node) or "").rpartition(".")
+    return last in ENTRY_DECORATORS or last.endswith(ENTRY_SUFFIX) or bool(receiver) and last in ENTRY_VERBS

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from idemlint.analysis.db.classify import DbAnalysis
+    from idemlint.analysis.sql import Predicate
 else:
     cst = LazyModule("libcst", globals(), "cst")
 
@@ -287,7 +288,50 @@ def locked_together(model: ModuleModel, read: DbRead, write: DbWrite) -> bool:
     if read.locked:
         return True
     held = shared_lock_over(model, read.call)
-    return held is not None and model.is_inside(write.node, held.body)
+    return held is not None and model.is_inside(write.node, held.body) or lock_won_before(model, read.call)
+
+
+def moves_its_flag(write: DbWrite, condition: Predicate) -> bool:
+    """`filter(pk=i, is_finished=False).update(state=..., is_finished=True)`: the update sets a
+    flag its filter tests to a literal, so it applies to a row once, never after."""
+    kind, _text = write.sets.get(condition.column, ("", ""))
+    return condition.op == "eq" and condition.value in ("bool", "null") and kind in ("bool", "null")
+
+
+def lock_won_before(model: ModuleModel, node: cst.CSTNode) -> bool:
+    """A non-blocking lock taken before `node` in a block that holds it, leaving when another run
+    has it: `if not acquire_lock(key): return` (`continue`, `raise Busy`). Only one run at a
+    time gets past it."""
+    child = node
+    for ancestor in model.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            return False
+        body = list(getattr(ancestor, "body", ()) or ()) if isinstance(ancestor, cst.IndentedBlock) else []
+        if child in body:
+            for earlier in body[: body.index(child)]:
+                if (
+                    isinstance(earlier, cst.If)
+                    and isinstance(earlier.test, cst.UnaryOperation)
+                    and isinstance(earlier.test.operator, cst.Not)
+                    and isinstance(earlier.test.expression, cst.Call)
+                    and _takes_a_lock(model, earlier.test.expression)
+                    and always_leaves(list(earlier.body.body), or_continues=True)
+                ):
+                    return True
+        child = ancestor
+    return False
+
+
+def _takes_a_lock(model: ModuleModel, call: cst.Call) -> bool:
+    """A project function named for taking a lock and saying whether it got it:
+    `acquire_account_lock(key)`, `try_lock(key)`, `take_mutex(name)`; not `get_block()`, not
+    `lock.acquire(blocking=False)` (the receiver may be a `threading.Lock()`)."""
+    last = (model.call_name(call) or model.dotted(call.func) or "").rsplit(".", 1)[-1].lower()
+    return bool(
+        re.match(
+            r"^_*(?:acquire|try|take|grab)(?:_\w+)?_(?:lock|mutex)$|^_*(?:acquire|try|take|grab)(?:lock|mutex)$", last
+        )
+    )
 
 
 _LOCK_SQL = re.compile(r"\bLOCK\s+TABLE|\bFOR\s+(NO\s+KEY\s+)?UPDATE\b|pg_advisory(_xact)?_lock", re.IGNORECASE)

@@ -1,0 +1,189 @@
+"""Preconditions a function's callers hold: a writer the project calls only under a lock or
+for records a state filter chose.
+
+A model method or helper often writes a state with no test of its own (`def reject(self):
+self.state = REJECTED`) because each caller holds the row first (`select_for_update().get(...)`,
+`with cache.lock(...)`), or hands it only records a state filter chose (`for req in
+Request.objects.filter(state=PENDING): req.withdraw()`). The precondition is the callers', as
+it would be were the write inline there, and IDM103 does not report the write inside such a
+function. A caller's unlocked test (`if req.state == PENDING: req.accept()`) is not enough:
+another writer may come between the test and the write (IDM101 reports the call where it knows
+the callee writes the state), so the write stays reported.
+
+A function counts as decided by its callers when its name is defined once in the project, at
+least one call of it is so made, and the name appears nowhere else: not in another call, not
+handed on as a value (`map(self.reject, ...)`, `callback=reject`), not queued as a task
+(`reject.delay(...)`), not in a string (`getattr(req, "reject")`), not in a lambda run later
+(`on_commit(lambda: req.reject())`). In a file whose bytes show no state test and no lock,
+every identifier counts as such a use (a regular expression reads them); the rest are parsed
+with stdlib `ast` (the parse the final-state evidence already made). Names are all that is
+matched: a library's method of the same name called under a lock counts as a call of it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Iterator
+
+from idemlint.analysis.final_states import is_state_attribute
+from idemlint.knowledge.locks import ROW_LOCK_METHODS, names_a_shared_lock
+
+# per file: (names of calls made only under a lock or on a record a state filter chose, every other name
+# the file calls, references or queues, the names it defines with `def`, with repeats)
+CallFacts = tuple[frozenset[str], frozenset[str], tuple[str, ...]]
+NO_CALLS: CallFacts = (frozenset(), frozenset(), ())
+
+# every identifier a file names (a call, `accept.delay(`, `callback=req.accept`, `return
+# req.accept`, `getattr(req, "accept")`), but the one a `def` defines
+_USED = re.compile(rb"(?<!def )(?<!def  )\b([A-Za-z_]\w*)")
+# a file that may call under a lock though it tests no state: parsed all the same
+_LOCK_SIGN = re.compile(rb"_for_update\(|with_lockmode\(|[lL]ock\(")
+_DEFINED = re.compile(rb"\bdef[ \t]+(\w+)")
+_LOCKED = "<a lock>"  # in `tested`: a row or shared lock is held, every record is decided under it
+
+
+def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
+    """One file's calls: which are decided (under a lock, on rows a state filter chose), and
+    every other name it uses. `tree`: the file's parse where it shows a state test (None: it
+    is parsed here if it shows a lock, else read by regular expressions)."""
+    defined = tuple(name.decode() for name in _DEFINED.findall(source))
+    if tree is None and _LOCK_SIGN.search(source):
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            tree = None
+    if tree is None:
+        used = {name.decode() for name in _USED.findall(source)}
+        return frozenset(), frozenset(used), defined
+    guarded: set[str] = set()
+    other: set[str] = set()
+    funcs: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for call, is_guarded in _calls_in(node.body, ()):
+                name = _called_name(call)
+                funcs.add(id(call.func))
+                if name:
+                    (guarded if is_guarded else other).add(name)
+    for node in ast.walk(tree):  # module-level calls, every name used as a value, and strings (`getattr(r, "accept")`)
+        if isinstance(node, ast.Call) and id(node.func) not in funcs:
+            other.add(_called_name(node))
+        elif isinstance(node, ast.Attribute) and id(node) not in funcs:
+            other.add(node.attr)
+        elif isinstance(node, ast.Name) and id(node) not in funcs:
+            other.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            other.add(node.value)
+    return frozenset(guarded - other), frozenset(other - {""}), defined
+
+
+def join_call_facts(files: Iterable[CallFacts]) -> frozenset[str]:
+    """The names of the functions the project calls only under a lock or for records a state filter chose."""
+    guarded: set[str] = set()
+    used: set[str] = set()
+    definitions: dict[str, int] = {}
+    for calls_guarded, calls_other, defined in files:
+        guarded.update(calls_guarded)
+        used.update(calls_other)
+        for name in defined:
+            definitions[name] = definitions.get(name, 0) + 1
+    return frozenset(name for name in guarded - used if definitions.get(name) == 1)
+
+
+def _calls_in(body: list[ast.stmt], tested: tuple[str, ...]) -> Iterator[tuple[ast.Call, bool]]:
+    """Each call in a block (not in nested functions), and whether it is made under a lock or
+    on a record a state filter chose. `tested`: those records so far (as written), and `_LOCKED`."""
+    for statement in body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(statement, (ast.If, ast.While)):  # a test is no lock: what it guards is decided only as before
+            yield from _calls_of(statement.test, tested)
+            yield from _calls_in(statement.body, tested)
+            yield from _calls_in(statement.orelse, tested)
+            continue
+        if isinstance(statement, (ast.For, ast.AsyncFor)):
+            yield from _calls_of(statement.iter, tested)
+            chosen = (_key(statement.target),) if _chosen_by_state(statement.iter) else ()
+            yield from _calls_in(statement.body, tested + chosen)
+            yield from _calls_in(statement.orelse, tested)
+            continue
+        if isinstance(statement, (ast.With, ast.AsyncWith)):
+            for item in statement.items:
+                yield from _calls_of(item.context_expr, tested)
+            locks = any(_takes_shared_lock(item.context_expr) for item in statement.items)
+            yield from _calls_in(statement.body, (*tested, _LOCKED) if locks else tested)
+            continue
+        if isinstance(statement, ast.Try) or type(statement).__name__ == "TryStar":
+            for block in (statement.body, *(h.body for h in statement.handlers), statement.orelse, statement.finalbody):  # type: ignore[attr-defined]
+                yield from _calls_in(block, tested)
+            continue
+        if isinstance(statement, ast.Match):
+            yield from _calls_of(statement.subject, tested)
+            for case in statement.cases:
+                yield from _calls_in(case.body, tested)
+            continue
+        yield from _calls_of(statement, tested)
+        if _locks_rows(statement):
+            tested = (*tested, _LOCKED)  # `select_for_update().get(...)`: the rest of the block holds the row
+
+
+def _calls_of(node: ast.AST, tested: tuple[str, ...]) -> Iterator[tuple[ast.Call, bool]]:
+    """The calls in a statement or expression; one in a lambda (`on_commit(lambda: r.reject())`)
+    runs later, when the lock is gone, and is never decided."""
+    later = {id(n) for lam in ast.walk(node) if isinstance(lam, ast.Lambda) for n in ast.walk(lam.body)}
+    for call in ast.walk(node):
+        if isinstance(call, ast.Call) and id(call) in later:
+            yield call, False
+        elif isinstance(call, ast.Call):
+            records = [call.func.value] if isinstance(call.func, ast.Attribute) else []
+            records += [arg for arg in (*call.args, *(k.value for k in call.keywords))]
+            yield call, _LOCKED in tested or bool(tested) and any(_key(record) in tested for record in records)
+
+
+def _locks_rows(statement: ast.stmt) -> bool:
+    return any(isinstance(node, ast.Attribute) and node.attr in ROW_LOCK_METHODS for node in ast.walk(statement))
+
+
+def _takes_shared_lock(expr: ast.expr) -> bool:
+    """`with cache.lock(key):`, `with advisory_lock(name):`: a call that takes a lock other
+    processes honour (a bare name may hold a `threading.Lock()`: not one)."""
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if isinstance(func, ast.Name):
+        parts.append(func.id)
+    return bool(parts) and names_a_shared_lock(".".join(reversed(parts)))
+
+
+def _chosen_by_state(iterable: ast.expr) -> bool:
+    """Rows a state filter chose: `.filter(state=PENDING)`, `state__in=[...]`, `.filter(Req.state
+    == PENDING)`; not `state__isnull=False`, not `.exclude(state=DONE)`, which admit any other state."""
+    for node in ast.walk(iterable):
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Attribute) and node.func.attr == "exclude"):
+            for keyword in node.keywords:
+                column, _, lookup = (keyword.arg or "").partition("__")
+                if is_state_attribute(column) and lookup in ("", "in", "exact"):
+                    return True
+        if (
+            isinstance(node, ast.Compare)
+            and isinstance(node.left, ast.Attribute)
+            and is_state_attribute(node.left.attr)
+            and all(isinstance(op, (ast.Eq, ast.In)) for op in node.ops)
+        ):
+            return True
+    return False
+
+
+def _called_name(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _key(expr: ast.AST) -> str:
+    """A record as written (`req`, `self.paper`), the same read or assigned."""
+    return ast.unparse(expr)

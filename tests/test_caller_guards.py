@@ -1,0 +1,96 @@
+"""Which functions the project calls only under a lock or for records a state filter chose."""
+
+from __future__ import annotations
+
+import ast
+
+from idemlint.analysis.caller_guards import call_facts, join_call_facts
+from idemlint.analysis.final_states import parse_state_tests
+
+
+def decided(*sources: str) -> frozenset[str]:
+    files = []
+    for source in sources:
+        raw = source.encode()
+        files.append(call_facts(raw, parse_state_tests(raw)))
+    return join_call_facts(files)
+
+
+DEFINED = "class Req:\n    def accept(self): ...\n    def close(self): ...\n"
+
+
+def test_an_unlocked_test_of_the_record_is_not_enough() -> None:
+    caller = "def view(req):\n    if req.state != 1:\n        raise ValueError\n    req.accept()\n"
+    assert decided(DEFINED, caller) == frozenset()
+
+
+def test_a_lock_taken_in_a_branch_holds_only_there() -> None:
+    caller = (
+        "def view(pk, fast):\n    if fast:\n        req = Req.objects.select_for_update().get(pk=pk)\n"
+        "    req.state\n    req.close()\n"
+    )
+    assert decided(DEFINED, caller) == frozenset()
+
+
+def test_a_shared_lock_decides_what_runs_inside_it() -> None:
+    caller = "def view(req):\n    with cache.lock(req.pk):\n        req.close()\n    req.accept()\n"
+    assert decided(DEFINED, caller) == {"close"}
+
+
+def test_rows_a_state_filter_chose_are_decided() -> None:
+    caller = "def sweep():\n    for req in Req.objects.filter(state__in=[1]):\n        req.close()\n"
+    assert decided(DEFINED, caller) == {"close"}
+
+
+def test_calls_under_a_row_lock_are_decided() -> None:
+    caller = "def view(pk):\n    req = Req.objects.select_for_update().get(pk=pk)\n    req.state\n    req.close()\n"
+    assert decided(DEFINED, caller) == {"close"}
+
+
+def test_one_unguarded_use_anywhere_undoes_it() -> None:
+    guarded = "def view(req):\n    with cache.lock(req.pk):\n        req.accept()\n"
+    for other in (
+        "def api(req):\n    req.accept()\n",  # called with no test
+        "HANDLERS = {'accept': Req.accept}\n",  # handed on as a value
+        "def later(req):\n    accept.delay(req.pk)\n",  # queued as a task
+    ):
+        assert decided(DEFINED, guarded, other) == frozenset(), other
+
+
+def test_a_name_defined_twice_is_not_judged() -> None:
+    guarded = "def view(req):\n    with cache.lock(req.pk):\n        req.accept()\n"
+    assert decided(DEFINED, "class Invite:\n    def accept(self): ...\n", guarded) == frozenset()
+
+
+def test_records_are_matched_as_written() -> None:
+    tree = ast.parse("def f(self):\n    for paper in self.papers.filter(state=1):\n        paper.accept()\n")
+    guarded, _other, _defined = call_facts(b"", tree)
+    assert guarded == {"accept"}
+
+
+def test_what_runs_later_or_under_a_local_lock_is_not_decided() -> None:
+    for caller in (
+        # on commit: the row lock is gone by then
+        "def view(pk):\n    req = Req.objects.select_for_update().get(pk=pk)\n"
+        "    transaction.on_commit(lambda: req.close())\n",
+        # a bare name may hold a threading.Lock(), which other processes do not honour
+        "_lock = threading.Lock()\n\ndef view(req):\n    with _lock:\n        req.close()\n",
+    ):
+        assert decided(DEFINED, caller) == frozenset(), caller
+
+
+def test_only_filters_that_name_the_states_choose_rows() -> None:
+    for iterable in ("filter(owner=o, state__isnull=False)", "exclude(state=1)", "filter(Req.state != 1)"):
+        caller = f"def sweep(o):\n    for req in Req.objects.{iterable}:\n        req.close()\n    req.state == 1\n"
+        assert decided(DEFINED, caller) == frozenset(), iterable
+
+
+def test_every_spelling_of_the_name_elsewhere_counts_as_a_use() -> None:
+    locked = "def view(req):\n    with cache.lock(req.pk):\n        req.close()\n"
+    for other in (
+        "def later(req):\n    getattr(req, 'close')()\n",  # by its name in a string
+        "def later(req):\n    return req.close\n",  # handed back as a value
+        "def later(req):\n    action = req.close  # bound here\n",
+        "def later(req):\n    if req.state == 1:\n        run(getattr(req, 'close'))\n",  # the same in a parsed file
+    ):
+        assert decided(DEFINED, locked, other) == frozenset(), other
