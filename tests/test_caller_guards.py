@@ -64,7 +64,7 @@ def test_a_name_defined_twice_is_not_judged() -> None:
 
 def test_records_are_matched_as_written() -> None:
     tree = ast.parse("def f(self):\n    for paper in self.papers.filter(state=1):\n        paper.accept()\n")
-    guarded, _other, _defined = call_facts(b"", tree)
+    guarded, _other, _defined, _inside = call_facts(b"", tree)
     assert guarded == {"accept"}
 
 
@@ -94,3 +94,16 @@ def test_every_spelling_of_the_name_elsewhere_counts_as_a_use() -> None:
         "def later(req):\n    if req.state == 1:\n        run(getattr(req, 'close'))\n",  # the same in a parsed file
     ):
         assert decided(DEFINED, locked, other) == frozenset(), other
+
+
+def test_a_call_inside_a_decided_function_is_decided() -> None:
+    model = (
+        "class Ticket:\n    def change(self, pk):\n        locked = Ticket.objects.select_for_update().get(pk=pk)\n"
+        "        self.finish()\n    def finish(self):\n        self.activate()\n    def activate(self): ...\n"
+        "    def reopen(self): ...\n"
+    )
+    assert decided(model) == {"finish", "activate"}
+    plain = "def api(t):\n    t.state == 1\n    t.finish()\n"  # another caller, unlocked
+    assert decided(model, plain) == frozenset()
+    recursive = "class Node:\n    def reopen(self):\n        self.reopen()\n"
+    assert "reopen" not in decided(model, recursive)

@@ -29,10 +29,12 @@ from collections.abc import Iterable, Iterator
 from idemlint.analysis.final_states import is_state_attribute
 from idemlint.knowledge.locks import ROW_LOCK_METHODS, names_a_shared_lock
 
-# per file: (names of calls made only under a lock or on a record a state filter chose, every other name
-# the file calls, references or queues, the names it defines with `def`, with repeats)
-CallFacts = tuple[frozenset[str], frozenset[str], tuple[str, ...]]
-NO_CALLS: CallFacts = (frozenset(), frozenset(), ())
+# per file: (names of calls made only under a lock or on a record a state filter chose; every
+# other name the file calls at its top level, references, queues or spells in a string; the
+# names it defines with `def`, with repeats; for each name called plainly inside functions,
+# those functions' names: such a call is decided where every function making it is)
+CallFacts = tuple[frozenset[str], frozenset[str], tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]]
+NO_CALLS: CallFacts = (frozenset(), frozenset(), (), ())
 
 # every identifier a file names (a call, `accept.delay(`, `callback=req.accept`, `return
 # req.accept`, `getattr(req, "accept")`), but the one a `def` defines
@@ -41,6 +43,7 @@ _USED = re.compile(rb"(?<!def )(?<!def  )\b([A-Za-z_]\w*)")
 _LOCK_SIGN = re.compile(rb"_for_update\(|with_lockmode\(|[lL]ock\(")
 _DEFINED = re.compile(rb"\bdef[ \t]+(\w+)")
 _LOCKED = "<a lock>"  # in `tested`: a row or shared lock is held, every record is decided under it
+_DECIDED, _PLAIN, _LATER = "decided", "plain", "later"  # how a call is made
 
 
 def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
@@ -55,17 +58,24 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
             tree = None
     if tree is None:
         used = {name.decode() for name in _USED.findall(source)}
-        return frozenset(), frozenset(used), defined
+        return frozenset(), frozenset(used), defined, ()
     guarded: set[str] = set()
     other: set[str] = set()
+    inside: dict[str, set[str]] = {}
     funcs: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for call, is_guarded in _calls_in(node.body, ()):
+            for call, how in _calls_in(node.body, ()):
                 name = _called_name(call)
                 funcs.add(id(call.func))
-                if name:
-                    (guarded if is_guarded else other).add(name)
+                if not name:
+                    continue
+                if how == _DECIDED:
+                    guarded.add(name)
+                elif how == _PLAIN:
+                    inside.setdefault(name, set()).add(node.name)
+                else:
+                    other.add(name)  # in a lambda: it runs later, in no function's lock
     for node in ast.walk(tree):  # module-level calls, every name used as a value, and strings (`getattr(r, "accept")`)
         if isinstance(node, ast.Call) and id(node.func) not in funcs:
             other.add(_called_name(node))
@@ -75,23 +85,39 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
             other.add(node.id)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
             other.add(node.value)
-    return frozenset(guarded - other), frozenset(other - {""}), defined
+    return (
+        frozenset(guarded - other),
+        frozenset(other - {""}),
+        defined,
+        tuple(sorted((name, tuple(sorted(callers))) for name, callers in inside.items() if name not in other)),
+    )
 
 
 def join_call_facts(files: Iterable[CallFacts]) -> frozenset[str]:
-    """The names of the functions the project calls only under a lock or for records a state filter chose."""
+    """The names of the functions the project calls only under a lock, on rows a state filter
+    chose, or from functions that are themselves so called (`_change_state` locks the ticket and
+    calls `self._finish_or_next()`, which calls `self.set_active()`)."""
     guarded: set[str] = set()
     used: set[str] = set()
     definitions: dict[str, int] = {}
-    for calls_guarded, calls_other, defined in files:
+    callers: dict[str, set[str]] = {}
+    for calls_guarded, calls_other, defined, inside in files:
         guarded.update(calls_guarded)
         used.update(calls_other)
         for name in defined:
             definitions[name] = definitions.get(name, 0) + 1
-    return frozenset(name for name in guarded - used if definitions.get(name) == 1)
+        for name, functions in inside:
+            callers.setdefault(name, set()).update(functions)
+    candidates = {n for n in guarded | callers.keys() if n not in used and definitions.get(n) == 1}
+    decided = {n for n in candidates if n in guarded and not callers.get(n)}
+    while True:  # a call inside a decided function is decided too: follow until nothing changes
+        more = {n for n in candidates - decided if callers.get(n) and all(f in decided and f != n for f in callers[n])}
+        if not more:
+            return frozenset(decided)
+        decided |= more
 
 
-def _calls_in(body: list[ast.stmt], tested: tuple[str, ...]) -> Iterator[tuple[ast.Call, bool]]:
+def _calls_in(body: list[ast.stmt], tested: tuple[str, ...]) -> Iterator[tuple[ast.Call, str]]:
     """Each call in a block (not in nested functions), and whether it is made under a lock or
     on a record a state filter chose. `tested`: those records so far (as written), and `_LOCKED`."""
     for statement in body:
@@ -128,17 +154,18 @@ def _calls_in(body: list[ast.stmt], tested: tuple[str, ...]) -> Iterator[tuple[a
             tested = (*tested, _LOCKED)  # `select_for_update().get(...)`: the rest of the block holds the row
 
 
-def _calls_of(node: ast.AST, tested: tuple[str, ...]) -> Iterator[tuple[ast.Call, bool]]:
+def _calls_of(node: ast.AST, tested: tuple[str, ...]) -> Iterator[tuple[ast.Call, str]]:
     """The calls in a statement or expression; one in a lambda (`on_commit(lambda: r.reject())`)
     runs later, when the lock is gone, and is never decided."""
     later = {id(n) for lam in ast.walk(node) if isinstance(lam, ast.Lambda) for n in ast.walk(lam.body)}
     for call in ast.walk(node):
         if isinstance(call, ast.Call) and id(call) in later:
-            yield call, False
+            yield call, _LATER
         elif isinstance(call, ast.Call):
             records = [call.func.value] if isinstance(call.func, ast.Attribute) else []
             records += [arg for arg in (*call.args, *(k.value for k in call.keywords))]
-            yield call, _LOCKED in tested or bool(tested) and any(_key(record) in tested for record in records)
+            chosen = _LOCKED in tested or bool(tested) and any(_key(record) in tested for record in records)
+            yield call, _DECIDED if chosen else _PLAIN
 
 
 def _locks_rows(statement: ast.stmt) -> bool:

@@ -152,8 +152,11 @@ TIMEOUT_WRAPPERS = frozenset({"asyncio.wait_for", "asyncio.timeout", "async_time
 # policy's `policy.handle_retry()` or `handler.prepare_for_next_attempt(...)`)
 WAIT_WORDS = re.compile(r"sleep|wait|backoff|delay|pause|retry|next_attempt", re.I)
 # a server's readiness or health endpoint (`/.well-known/ready`, `/healthz`, `/readyz`,
-# `/livez`, `/ping`): a loop that asks only this waits for the server to come up
-READINESS_PATH = re.compile(r"/(\.well-known/)?(ready|readyz|health|healthz|healthcheck|livez|alive|ping)\b", re.I)
+# `/livez`, `/ping`, or a relative `"healthcheck"`): a loop that asks only this waits for the
+# server to come up
+READINESS_PATH = re.compile(
+    r"(?:/|^[rbuf]*[\"'])(\.well-known/)?(ready|readyz|health|healthz|healthcheck|livez|alive|ping)(?![\w-])", re.I
+)
 # a method that probes whether a server is up (`check_health(db)`, `health_check()`,
 # `is_healthy()`, `ping()`): a loop that calls only this samples health, it re-attempts no work
 READINESS_CALL = re.compile(

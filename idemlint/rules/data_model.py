@@ -13,6 +13,7 @@ from idemlint.analysis.db import (
     compared_values,
     decisions,
     is_locked,
+    just_created,
     loaded_read,
     lock_won_before,
     locked_together,
@@ -316,9 +317,9 @@ class NonMonotonicTransition(Rule):
         "x.state = T`, `.filter(state=S).update(...)`) is final; where it is the machine's only one and every "
         "other state the project writes or tests is left by a guarded move, a write of it is not reported "
         "(`idemlint states` lists these). A model method (`def reject(self): self.state = REJECTED`) that the "
-        "project calls only under a lock (after `select_for_update()`, in `with cache.lock(...)`) or on rows a "
-        "state filter chose (`for r in Request.objects.filter(state=PENDING): r.reject()`) has its precondition "
-        "in the callers and is not reported; one caller that only tests the state, unlocked, is not enough."
+        "project calls only under a lock (after `select_for_update()`, in `with cache.lock(...)`) or on rows a state "
+        "filter chose (`for r in qs.filter(state=PENDING): r.reject()`) has its precondition in the callers and "
+        "is not reported (an unlocked test there is not enough), nor is a first state (`if created:`, `post_save`)."
     )
     why = (
         "Messages arrive late, twice, and out of order. A transition with no precondition lets a late "
@@ -390,8 +391,15 @@ def ship(conn, order_id):
                         continue  # found only in the states its query names: a precondition (unlocked, a race)
                     if read.record and is_locked(model, db, read):
                         continue  # written under a lock the function took (LOCK TABLE, FOR UPDATE)
-                    if read.record in ("self", "parameter") and decided_by_callers(ctx, write):
+                    scope = model.enclosing_function(write.node)
+                    if (
+                        read.record in ("self", "parameter")
+                        and scope
+                        and scope.name.value in ctx.project.decided_by_callers
+                    ):
                         continue  # every caller locks the row, or hands over rows a state filter chose
+                    if read.record == "parameter" and just_created(model, write.node):
+                        continue  # `if created:` of a `post_save` receiver: the row's first state
                 elif any(
                     p.column == column or VERSION_COLUMNS.match(p.column) or moves_its_flag(write, p)
                     for p in write.where
@@ -430,13 +438,6 @@ def ship(conn, order_id):
                     Step(f"also sets {o[1]} to {_spelt(o[2], o[3])}", node=o[0].statement) for o in writes[1:]
                 ),
             )
-
-
-def decided_by_callers(ctx: FileContext, write: DbWrite) -> bool:
-    """The function holding the write is one the project calls only under a lock, or on rows
-    a state filter chose (`analysis/caller_guards.py`)."""
-    scope = ctx.model.scope_of(write.node)
-    return isinstance(scope, cst.FunctionDef) and scope.name.value in ctx.project.decided_by_callers
 
 
 def _spelt(kind: str, text: str) -> str:  # a constant as written, a literal quoted

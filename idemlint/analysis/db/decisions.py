@@ -298,6 +298,18 @@ def moves_its_flag(write: DbWrite, condition: Predicate) -> bool:
     return condition.op == "eq" and condition.value in ("bool", "null") and kind in ("bool", "null")
 
 
+def just_created(model: ModuleModel, node: cst.CSTNode) -> bool:
+    """`node` runs only under `if created:` (`post_save`'s flag for a row just inserted): a state
+    written there is the row's first, and moves nothing back."""
+    return any(
+        isinstance(ancestor, cst.If)
+        and isinstance(ancestor.test, cst.Name)
+        and ancestor.test.value == "created"
+        and model.is_inside(node, ancestor.body)
+        for ancestor in model.ancestors(node)
+    )
+
+
 def lock_won_before(model: ModuleModel, node: cst.CSTNode) -> bool:
     """A non-blocking lock taken before `node` in a block that holds it, leaving when another run
     has it: `if not acquire_lock(key): return` (`continue`, `raise Busy`). Only one run at a

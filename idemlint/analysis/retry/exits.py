@@ -65,7 +65,7 @@ def always_leaves(statements: Sequence[cst.CSTNode], or_continues: bool = False)
     last = statements[-1]
     leaving = (cst.Raise, cst.Return, cst.Break, cst.Continue) if or_continues else (cst.Raise, cst.Return, cst.Break)
     if isinstance(last, cst.SimpleStatementLine):
-        return any(isinstance(s, leaving) for s in last.body)
+        return any(isinstance(s, leaving) or exits_the_process(s) for s in last.body)
     if isinstance(last, cst.If):
         if last.orelse is None:
             return False
@@ -73,6 +73,21 @@ def always_leaves(statements: Sequence[cst.CSTNode], or_continues: bool = False)
         other_body = [other] if isinstance(other, cst.If) else list(other.body.body)
         return always_leaves(list(last.body.body), or_continues) and always_leaves(other_body, or_continues)
     return False
+
+
+def exits_the_process(statement: cst.CSTNode) -> bool:
+    """`sys.exit(1)`, `exit()`, `os._exit(2)`: raises SystemExit (or ends the process), so the
+    loop goes no further."""
+    if not (isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call)):
+        return False
+    func = statement.value.func
+    if isinstance(func, cst.Name):
+        return func.value in ("exit", "quit")
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and (func.value.value, func.attr.value) in (("sys", "exit"), ("os", "_exit"), ("os", "abort"))
+    )
 
 
 def ends_by_leaving(statements: Sequence[cst.CSTNode]) -> bool:

@@ -27,9 +27,10 @@ from idemlint.analysis.retry.exits import (
     loop_nodes,
     means_not_ready,
 )
+from idemlint.analysis.retry.not_retries import checks_readiness, restarts_a_service
 from idemlint.analysis.retry.safe_repeats import gated_on_idempotency, goes_round_only_when_refused
 from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
-from idemlint.knowledge.retries import READINESS_CALL, READINESS_PATH, RETRY_ITERATORS, SLEEPS, is_attempt_counter
+from idemlint.knowledge.retries import RETRY_ITERATORS, SLEEPS, is_attempt_counter
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -72,7 +73,9 @@ def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext
         if isinstance(loop.test, cst.Name):
             counter_names.append(loop.test.value)
     counter_names = counter_names + _incremented_attempt_counters(model, loop)
-    if _checks_readiness(model, loop):
+    if restarts_a_service(loop):
+        return None  # `while True: try: while not stopping: serve() ... except: log; sleep`: a supervisor
+    if checks_readiness(model, loop):
         return RetryContext("poll", "loop", loop, loop, None, "polling loop")
     if _catches_and_reattempts(model, loop, counter_names):
         gated = gated_on_idempotency(model, loop)
@@ -94,37 +97,6 @@ _FAILURE_WORDS = re.compile(
     r"status_code|^ok$|^success(ful)?$|is_success|retr(y|iable|yable)|throttl|rate_?limit", re.I
 )
 _TRANSIENT_STATUS = re.compile(r"^(408|425|429|5\d\d)$")
-
-
-def _checks_readiness(model: ModuleModel, loop: cst.For | cst.While) -> bool:
-    """A loop that asks a server whether it is up yet (`get("/.well-known/ready")`,
-    `requests.get(f"{url}/healthz")`, `check_health(db)`, `ping()`) and nothing else: a failure
-    there means "not up yet" (or a failed probe), and the loop samples health, a poll, whatever
-    exceptions say so."""
-    calls = [n for n in loop_nodes(model, loop) if isinstance(n, cst.Call)]
-    asks = [
-        c
-        for c in calls
-        if READINESS_CALL.match((model.call_name(c) or "").rsplit(".", 1)[-1])
-        or any(
-            isinstance(a.value, (cst.SimpleString, cst.FormattedString))
-            and READINESS_PATH.search(model.module.code_for_node(a.value))
-            for a in c.args
-        )
-    ]
-    return bool(asks) and not any(
-        c not in asks
-        and not model.is_inside(c, a)
-        and not model.is_inside(a, c)
-        and (model.call_name(c) or "").rsplit(".", 1)[-1] not in _READINESS_HELPERS
-        and model.call_name(c) not in SLEEPS
-        for c in calls
-        for a in asks
-    )
-
-
-# what a readiness check's answer is read with, around the request itself
-_READINESS_HELPERS = frozenset({"raise_for_status", "result", "json", "sleep", "get", "len", "str"})
 
 
 def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_names: Sequence[str]) -> bool:
