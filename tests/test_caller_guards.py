@@ -63,8 +63,8 @@ def test_a_name_defined_twice_is_not_judged() -> None:
 
 
 def test_records_are_matched_as_written() -> None:
-    tree = ast.parse("def f(self):\n    for paper in self.papers.filter(state=1):\n        paper.accept()\n")
-    guarded, _other, _defined, _inside = call_facts(b"", tree)
+    source = b"def f(self):\n    for paper in self.papers.filter(state=1):\n        paper.accept()\n"
+    guarded, _other, _defined, _inside = call_facts(source, ast.parse(source))
     assert guarded == {"accept"}
 
 

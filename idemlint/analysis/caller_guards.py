@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from idemlint.analysis.final_states import is_state_attribute
@@ -38,9 +39,27 @@ NO_CALLS: CallFacts = (frozenset(), frozenset(), (), ())
 
 # every identifier a file names (a call, `accept.delay(`, `callback=req.accept`, `return
 # req.accept`, `getattr(req, "accept")`), but the one a `def` defines
-_USED = re.compile(rb"(?<!def )(?<!def  )\b([A-Za-z_]\w*)")
-# a file that may call under a lock though it tests no state: parsed all the same
-_LOCK_SIGN = re.compile(rb"_for_update\(|with_lockmode\(|[lL]ock\(")
+_USED = re.compile(rb"[A-Za-z_]\w*")
+# what may make a call decided: a row lock, a `with` of a lock, a loop over a state filter; a
+# file that shows none is read by the regular expression alone, parsed or not
+_WITH_LOCK = re.compile(rb"^[ \t]*(?:async[ \t]+)?with[ \t][^\n:]*(?:[lL]ock|[mM]utex)\(", re.MULTILINE)
+_FOR_STATE = re.compile(
+    rb"^[ \t]*(?:async[ \t]+)?for[ \t][^\n]*?(?:\w*(?:state|status)(?:__in|__exact)?[ \t]*=[^=]|\.\w*(?:state|status)[ \t]*(?:==|in\b))",
+    re.MULTILINE,
+)
+
+
+def _may_decide(source: bytes) -> bool:
+    return (
+        b"_for_update(" in source
+        or b"with_lockmode(" in source
+        or (b"ock(" in source or b"utex(" in source)
+        and _WITH_LOCK.search(source) is not None
+        or (b"state" in source or b"status" in source)
+        and _FOR_STATE.search(source) is not None
+    )
+
+
 _DEFINED = re.compile(rb"\bdef[ \t]+(\w+)")
 _LOCKED = "<a lock>"  # in `tested`: a row or shared lock is held, every record is decided under it
 _DECIDED, _PLAIN, _LATER = "decided", "plain", "later"  # how a call is made
@@ -48,17 +67,22 @@ _DECIDED, _PLAIN, _LATER = "decided", "plain", "later"  # how a call is made
 
 def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
     """One file's calls: which are decided (under a lock, on rows a state filter chose), and
-    every other name it uses. `tree`: the file's parse where it shows a state test (None: it
-    is parsed here if it shows a lock, else read by regular expressions)."""
+    every other name it uses. `tree`: the file's parse where it shows a state test (or None);
+    a file that shows a lock or a loop over a state filter is parsed here if it was not, one
+    that shows neither is read by a regular expression alone."""
     defined = tuple(name.decode() for name in _DEFINED.findall(source))
-    if tree is None and _LOCK_SIGN.search(source):
+    if not _may_decide(source):
+        tree = None  # no call in it can be decided: its names are all it gives
+    elif tree is None:
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             tree = None
     if tree is None:
-        used = {name.decode() for name in _USED.findall(source)}
-        return frozenset(), frozenset(used), defined, ()
+        tokens = Counter(_USED.findall(source))
+        for name in _DEFINED.findall(source):
+            tokens[name] -= 1  # a `def` names what it defines, it does not use it
+        return frozenset(), frozenset(n.decode() for n, count in tokens.items() if count > 0), defined, ()
     guarded: set[str] = set()
     other: set[str] = set()
     inside: dict[str, set[str]] = {}
