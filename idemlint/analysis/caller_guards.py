@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from idemlint.analysis.final_states import is_state_attribute
+from idemlint.analysis.machines import dotted_name
 from idemlint.knowledge.locks import ROW_LOCK_METHODS, names_a_shared_lock
 
 # per file: (names of calls made only under a lock or on a record a state filter chose; every
@@ -201,14 +202,8 @@ def _takes_shared_lock(expr: ast.expr) -> bool:
     processes honour (a bare name may hold a `threading.Lock()`: not one)."""
     if not isinstance(expr, ast.Call):
         return False
-    func = expr.func
-    parts: list[str] = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if isinstance(func, ast.Name):
-        parts.append(func.id)
-    return bool(parts) and names_a_shared_lock(".".join(reversed(parts)))
+    name = dotted_name(expr.func) or (expr.func.attr if isinstance(expr.func, ast.Attribute) else "")
+    return bool(name) and names_a_shared_lock(name)
 
 
 def _chosen_by_state(iterable: ast.expr) -> bool:

@@ -65,21 +65,25 @@ def _field_of(model: ModuleModel, node: cst.CSTNode, instance: str | None) -> bo
 def deciding_tests(model: ModuleModel, node: cst.CSTNode) -> list[cst.BaseExpression]:
     """Tests that decide whether `node` runs: enclosing `if`s, and earlier `if`s in the
     same or an enclosing block whose body leaves (`if order.paid: return`)."""
-    tests: list[cst.BaseExpression] = []
+    return [test for _refuses, test in _tests_before(model, node)]
+
+
+def _tests_before(model: ModuleModel, node: cst.CSTNode) -> Iterator[tuple[bool, cst.BaseExpression]]:
+    """`deciding_tests`, each with whether it is an earlier `if` whose body leaves (a refusal
+    the node runs past) rather than an `if` that holds the node."""
     child = node
     for ancestor in model.ancestors(node):
         if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             break
         if isinstance(ancestor, cst.If) and child is not ancestor.test:
-            tests.append(ancestor.test)
+            yield False, ancestor.test
         if isinstance(ancestor, (cst.IndentedBlock, cst.Module)):
             for previous in ancestor.body:
                 if previous is child:
                     break
                 if isinstance(previous, cst.If) and always_leaves(list(previous.body.body), or_continues=True):
-                    tests.append(previous.test)
+                    yield True, previous.test
         child = ancestor
-    return tests
 
 
 def same_record(read: DbRead, write: DbWrite) -> bool:
@@ -314,24 +318,14 @@ def lock_won_before(model: ModuleModel, node: cst.CSTNode) -> bool:
     """A non-blocking lock taken before `node` in a block that holds it, leaving when another run
     has it: `if not acquire_lock(key): return` (`continue`, `raise Busy`). Only one run at a
     time gets past it."""
-    child = node
-    for ancestor in model.ancestors(node):
-        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
-            return False
-        body = list(getattr(ancestor, "body", ()) or ()) if isinstance(ancestor, cst.IndentedBlock) else []
-        if child in body:
-            for earlier in body[: body.index(child)]:
-                if (
-                    isinstance(earlier, cst.If)
-                    and isinstance(earlier.test, cst.UnaryOperation)
-                    and isinstance(earlier.test.operator, cst.Not)
-                    and isinstance(earlier.test.expression, cst.Call)
-                    and _takes_a_lock(model, earlier.test.expression)
-                    and always_leaves(list(earlier.body.body), or_continues=True)
-                ):
-                    return True
-        child = ancestor
-    return False
+    return any(
+        refuses
+        and isinstance(test, cst.UnaryOperation)
+        and isinstance(test.operator, cst.Not)
+        and isinstance(test.expression, cst.Call)
+        and _takes_a_lock(model, test.expression)
+        for refuses, test in _tests_before(model, node)
+    )
 
 
 def _takes_a_lock(model: ModuleModel, call: cst.Call) -> bool:

@@ -90,8 +90,7 @@ def _only_reconnects(model: ModuleModel, loop: cst.For | cst.While, nodes: list[
         for node in nodes
         if isinstance(node, cst.Call)
         and not _inside_handler(model, node, loop)
-        and model.call_name(node) not in SLEEPS
-        and not LOGGING_CALL.match(model.dotted(node.func) or "")
+        and not _waits_or_logs(model, node)
         and (model.call_name(node) or "").rsplit(".", 1)[-1] not in ("format", "str", "len")
     ]
     return bool(attempted) and all(_opens_a_link(model, call) for call in attempted)
