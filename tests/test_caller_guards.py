@@ -107,3 +107,16 @@ def test_a_call_inside_a_decided_function_is_decided() -> None:
     assert decided(model, plain) == frozenset()
     recursive = "class Node:\n    def reopen(self):\n        self.reopen()\n"
     assert "reopen" not in decided(model, recursive)
+
+
+def test_a_lock_decorator_holds_for_every_call_in_the_function() -> None:
+    # huey's lock_task: one run at a time across workers; what the task calls runs under it
+    locked = "@huey.periodic_task(crontab())\n@huey.lock_task('sweep')\ndef sweep(req):\n    req.close()\n"
+    assert decided(DEFINED, locked) == {"close"}
+    for decorator in (
+        "huey.periodic_task(crontab())",  # scheduled, not locked: two runs may overlap
+        "no_lock",  # says none is taken
+        "threading_utils.unlock_after",  # releases, does not take
+    ):
+        caller = f"@{decorator}\ndef sweep(req):\n    req.close()\n"
+        assert decided(DEFINED, caller) == frozenset(), decorator

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator
 
 from idemlint.analysis.final_states import is_state_attribute
 from idemlint.analysis.machines import dotted_name
-from idemlint.knowledge.locks import ROW_LOCK_METHODS, names_a_shared_lock
+from idemlint.knowledge.locks import ROW_LOCK_METHODS, names_a_lock_decorator, names_a_shared_lock
 
 # per file: (names of calls made only under a lock or on a record a state filter chose; every
 # other name the file calls at its top level, references, queues or spells in a string; the
@@ -43,7 +43,9 @@ NO_CALLS: CallFacts = (frozenset(), frozenset(), (), ())
 _USED = re.compile(rb"[A-Za-z_]\w*")
 # what may make a call decided: a row lock, a `with` of a lock, a loop over a state filter; a
 # file that shows none is read by the regular expression alone, parsed or not
-_WITH_LOCK = re.compile(rb"^[ \t]*(?:async[ \t]+)?with[ \t][^\n:]*(?:[lL]ock|[mM]utex)\(", re.MULTILINE)
+_WITH_LOCK = re.compile(
+    rb"^[ \t]*(?:(?:async[ \t]+)?with[ \t][^\n:]*(?:[lL]ock|[mM]utex)\(|@[\w.]*(?:[lL]ock|[mM]utex))", re.MULTILINE
+)
 _FOR_STATE = re.compile(
     rb"^[ \t]*(?:async[ \t]+)?for[ \t][^\n]*?(?:\w*(?:state|status)(?:__in|__exact)?[ \t]*=[^=]|\.\w*(?:state|status)[ \t]*(?:==|in\b))",
     re.MULTILINE,
@@ -54,7 +56,7 @@ def _may_decide(source: bytes) -> bool:
     return (
         b"_for_update(" in source
         or b"with_lockmode(" in source
-        or (b"ock(" in source or b"utex(" in source)
+        or (b"ock" in source or b"utex" in source)
         and _WITH_LOCK.search(source) is not None
         or (b"state" in source or b"status" in source)
         and _FOR_STATE.search(source) is not None
@@ -90,7 +92,8 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
     funcs: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for call, how in _calls_in(node.body, ()):
+            held = (_LOCKED,) if any(_names_a_lock(d) for d in node.decorator_list) else ()
+            for call, how in _calls_in(node.body, held):
                 name = _called_name(call)
                 funcs.add(id(call.func))
                 if not name:
@@ -204,6 +207,12 @@ def _takes_shared_lock(expr: ast.expr) -> bool:
         return False
     name = dotted_name(expr.func) or (expr.func.attr if isinstance(expr.func, ast.Attribute) else "")
     return bool(name) and names_a_shared_lock(name)
+
+
+def _names_a_lock(decorator: ast.expr) -> bool:
+    """`@huey.lock_task("name")`: every run of the function holds the lock, its calls with it."""
+    name = dotted_name(decorator.func if isinstance(decorator, ast.Call) else decorator)
+    return name is not None and names_a_lock_decorator(name)
 
 
 def _chosen_by_state(iterable: ast.expr) -> bool:

@@ -47,5 +47,15 @@ def names_a_shared_lock(qualname: str) -> bool:
     return bool(words) and words[-1] in LOCK_WORDS and not (len(words) > 1 and words[-2] in _NO_LOCK)
 
 
+def names_a_lock_decorator(qualname: str) -> bool:
+    """`@huey.lock_task("sync")`, `@advisory_locked("k")`, `@with_lock(...)`: a decorator whose
+    name holds a lock word wraps every run of the function in a lock other processes honour
+    (huey's `lock_task` is one); not a process's own (`threading.`), not `no_lock`."""
+    if qualname.startswith(PROCESS_LOCKS):
+        return False
+    words = [word.lower() for word in _WORD.findall(qualname.rsplit(".", 1)[-1])]
+    return any(word in LOCK_WORDS and not (index and words[index - 1] in _NO_LOCK) for index, word in enumerate(words))
+
+
 # ORM calls that lock the rows a query reads until the transaction ends (Django, SQLAlchemy)
 ROW_LOCK_METHODS = frozenset({"select_for_update", "with_for_update", "with_lockmode"})

@@ -20,3 +20,9 @@ DATABASE_IMPORTS = re.compile(
 # `Base`), not pydantic's data classes
 MODEL_BASE = re.compile(r"(^|\.)(\w*Model|Document|Base)$")
 NOT_ROW_BASES = re.compile(r"(^|\.)(BaseModel|RootModel|BaseSettings)$")
+
+# methods an ORM runs once per move of a document's lifecycle, after checking the move and
+# locking the row: frappe runs `on_submit` only as docstatus goes 0 -> 1 and `on_cancel` only as
+# it goes 1 -> 2, after `check_if_latest` reads the row FOR UPDATE. A state written there
+# follows a move the framework made once: no late or second delivery runs it again.
+TRANSITION_HOOKS = {"frappe": frozenset({"before_submit", "on_submit", "before_cancel", "on_cancel"})}

@@ -12,8 +12,8 @@ from idemlint.analysis.db import (
     Race,
     compared_values,
     decisions,
+    first_or_framework_move,
     is_locked,
-    just_created,
     loaded_read,
     lock_won_before,
     locked_together,
@@ -398,8 +398,8 @@ def ship(conn, order_id):
                         and scope.name.value in ctx.project.decided_by_callers
                     ):
                         continue  # every caller locks the row, or hands over rows a state filter chose
-                    if read.record == "parameter" and just_created(model, write.node):
-                        continue  # `if created:` of a `post_save` receiver: the row's first state
+                    if first_or_framework_move(model, read.record, write.node):
+                        continue  # `if created:` of a `post_save` receiver, frappe's `on_submit`: made once
                 elif any(
                     p.column == column or VERSION_COLUMNS.match(p.column) or moves_its_flag(write, p)
                     for p in write.where

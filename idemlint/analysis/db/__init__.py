@@ -24,8 +24,8 @@ from idemlint.analysis.db.counts import count_conditions
 from idemlint.analysis.db.decisions import (
     deciding_tests,
     decisions,
+    first_or_framework_move,
     is_locked,
-    just_created,
     loaded_read,
     lock_won_before,
     locked_together,
@@ -68,7 +68,7 @@ __all__ = [
     "effect_after",
     "is_locked",
     "loaded_read",
-    "just_created",
+    "first_or_framework_move",
     "lock_won_before",
     "locked_together",
     "moves_its_flag",

@@ -15,6 +15,7 @@ from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, local_callee, string_value
 from idemlint.analysis.retry import always_leaves
 from idemlint.knowledge.locks import names_a_shared_lock
+from idemlint.knowledge.orms import TRANSITION_HOOKS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -312,6 +313,26 @@ def just_created(model: ModuleModel, node: cst.CSTNode) -> bool:
         and model.is_inside(node, ancestor.body)
         for ancestor in model.ancestors(node)
     )
+
+
+def first_or_framework_move(model: ModuleModel, record: str | None, node: cst.CSTNode) -> bool:
+    """A state write on a record that runs once per row: a parameter's under `if created:`
+    (its first state), `self`'s in an ORM's once-per-move hook (frappe's `on_submit`)."""
+    if record == "parameter":
+        return just_created(model, node)
+    return record == "self" and runs_once_per_move(model, node)
+
+
+def runs_once_per_move(model: ModuleModel, node: cst.CSTNode) -> bool:
+    """`node` is in a method the ORM the module imports runs once per checked, locked move of a
+    document (frappe's `on_submit`): a state written there follows that move."""
+    function = model.enclosing_function(node)
+    if function is None:
+        return False
+    hooks = (
+        h for library, h in TRANSITION_HOOKS.items() if any(q.split(".")[0] == library for q in model.imports.values())
+    )
+    return any(function.name.value in h for h in hooks)
 
 
 def lock_won_before(model: ModuleModel, node: cst.CSTNode) -> bool:

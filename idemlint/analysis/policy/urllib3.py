@@ -46,9 +46,10 @@ def read_urllib3_retry(
             )
     methods = setting("allowed_methods") or setting("method_whitelist")
     if methods is not None:
-        texts = {string_value(n) for n in expr_nodes(methods.value) if isinstance(n, cst.BaseExpression)} - {None}
+        value = _as_passed(model, methods.value)
+        texts = {string_value(n) for n in expr_nodes(value) if isinstance(n, cst.BaseExpression)} - {None}
         unsafe = sorted(m for m in texts if m and m.upper() in NOT_IDEMPOTENT_METHODS)
-        if unsafe or is_none(methods.value) or is_false(methods.value):  # None/False: every method
+        if unsafe or is_none(value) or is_false(value):  # None/False: every method
             policy.non_retryable_statuses.append(Verdict("unsafe-methods", URLLIB3, call, methods=tuple(unsafe)))
     factor = setting("backoff_factor")
     if factor is not None and not is_zero(factor.value) and setting("backoff_jitter") is None:
@@ -61,6 +62,16 @@ def read_urllib3_retry(
     ):
         policy.unbounded.append(Verdict("no-bound", URLLIB3, call))
     return policy
+
+
+def _as_passed(model: ModuleModel, value: cst.BaseExpression) -> cst.BaseExpression:
+    """A parameter handed on as it is (`allowed_methods=allowed_methods`) holds its default
+    wherever a caller gives none: that default, else `value`."""
+    if isinstance(value, cst.Name):
+        bindings = model.resolve(model.scope_of(value), value.value)
+        if len(bindings) == 1 and bindings[0].kind == "param" and bindings[0].value is not None:
+            return bindings[0].value
+    return value
 
 
 def retry_subclass_settings(model: ModuleModel, call: cst.Call) -> Callable[[str], cst.Arg | None] | None:
