@@ -47,6 +47,9 @@ EFFECT_WORDS = (
     "payout",
     *sorted(f".{verb}(" for verb in SOCKET_SENDS),
 )
+# urllib3's settings of which methods a `Retry` re-sends: a file that sets them may re-send POST
+# at the transport, with no call of its own that acts
+TRANSPORT_METHOD_SETTINGS = ("allowed_methods", "method_whitelist")
 # An exception that leaves the outcome unknown is caught: the name of one, lower-cased.
 _TIMEOUT_NAMES = {"timeout"} | {name.rsplit(".", 1)[-1].lower() for name in TIMEOUT_EXCEPTIONS}
 TIMEOUT_WORDS = tuple(sorted(w for w in _TIMEOUT_NAMES if not any(o != w and o in w for o in _TIMEOUT_NAMES)))

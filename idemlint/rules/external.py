@@ -19,7 +19,7 @@ from idemlint.analysis.summaries import (
     via,
 )
 from idemlint.analysis.timeouts import records_failure, timeout_caught
-from idemlint.knowledge.triggers import EFFECT_WORDS, RETRY, TIMEOUT_WORDS
+from idemlint.knowledge.triggers import EFFECT_WORDS, RETRY, TIMEOUT_WORDS, TRANSPORT_METHOD_SETTINGS
 from idemlint.rule import Report, Rule
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ def pay_invoice(invoice, key):
         ),
         ("boto3 SQS/SNS FIFO", "`MessageDeduplicationId=event.id`."),
     )
-    triggers = (EFFECT_WORDS, (*RETRY, "while ", "range(", "autoretry"))
+    triggers = ((*EFFECT_WORDS, *TRANSPORT_METHOD_SETTINGS), (*RETRY, "while ", "range(", "autoretry"))
     needs_project = True
     project_facts = ("unkeyed_effect", "verb_effect")
     project_groups = frozenset({0})
