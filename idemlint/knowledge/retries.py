@@ -117,6 +117,34 @@ NOTHING_ARRIVED = re.compile(r"^(Dequeue|Poll|Pop|Take|Receive|Consume|Listen)\w
 EMPTY_CONTAINER_ERRORS = frozenset({"IndexError", "KeyError"})
 TAKE_METHODS = frozenset({"pop", "popleft", "popitem"})
 
+# operations on this machine's files: a retry of one (a file lock taken again, a file opened
+# again) waits for another local process, not for a shared service, so no herd of clients
+# comes back at once and a fixed wait needs no jitter
+LOCAL_FILE_OPERATIONS = frozenset(
+    {
+        "open",
+        "io.open",
+        "os.open",
+        "os.link",
+        "os.symlink",
+        "os.mkdir",
+        "os.makedirs",
+        "os.rename",
+        "os.replace",
+        "os.remove",
+        "os.unlink",
+        "os.rmdir",
+        "fcntl.flock",
+        "fcntl.lockf",
+        "msvcrt.locking",
+        "shutil.move",
+        "shutil.copy",
+        "shutil.copy2",
+        "shutil.copyfile",
+        "shutil.rmtree",
+    }
+)
+
 # Exceptions that say the attempt lost a race to another writer (an optimistic-concurrency
 # conflict, a serialization failure, a deadlock victim): each one means another transaction
 # committed, so retrying them always ends, however many attempts it takes. By the class name's

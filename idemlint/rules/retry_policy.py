@@ -238,10 +238,10 @@ class RetryWithoutJitter(PolicyRule):
         "requests.ConnectionError: continue`, or a catch-all around a call on a client, session or connection) "
         "is reported at that handler, unless it makes at most two attempts, does something about the failure "
         "first (reconnects, refreshes a token), or retries a lost race (measured apart: `medium` until judged). "
-        "Polling, consumer loops and per-item "
-        "pacing are not retry contexts and are not reported; so is a retry decorator on a function that only reads "
-        'and raises while a value it read says "not yet" (`if order["status"] != "issued": raise ...`): a '
-        "poll, of which only the bound is judged (IDM203)."
+        "Polling, consumer loops and per-item pacing are not retry contexts and are not reported; so is a retry "
+        'decorator on a function that only reads and raises while a value it read says "not yet" (`if order['
+        '"status"] != "issued": raise ...`): a poll, of which only the bound is judged (IDM203). Nor is a wait '
+        "in a handler whose `try` only takes a local file or lock (`fcntl.lockf(...)`, `open(path)`): no herd."
         " Not reported in a program a person runs (a script, a management command, a file with a `__main__` "
         "block or a loop at module level): one client someone watches, with no herd or fleet behind it. An "
         "example module, which users copy into their services, is judged."

@@ -19,7 +19,13 @@ from idemlint.analysis.retry.exits import guarded_continue
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.http import NETWORK_ERRORS
 from idemlint.knowledge.keys import CLOCK_CALLS
-from idemlint.knowledge.retries import CONNECT_CALL, LINK_CLASS, LINK_RECEIVER, SUBSCRIBE_CALL
+from idemlint.knowledge.retries import (
+    CONNECT_CALL,
+    LINK_CLASS,
+    LINK_RECEIVER,
+    LOCAL_FILE_OPERATIONS,
+    SUBSCRIBE_CALL,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -62,7 +68,7 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
                     Verdict("non-retryable-status", "loop", node, label, statuses=statuses)
                 )
         elif isinstance(node, cst.Call) and model.call_name(node) in SLEEPS and node.args:
-            if deterministic_delay(model, node.args[0].value, setting):
+            if deterministic_delay(model, node.args[0].value, setting) and not _retries_a_local_file(model, node, loop):
                 fix = jitter_sleep(model, node.args[0].value) if fixed_on_every_way(model, node.args[0].value) else None
                 policy.no_jitter.append(Verdict("fixed-wait", "loop", node, label, fix=fix))
     if context.kind == "loop" and not spins and (handler := immediate_retry(model, loop, nodes)) is not None:
@@ -94,6 +100,28 @@ def _only_reconnects(model: ModuleModel, loop: cst.For | cst.While, nodes: list[
         and (model.call_name(node) or "").rsplit(".", 1)[-1] not in ("format", "str", "len")
     ]
     return bool(attempted) and all(_opens_a_link(model, call) for call in attempted)
+
+
+def _retries_a_local_file(model: ModuleModel, sleep: cst.Call, loop: cst.For | cst.While) -> bool:
+    """The wait is in a handler whose `try` attempts only this machine's file operations
+    (`fcntl.lockf(fd, LOCK_NB)`, `os.link(...)`, `FileStorage(io.open(path))`): another local
+    process holds the file, and no herd of clients comes back to a shared service at once."""
+    handler = next((a for a in model.ancestors(sleep) if isinstance(a, cst.ExceptHandler)), None)
+    attempt = model.parents.get(handler) if handler is not None and model.is_inside(handler, loop) else None
+    if not isinstance(attempt, cst.Try):
+        return False
+    calls = [n for n in iter_nodes(attempt.body) if isinstance(n, cst.Call) and not _waits_or_logs(model, n)]
+    local = [c for c in calls if model.call_name(c) in LOCAL_FILE_OPERATIONS]
+    return bool(local) and all(c in local or _reads_a_local_result(model, c, local) for c in calls)
+
+
+def _reads_a_local_result(model: ModuleModel, call: cst.Call, local: list[cst.Call]) -> bool:
+    """`open(path).read()`, `FileStorage(io.open(path))`: a method of what a local call gave, or
+    a class built on it; not `requests.post(data=open(path))`, which sends it."""
+    if isinstance(call.func, cst.Attribute) and any(call.func.value is c for c in local):
+        return True
+    last = (model.call_name(call) or "").rsplit(".", 1)[-1]
+    return last[:1].isupper() and any(model.is_inside(c, call) for c in local)
 
 
 def _opens_a_link(model: ModuleModel, call: cst.Call) -> bool:
