@@ -8,12 +8,12 @@ from idemlint.analysis.caller_guards import call_facts, join_call_facts
 from idemlint.analysis.final_states import parse_state_tests
 
 
-def decided(*sources: str) -> frozenset[str]:
+def decided(*sources: str, locked: bool = False) -> frozenset[str]:
     files = []
     for source in sources:
         raw = source.encode()
         files.append(call_facts(raw, parse_state_tests(raw)))
-    return join_call_facts(files)
+    return join_call_facts(files, locked=locked)
 
 
 DEFINED = "class Req:\n    def accept(self): ...\n    def close(self): ...\n"
@@ -64,8 +64,8 @@ def test_a_name_defined_twice_is_not_judged() -> None:
 
 def test_records_are_matched_as_written() -> None:
     source = b"def f(self):\n    for paper in self.papers.filter(state=1):\n        paper.accept()\n"
-    guarded, _other, _defined, _inside = call_facts(source, ast.parse(source))
-    assert guarded == {"accept"}
+    guarded, chosen, _other, _defined, _inside = call_facts(source, ast.parse(source))
+    assert guarded == chosen == {"accept"}
 
 
 def test_what_runs_later_or_under_a_local_lock_is_not_decided() -> None:
@@ -120,3 +120,25 @@ def test_a_lock_decorator_holds_for_every_call_in_the_function() -> None:
     ):
         caller = f"@{decorator}\ndef sweep(req):\n    req.close()\n"
         assert decided(DEFINED, caller) == frozenset(), decorator
+
+
+def test_only_calls_under_a_lock_hold_the_row_for_a_test_made_inside() -> None:
+    # a state filter chose the rows, but read them unlocked: a test in the method may be stale
+    swept = "def sweep():\n    for req in Req.objects.filter(state__in=[1]):\n        req.close()\n"
+    locked = "def view(pk):\n    req = Req.objects.select_for_update().get(pk=pk)\n    req.state\n    req.accept()\n"
+    assert decided(DEFINED, swept, locked) == {"close", "accept"}
+    assert decided(DEFINED, swept, locked, locked=True) == {"accept"}
+    both = "def view2(pk):\n    req = Req.objects.select_for_update().get(pk=pk)\n    req.state\n    req.close()\n"
+    assert decided(DEFINED, swept, both, locked=True) == frozenset()  # one caller holds no lock
+
+
+def test_prose_and_comments_name_no_method() -> None:
+    locked = "def view(req):\n    with cache.lock(req.pk):\n        req.close()\n"
+    for prose in (
+        'ERROR = "You cannot close a closed request"\n',  # a message
+        "urlpatterns = [path('requests/close/', view)]  # close it\n",  # a route and a comment
+        '"""Close the request."""\n',
+    ):
+        assert decided(DEFINED, locked, prose) == {"close"}, prose
+    for use in ('action = "close"\n', 'label = f"{close}"\n', "on = {'x': close}  # 'quoted'\n"):
+        assert decided(DEFINED, locked, use) == frozenset(), use

@@ -31,16 +31,37 @@ from idemlint.analysis.final_states import is_state_attribute
 from idemlint.analysis.machines import dotted_name
 from idemlint.knowledge.locks import ROW_LOCK_METHODS, names_a_lock_decorator, names_a_shared_lock
 
-# per file: (names of calls made only under a lock or on a record a state filter chose; every
-# other name the file calls at its top level, references, queues or spells in a string; the
-# names it defines with `def`, with repeats; for each name called plainly inside functions,
-# those functions' names: such a call is decided where every function making it is)
-CallFacts = tuple[frozenset[str], frozenset[str], tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]]
-NO_CALLS: CallFacts = (frozenset(), frozenset(), (), ())
+# per file: (names of calls made only under a lock or on a record a state filter chose; those
+# of them some call of which holds no lock, only the filter's choice; every other name the file
+# calls at its top level, references, queues or spells in a string; the names it defines with
+# `def`, with repeats; for each name called plainly inside functions, those functions' names:
+# such a call is decided where every function making it is)
+CallFacts = tuple[
+    frozenset[str], frozenset[str], frozenset[str], tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]
+]
+NO_CALLS: CallFacts = (frozenset(), frozenset(), frozenset(), (), ())
 
 # every identifier a file names (a call, `accept.delay(`, `callback=req.accept`, `return
 # req.accept`, `getattr(req, "accept")`), but the one a `def` defines
 _USED = re.compile(rb"[A-Za-z_]\w*")
+# what names nothing: a docstring, a comment, a string of prose (`"You cannot confirm this"`).
+# Read left to right, like a tokenizer, so a quote in a comment or a `#` in a string is not
+# taken for one; a string that is one identifier (`getattr(r, "reject")`) or holds a `{`
+# (an f-string's expression, a template) is kept: it may name a method
+_STRING_OR_COMMENT = re.compile(
+    rb'''"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|\#[^\n]*'''
+)
+_ONE_NAME = re.compile(rb"""^(["'])[A-Za-z_]\w*\1$""")
+
+
+def _without_prose(source: bytes) -> bytes:
+    def keep(match: re.Match[bytes]) -> bytes:
+        text = match.group()
+        return text if b"{" in text or _ONE_NAME.match(text) else b" "
+
+    return _STRING_OR_COMMENT.sub(keep, source)
+
+
 # what may make a call decided: a row lock, a `with` of a lock, a loop over a state filter; a
 # file that shows none is read by the regular expression alone, parsed or not
 _WITH_LOCK = re.compile(
@@ -65,7 +86,7 @@ def _may_decide(source: bytes) -> bool:
 
 _DEFINED = re.compile(rb"\bdef[ \t]+(\w+)")
 _LOCKED = "<a lock>"  # in `tested`: a row or shared lock is held, every record is decided under it
-_DECIDED, _PLAIN, _LATER = "decided", "plain", "later"  # how a call is made
+_LOCKED_CALL, _CHOSEN, _PLAIN, _LATER = "locked", "chosen", "plain", "later"  # how a call is made
 
 
 def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
@@ -82,11 +103,12 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             tree = None
     if tree is None:
-        tokens = Counter(_USED.findall(source))
+        tokens = Counter(_USED.findall(_without_prose(source)))
         for name in _DEFINED.findall(source):
             tokens[name] -= 1  # a `def` names what it defines, it does not use it
-        return frozenset(), frozenset(n.decode() for n, count in tokens.items() if count > 0), defined, ()
+        return frozenset(), frozenset(), frozenset(n.decode() for n, count in tokens.items() if count > 0), defined, ()
     guarded: set[str] = set()
+    chosen: set[str] = set()
     other: set[str] = set()
     inside: dict[str, set[str]] = {}
     funcs: set[int] = set()
@@ -98,8 +120,10 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
                 funcs.add(id(call.func))
                 if not name:
                     continue
-                if how == _DECIDED:
+                if how in (_LOCKED_CALL, _CHOSEN):
                     guarded.add(name)
+                    if how == _CHOSEN:
+                        chosen.add(name)
                 elif how == _PLAIN:
                     inside.setdefault(name, set()).add(node.name)
                 else:
@@ -115,23 +139,27 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
             other.add(node.value)
     return (
         frozenset(guarded - other),
+        frozenset(chosen - other),
         frozenset(other - {""}),
         defined,
         tuple(sorted((name, tuple(sorted(callers))) for name, callers in inside.items() if name not in other)),
     )
 
 
-def join_call_facts(files: Iterable[CallFacts]) -> frozenset[str]:
+def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozenset[str]:
     """The names of the functions the project calls only under a lock, on rows a state filter
     chose, or from functions that are themselves so called (`_change_state` locks the ticket and
-    calls `self._finish_or_next()`, which calls `self.set_active()`)."""
+    calls `self._finish_or_next()`, which calls `self.set_active()`). With `locked`, only under
+    a lock: rows a filter chose were read without one, and a test on them may be stale."""
     guarded: set[str] = set()
     used: set[str] = set()
     definitions: dict[str, int] = {}
     callers: dict[str, set[str]] = {}
-    for calls_guarded, calls_other, defined, inside in files:
+    for calls_guarded, calls_chosen, calls_other, defined, inside in files:
         guarded.update(calls_guarded)
         used.update(calls_other)
+        if locked:
+            used.update(calls_chosen)
         for name in defined:
             definitions[name] = definitions.get(name, 0) + 1
         for name, functions in inside:
@@ -192,8 +220,11 @@ def _calls_of(node: ast.AST, tested: tuple[str, ...]) -> Iterator[tuple[ast.Call
         elif isinstance(call, ast.Call):
             records = [call.func.value] if isinstance(call.func, ast.Attribute) else []
             records += [arg for arg in (*call.args, *(k.value for k in call.keywords))]
-            chosen = _LOCKED in tested or bool(tested) and any(_key(record) in tested for record in records)
-            yield call, _DECIDED if chosen else _PLAIN
+            if _LOCKED in tested:
+                yield call, _LOCKED_CALL
+            else:
+                chosen = bool(tested) and any(_key(record) in tested for record in records)
+                yield call, _CHOSEN if chosen else _PLAIN
 
 
 def _locks_rows(statement: ast.stmt) -> bool:

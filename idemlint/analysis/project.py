@@ -195,6 +195,7 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         state_machines=join(machines),
         final_states=join_evidence(f.state_tests for f in files),
         decided_by_callers=join_call_facts(f.calls for f in files),
+        locked_by_callers=join_call_facts((f.calls for f in files), locked=True),
         unique_keys=join_unique_keys(unique_keys),
         module_aliases=aliases,
     )

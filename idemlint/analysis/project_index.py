@@ -59,6 +59,8 @@ class ProjectIndex:
     # functions the project calls only under a lock or on rows a state filter chose
     # (`analysis/caller_guards.py`): the precondition of their writes is the callers'
     decided_by_callers: frozenset[str] = frozenset()
+    # of them, those called only under a lock: a test there on the record is not stale (IDM101)
+    locked_by_callers: frozenset[str] = frozenset()
     # the column sets the project's models keep unique (`analysis/unique_keys.py`): model -> keys
     unique_keys: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
     # modules imported under a name (`import trio as event_loop` in `pkg/compat.py`):
@@ -93,6 +95,7 @@ class ProjectIndex:
                     ],
                     sorted((name, sorted(states)) for name, states in self.final_states.items()),
                     sorted(self.decided_by_callers),
+                    sorted(self.locked_by_callers),
                     sorted((model, sorted(sorted(k) for k in keys)) for model, keys in self.unique_keys.items()),
                     sorted(self.module_aliases.items()),
                 )

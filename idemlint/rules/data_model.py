@@ -13,6 +13,7 @@ from idemlint.analysis.db import (
     compared_values,
     decisions,
     first_or_framework_move,
+    held_by_callers,
     is_locked,
     loaded_read,
     lock_won_before,
@@ -81,7 +82,9 @@ class ReadDecideWrite(Rule):
         "`delete_bucket(name)`; not `remove_funds`), a queryset `update()` to "
         "absolute values, Django's `clean()`, a getter, a read whose answer is stored: `self.cached_permalink = "
         "client.chat_getPermalink(...)[...]`); so is a new instance (`self.model()`, `cls()`), and a test on "
-        "columns the function set from elsewhere first (`self.order = fresh.order`; not `x.n -= amount`). "
+        "columns the function set from elsewhere first (`self.order = fresh.order`; not `x.n -= amount`); and "
+        "a method whose every caller in the project holds the row's lock around the call (after "
+        "`select_for_update()`, inside `with cache.lock(...)` or a lock decorator such as huey's `lock_task`). "
         "A row the function inserts after a query found it absent (`if Vote.objects.filter(user=u, poll=p)"
         ".exists(): return`, then `Vote.objects.create(...)`; `session.add(...)`) is the same race on a row "
         "that does not exist yet (the rule says low confidence; the shipped table measures this kind), reported "
@@ -148,8 +151,8 @@ def on_payment_succeeded(event):
         seen: set[tuple[str | None, int]] = set()
         for write in db.writes:
             race = found.get(id(write))
-            if race is None:
-                continue
+            if race is None or held_by_callers(model, race.read.record, write.node, ctx.project.locked_by_callers):
+                continue  # no race, or every caller holds the row's lock around the test and the write
             if write.kind in ("attribute", "setter"):
                 key = (write.instance, id(race.test))
                 if key in seen:
@@ -391,12 +394,7 @@ def ship(conn, order_id):
                         continue  # found only in the states its query names: a precondition (unlocked, a race)
                     if read.record and is_locked(model, db, read):
                         continue  # written under a lock the function took (LOCK TABLE, FOR UPDATE)
-                    scope = model.enclosing_function(write.node)
-                    if (
-                        read.record in ("self", "parameter")
-                        and scope
-                        and scope.name.value in ctx.project.decided_by_callers
-                    ):
+                    if held_by_callers(model, read.record, write.node, ctx.project.decided_by_callers):
                         continue  # every caller locks the row, or hands over rows a state filter chose
                     if first_or_framework_move(model, read.record, write.node):
                         continue  # `if created:` of a `post_save` receiver, frappe's `on_submit`: made once

@@ -315,6 +315,13 @@ def just_created(model: ModuleModel, node: cst.CSTNode) -> bool:
     )
 
 
+def held_by_callers(model: ModuleModel, record: str | None, node: cst.CSTNode, functions: frozenset[str]) -> bool:
+    """`record` is `self` or a parameter of a function among `functions`, which the project
+    calls only under a lock or on rows a state filter chose (`analysis/caller_guards.py`)."""
+    scope = model.enclosing_function(node)
+    return record in ("self", "parameter") and scope is not None and scope.name.value in functions
+
+
 def first_or_framework_move(model: ModuleModel, record: str | None, node: cst.CSTNode) -> bool:
     """A state write on a record that runs once per row: a parameter's under `if created:`
     (its first state), `self`'s in an ORM's once-per-move hook (frappe's `on_submit`)."""

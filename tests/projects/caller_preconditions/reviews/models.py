@@ -39,3 +39,15 @@ class Abstract(models.Model):
     def close(self):
         self.state = ReviewState.ARCHIVED  # ok: IDM103 its one caller holds the row lock and checks the state
         self.save()
+
+    def confirm(self):
+        if self.state != ReviewState.ACCEPTED:
+            return
+        self.state = ReviewState.ARCHIVED  # ok: IDM101 every caller holds the row lock: the test is not stale
+        self.save()
+
+    def expire(self):
+        if self.state != ReviewState.SUBMITTED:
+            return
+        self.state = ReviewState.WITHDRAWN  # expect: IDM101 "tested on line" a filter chose the rows, unlocked
+        self.save()

@@ -51,3 +51,15 @@ def archive_view(request, pk):
 
 
 ACTIONS = {"archive": Abstract.archive}
+
+
+def confirm_batch(request, pks):
+    with transaction.atomic():
+        chosen = Abstract.objects.filter(pk__in=pks).select_for_update()
+        for abstract in chosen:
+            abstract.confirm()
+
+
+def expire_stale():
+    for abstract in Abstract.objects.filter(state=ReviewState.SUBMITTED):
+        abstract.expire()
