@@ -179,6 +179,10 @@ TIMEOUT_WRAPPERS = frozenset({"asyncio.wait_for", "asyncio.timeout", "async_time
 # what names a wait done elsewhere (`self._backoff(attempt)`, `wait_before_retry()`, a retry
 # policy's `policy.handle_retry()` or `handler.prepare_for_next_attempt(...)`)
 WAIT_WORDS = re.compile(r"sleep|wait|backoff|delay|pause|retry|next_attempt", re.I)
+# calls that only wait (an event or condition to be set, a time to pass): a `try` of nothing
+# else that times out has waited its interval, it has not failed (`asyncio.wait_for(stop.wait(),
+# timeout=interval)` in a loop that does its work every interval)
+WAIT_ONLY_CALLS = frozenset({"wait", "wait_for", "sleep"})
 # a server's readiness or health endpoint (`/.well-known/ready`, `/healthz`, `/readyz`,
 # `/livez`, `/ping`, or a relative `"healthcheck"`): a loop that asks only this waits for the
 # server to come up

@@ -30,7 +30,7 @@ from idemlint.analysis.retry.exits import (
 from idemlint.analysis.retry.not_retries import checks_readiness, restarts_a_service
 from idemlint.analysis.retry.safe_repeats import gated_on_idempotency, goes_round_only_when_refused
 from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
-from idemlint.knowledge.retries import RETRY_ITERATORS, SLEEPS, is_attempt_counter
+from idemlint.knowledge.retries import RETRY_ITERATORS, SLEEPS, WAIT_ONLY_CALLS, is_attempt_counter
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -235,8 +235,9 @@ def _catches_and_reattempts(model: ModuleModel, loop: cst.For | cst.While, count
     for try_node in loop_nodes(model, loop):
         if not isinstance(try_node, (cst.Try, cst.TryStar)):
             continue
-        if not any(isinstance(n, cst.Call) for n in model.iter_nodes(try_node.body)):
-            continue
+        calls = [n for n in model.iter_nodes(try_node.body) if isinstance(n, cst.Call)]
+        if not calls or all((model.call_name(c) or "").rsplit(".", 1)[-1] in WAIT_ONLY_CALLS for c in calls):
+            continue  # nothing attempted, or only a wait: its timeout is the interval passing, not a failure
         if any(
             guarded_continue(h.body.body) and not means_not_ready(model, h) for h in try_node.handlers
         ) and leaves_loop(model, loop.body):
