@@ -132,13 +132,29 @@ def test_only_calls_under_a_lock_hold_the_row_for_a_test_made_inside() -> None:
     assert decided(DEFINED, swept, both, locked=True) == frozenset()  # one caller holds no lock
 
 
-def test_prose_and_comments_name_no_method() -> None:
+def test_prose_and_docstrings_name_no_method() -> None:
     locked = "def view(req):\n    with cache.lock(req.pk):\n        req.close()\n"
     for prose in (
         'ERROR = "You cannot close a closed request"\n',  # a message
-        "urlpatterns = [path('requests/close/', view)]  # close it\n",  # a route and a comment
-        '"""Close the request."""\n',
+        '"""Close the request."""\n',  # a docstring
+        'HELP = """Type \\""" to close."""\n',  # an escaped quote inside one
     ):
         assert decided(DEFINED, locked, prose) == {"close"}, prose
-    for use in ('action = "close"\n', 'label = f"{close}"\n', "on = {'x': close}  # 'quoted'\n"):
+    for use in (
+        'action = "close"\n',  # a name
+        'STEPS = "close save".split()\n',  # names, not a sentence
+        'TASK = "app.requests.close"\n',  # a dotted path
+        'label = f"{close}"\n',  # an f-string's expression
+        'label = "Closing the \\\nrequest", close, "done"\n',  # a string continued on the next line
+        "on = {'x': close}  # 'quoted'\n",
+        "go(close)  # it's closed\n",
+    ):
         assert decided(DEFINED, locked, use) == frozenset(), use
+
+
+def test_only_the_rows_own_lock_holds_back_every_writer() -> None:
+    named = "def view(req):\n    with cache.lock(req.pk):\n        req.close()\n"
+    assert decided(DEFINED, named) == {"close"}  # a precondition of the callers' (IDM103)
+    assert decided(DEFINED, named, locked=True) == frozenset()  # a writer that skips the lock still races (IDM101)
+    maybe = "def view(pk, lock):\n    q = Req.objects.select_for_update() if lock else Req.objects\n    req = q.get(pk=pk)\n    req.close()\n"
+    assert decided(DEFINED, maybe) == frozenset()  # the lock is taken in one branch only

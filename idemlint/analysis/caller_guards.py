@@ -32,7 +32,7 @@ from idemlint.analysis.machines import dotted_name
 from idemlint.knowledge.locks import ROW_LOCK_METHODS, names_a_lock_decorator, names_a_shared_lock
 
 # per file: (names of calls made only under a lock or on a record a state filter chose; those
-# of them some call of which holds no lock, only the filter's choice; every other name the file
+# of them some call of which holds no row lock (a named lock, or only the filter's choice); every other name the file
 # calls at its top level, references, queues or spells in a string; the names it defines with
 # `def`, with repeats; for each name called plainly inside functions, those functions' names:
 # such a call is decided where every function making it is)
@@ -44,22 +44,31 @@ NO_CALLS: CallFacts = (frozenset(), frozenset(), frozenset(), (), ())
 # every identifier a file names (a call, `accept.delay(`, `callback=req.accept`, `return
 # req.accept`, `getattr(req, "accept")`), but the one a `def` defines
 _USED = re.compile(rb"[A-Za-z_]\w*")
-# what names nothing: a docstring, a comment, a string of prose (`"You cannot confirm this"`).
-# Read left to right, like a tokenizer, so a quote in a comment or a `#` in a string is not
-# taken for one; a string that is one identifier (`getattr(r, "reject")`) or holds a `{`
-# (an f-string's expression, a template) is kept: it may name a method
-_STRING_OR_COMMENT = re.compile(
-    rb'''"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|\#[^\n]*'''
+# what names nothing: a docstring, a string of prose (`"You cannot confirm this change"`).
+# Every string is matched from its opening quote, escapes and all, so the scan keeps in step
+# with the code; only a triple-quoted string or a sentence (three words or more, no code's
+# punctuation) is dropped. A string of names (`"reject save".split()`, `"app.tasks.reject"`), a
+# template or f-string (`{`, `}`) and comments are kept: they may name a method
+_STRING = re.compile(
+    rb'"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""'
+    rb"|'''(?:[^'\\]|\\[\s\S]|'(?!''))*'''"
+    rb'|"(?:[^"\\\n]|\\[\s\S])*"'
+    rb"|'(?:[^'\\\n]|\\[\s\S])*'"
 )
-_ONE_NAME = re.compile(rb"""^(["'])[A-Za-z_]\w*\1$""")
+_SENTENCE = re.compile(rb"^[A-Za-z][^(){}\[\]=+*/%<>&|@#\\]*$")
 
 
 def _without_prose(source: bytes) -> bytes:
     def keep(match: re.Match[bytes]) -> bytes:
         text = match.group()
-        return text if b"{" in text or _ONE_NAME.match(text) else b" "
+        if b"{" in text or b"}" in text:
+            return text
+        if text[:3] in (b'"""', b"'''"):
+            return b" "
+        body = text[1:-1]
+        return b" " if len(body.split()) >= 3 and _SENTENCE.match(body) else text
 
-    return _STRING_OR_COMMENT.sub(keep, source)
+    return _STRING.sub(keep, source)
 
 
 # what may make a call decided: a row lock, a `with` of a lock, a loop over a state filter; a
@@ -85,7 +94,9 @@ def _may_decide(source: bytes) -> bool:
 
 
 _DEFINED = re.compile(rb"\bdef[ \t]+(\w+)")
-_LOCKED = "<a lock>"  # in `tested`: a row or shared lock is held, every record is decided under it
+# in `tested`: a shared lock is held (every record is decided under it), or the row's own lock,
+# which every other writer of the row waits for too
+_LOCKED, _ROW_LOCKED = "<a lock>", "<a row lock>"
 _LOCKED_CALL, _CHOSEN, _PLAIN, _LATER = "locked", "chosen", "plain", "later"  # how a call is made
 
 
@@ -150,7 +161,8 @@ def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozens
     """The names of the functions the project calls only under a lock, on rows a state filter
     chose, or from functions that are themselves so called (`_change_state` locks the ticket and
     calls `self._finish_or_next()`, which calls `self.set_active()`). With `locked`, only under
-    a lock: rows a filter chose were read without one, and a test on them may be stale."""
+    the row's own lock: rows a filter chose were read without one, and a named lock holds back
+    only the writers that take it; a test on the record may be stale."""
     guarded: set[str] = set()
     used: set[str] = set()
     definitions: dict[str, int] = {}
@@ -207,7 +219,7 @@ def _calls_in(body: list[ast.stmt], tested: tuple[str, ...]) -> Iterator[tuple[a
             continue
         yield from _calls_of(statement, tested)
         if _locks_rows(statement):
-            tested = (*tested, _LOCKED)  # `select_for_update().get(...)`: the rest of the block holds the row
+            tested = (*tested, _ROW_LOCKED)  # `select_for_update().get(...)`: the rest of the block holds the row
 
 
 def _calls_of(node: ast.AST, tested: tuple[str, ...]) -> Iterator[tuple[ast.Call, str]]:
@@ -220,15 +232,22 @@ def _calls_of(node: ast.AST, tested: tuple[str, ...]) -> Iterator[tuple[ast.Call
         elif isinstance(call, ast.Call):
             records = [call.func.value] if isinstance(call.func, ast.Attribute) else []
             records += [arg for arg in (*call.args, *(k.value for k in call.keywords))]
-            if _LOCKED in tested:
+            if _ROW_LOCKED in tested:
                 yield call, _LOCKED_CALL
+            elif _LOCKED in tested or bool(tested) and any(_key(record) in tested for record in records):
+                yield call, _CHOSEN  # a named lock serialises only those who take it; a filter's rows are unlocked
             else:
-                chosen = bool(tested) and any(_key(record) in tested for record in records)
-                yield call, _CHOSEN if chosen else _PLAIN
+                yield call, _PLAIN
 
 
 def _locks_rows(statement: ast.stmt) -> bool:
-    return any(isinstance(node, ast.Attribute) and node.attr in ROW_LOCK_METHODS for node in ast.walk(statement))
+    """`select_for_update()` in the statement, not in one branch of a conditional expression
+    (`... if lock else Model.objects`): that one may not run."""
+    branches = {id(n) for e in ast.walk(statement) if isinstance(e, ast.IfExp) for n in ast.walk(e)}
+    return any(
+        isinstance(node, ast.Attribute) and node.attr in ROW_LOCK_METHODS and id(node) not in branches
+        for node in ast.walk(statement)
+    )
 
 
 def _takes_shared_lock(expr: ast.expr) -> bool:
@@ -241,8 +260,11 @@ def _takes_shared_lock(expr: ast.expr) -> bool:
 
 
 def _names_a_lock(decorator: ast.expr) -> bool:
-    """`@huey.lock_task("name")`: every run of the function holds the lock, its calls with it."""
-    name = dotted_name(decorator.func if isinstance(decorator, ast.Call) else decorator)
+    """`@huey.lock_task("name")`: every run of the function holds the lock, its calls with it.
+    Called with the lock's name or key: a bare `@locked` takes an object's own lock."""
+    if not isinstance(decorator, ast.Call) or not (decorator.args or decorator.keywords):
+        return False
+    name = dotted_name(decorator.func)
     return name is not None and names_a_lock_decorator(name)
 
 

@@ -30,7 +30,26 @@ PROCESS_LOCKS = (
 _STDLIB_LOCK_CLASSES = frozenset({"Lock", "RLock", "Semaphore", "BoundedSemaphore", "Condition", "FileLock"})
 SHARED_LOCK_LIBRARIES = ("redis.", "redis_lock.", "pottery.", "sherlock.", "django_redis.", "aioredis.", "valkey.")
 # a word before `lock` that says none is taken (`no_lock()`, `skip_lock()`)
-_NO_LOCK = frozenset({"no", "skip", "without", "disable", "disabled", "fake", "dummy", "null", "noop"})
+_NO_LOCK = frozenset(
+    {
+        "no",
+        "non",
+        "not",
+        "skip",
+        "without",
+        "ignore",
+        "release",
+        "check",
+        "is",
+        "has",
+        "disable",
+        "disabled",
+        "fake",
+        "dummy",
+        "null",
+        "noop",
+    }
+)
 
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
@@ -48,13 +67,19 @@ def names_a_shared_lock(qualname: str) -> bool:
 
 
 def names_a_lock_decorator(qualname: str) -> bool:
-    """`@huey.lock_task("sync")`, `@advisory_locked("k")`, `@with_lock(...)`: a decorator whose
-    name holds a lock word wraps every run of the function in a lock other processes honour
-    (huey's `lock_task` is one); not a process's own (`threading.`), not `no_lock`."""
-    if qualname.startswith(PROCESS_LOCKS):
-        return False
+    """`@huey.lock_task("sync")`, `@advisory_locked("key")`, `@redis_lock("key")`: a decorator
+    named for a lock (its last word, or huey's `lock_task`) that takes one other processes honour.
+    Not `retry_on_lock_timeout`, `lock_free`, `no_lock`, a process's or one machine's own
+    (`threading.`, `interprocess_locked`, `file_lock`). The caller requires it be called with the
+    lock's name or key, so a bare `@locked` (fasteners', on `self._lock`) is none."""
     words = [word.lower() for word in _WORD.findall(qualname.rsplit(".", 1)[-1])]
-    return any(word in LOCK_WORDS and not (index and words[index - 1] in _NO_LOCK) for index, word in enumerate(words))
+    if words[-2:] == ["lock", "task"]:
+        return not qualname.startswith(PROCESS_LOCKS)
+    return names_a_shared_lock(qualname) and not (len(words) > 1 and words[-2] in _MACHINE_LOCK)
+
+
+# a word before `lock` that says the lock holds on one machine only
+_MACHINE_LOCK = frozenset({"interprocess", "file", "thread", "process", "local"})
 
 
 # ORM calls that lock the rows a query reads until the transaction ends (Django, SQLAlchemy)

@@ -333,9 +333,13 @@ def first_or_framework_move(model: ModuleModel, record: str | None, node: cst.CS
 def runs_once_per_move(model: ModuleModel, node: cst.CSTNode) -> bool:
     """`node` is in a method the ORM the module imports runs once per checked, locked move of a
     document (frappe's `on_submit`): a state written there follows that move."""
-    function = model.enclosing_function(node)
-    if function is None:
-        return False
+    function, owner = model.enclosing_function(node), model.enclosing_class(node)
+    if (
+        function is None
+        or owner is None
+        or not any((model.dotted(base.value) or "").endswith("Document") for base in owner.bases)
+    ):
+        return False  # a hook of the framework's documents only
     hooks = (
         h for library, h in TRANSITION_HOOKS.items() if any(q.split(".")[0] == library for q in model.imports.values())
     )

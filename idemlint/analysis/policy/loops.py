@@ -110,7 +110,13 @@ def _retries_a_local_file(model: ModuleModel, sleep: cst.Call, loop: cst.For | c
     attempt = model.parents.get(handler) if handler is not None and model.is_inside(handler, loop) else None
     if not isinstance(attempt, cst.Try):
         return False
-    calls = [n for n in iter_nodes(attempt.body) if isinstance(n, cst.Call) and not _waits_or_logs(model, n)]
+    calls = [  # a helper that sleeps may also send: only a wait or a log line is no attempt
+        n
+        for n in iter_nodes(attempt.body)
+        if isinstance(n, cst.Call)
+        and model.call_name(n) not in SLEEPS
+        and not LOGGING_CALL.match(model.dotted(n.func) or "")
+    ]
     local = [c for c in calls if model.call_name(c) in LOCAL_FILE_OPERATIONS]
     return bool(local) and all(c in local or _reads_a_local_result(model, c, local) for c in calls)
 

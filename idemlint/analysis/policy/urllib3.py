@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import ModuleModel, keyword, positional, string_value
+from idemlint.analysis.model import ModuleModel, iter_nodes, keyword, positional, string_value
 from idemlint.analysis.policy.common import (
     NON_RETRYABLE_STATUSES,
     expr_nodes,
@@ -68,8 +68,13 @@ def _as_passed(model: ModuleModel, value: cst.BaseExpression) -> cst.BaseExpress
     """A parameter handed on as it is (`allowed_methods=allowed_methods`) holds its default
     wherever a caller gives none: that default, else `value`."""
     if isinstance(value, cst.Name):
-        bindings = model.resolve(model.scope_of(value), value.value)
-        if len(bindings) == 1 and bindings[0].kind == "param" and bindings[0].value is not None:
+        scope = model.scope_of(value)
+        bindings = model.resolve(scope, value.value)
+        tests = [n.test for n in iter_nodes(scope) if isinstance(n, (cst.If, cst.IfExp, cst.While))]
+        tests += [n for n in iter_nodes(scope) if isinstance(n, cst.BooleanOperation)]  # `methods or DEFAULT`
+        # `if allowed_methods is None: ...` decides what is passed: not the default
+        tested = any(isinstance(n, cst.Name) and n.value == value.value for t in tests for n in (t, *iter_nodes(t)))
+        if len(bindings) == 1 and bindings[0].kind == "param" and bindings[0].value is not None and not tested:
             return bindings[0].value
     return value
 

@@ -236,7 +236,7 @@ def _catches_and_reattempts(model: ModuleModel, loop: cst.For | cst.While, count
         if not isinstance(try_node, (cst.Try, cst.TryStar)):
             continue
         calls = [n for n in model.iter_nodes(try_node.body) if isinstance(n, cst.Call)]
-        if not calls or all((model.call_name(c) or "").rsplit(".", 1)[-1] in WAIT_ONLY_CALLS for c in calls):
+        if not calls or all(_only_waits(model, c) for c in calls):
             continue  # nothing attempted, or only a wait: its timeout is the interval passing, not a failure
         if any(
             guarded_continue(h.body.body) and not means_not_ready(model, h) for h in try_node.handlers
@@ -263,6 +263,18 @@ def _catches_and_reattempts(model: ModuleModel, loop: cst.For | cst.While, count
         if leaves_loop(model, try_node.body) and _gives_up_on_last_attempt(model, loop, counter_names):
             return True
     return False
+
+
+def _only_waits(model: ModuleModel, call: cst.Call) -> bool:
+    """`stop.wait()`, `time.sleep(n)`, `asyncio.wait_for(stop.wait(), timeout)`: a wait for an
+    event or a time, not for the answer to a request (`wait_for(request, 10)` waits for one)."""
+    name = (model.call_name(call) or model.dotted(call.func) or "").rsplit(".", 1)[-1]
+    if name not in WAIT_ONLY_CALLS:
+        return False
+    if name != "wait_for":
+        return True
+    awaited = call.args[0].value if call.args else None
+    return isinstance(awaited, cst.Call) and _only_waits(model, awaited)
 
 
 def _works_on_next_item(model: ModuleModel, loop: cst.For | cst.While, try_node: cst.CSTNode) -> bool:
