@@ -115,8 +115,10 @@ def test_a_lock_decorator_holds_for_every_call_in_the_function() -> None:
     assert decided(DEFINED, locked) == {"close"}
     for decorator in (
         "huey.periodic_task(crontab())",  # scheduled, not locked: two runs may overlap
-        "no_lock",  # says none is taken
-        "threading_utils.unlock_after",  # releases, does not take
+        "no_lock('sweep')",  # says none is taken
+        "threading_utils.unlock_after('sweep')",  # releases, does not take
+        "retry_on_lock_timeout('sweep')",  # retries, takes none
+        "locked",  # called with no lock's name: an object's own lock
     ):
         caller = f"@{decorator}\ndef sweep(req):\n    req.close()\n"
         assert decided(DEFINED, caller) == frozenset(), decorator
