@@ -150,34 +150,38 @@ class FileContext:
         from idemlint.analysis.db.chains import python_value_kind
         from idemlint.analysis.summary_records import bound_argument
 
-        # only a method some class writes its own state in can be one: by name, before the
-        # (costly) summaries of this module are asked; here, a method that assigns to
-        # `self.<attribute>` itself (see direct_facts.state_writes)
+        # only a function that writes a state on its own instance or on the one it is given
+        # can be one: by name, before the (costly) summaries of this module are asked; here, a
+        # function that assigns to an attribute of a bare name (see direct_facts.state_writes)
         assigning = {
             self.model.scope_of(statement)
             for target, _value, statement in self.model.attribute_assigns
-            if type(target.value) is cst.Name and target.value.value == "self"
+            if type(target.value) is cst.Name
         }
         writers = self.project.function_names("state_chain") | {
-            statement.name.value.lower()
-            for owner in self.model.classes
-            for statement in owner.body.body
-            if isinstance(statement, cst.FunctionDef) and statement in assigning
+            function.name.value.lower() for function in self.model.functions if function in assigning
         }
 
-        def state_written_by(call: cst.Call) -> tuple[str, str, str, bool] | None:
-            if not isinstance(call.func, cst.Attribute) or call.func.attr.value.lower() not in writers:
+        def state_written_by(call: cst.Call) -> tuple[str, str, str, str, bool] | None:
+            called = call.func.attr if isinstance(call.func, cst.Attribute) else call.func
+            if not isinstance(called, cst.Name) or called.value.lower() not in writers:
                 return None
             callee = self.callee(call)
             written = callee.summary.writes_state if callee is not None else None
             if callee is None or written is None:
                 return None
+            if callee.summary.state_owner == "self":
+                owner = call.func.value if isinstance(call.func, cst.Attribute) else None
+            else:
+                owner = bound_argument(call, callee.summary, callee.summary.state_owner)
+            if not isinstance(owner, cst.Name):
+                return None
             column, kind, text = written
             if kind != "param":
-                return column, kind, text, True  # the method's own literal: judged there
+                return owner.value, column, kind, text, True  # the function's own literal: judged there
             argument = bound_argument(call, callee.summary, text)
             found = python_value_kind(self.model, argument) if argument is not None else ("expr", "")
-            return column, found[0], found[1], False
+            return owner.value, column, found[0], found[1], False
 
         return DbAnalysis(self.model, self.config, self.project, state_written_by)
 

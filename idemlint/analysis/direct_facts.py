@@ -356,22 +356,22 @@ def _write_results_returned(model: ModuleModel) -> tuple[dict[cst.CSTNode, set[c
 
 def state_writes(
     model: ModuleModel, db: Callable[[], DbAnalysis]
-) -> dict[cst.CSTNode, tuple[tuple[str, str, str], Chain]]:
-    """Methods that set their own state column to a literal or constant and save it, with no
-    test deciding whether they do: `def ship(self): self.status = "shipped"; self.save()`."""
-    if not any(
-        type(target.value) is cst.Name and target.value.value == "self" for target, _v, _s in model.attribute_assigns
-    ):
+) -> dict[cst.CSTNode, tuple[tuple[str, str, str], Chain, str]]:
+    """Functions that set a state column to a literal or constant and save it, with no test
+    deciding whether they do, on their own instance (`def ship(self): self.status = "shipped";
+    self.save()`) or on the instance they are given (`def mark_sending(n): n.status = "sending";
+    db.session.commit()`): {function: ((column, value kind, text), chain, "self" or the parameter)}."""
+    if not any(type(target.value) is cst.Name for target, _v, _s in model.attribute_assigns):
         return {}
     from idemlint.analysis.db.decisions import deciding_tests
 
     analysis = db()
-    found: dict[cst.CSTNode, tuple[tuple[str, str, str], Chain]] = {}
+    found: dict[cst.CSTNode, tuple[tuple[str, str, str], Chain, str]] = {}
     for write in analysis.writes:
         scope = model.scope_of(write.node)
-        if write.kind != "attribute" or write.instance != "self" or scope in found:
+        if write.kind != "attribute" or write.instance is None or scope in found:
             continue
-        if not isinstance(scope, cst.FunctionDef) or model.enclosing_class(scope) is None:
+        if not isinstance(scope, cst.FunctionDef) or not _owned_instance(model, scope, write.instance):
             continue
         for column, (kind, text) in write.sets.items():
             if not analysis.is_state_column(column) or deciding_tests(model, write.node):
@@ -381,6 +381,16 @@ def state_writes(
                 kind, text = "param", value.value  # `self.status = status`: what the caller passes
             if kind in ("literal", "constant", "param"):
                 shown = repr(text) if kind == "literal" else text
-                found[scope] = ((column, kind, text), (Step(f"self.{column} = {shown}", write.node),))
+                step = Step(f"{write.instance}.{column} = {shown}", write.node)
+                found[scope] = ((column, kind, text), (step,), write.instance)
                 break
     return found
+
+
+def _owned_instance(model: ModuleModel, function: cst.FunctionDef, instance: str) -> bool:
+    """`self` in a method, or a parameter the function never rebinds: an instance its caller has."""
+    if instance == "self":
+        return model.enclosing_class(function) is not None
+    if instance == "cls" or instance not in own_params(function):
+        return False
+    return all(binding.kind == "param" for binding in model.bindings_of(function, instance))

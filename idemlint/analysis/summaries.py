@@ -112,8 +112,10 @@ def summarise(
     direct = direct_facts(model, retry, sinks, effects)
     for function, chain in (returned_counts(model, db) if db is not None else {}).items():
         direct[function] = replace(direct.get(function, Summary()), returns_count=chain)
-    for function, (written, chain) in (state_writes(model, db) if db is not None else {}).items():
-        direct[function] = replace(direct.get(function, Summary()), writes_state=written, state_chain=chain)
+    for function, (written, chain, owner) in (state_writes(model, db) if db is not None else {}).items():
+        direct[function] = replace(
+            direct.get(function, Summary()), writes_state=written, state_chain=chain, state_owner=owner
+        )
     for function in model.functions:
         facts = direct.get(function, Summary())
         if function in retried:  # retried itself: its keys are reported where they are made

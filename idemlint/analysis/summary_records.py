@@ -108,6 +108,10 @@ class Summary:
     # its caller passes (`def move_to(self, status)`); its callers write that state on their instance
     writes_state: tuple[str, str, str] | None = None
     state_chain: Chain | None = None
+    # whose state `writes_state` sets: "self" (the method's own instance), or the parameter a
+    # helper is given (`def mark_sending(notification): notification.status = "sending"; ...`),
+    # so `mark_sending(n)` writes `n.status`
+    state_owner: str = "self"
 
     def slot_name(self, slot: str) -> str:
         """The parameter an argument slot (`#0` by position, or a keyword) binds."""

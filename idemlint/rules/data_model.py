@@ -39,20 +39,6 @@ else:
 
     cst = LazyModule("libcst", globals(), "cst")
 
-_DESCRIBE = {"sql": "UPDATE", DJANGO: "QuerySet.update()", SQLALCHEMY: "update()", "attribute": "assignment"}
-
-
-def what_is_written(write: DbWrite) -> str:
-    if write.kind == "attribute":
-        column = next(iter(write.sets), "?")
-        return f"{write.instance}.{column} = ... (saved later)"
-    if write.kind in ("setter", "service") and write.call is not None:
-        func = write.call.func
-        owner = f"{write.instance}." if write.instance else ""
-        return f"{owner}{func.attr.value}(...)" if hasattr(func, "attr") else "the state setter"
-    table = f" of {write.table}" if write.table else ""
-    return f"the {_DESCRIBE[write.kind]}{table}"
-
 
 class ReadDecideWrite(Rule):
     code = "IDM101"
@@ -73,8 +59,10 @@ class ReadDecideWrite(Rule):
         "(`order = Order.objects.filter(pk=pk, status='pending').first()`, then `if order:`) is decided by that "
         "state; a model method that sets its own state and saves (`order.ship()`, in this module or another) "
         "writes that state on the caller's instance, whose class is known from `Order.objects.get(...)`, "
-        "`.first()`, `get_object_or_404(Order, ...)` or a constructor; a helper named for storing the instance "
-        "it is given (`update_payment(payment)`, `save_order(order)`) persists it as `save()` would. Writes that converge are left alone: racing runs that store the same values "
+        "`.first()`, `get_object_or_404(Order, ...)` or a constructor; a function that sets the state of the "
+        "instance it is given and saves it (`def mark_sending(n): n.status = 'sending'; n.save()`) writes that "
+        "state on the caller's instance (`mark_sending(notification)`) as a model method does; a helper named for "
+        "storing the instance it is given (`update_payment(payment)`, `save_order(order)`) persists it as `save()` would. Writes that converge are left alone: racing runs that store the same values "
         "(a flag set, a field cleared, the value the test compared with, text marked from what was read such as "
         "`slug += '-deleted'`) and do nothing else (a call in a further test, `elif x.count_reviews() >= n:`, "
         "only decides), where what else they do is repeat-safe (a create-if-absent "
@@ -163,18 +151,18 @@ def on_payment_succeeded(event):
             read = race.read
             if read.record:
                 message = (
-                    f"{what_is_written(write)} is decided by {read.instance}.{columns} ({_RECORD_ORIGINS[read.record]}), "
+                    f"{write.described()} is decided by {read.instance}.{columns} ({_RECORD_ORIGINS[read.record]}), "
                     "tested on line $where on the in-memory instance without a lock, and the write does not re-check it"
                 )
             elif race.test is read.call:
                 message = (
-                    f"{what_is_written(write)} writes rows chosen by {columns} on line $where without a lock, and its filter "
+                    f"{write.described()} writes rows chosen by {columns} on line $where without a lock, and its filter "
                     f"does not re-check {columns}: a row that changed meanwhile, or one an overlapping run took, is "
                     "written again"
                 )
             else:
                 message = (
-                    f"{what_is_written(write)} is decided by {columns} read on line $where without a lock, "
+                    f"{write.described()} is decided by {columns} read on line $where without a lock, "
                     "and the write does not re-check it"
                 )
             yield Report(
@@ -306,8 +294,9 @@ class NonMonotonicTransition(Rule):
         "against another state first (`if c.status != PENDING: raise`) the message names that test: the write "
         "does not repeat it, so a state another writer sets in between is overwritten. Not reported where IDM101 reports the "
         "same write. A model method's own literal (`def ship(self): self.status = 'shipped'`) is reported once, "
-        "in the method; a method that writes the value its caller passes (`order.move_to('shipped')`) is "
-        "reported at the caller. An update's value may be an attribute the function set to a constant first "
+        "in the method (or in the helper that sets the state of the instance it is given); a method that writes "
+        "the value its caller passes (`order.move_to('shipped')`, `set_status(order, 'shipped')`) is reported at "
+        "the caller. An update's value may be an attribute the function set to a constant first "
         "(`source.status = QUEUED; ....update(status=source.status)`). Flags (`shipped = true`), version compares "
         "and insert-only tables are monotonic already. Where the project declares its state machine (a table "
         "`ALLOWED_TRANSITIONS = {Status.CREATED: [Status.PAID], ..., Status.FULFILLED: []}` of one enum's members, "
@@ -426,7 +415,7 @@ def ship(conn, order_id):
             more = f" (and {others} more write{'s' * (others != 1)} of it in this function)" if others else ""
             yield Report(
                 write.statement,
-                f"{what_is_written(write)} sets {column} to {_spelt(kind, text)} with no "
+                f"{write.described()} sets {column} to {_spelt(kind, text)} with no "
                 f"precondition on its current value{_in_the_write(write, tested_by)}{more}{backward_from(declared)}",
                 lines=(("test", tested_by[id(write)]),) if id(write) in tested_by else (),
                 suggestion=_condition_hint(ctx, write, predecessors(declared, kind, text), column),

@@ -241,10 +241,10 @@ class RetryWithoutJitter(PolicyRule):
         "Polling, consumer loops and per-item pacing are not retry contexts and are not reported; so is a retry "
         'decorator on a function that only reads and raises while a value it read says "not yet" (`if order['
         '"status"] != "issued": raise ...`): a poll, of which only the bound is judged (IDM203). Nor is a wait '
-        "in a handler whose `try` only takes a local file or lock (`fcntl.lockf(...)`, `open(path)`): no herd."
-        " Not reported in a program a person runs (a script, a management command, a file with a `__main__` "
-        "block or a loop at module level): one client someone watches, with no herd or fleet behind it. An "
-        "example module, which users copy into their services, is judged."
+        "in a handler whose `try` only takes a local file or lock (`fcntl.lockf(...)`, `open(path)`): no herd; a "
+        "`try` only on the process's own data (`sorted(shared.items())` while a thread changes it) is no retry. Not "
+        "reported in a program a person runs (a script, a management command, a file with a `__main__` block or a "
+        "loop at module level): one client someone watches, no fleet behind it. An example module is judged."
     )
     why = (
         "When a dependency blips, every client fails at the same moment. Without jitter they all retry at the "

@@ -13,7 +13,7 @@ from idemlint.analysis.summaries import chain_origin, related_steps, via
 from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
 from idemlint.knowledge.triggers import DATABASE, UPDATE
 from idemlint.rule import Report, Rule
-from idemlint.rules.data_model import lower_confidence, sql_placeholder, what_is_written
+from idemlint.rules.data_model import lower_confidence, sql_placeholder
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -102,10 +102,10 @@ def mark_paid(conn, order_id):
                 continue  # a task or receiver with nothing after the write that acts: zero rows change nothing
             if conditions:
                 what = ", ".join(sorted({p.column for p in conditions}))
-                message = f"{what_is_written(write)} is conditional on {what} but its affected-row count is never read"
+                message = f"{write.described()} is conditional on {what} but its affected-row count is never read"
             else:
                 message = (
-                    f"{what_is_written(write)} writes without reading its affected-row count "
+                    f"{write.described()} writes without reading its affected-row count "
                     "(`all-updates-need-count` asks for it on every update)"
                 )
             yield Report(write.statement, message, suggestion=_count_hint(ctx, write), confidence=lower_confidence(ctx))

@@ -63,11 +63,11 @@ class DbAnalysis:
         model: ModuleModel,
         config: Config,
         project: ProjectIndex = EMPTY,
-        state_written_by: Callable[[cst.Call], tuple[str, str, str, bool] | None] | None = None,
+        state_written_by: Callable[[cst.Call], tuple[str, str, str, str, bool] | None] | None = None,
     ) -> None:
-        """`state_written_by(call)`: the (column, value kind, text, judged in the method) a
-        called method sets on its own instance (from its summary), so `order.ship()` writes
-        `order.status`."""
+        """`state_written_by(call)`: the (instance, column, value kind, text, judged in the
+        function) a called function sets on its own instance or on the one it is given (from
+        its summary), so `order.ship()` and `mark_shipped(order)` write `order.status`."""
         self.model = model
         self.project = project
         self._state_written_by = state_written_by
@@ -90,6 +90,8 @@ class DbAnalysis:
                 self.reads.append(
                     DbRead(call, model_name(model, call.args[0].value), False, (), assigned_name(model, call))
                 )
+            else:
+                self._state_setter_call(call)
             return
         method = func.attr.value
         if model.vocabulary.is_state_setter(method):
@@ -116,26 +118,31 @@ class DbAnalysis:
             selected = self._selected.get(key)
             if selected is not None:
                 self.reads.append(DbRead(call, selected.table, selected.locked, selected.columns))
-        elif self._state_written_by is not None and isinstance(func.value, cst.Name):
-            written = self._state_written_by(call)
-            if written is not None:
-                column, kind, text, in_method = written
-                statement = model.statement_of(call)
-                instance = func.value.value
-                self.writes.append(
-                    DbWrite(
-                        call,
-                        statement,
-                        "setter",
-                        None,
-                        {column: (kind, text)},
-                        (),
-                        True,
-                        instance,
-                        call=call,
-                        judged_in_method=in_method,
-                    )
-                )
+        else:
+            self._state_setter_call(call)
+
+    def _state_setter_call(self, call: cst.Call) -> None:
+        """`order.ship()`, `mark_sending(notification)`: a project function that sets the
+        state of its own instance or of the one it is given, and saves it."""
+        written = self._state_written_by(call) if self._state_written_by is not None else None
+        if written is None:
+            return
+        instance, column, kind, text, in_function = written
+        statement = self.model.statement_of(call)
+        self.writes.append(
+            DbWrite(
+                call,
+                statement,
+                "setter",
+                None,
+                {column: (kind, text)},
+                (),
+                True,
+                instance,
+                call=call,
+                judged_in_method=in_function,
+            )
+        )
 
     def _django_read(self, call: cst.Call) -> None:
         chain = full_chain(self.model, call)

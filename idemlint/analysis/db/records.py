@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
+
 if TYPE_CHECKING:
     import libcst as cst
 
@@ -100,3 +102,24 @@ class DbWrite:
     guarded: bool = False
     # a model method's own write (`order.ship()`): IDM103 reports it once, in the method
     judged_in_method: bool = False
+
+    def described(self) -> str:
+        """How a message names the write: `order.status = ... (saved later)`, `order.ship(...)`,
+        `mark_sending(notification, ...)` (a helper given the instance), `the UPDATE of orders`."""
+        import libcst as cst
+
+        if self.kind == "attribute":
+            return f"{self.instance}.{next(iter(self.sets), '?')} = ... (saved later)"
+        if self.kind in ("setter", "service") and self.call is not None:
+            func, given = self.call.func, f"{self.instance or '...'}, ..."
+            if isinstance(func, cst.Name):
+                return f"{func.value}({given})"
+            if not isinstance(func, cst.Attribute):
+                return "the state setter"
+            receiver = func.value.value if isinstance(func.value, cst.Name) else "..."
+            return f"{receiver}.{func.attr.value}({'...' if receiver == self.instance else given})"
+        table = f" of {self.table}" if self.table else ""
+        return f"the {_DESCRIBED.get(self.kind, self.kind)}{table}"
+
+
+_DESCRIBED = {"sql": "UPDATE", DJANGO: "QuerySet.update()", SQLALCHEMY: "update()", "attribute": "assignment"}
