@@ -172,6 +172,8 @@ class FileContext:
                 return None
             if callee.summary.state_owner == "self":
                 owner = call.func.value if isinstance(call.func, cst.Attribute) else None
+            elif any(arg.star for arg in call.args):
+                return None  # `set_status(*extra, n)`: which argument the helper is given is unknown
             else:
                 owner = bound_argument(call, callee.summary, callee.summary.state_owner)
             if not isinstance(owner, cst.Name):

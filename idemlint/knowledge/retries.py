@@ -117,40 +117,6 @@ NOTHING_ARRIVED = re.compile(r"^(Dequeue|Poll|Pop|Take|Receive|Consume|Listen)\w
 EMPTY_CONTAINER_ERRORS = frozenset({"IndexError", "KeyError"})
 TAKE_METHODS = frozenset({"pop", "popleft", "popitem"})
 
-# work that never leaves the process: built-ins over local data and a container's own
-# methods (`sorted(d.items())`, `ids.append(k)`); a retry of it (a dict that changed size
-# while another thread wrote it) waits for a local thread, and no client herd forms
-LOCAL_DATA_CALLS = frozenset(
-    {
-        "sorted",
-        "reversed",
-        "len",
-        "list",
-        "dict",
-        "set",
-        "frozenset",
-        "tuple",
-        "min",
-        "max",
-        "sum",
-        "any",
-        "all",
-        "enumerate",
-        "zip",
-        "range",
-        "str",
-        "int",
-        "float",
-        "bool",
-        "isinstance",
-        "copy.copy",
-        "copy.deepcopy",
-    }
-)
-# ... and `.get` only on an item taken from local data (`item[1].get(...)`): `session.get` sends
-# (not `update`, `insert` or `add`: a query set's, a collection's or a client's may write elsewhere)
-LOCAL_CONTAINER_METHODS = frozenset({"items", "keys", "values", "append", "extend", "copy", "setdefault"})
-
 # operations on this machine's files: a retry of one (a file lock taken again, a file opened
 # again) waits for another local process, not for a shared service, so no herd of clients
 # comes back at once and a fixed wait needs no jitter

@@ -174,6 +174,7 @@ def fetch_rates():
         ("catch-all-default", TENACITY): (
             "{label} retries every exception (retry_if_exception_type() defaults to Exception)"
         ),
+        ("catch-all-rest", TENACITY): "{label} retries every exception but {owner}",
         ("catch-all", BACKOFF): "{label} retries every exception",
         ("catch-all", STAMINA): "{label} retries every exception (on=Exception)",
         ("catch-all", "retry"): "{label} retries every exception",
@@ -235,16 +236,16 @@ class RetryWithoutJitter(PolicyRule):
         "wait built only from its settings (a runner that counts the attempt, `task.retries -= 1`, sets `task.eta = "
         "now + timedelta(seconds=task.retry_delay)` and queues the task again). A hand-written retry loop or "
         "recursive retry that goes round again at once, with no wait at all, after a network failure (`except "
-        "requests.ConnectionError: continue`, or a catch-all around a call on a client, session or connection) "
-        "is reported at that handler, unless it makes at most two attempts, does something about the failure "
-        "first (reconnects, refreshes a token), or retries a lost race (measured apart: `medium` until judged). "
-        "Polling, consumer loops and per-item pacing are not retry contexts and are not reported; so is a retry "
+        "requests.ConnectionError: continue`, `if n < tries: continue` then `raise`, a catch-all around a call on a "
+        "client, session or connection; the caught tuple may be held in a name) is reported at that handler, "
+        "unless it makes at most two attempts, does something about the failure first (reconnects, refreshes a "
+        "token), or retries a lost race (measured apart: `medium` until judged). Polling, consumer loops and per-item pacing are not retry contexts and are not reported; so is a retry "
         'decorator on a function that only reads and raises while a value it read says "not yet" (`if order['
         '"status"] != "issued": raise ...`): a poll, of which only the bound is judged (IDM203). Nor is a wait '
-        "in a handler whose `try` only takes a local file or lock (`fcntl.lockf(...)`, `open(path)`): no herd; a "
-        "`try` only on the process's own data (`sorted(shared.items())` while a thread changes it) is no retry. Not "
-        "reported in a program a person runs (a script, a management command, a file with a `__main__` block or a "
-        "loop at module level): one client someone watches, no fleet behind it. An example module is judged."
+        "in a handler whose `try` only takes a local file or lock (`fcntl.lockf(...)`, `open(path)`): no herd."
+        " Not reported in a program a person runs (a script, a management command, a file with a `__main__` "
+        "block or a loop at module level): one client someone watches, with no herd or fleet behind it. An "
+        "example module, which users copy into their services, is judged."
     )
     why = (
         "When a dependency blips, every client fails at the same moment. Without jitter they all retry at the "
@@ -417,10 +418,7 @@ def publish(event):
     raise RuntimeError(f"event {event.id} not published after 8 attempts")
 """
     how_to_fix = (
-        (
-            "hand-written loop",
-            "`for attempt in range(n):` with a `raise` after the loop, or a `time.monotonic()` deadline.",
-        ),
+        ("hand-written loop", "`for attempt in range(n):`, then `raise` after the loop; or a monotonic deadline."),
         (TENACITY, "`stop=stop_after_attempt(5) | stop_after_delay(60)`."),
         (BACKOFF, "`max_tries=5` and/or `max_time=60`."),
         ("Celery", "`max_retries=5` (the default is 3); dead-letter the task afterwards."),

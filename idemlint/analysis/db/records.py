@@ -111,7 +111,8 @@ class DbWrite:
         if self.kind == "attribute":
             return f"{self.instance}.{next(iter(self.sets), '?')} = ... (saved later)"
         if self.kind in ("setter", "service") and self.call is not None:
-            func, given = self.call.func, f"{self.instance or '...'}, ..."
+            more = ", ..." if len(self.call.args) > 1 else ""
+            func, given = self.call.func, f"{self.instance or '...'}{more}"
             if isinstance(func, cst.Name):
                 return f"{func.value}({given})"
             if not isinstance(func, cst.Attribute):

@@ -26,7 +26,20 @@ def is_catch_all(model: ModuleModel, expr: cst.BaseExpression) -> bool:
 
 
 def handler_catches_all(model: ModuleModel, handler: cst.ExceptHandler) -> bool:
-    return handler.type is None or is_catch_all(model, handler.type)
+    caught = caught_expression(model, handler)
+    return caught is None or is_catch_all(model, caught)
+
+
+def caught_expression(model: ModuleModel, handler: cst.ExceptHandler) -> cst.BaseExpression | None:
+    """What a handler catches, through a name bound once to a tuple of classes (`retryable =
+    (litellm.Timeout, litellm.APIConnectionError)`, then `except retryable:`), in the handler's
+    function or at module level; None for a bare `except:`."""
+    caught = handler.type
+    if isinstance(caught, cst.Name):
+        bound = model.resolve(model.scope_of(handler), caught.value)
+        if len(bound) == 1 and isinstance(bound[0].value, (cst.Tuple, cst.List)) and bound[0].kind == "assign":
+            return bound[0].value
+    return caught
 
 
 def statuses_in(expr: cst.BaseExpression) -> tuple[int, ...]:

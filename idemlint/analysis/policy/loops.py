@@ -16,7 +16,6 @@ from idemlint.analysis.policy.no_wait import immediate_retry, sleeps_inside
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
 from idemlint.analysis.retry.exits import guarded_continue
-from idemlint.analysis.retry.loops import on_local_data
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.http import NETWORK_ERRORS
 from idemlint.knowledge.keys import CLOCK_CALLS
@@ -69,7 +68,7 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
                     Verdict("non-retryable-status", "loop", node, label, statuses=statuses)
                 )
         elif isinstance(node, cst.Call) and model.call_name(node) in SLEEPS and node.args:
-            if deterministic_delay(model, node.args[0].value, setting) and not _retries_local_work(model, node, loop):
+            if deterministic_delay(model, node.args[0].value, setting) and not _retries_a_local_file(model, node, loop):
                 fix = jitter_sleep(model, node.args[0].value) if fixed_on_every_way(model, node.args[0].value) else None
                 policy.no_jitter.append(Verdict("fixed-wait", "loop", node, label, fix=fix))
     if context.kind == "loop" and not spins and (handler := immediate_retry(model, loop, nodes)) is not None:
@@ -103,12 +102,10 @@ def _only_reconnects(model: ModuleModel, loop: cst.For | cst.While, nodes: list[
     return bool(attempted) and all(_opens_a_link(model, call) for call in attempted)
 
 
-def _retries_local_work(model: ModuleModel, sleep: cst.Call, loop: cst.For | cst.While) -> bool:
-    """The wait is in a handler whose `try` attempts only work on this machine: its file
-    operations (`fcntl.lockf(fd, LOCK_NB)`, `os.link(...)`, `FileStorage(io.open(path))`) or its
-    own data (`sorted(shared.items())`, which fails while another thread changes the dict).
-    Another local process or thread is waited for; no herd of clients comes back to a shared
-    service at once."""
+def _retries_a_local_file(model: ModuleModel, sleep: cst.Call, loop: cst.For | cst.While) -> bool:
+    """The wait is in a handler whose `try` attempts only this machine's file operations
+    (`fcntl.lockf(fd, LOCK_NB)`, `os.link(...)`, `FileStorage(io.open(path))`): another local
+    process holds the file, and no herd of clients comes back to a shared service at once."""
     handler = next((a for a in model.ancestors(sleep) if isinstance(a, cst.ExceptHandler)), None)
     attempt = model.parents.get(handler) if handler is not None and model.is_inside(handler, loop) else None
     if not isinstance(attempt, cst.Try):
@@ -120,7 +117,7 @@ def _retries_local_work(model: ModuleModel, sleep: cst.Call, loop: cst.For | cst
         and model.call_name(n) not in SLEEPS
         and not LOGGING_CALL.match(model.dotted(n.func) or "")
     ]
-    local = [c for c in calls if model.call_name(c) in LOCAL_FILE_OPERATIONS or on_local_data(model, c)]
+    local = [c for c in calls if model.call_name(c) in LOCAL_FILE_OPERATIONS]
     return bool(local) and all(c in local or _reads_a_local_result(model, c, local) for c in calls)
 
 

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, iter_nodes, local_callee
-from idemlint.analysis.policy.common import expr_nodes, handler_catches_all
+from idemlint.analysis.policy.common import caught_expression, expr_nodes, handler_catches_all
 from idemlint.analysis.retry import SLEEPS, always_leaves
+from idemlint.analysis.retry.exits import guarded_continue
 from idemlint.knowledge.http import NETWORK_ERRORS
 from idemlint.knowledge.retries import (
     LOST_RACE_ERRORS,
@@ -49,12 +50,28 @@ def immediate_retry(model: ModuleModel, loop: cst.For | cst.While, nodes: list[c
             continue
         siblings: list[cst.ExceptHandler] = list(try_node.handlers)
         for handler in siblings:
-            if always_leaves(list(handler.body.body)) or not _fails_remotely(model, handler, try_node):
+            handled = list(handler.body.body)  # "if attempt < n: continue; raise" goes round too
+            if (
+                always_leaves(handled)
+                and not _counted_continue(handled)
+                or not _fails_remotely(model, handler, try_node)
+            ):
                 continue
             if _recovers(model, handler) or waits_on_the_way_round(model, loop.body, siblings, handler):
                 continue
             return handler
     return None
+
+
+def _counted_continue(handled: list[cst.CSTNode]) -> bool:
+    """`if attempt < n: continue` then `raise`: a guard that only compares (a guard that asks a
+    helper, `if policy.allowed():`, may wait inside it: its wait is judged there)."""
+    return guarded_continue(handled) and not any(
+        isinstance(node, cst.Call)
+        for statement in handled
+        if isinstance(statement, cst.If)
+        for node in (statement.test, *iter_nodes(statement.test))
+    )
 
 
 def immediate_recursion(
@@ -79,9 +96,14 @@ def _few_attempts(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst
         tested = model.names_read(loop.test) | {
             name for node in nodes if isinstance(node, cst.If) for name in model.names_read(node.test)
         }
+        counted_up = {  # `attempt += 1` with a compensating `attempt -= 1`: a count up, not a budget
+            n.target.value
+            for n in nodes
+            if isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.AddAssign) and isinstance(n.target, cst.Name)
+        }
         for node in nodes:
             if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.SubtractAssign):
-                if isinstance(node.target, cst.Name) and node.target.value in tested:
+                if isinstance(node.target, cst.Name) and node.target.value in tested - counted_up:
                     start = model.bindings_of(model.scope_of(loop), node.target.value)
                     first = [b.value for b in start if b.kind == "assign" and not model.is_inside(b.statement, loop)]
                     if (
@@ -115,15 +137,14 @@ def _number(node: cst.BaseExpression) -> int | None:
 def _fails_remotely(model: ModuleModel, handler: cst.ExceptHandler, try_node: cst.Try) -> bool:
     """The handler catches a network failure by name, or everything (or a bare timeout)
     around a call to another system."""
-    if handler.type is not None:
-        caught = " ".join(
-            model.qualname(n) or "" for n in expr_nodes(handler.type) if isinstance(n, cst.BaseExpression)
-        )
+    caught_type = caught_expression(model, handler)
+    if caught_type is not None:
+        caught = " ".join(model.qualname(n) or "" for n in expr_nodes(caught_type) if isinstance(n, cst.BaseExpression))
         if LOST_RACE_ERRORS.search(caught):
             return False
         names = [  # the classes caught, not the modules that hold them (`concurrent.futures`)
             name
-            for e in expr_nodes(handler.type)
+            for e in expr_nodes(caught_type)
             if isinstance(e, cst.Name | cst.Attribute)
             and (name := (model.dotted(e) or "").rsplit(".", 1)[-1])[:1].isupper()
         ]

@@ -29,7 +29,8 @@ def read_tenacity(model: ModuleModel, context: RetryContext, policy: Policy) -> 
     else:
         caught = _catches_all(model, retry_arg.value)
         if caught is not None:
-            policy.catches_all.append(Verdict(caught, TENACITY, anchor, label))
+            kind, spared = caught
+            policy.catches_all.append(Verdict(kind, TENACITY, anchor, label, owner=spared))
         statuses = statuses_in(retry_arg.value)
         if statuses:
             policy.non_retryable_statuses.append(
@@ -52,9 +53,11 @@ def read_tenacity(model: ModuleModel, context: RetryContext, policy: Policy) -> 
         policy.no_jitter.append(Verdict("fixed-wait", TENACITY, wait_arg, label, fix=fix))
 
 
-def _catches_all(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
+def _catches_all(model: ModuleModel, expr: cst.BaseExpression) -> tuple[str, str] | None:
     """`retry_if_exception_type(Exception)` ("catch-all"), `retry_if_exception_type()`
-    ("catch-all-default"), or a `|` / `retry_any` with such a part."""
+    ("catch-all-default"), every exception but a few (`retry_if_not_exception_type(NotFound)`,
+    `retry_if_exception(lambda e: not isinstance(e, NotFound))`: "catch-all-rest", with the
+    classes it spares), or a `|` / `retry_any` with such a part."""
     if isinstance(expr, cst.BinaryOperation):
         if isinstance(expr.operator, cst.BitOr):
             return _catches_all(model, expr.left) or _catches_all(model, expr.right)
@@ -64,12 +67,54 @@ def _catches_all(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
     name = model.call_name(expr) or ""
     if name.endswith("retry_any"):
         return next((found for a in expr.args if (found := _catches_all(model, a.value))), None)
-    if name.endswith(("retry_if_exception_type", "retry_if_not_exception_type")):
-        if not expr.args and name.endswith("retry_if_exception_type"):
-            return "catch-all-default"  # retry_if_exception_type() defaults to Exception
-        if name.endswith("retry_if_exception_type") and any(is_catch_all(model, a.value) for a in expr.args):
-            return "catch-all"
+    if name.endswith("retry_if_exception_type"):
+        if not expr.args:
+            return "catch-all-default", ""  # retry_if_exception_type() defaults to Exception
+        if any(is_catch_all(model, a.value) for a in expr.args):
+            return "catch-all", ""
+    if name.endswith("retry_if_not_exception_type") and expr.args:
+        return "catch-all-rest", _spelt(model, expr.args[0].value)
+    if name.endswith("retry_if_exception") and expr.args:
+        spared = _spared_by_predicate(model, expr.args[0].value)
+        if spared is not None:
+            return "catch-all-rest", _spelt(model, spared)
     return None
+
+
+def _spared_by_predicate(model: ModuleModel, predicate: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The classes a predicate says no to and nothing else: `lambda e: not isinstance(e, X)`, or
+    a function of the module or class whose one statement is `return not isinstance(exc, X)`."""
+    test: cst.BaseExpression | None = None
+    if isinstance(predicate, cst.Lambda):
+        test = predicate.body
+    elif isinstance(predicate, cst.Name):
+        bound = model.resolve(model.scope_of(predicate), predicate.value)
+        function = bound[0].statement if len(bound) == 1 and bound[0].kind == "def" else None
+        body = list(function.body.body) if isinstance(function, cst.FunctionDef) else []
+        if body and isinstance(body[0], cst.SimpleStatementLine) and string_value_of(body[0]) is not None:
+            body = body[1:]  # the docstring
+        line = body[0] if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) else None
+        if line is not None and len(line.body) == 1 and isinstance(line.body[0], cst.Return):
+            test = line.body[0].value
+    if not (isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)):
+        return None
+    call = test.expression
+    if isinstance(call, cst.Call) and model.call_name(call) == "isinstance" and len(call.args) == 2:
+        return call.args[1].value
+    return None
+
+
+def string_value_of(line: cst.SimpleStatementLine) -> str | None:
+    first = line.body[0] if line.body else None
+    if isinstance(first, cst.Expr) and isinstance(first.value, (cst.SimpleString, cst.ConcatenatedString)):
+        return "docstring"
+    return None
+
+
+def _spelt(model: ModuleModel, classes: cst.BaseExpression) -> str:
+    """`NotFound`, `UrlNotFound or ResourceGone`: the classes a policy does not retry."""
+    elements = [e.value for e in classes.elements] if isinstance(classes, (cst.Tuple, cst.List)) else [classes]
+    return " or ".join((model.dotted(e) or "...").rsplit(".", 1)[-1] for e in elements)
 
 
 def _jitters(model: ModuleModel, expr: cst.BaseExpression) -> bool:

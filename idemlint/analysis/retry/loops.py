@@ -30,14 +30,7 @@ from idemlint.analysis.retry.exits import (
 from idemlint.analysis.retry.not_retries import checks_readiness, restarts_a_service
 from idemlint.analysis.retry.safe_repeats import gated_on_idempotency, goes_round_only_when_refused
 from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
-from idemlint.knowledge.retries import (
-    LOCAL_CONTAINER_METHODS,
-    LOCAL_DATA_CALLS,
-    RETRY_ITERATORS,
-    SLEEPS,
-    WAIT_ONLY_CALLS,
-    is_attempt_counter,
-)
+from idemlint.knowledge.retries import RETRY_ITERATORS, SLEEPS, WAIT_ONLY_CALLS, is_attempt_counter
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -243,10 +236,8 @@ def _catches_and_reattempts(model: ModuleModel, loop: cst.For | cst.While, count
         if not isinstance(try_node, (cst.Try, cst.TryStar)):
             continue
         calls = [n for n in model.iter_nodes(try_node.body) if isinstance(n, cst.Call)]
-        if not calls or all(_only_waits(model, c) or on_local_data(model, c) for c in calls):
-            # nothing attempted, only a wait (its timeout is the interval passing, not a failure),
-            # or only this process's own data (a dict another thread changed): no remote failure
-            continue
+        if not calls or all(_only_waits(model, c) for c in calls):
+            continue  # nothing attempted, or only a wait: its timeout is the interval passing, not a failure
         if any(
             guarded_continue(h.body.body) and not means_not_ready(model, h) for h in try_node.handlers
         ) and leaves_loop(model, loop.body):
@@ -284,18 +275,6 @@ def _only_waits(model: ModuleModel, call: cst.Call) -> bool:
         return True
     awaited = call.args[0].value if call.args else None
     return isinstance(awaited, cst.Call) and _only_waits(model, awaited)
-
-
-def on_local_data(model: ModuleModel, call: cst.Call) -> bool:
-    """`sorted(...)`, `ids.append(k)`, `item[1].get("k", 0)`: a built-in or a container's own method."""
-    if isinstance(call.func, cst.Name):
-        return call.func.value in LOCAL_DATA_CALLS and model.call_name(call) in (call.func.value, None)
-    if not isinstance(call.func, cst.Attribute):
-        return model.call_name(call) in LOCAL_DATA_CALLS
-    method = call.func.attr.value
-    if method == "get":
-        return isinstance(call.func.value, cst.Subscript)
-    return method in LOCAL_CONTAINER_METHODS or model.call_name(call) in LOCAL_DATA_CALLS
 
 
 def _works_on_next_item(model: ModuleModel, loop: cst.For | cst.While, try_node: cst.CSTNode) -> bool:

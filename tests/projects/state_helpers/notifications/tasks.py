@@ -55,4 +55,10 @@ class Retrier:
     def requeue_failed(self, notification_id):
         notification = Notification.objects.get(pk=notification_id)
         if notification.status == "failed":
-            self._requeue(notification)  # expect: IDM101 "self._requeue(notification, ...) is decided by status read on line 56"
+            self._requeue(notification)  # expect: IDM101 "self._requeue(notification) is decided by status read on line 56"
+
+
+def requeue_batch(notification_id, extra):
+    notification = Notification.objects.get(pk=notification_id)
+    if notification.status == "failed":
+        set_status(*extra, notification)  # ok: IDM101 the starred argument may fill the instance's slot
