@@ -69,3 +69,8 @@ NETWORK_ERRORS = re.compile(
 SOCKET = "socket"
 SOCKET_FACTORIES = {"socket.socket": SOCKET, "socket.create_connection": SOCKET, "socket.fromfd": SOCKET}
 SOCKET_SENDS = frozenset({"send", "sendall", "sendto", "sendmsg"})
+
+# response headers that say when a throttled client may come back (`X-RateLimit-Reset`,
+# `Retry-After`): a 403 branch that reads one treats the 403 as a throttle (GitHub's)
+THROTTLE_HEADER = re.compile(r"^(x-)?rate[-_]?limit[-_]reset$|^retry[-_]after$", re.IGNORECASE)
+THROTTLE_STATUS = 403

@@ -117,6 +117,13 @@ NOTHING_ARRIVED = re.compile(r"^(Dequeue|Poll|Pop|Take|Receive|Consume|Listen)\w
 EMPTY_CONTAINER_ERRORS = frozenset({"IndexError", "KeyError"})
 TAKE_METHODS = frozenset({"pop", "popleft", "popitem"})
 
+# calls that take the next item of work (`queue.get()`, `heap.pop()`, `sock.recv()`): a loop that
+# makes one before its `try` handles a new item each pass, rather than re-attempting the same one
+NEXT_ITEM_CALLS = frozenset(
+    {"pop", "popleft", "heappop", "get", "get_nowait", "next", "readline", "recv", "receive", "read", "poll"}
+    | {"dequeue", "take", "popitem"}
+)
+
 # operations on this machine's files: a retry of one (a file lock taken again, a file opened
 # again) waits for another local process, not for a shared service, so no herd of clients
 # comes back at once and a fixed wait needs no jitter

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
-from idemlint.analysis.model import ModuleModel, iter_nodes
+from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
 from idemlint.analysis.policy.common import expr_nodes, handler_catches_all, statuses_in
 from idemlint.analysis.policy.delays import SettingCall, deterministic_delay, fixed_on_every_way, no_setting
 from idemlint.analysis.policy.fixes import jitter_sleep
@@ -17,7 +17,7 @@ from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
 from idemlint.analysis.retry.exits import guarded_continue
 from idemlint.analysis.timeouts import LOGGING_CALL
-from idemlint.knowledge.http import NETWORK_ERRORS
+from idemlint.knowledge.http import NETWORK_ERRORS, THROTTLE_HEADER, THROTTLE_STATUS
 from idemlint.knowledge.keys import CLOCK_CALLS
 from idemlint.knowledge.retries import (
     CONNECT_CALL,
@@ -63,6 +63,8 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
             policy.catches_all.append(Verdict(kind, "loop", node, label, caught=caught, owner=reraised))
         elif isinstance(node, cst.If):
             statuses = statuses_in(node.test)
+            if statuses and _waits_out_a_throttle(node):
+                statuses = tuple(s for s in statuses if s != THROTTLE_STATUS)
             if statuses and not always_leaves(list(node.body.body)) and _is_status_test(model, node.test):
                 policy.non_retryable_statuses.append(
                     Verdict("non-retryable-status", "loop", node, label, statuses=statuses)
@@ -100,6 +102,24 @@ def _only_reconnects(model: ModuleModel, loop: cst.For | cst.While, nodes: list[
         and (model.call_name(node) or "").rsplit(".", 1)[-1] not in ("format", "str", "len")
     ]
     return bool(attempted) and all(_opens_a_link(model, call) for call in attempted)
+
+
+def _waits_out_a_throttle(branch: cst.If) -> bool:
+    """`if r.status_code == 403: reset = r.headers["X-RateLimit-Reset"] ...`: the branch reads
+    when the client may come back from the response's headers, so its 403 is a throttle
+    (GitHub's), not a refusal a retry cannot fix. Other statuses it tests stay reported."""
+    for node in iter_nodes(branch.body):
+        if not (isinstance(node, cst.SimpleString) and THROTTLE_HEADER.match(string_value(node) or "")):
+            continue
+        for holder in iter_nodes(branch.body):
+            read = (
+                holder.func.value if isinstance(holder, cst.Call) and isinstance(holder.func, cst.Attribute) else None
+            )
+            read = holder.value if isinstance(holder, cst.Subscript) else read
+            names_headers = isinstance(read, cst.Attribute) and read.attr.value == "headers"
+            if names_headers and any(n is node for n in iter_nodes(holder)):
+                return True  # `r.headers.get("Retry-After")`, `r.headers["X-RateLimit-Reset"]`
+    return False
 
 
 def _retries_a_local_file(model: ModuleModel, sleep: cst.Call, loop: cst.For | cst.While) -> bool:

@@ -25,6 +25,7 @@ from idemlint.analysis.model import ModuleModel, iter_nodes, local_callee
 from idemlint.analysis.policy.common import caught_expression, expr_nodes, handler_catches_all
 from idemlint.analysis.retry import SLEEPS, always_leaves
 from idemlint.analysis.retry.exits import guarded_continue
+from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.http import NETWORK_ERRORS
 from idemlint.knowledge.retries import (
     LOST_RACE_ERRORS,
@@ -53,7 +54,7 @@ def immediate_retry(model: ModuleModel, loop: cst.For | cst.While, nodes: list[c
             handled = list(handler.body.body)  # "if attempt < n: continue; raise" goes round too
             if (
                 always_leaves(handled)
-                and not _counted_continue(handled)
+                and not _counted_continue(model, handled)
                 or not _fails_remotely(model, handler, try_node)
             ):
                 continue
@@ -63,15 +64,28 @@ def immediate_retry(model: ModuleModel, loop: cst.For | cst.While, nodes: list[c
     return None
 
 
-def _counted_continue(handled: list[cst.CSTNode]) -> bool:
-    """`if attempt < n: continue` then `raise`: a guard that only compares (a guard that asks a
-    helper, `if policy.allowed():`, may wait inside it: its wait is judged there)."""
-    return guarded_continue(handled) and not any(
-        isinstance(node, cst.Call)
-        for statement in handled
-        if isinstance(statement, cst.If)
-        for node in (statement.test, *iter_nodes(statement.test))
-    )
+def _counted_continue(model: ModuleModel, handled: list[cst.CSTNode]) -> bool:
+    """`if attempt < n: continue` then `raise`: a guard that only compares an attempt with a
+    bound above two and only logs before going round. A guard that asks a helper (`if
+    policy.allowed():`) or calls one before `continue` (a wait, a new session) is judged by
+    what it calls; `if attempt < 1:` allows two attempts, one quick retry of a stale connection."""
+    if not guarded_continue(handled):
+        return False
+    for statement in handled:
+        if not isinstance(statement, cst.If):
+            continue
+        if any(isinstance(node, cst.Call) for node in (statement.test, *iter_nodes(statement.test))):
+            return False
+        test = statement.test
+        bounds = [_number(c.comparator) for c in test.comparisons] if isinstance(test, cst.Comparison) else []
+        if bounds and all(b is not None and b <= 2 for b in bounds):
+            return False  # `if attempt < 1:`, `if tries < 2:`: two attempts at most
+        for node in iter_nodes(statement.body):
+            if isinstance(node, cst.Call) and not LOGGING_CALL.match(model.dotted(node.func) or ""):
+                return False
+            if isinstance(node, (cst.Assign, cst.AugAssign)):
+                return False
+    return True
 
 
 def immediate_recursion(

@@ -30,7 +30,7 @@ from idemlint.analysis.retry.exits import (
 from idemlint.analysis.retry.not_retries import checks_readiness, restarts_a_service
 from idemlint.analysis.retry.safe_repeats import gated_on_idempotency, goes_round_only_when_refused
 from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
-from idemlint.knowledge.retries import RETRY_ITERATORS, SLEEPS, WAIT_ONLY_CALLS, is_attempt_counter
+from idemlint.knowledge.retries import NEXT_ITEM_CALLS, RETRY_ITERATORS, SLEEPS, WAIT_ONLY_CALLS, is_attempt_counter
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -38,22 +38,6 @@ else:
     cst = LazyModule("libcst", globals(), "cst")
 
 COUNTERS = {"range", "itertools.count", "xrange"}
-_NEXT_ITEM = {
-    "pop",
-    "popleft",
-    "heappop",
-    "get",
-    "get_nowait",
-    "next",
-    "readline",
-    "recv",
-    "receive",
-    "read",
-    "poll",
-    "dequeue",
-    "take",
-    "popitem",
-}
 
 
 def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext | None:
@@ -109,7 +93,12 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
     nodes = loop_nodes(model, loop)
     if any(isinstance(n, (cst.Try, cst.TryStar)) and goes_round_on_failure(model, n) for n in nodes):
         return False  # an exception from the work sends it round again: failure-driven
-    tests = [n.test for n in nodes if isinstance(n, cst.If)]
+    # In a loop that only reads, a failure test that raises (`if r.status_code != 200: raise`)
+    # ends it on a bad answer rather than sending it round, and `if row["pending"]: sleep();
+    # continue` then `return row` leaves once the answer says ready. A loop that sends a write
+    # each pass re-sends it: a retry whatever it tests.
+    reads_only = not any(_writes(model, n) for n in nodes if isinstance(n, cst.Call))
+    tests = [n.test for n in nodes if isinstance(n, cst.If) and not (reads_only and _raises(n.body.body))]
     if isinstance(loop, cst.While):
         tests.append(loop.test)
     if any(_says_failure(model, test) for test in tests):
@@ -117,9 +106,39 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
     exits = [
         n
         for n in nodes
-        if isinstance(n, cst.If) and leaves_loop(model, n.body) and not model.names_read(n.test) <= counters
+        if isinstance(n, cst.If)
+        and (leaves_loop(model, n.body) or reads_only and _waits_while_not_ready(model, n))
+        and not model.names_read(n.test) <= counters
     ]
     return bool(exits)
+
+
+# what a value says while the work is still under way: `row["pending"] == 1`, `state == "running"`
+_NOT_READY = re.compile(r"pending|running|processing|in_progress|queued|generating|building|not_?ready", re.I)
+
+
+def _waits_while_not_ready(model: ModuleModel, branch: cst.If) -> bool:
+    """`if row["pending"] == 1: sleep(2); continue` followed by (or with an `else:` that does)
+    a return or break: the loop leaves once the answer stops saying "not yet"."""
+    if not ends_with_continue(branch.body.body):
+        return False
+    if not (leaves_after(model, branch) or branch.orelse is not None and leaves_loop(model, branch.orelse)):
+        return False
+    return any(
+        isinstance(node, cst.SimpleString)
+        and _NOT_READY.search(string_value(node) or "")
+        or isinstance(node, cst.Name | cst.Attribute)
+        and _NOT_READY.search(model.dotted(node) or "")
+        for node in (branch.test, *model.iter_nodes(branch.test))
+    )
+
+
+def _writes(model: ModuleModel, call: cst.Call) -> bool:
+    """A call that sends or stores something: a writing HTTP method or verb (`post`, `create`,
+    `send`...), or `session.request("POST", url)`."""
+    if _WRITING.search((model.call_name(call) or "").rsplit(".", 1)[-1]):
+        return True
+    return any((string_value(arg.value) or "").upper() in WRITE_METHODS for arg in call.args)
 
 
 _RETRYABLE_WORDS = re.compile(r"retr(y|iable|yable)|throttl|rate_?limit", re.I)
@@ -159,12 +178,8 @@ def raises_until_ready(model: ModuleModel, function: cst.FunctionDef) -> bool:
     nodes = list(model.iter_nodes(function.body))
     read: set[str] = set()
     for node in nodes:
-        if isinstance(node, cst.Call):
-            called = model.call_name(node) or ""
-            if _WRITING.search(called.rsplit(".", 1)[-1]):
-                return False
-            if any((string_value(arg.value) or "").upper() in WRITE_METHODS for arg in node.args):
-                return False  # `session.request("POST", url)`
+        if isinstance(node, cst.Call) and _writes(model, node):
+            return False  # a write request, or `session.request("POST", url)`
         if isinstance(node, cst.Assign) and isinstance(node.value, (cst.Call, cst.Await, cst.Subscript, cst.Attribute)):
             read.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
     guards = [n for n in nodes if isinstance(n, cst.If) and _raises(n.body.body)]
@@ -212,7 +227,7 @@ def _polls_remote_status(model: ModuleModel, loop: cst.While) -> bool:
             if not isinstance(call, cst.Call):
                 continue
             last = (model.dotted(call.func) or "").rsplit(".", 1)[-1]
-            if last in _NEXT_ITEM or not re.search(r"status|state|result|job|task|progress", last, re.I):
+            if last in NEXT_ITEM_CALLS or not re.search(r"status|state|result|job|task|progress", last, re.I):
                 continue
             for t in n.targets:
                 if isinstance(t.target, cst.Name):
@@ -290,7 +305,7 @@ def _works_on_next_item(model: ModuleModel, loop: cst.For | cst.While, try_node:
                 isinstance(value, cst.Call)
                 and model.is_inside(binding.statement, loop)
                 and not model.is_inside(binding.statement, try_node)
-                and (model.dotted(value.func) or "").rsplit(".", 1)[-1] in _NEXT_ITEM
+                and (model.dotted(value.func) or "").rsplit(".", 1)[-1] in NEXT_ITEM_CALLS
             ):
                 return True
     return False
