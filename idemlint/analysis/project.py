@@ -261,9 +261,8 @@ def file_facts_of(item: MapItem) -> FileFacts:
 
 # Files worth summarising: they call another system (an HTTP or SDK library is imported),
 # make random values, set a failed state, return an update's row count, declare a Celery
-# Task class's retries, retry a task or callable handed them, sleep or set a state (their own
-# or a given instance's); a
-# function elsewhere inherits facts only from such a file. Each pattern runs only where its
+# Task class's retries, retry a task or callable handed them, sleep, or set a state (their
+# own or a given instance's); a function elsewhere inherits facts only from such a file. Each pattern runs only where its
 # words occur (one alternation over every file cost seconds on a large project).
 _SUMMARY_SIGNS: tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...] = tuple(
     (words, re.compile(pattern, re.MULTILINE))

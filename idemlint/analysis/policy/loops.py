@@ -109,16 +109,16 @@ def _waits_out_a_throttle(branch: cst.If) -> bool:
     when the client may come back from the response's headers, so its 403 is a throttle
     (GitHub's), not a refusal a retry cannot fix. Other statuses it tests stay reported."""
     for node in iter_nodes(branch.body):
-        if not (isinstance(node, cst.SimpleString) and THROTTLE_HEADER.match(string_value(node) or "")):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get":
+            headers, keys = node.func.value, [a.value for a in node.args[:1]]  # `r.headers.get("Retry-After")`
+        elif isinstance(node, cst.Subscript):
+            headers = node.value  # `r.headers["X-RateLimit-Reset"]`
+            keys = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+        else:
             continue
-        for holder in iter_nodes(branch.body):
-            read = (
-                holder.func.value if isinstance(holder, cst.Call) and isinstance(holder.func, cst.Attribute) else None
-            )
-            read = holder.value if isinstance(holder, cst.Subscript) else read
-            names_headers = isinstance(read, cst.Attribute) and read.attr.value == "headers"
-            if names_headers and any(n is node for n in iter_nodes(holder)):
-                return True  # `r.headers.get("Retry-After")`, `r.headers["X-RateLimit-Reset"]`
+        if isinstance(headers, cst.Attribute) and headers.attr.value == "headers":
+            if any(THROTTLE_HEADER.match(string_value(key) or "") for key in keys):
+                return True
     return False
 
 

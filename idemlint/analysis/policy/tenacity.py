@@ -83,31 +83,25 @@ def _catches_all(model: ModuleModel, expr: cst.BaseExpression) -> tuple[str, str
 
 def _spared_by_predicate(model: ModuleModel, predicate: cst.BaseExpression) -> cst.BaseExpression | None:
     """The classes a predicate says no to and nothing else: `lambda e: not isinstance(e, X)`, or
-    a function of the module or class whose one statement is `return not isinstance(exc, X)`."""
-    test: cst.BaseExpression | None = None
+    a function of the module or class every return of which is `not isinstance(exc, X)`."""
+    tests: list[cst.BaseExpression | None] = []
     if isinstance(predicate, cst.Lambda):
-        test = predicate.body
+        tests = [predicate.body]
     elif isinstance(predicate, cst.Name):
         bound = model.resolve(model.scope_of(predicate), predicate.value)
-        function = bound[0].statement if len(bound) == 1 and bound[0].kind == "def" else None
-        body = list(function.body.body) if isinstance(function, cst.FunctionDef) else []
-        if body and isinstance(body[0], cst.SimpleStatementLine) and string_value_of(body[0]) is not None:
-            body = body[1:]  # the docstring
-        line = body[0] if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) else None
-        if line is not None and len(line.body) == 1 and isinstance(line.body[0], cst.Return):
-            test = line.body[0].value
+        if len(bound) == 1 and bound[0].kind == "def":
+            tests = [r.value for r in model.returns.get(bound[0].statement, [])]
+    spared = [_not_an_instance_of(model, test) for test in tests]
+    return spared[0] if len(spared) == 1 else None
+
+
+def _not_an_instance_of(model: ModuleModel, test: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """`not isinstance(e, X)`: X."""
     if not (isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)):
         return None
     call = test.expression
     if isinstance(call, cst.Call) and model.call_name(call) == "isinstance" and len(call.args) == 2:
         return call.args[1].value
-    return None
-
-
-def string_value_of(line: cst.SimpleStatementLine) -> str | None:
-    first = line.body[0] if line.body else None
-    if isinstance(first, cst.Expr) and isinstance(first.value, (cst.SimpleString, cst.ConcatenatedString)):
-        return "docstring"
     return None
 
 
