@@ -184,3 +184,23 @@ async def capture(client: httpx.AsyncClient, payment):
 """
     (finding,) = [f for f in lint(source).findings if f.code == "IDM302"]
     assert finding.message.startswith("an asyncio.TimeoutError from client.post() is handled as a definite failure")
+
+
+def test_the_race_help_speaks_sqlalchemy_where_the_module_writes_through_a_session() -> None:
+    source = """\
+from sqlalchemy.orm import Session
+
+from shop.models import Shipment
+
+
+def dispatch(session: Session, shipment_id):
+    shipment = session.get(Shipment, shipment_id)
+    if shipment.delivery_state == "packed":
+        shipment.delivery_state = "dispatched"
+        session.commit()
+"""
+    (finding,) = [f for f in lint(source).findings if f.code == "IDM101"]
+    assert finding.suggestion.startswith(
+        "Put the precondition in the write and branch on `.rowcount`: `update(Model).where(Model.id == id_, "
+        "Model.delivery_state.in_(['packed'])).values(delivery_state=...)`"
+    )

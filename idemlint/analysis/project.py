@@ -22,7 +22,7 @@ from idemlint.analysis.final_states import Evidence, evidence_of, join_evidence,
 from idemlint.analysis.machines import Moves, declared_moves, join
 from idemlint.analysis.project_index import ProjectIndex, renamed_as, spelled_name
 from idemlint.analysis.setter_facts import setter_facts
-from idemlint.analysis.unique_keys import declared_unique_keys, join_unique_keys
+from idemlint.analysis.unique_keys import declared_keys, join_unique_keys, versioned_models
 from idemlint.knowledge.sdks import REMOTE_PACKAGES
 from idemlint.knowledge.states import FAILED_STATE_WORDS, STATE_COLUMNS
 from idemlint.knowledge.vocabulary import DEFAULT
@@ -50,6 +50,7 @@ class FileFacts:
     )
     module: str = ""  # its module name, from its path
     package: bool = False  # an `__init__.py`: its folder is a package
+    versioned: Mapping[str, bool] = field(default_factory=dict)  # whether each of its models compares a version
 
 
 def file_facts(
@@ -74,17 +75,19 @@ def file_facts(
         roots = config.src if config is not None else ("src",)
         machines = declared_moves(source, relative) if summarise else {}
         tree = parse_state_tests(source, relative) if summarise else None
+        unique_keys, versioned = declared_keys(source)
         return FileFacts(
             setter_facts(source, config.vocabulary if config is not None else DEFAULT),
             summaries,
             package_reexports(source, relative, roots),
             machines,
-            declared_unique_keys(source),
+            unique_keys,
             module_aliases(source, relative, roots),
             evidence_of(source, tree) if summarise else {},
             call_facts(source, tree) if summarise else NO_CALLS,
             module_name(relative, roots),
             relative.endswith("__init__.py"),
+            versioned,
         )
     except Exception:  # a bug on odd input: the index goes on without this file; its own check reports the error
         return FileFacts()
@@ -197,6 +200,7 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         decided_by_callers=join_call_facts(f.calls for f in files),
         locked_by_callers=join_call_facts((f.calls for f in files), locked=True),
         unique_keys=join_unique_keys(unique_keys),
+        versioned_models=versioned_models(f.versioned for f in files),
         module_aliases=aliases,
     )
     return follow_calls(index, modules) if modules else index

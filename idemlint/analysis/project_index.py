@@ -63,6 +63,8 @@ class ProjectIndex:
     locked_by_callers: frozenset[str] = frozenset()
     # the column sets the project's models keep unique (`analysis/unique_keys.py`): model -> keys
     unique_keys: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
+    # the models whose ORM writes compare a version column (`analysis/unique_keys.py`)
+    versioned_models: frozenset[str] = frozenset()
     # modules imported under a name (`import trio as event_loop` in `pkg/compat.py`):
     # `pkg.compat.event_loop` -> `trio`
     module_aliases: Mapping[str, str] = field(default_factory=dict)
@@ -97,6 +99,7 @@ class ProjectIndex:
                     sorted(self.decided_by_callers),
                     sorted(self.locked_by_callers),
                     sorted((model, sorted(sorted(k) for k in keys)) for model, keys in self.unique_keys.items()),
+                    sorted(self.versioned_models),
                     sorted(self.module_aliases.items()),
                 )
             )

@@ -1,5 +1,6 @@
-"""The unique keys a project's models declare, read with the standard library's `ast` (only
-files whose bytes name one are parsed): which column sets the database itself keeps unique.
+"""The keys a project's models declare, read with the standard library's `ast` (only files
+whose bytes name one are parsed): which column sets the database itself keeps unique, and which
+models the ORM writes only at the version it read.
 
 A row inserted after a query found it absent is a duplicate only where nothing but that
 query stands between two racing runs; a unique key makes the second insert fail instead.
@@ -8,7 +9,16 @@ Read here:
   and `mapped_column`), and a Django `OneToOneField`;
 - Django's `Meta.unique_together` and `Meta.constraints = [UniqueConstraint(fields=[...])]`;
 - SQLAlchemy's `__table_args__ = (UniqueConstraint("a", "b"), ...)` (or the columns themselves,
-  `UniqueConstraint(a, b)`) and `Index(..., unique=True)`.
+  `UniqueConstraint(a, b)`) and `Index("ix_name", "a", "b", unique=True)` (its first argument
+  is the index's name, not a column).
+A key over an expression (`Index("ix", func.lower(email), unique=True)`) or unique only where a
+condition holds (`postgresql_where=`, `condition=`) keeps no plain column set unique: not read.
+
+A version column makes the ORM's own write of a loaded instance conditional on the row being
+unchanged since it was read (a stale flush fails), so a decision taken on that instance is
+re-checked by the write: SQLAlchemy's `__mapper_args__ = {"version_id_col": version_id}` and
+django-concurrency's version fields (`IntegerVersionField`, `AutoIncVersionField`). A bulk
+`UPDATE` is not checked so. A model is versioned only if every class of its name is.
 
 Models are named by their class name, lower-cased, as the database analysis names tables. A
 model the project defines without a key is listed with none: only then is "no unique key" known.
@@ -20,28 +30,34 @@ import ast
 import re
 from collections.abc import Iterable, Mapping
 
+from idemlint.knowledge.orms import PARTIAL_INDEX_ARGUMENT, SQLALCHEMY_VERSION_ARGUMENT, VERSION_FIELDS
+
 UniqueKeys = dict[str, tuple[frozenset[str], ...]]  # model -> the column sets kept unique
+Versioned = dict[str, bool]  # model -> whether its ORM writes compare a version column (optimistic locking)
 
 # the bytes a file must hold to define a model (a field or column) before its AST is read
 _MENTIONS = re.compile(rb"unique|primary_key|Field\(|Column\(|mapped_column\(|ForeignKey\(")
 _FIELD_CALL = re.compile(r"(Field|Column|column|ForeignKey|relationship)$")
 
 
-def declared_unique_keys(source: bytes | str) -> UniqueKeys:
+def declared_keys(source: bytes | str) -> tuple[UniqueKeys, Versioned]:
     """The unique keys of each model class one file defines (a class with a field or column),
-    none for a model that declares none; {} for most files."""
+    none for a model that declares none, and whether each compares a version column; ({}, {})
+    for most files."""
     raw = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
     if not _MENTIONS.search(raw):
-        return {}
+        return {}, {}
     try:
         tree = ast.parse(raw)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return {}
+        return {}, {}
     found: UniqueKeys = {}
+    versioned: Versioned = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and _defines_fields(node):
             found[node.name.lower()] = tuple(sorted(set(_class_keys(node)), key=sorted))
-    return found
+            versioned[node.name.lower()] = versioned.get(node.name.lower(), True) and _has_version_column(node)
+    return found, versioned
 
 
 def join_unique_keys(parts: Iterable[Mapping[str, tuple[frozenset[str], ...]]]) -> UniqueKeys:
@@ -51,6 +67,15 @@ def join_unique_keys(parts: Iterable[Mapping[str, tuple[frozenset[str], ...]]]) 
         for model, keys in part.items():
             joined.setdefault(model, set()).update(keys)
     return {model: tuple(sorted(keys, key=sorted)) for model, keys in sorted(joined.items())}
+
+
+def versioned_models(parts: Iterable[Mapping[str, bool]]) -> frozenset[str]:
+    """The models whose every class, in every file, compares a version column."""
+    joined: dict[str, bool] = {}
+    for part in parts:
+        for model, versioned in part.items():
+            joined[model] = joined.get(model, True) and versioned
+    return frozenset(model for model, versioned in joined.items() if versioned)
 
 
 def kept_unique(keys: Iterable[frozenset[str]], columns: Iterable[str]) -> bool:
@@ -97,6 +122,27 @@ def _class_keys(cls: ast.ClassDef) -> Iterable[frozenset[str]]:
             yield from _class_keys(statement)
 
 
+def _has_version_column(cls: ast.ClassDef) -> bool:
+    """`__mapper_args__ = {"version_id_col": version_id}`, or a field `version = IntegerVersionField()`."""
+    for statement in cls.body:
+        if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or statement.value is None:
+            continue
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        names = [t.id for t in targets if isinstance(t, ast.Name)]
+        value = statement.value
+        if names == ["__mapper_args__"] and isinstance(value, ast.Dict):
+            if any(
+                isinstance(key, ast.Constant) and key.value == SQLALCHEMY_VERSION_ARGUMENT and _column_name(column)
+                for key, column in zip(value.keys, value.values, strict=True)
+            ):
+                return True
+        elif names and isinstance(value, ast.Call):
+            callee = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", "")
+            if callee in VERSION_FIELDS:
+                return True
+    return False
+
+
 def _declares_unique(call: ast.Call) -> bool:
     callee = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
     if callee == "OneToOneField":
@@ -124,13 +170,15 @@ def _constraints(value: ast.expr) -> Iterable[frozenset[str]]:
         unique_index = callee == "Index" and any(k.arg == "unique" and _is_true(k.value) for k in element.keywords)
         if callee != "UniqueConstraint" and not unique_index:
             continue
-        columns = [_column_name(a) for a in element.args]
+        if any(k.arg and PARTIAL_INDEX_ARGUMENT.match(k.arg) for k in element.keywords):
+            continue  # unique only among the rows a condition picks
+        # SQLAlchemy's `Index(name, *columns)`: the first argument names the index
+        columns = [_column_name(a) for a in (element.args[1:] if unique_index else element.args)]
         for keyword in element.keywords:
             if keyword.arg == "fields" and isinstance(keyword.value, (ast.List, ast.Tuple)):
                 columns += [_column_name(e) for e in keyword.value.elts]
-        named = {c for c in columns if c}
-        if named:
-            yield frozenset(named)
+        if columns and all(columns):  # an expression (`func.lower(email)`) is no plain column
+            yield frozenset(c for c in columns if c)
 
 
 def _column_name(expr: ast.expr) -> str | None:

@@ -7,6 +7,20 @@ import re
 # a write through an ORM's bulk update: `Order.objects.filter(...).update(...)`, `update(Order)`
 DJANGO = "django"
 SQLALCHEMY = "sqlalchemy"
+# the modules whose sessions write a loaded instance on flush: a module importing one (and not
+# Django) writes its instances through SQLAlchemy, and the help names its `update(...).where(...)`
+SQLALCHEMY_MODULES = re.compile(r"^(sqlalchemy|flask_sqlalchemy|sqlmodel)(\.|$)")
+DJANGO_MODULES = re.compile(r"^django(\.|$)")
+# optimistic locking: a model whose ORM writes compare a version column. SQLAlchemy's mapper
+# argument, and django-concurrency's version fields (not semantic-version's `VersionField`,
+# which stores "1.2.3")
+SQLALCHEMY_VERSION_ARGUMENT = "version_id_col"
+VERSION_FIELDS = frozenset(
+    {"IntegerVersionField", "AutoIncVersionField", "TriggerVersionField", "ConditionalVersionField"}
+)
+# SQLAlchemy's `Index(..., postgresql_where=...)` and Django's `UniqueConstraint(condition=...)`:
+# unique only among the rows the condition picks
+PARTIAL_INDEX_ARGUMENT = re.compile(r"^(\w+_where|condition)$")
 # a read that fetches one row or fails with a 404
 GET_OR_404 = frozenset({"django.shortcuts.get_object_or_404"})
 # libraries that store rows, and module paths that name a project's own models: a module that

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 # test support: pytest's fixtures and factory_boy's model factories build rows for tests,
 # wherever the file sits (`app/factories.py`, `core/factory.py`): a module importing pytest at
 # its top, or defining a class on one of factory_boy's factory classes
@@ -30,3 +32,16 @@ ENTRY_DECORATORS = frozenset(
 )
 ENTRY_VERBS = frozenset({"get", "post", "put", "patch", "delete"})
 ENTRY_SUFFIX = "_task"  # `periodic_task`, `db_periodic_task`, `register_as_period_task`
+
+# a view: Django and DRF hand the request first (`def flag(request, pk)`, `def post(self, request)`)
+# and take its return themselves. A method is one by its class (a view, viewset or view mixin)
+# and its name (an HTTP verb or a DRF viewset action, or `@action`); a function by what it
+# returns (a response, a render, a redirect), since a helper may take the request too and hand
+# its outcome to a view
+VIEW_REQUEST_PARAMETER = "request"
+VIEW_CLASS = re.compile(r"(View|ViewSet|Mixin)$")
+VIEW_METHODS = frozenset(
+    {"get", "post", "put", "patch", "delete", "create", "update", "partial_update", "destroy", "list", "retrieve"}
+)
+VIEW_DECORATORS = frozenset({"action"})
+VIEW_RESPONSE = re.compile(r"^(\w*Response\w*|render|render_to_response|redirect|HttpResponse\w*)$")

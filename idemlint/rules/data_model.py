@@ -24,7 +24,7 @@ from idemlint.analysis.db import (
 )
 from idemlint.analysis.machines import Declared, backward_from, never_backward, predecessors, written_state
 from idemlint.analysis.summary_records import Step
-from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
+from idemlint.knowledge.orms import DJANGO, DJANGO_MODULES, SQLALCHEMY, SQLALCHEMY_MODULES
 from idemlint.knowledge.states import STATE_COLUMNS
 from idemlint.knowledge.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS
 from idemlint.rule import Report, Rule
@@ -73,12 +73,16 @@ class ReadDecideWrite(Rule):
         "columns the function set from elsewhere first (`self.order = fresh.order`; not `x.n -= amount`); and "
         "a method whose every caller in the project holds the row's lock around the call (after "
         "`select_for_update()`, inside `with cache.lock(...)` or a lock decorator such as huey's `lock_task`). "
+        "An instance of a model whose ORM writes compare a version column (SQLAlchemy's `__mapper_args__ = "
+        "{'version_id_col': ...}`, django-concurrency's `IntegerVersionField`) is written only at the version "
+        "it was read, so its assignments are not reported; a bulk `update()` of it still is. "
         "A row the function inserts after a query found it absent (`if Vote.objects.filter(user=u, poll=p)"
         ".exists(): return`, then `Vote.objects.create(...)`; `session.add(...)`) is the same race on a row "
         "that does not exist yet (the rule says low confidence; the shipped table measures this kind), reported "
-        "for a model the project defines with no unique key "
-        "on the queried columns nor on those the insert names (nor a primary key among them), no lock on the "
-        "query and no `except IntegrityError` around the insert."
+        "for a model the project defines with no unique key on the queried columns nor on those the insert names "
+        "(nor a primary key among them; a named `Index(name, *columns, unique=True)` keeps its columns unique, "
+        "not one over an expression or with a condition), no lock on the query and no `except IntegrityError` "
+        "around the insert."
     )
     why = (
         "Two deliveries of the same message (a retry, a redelivered webhook, two workers) both read the old "
@@ -92,8 +96,8 @@ class ReadDecideWrite(Rule):
     )
     known_problems = (
         "Reads and writes are matched by table or model name within one function; a read in one function that "
-        "decides a write in another is not followed. Model names are compared loosely with table names "
-        "(`Order` and `orders`)."
+        "decides a write in another is not followed. Model names are compared loosely with table names (`Order` "
+        "and `orders`). A version column quiets assignments only, not a model method's save (`order.ship()`)."
     )
     bad = """\
 from shop.models import Order
@@ -141,6 +145,8 @@ def on_payment_succeeded(event):
             race = found.get(id(write))
             if race is None or held_by_callers(model, race.read.record, write.node, ctx.project.locked_by_callers):
                 continue  # no race, or every caller holds the row's lock around the test and the write
+            if write.kind == "attribute" and race.read.table in ctx.project.versioned_models:
+                continue  # the ORM writes the instance only at the version it read: a stale flush fails
             if write.kind in ("attribute", "setter"):
                 key = (write.instance, id(race.test))
                 if key in seen:
@@ -261,21 +267,28 @@ def _decided_states(ctx: FileContext, race: Race) -> tuple[str, str]:
 
 def _condition_hint(ctx: FileContext, write: DbWrite, states: str, column: str = "status") -> str:
     """Where the precondition goes, in the write's own library, with the states the code read."""
+    if write.kind == SQLALCHEMY or write.kind in ("attribute", "setter", "service") and _writes_through_sqlalchemy(ctx):
+        return (
+            f"Put the precondition in the write and branch on `.rowcount`: `update(Model).where(Model.id == id_, "
+            f"Model.{column}.in_([{states}])).values({column}=...)`; or `with_for_update()` on the read."
+        )
     if write.kind in (DJANGO, "attribute", "setter", "service"):
         return (
             f"Put the precondition in the write and branch on its count: `Model.objects.filter(pk=pk, "
             f"{column}__in=[{states}]).update({column}=...)`; or `select_for_update()` the read in `transaction.atomic()`."
-        )
-    if write.kind == SQLALCHEMY:
-        return (
-            f"Put the precondition in the write and branch on `.rowcount`: `update(Model).where(Model.id == id_, "
-            f"Model.{column}.in_([{states}])).values({column}=...)`; or `with_for_update()` on the read."
         )
     mark = sql_placeholder(ctx, write)
     return (
         f"Put the precondition in the write and branch on its row count: `UPDATE ... SET {column} = ... WHERE id = {mark} "
         f"AND {column} IN ({states})`; or lock the row for the read (`SELECT ... FOR UPDATE`)."
     )
+
+
+def _writes_through_sqlalchemy(ctx: FileContext) -> bool:
+    """A module that imports SQLAlchemy (or Flask-SQLAlchemy, SQLModel) and not Django: its
+    instances are written by a session's flush."""
+    modules = ctx.model.imports.values()
+    return any(SQLALCHEMY_MODULES.match(m) for m in modules) and not any(DJANGO_MODULES.match(m) for m in modules)
 
 
 class NonMonotonicTransition(Rule):

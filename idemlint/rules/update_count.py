@@ -42,9 +42,11 @@ class IgnoredUpdateCount(Rule):
         "a decrement names one row and is a claim. Nor is an update that only sets the flags it filters on to "
         "`True`, `False` or `None` (`filter(course=c, is_active=False).update(is_active=True)`) with nothing "
         "after it that acts: a second run finds nothing to do and leaves what the first left. Nor is an update "
-        "in a function a framework runs (`@shared_task`, `@receiver(...)`, `@app.post(...)`) with nothing after "
-        "it that acts: no caller is handed the count, so zero rows change nothing; a version condition (an "
-        "optimistic lock) is still reported there."
+        "in a function a framework runs (`@shared_task`, `@receiver(...)`, `@app.post(...)`, a view: the "
+        "request first, and a view class's method named for what it handles (`post`, `destroy`, `@action`), or "
+        "a public function its module never calls that returns only responses) with nothing after it that "
+        "acts, what it returns included: no caller is handed the count, so zero rows change nothing; a version "
+        "condition (an optimistic lock) is still reported there."
     )
     why = (
         'Zero rows is how a conditional write says "this was a duplicate" (or "someone else got there first"). '
@@ -99,7 +101,7 @@ def mark_paid(conn, order_id):
             if conditions is None:
                 continue
             if conditions and not every and nobody_acts_on(ctx.model, write, conditions):
-                continue  # a task or receiver with nothing after the write that acts: zero rows change nothing
+                continue  # a task, receiver or view with nothing after the write that acts: zero rows change nothing
             if conditions:
                 what = ", ".join(sorted({p.column for p in conditions}))
                 message = f"{write.described()} is conditional on {what} but its affected-row count is never read"

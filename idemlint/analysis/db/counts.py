@@ -14,7 +14,16 @@ from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.records import OWN_KEYS, VERSION_COLUMNS
 from idemlint.analysis.db.side_effects import absolute_value, effect_after
 from idemlint.analysis.model import iter_nodes, string_value
-from idemlint.knowledge.roles import ENTRY_DECORATORS, ENTRY_SUFFIX, ENTRY_VERBS
+from idemlint.knowledge.roles import (
+    ENTRY_DECORATORS,
+    ENTRY_SUFFIX,
+    ENTRY_VERBS,
+    VIEW_CLASS,
+    VIEW_DECORATORS,
+    VIEW_METHODS,
+    VIEW_REQUEST_PARAMETER,
+    VIEW_RESPONSE,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -118,11 +127,47 @@ def nobody_acts_on(model: ModuleModel, write: DbWrite, conditions: list[Predicat
     if any(VERSION_COLUMNS.match(p.column) for p in conditions) or effect_after(model, write):
         return False
     function = model.enclosing_function(write.node)
-    return function is not None and any(_runs_as_entry_point(model, d) for d in function.decorators)
+    if function is None:
+        return False
+    return any(_runs_as_entry_point(model, d) for d in function.decorators) or _is_a_view(model, function)
+
+
+def _is_a_view(model: ModuleModel, function: cst.FunctionDef) -> bool:
+    """A Django or DRF view, which the framework calls with the request first: a method of a
+    view class named for what it handles (`post`, `destroy`, `@action`), or a public function
+    its module never calls that returns only responses (a helper that takes the request hands
+    its outcome to a caller)."""
+    names = [p.name.value for p in function.params.params]
+    owner = model.enclosing_class(function)
+    if owner is not None and names[:1] in (["self"], ["cls"]):
+        names = names[1:]
+    if names[:1] != [VIEW_REQUEST_PARAMETER]:
+        return False
+    if owner is not None:
+        return any(VIEW_CLASS.search(model.dotted(b.value) or "") for b in owner.bases) and (
+            function.name.value in VIEW_METHODS
+            or any(_last_name(model, _unwrapped(d)) in VIEW_DECORATORS for d in function.decorators)
+        )
+    if function.name.value.startswith("_") or any(
+        _last_name(model, call.func) == function.name.value for call in model.calls
+    ):
+        return False
+    returned = [r.value for r in model.iter_nodes(function) if isinstance(r, cst.Return) and r.value is not None]
+    return bool(returned) and all(
+        isinstance(value, cst.Call) and VIEW_RESPONSE.match(_last_name(model, value.func)) for value in returned
+    )
+
+
+def _unwrapped(decorator: cst.Decorator) -> cst.BaseExpression:
+    """`@action(detail=True)` -> `action`."""
+    node = decorator.decorator
+    return node.func if isinstance(node, cst.Call) else node
+
+
+def _last_name(model: ModuleModel, node: cst.BaseExpression) -> str:
+    return (model.dotted(node) or "").rpartition(".")[2]
 
 
 def _runs_as_entry_point(model: ModuleModel, decorator: cst.Decorator) -> bool:
-    node = decorator.decorator
-    node = node.func if isinstance(node, cst.Call) else node
-    receiver, _, last = (model.dotted(node) or "").rpartition(".")
+    receiver, _, last = (model.dotted(_unwrapped(decorator)) or "").rpartition(".")
     return last in ENTRY_DECORATORS or last.endswith(ENTRY_SUFFIX) or bool(receiver) and last in ENTRY_VERBS

@@ -244,7 +244,8 @@ def effect_after(model: ModuleModel, write: DbWrite) -> bool:
 
 
 def _leaves_after(model: ModuleModel, statement: cst.CSTNode, position: dict[cst.CSTNode, int]) -> int:
-    """The position of a `return`/`raise` that ends the write's block right after it, or infinity."""
+    """Just past a `return`/`raise` that ends the write's block right after it (what it
+    returns is computed after the write: `return JsonResponse(charge(...))`), or infinity."""
     line = model.parents.get(statement)
     block = model.parents.get(line) if line is not None else None
     body = list(getattr(block, "body", ()))
@@ -253,5 +254,5 @@ def _leaves_after(model: ModuleModel, statement: cst.CSTNode, position: dict[cst
             if isinstance(later, cst.SimpleStatementLine) and any(
                 isinstance(s, (cst.Return, cst.Raise)) for s in later.body
             ):
-                return position.get(later, 1 << 60)
+                return max((position.get(n, 0) for n in (later, *model.iter_nodes(later))), default=0) + 1
     return 1 << 60

@@ -25,6 +25,7 @@ from idemlint.knowledge.retries import (
     LINK_RECEIVER,
     LOCAL_FILE_OPERATIONS,
     SUBSCRIBE_CALL,
+    is_attempt_counter,
 )
 
 if TYPE_CHECKING:
@@ -326,8 +327,16 @@ def _loop_bounded(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst
 
 
 def _counters(nodes: list[cst.CSTNode]) -> frozenset[str]:
-    """The names the loop steps (`attempts += 1`)."""
-    return frozenset(n.target.value for n in nodes if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name))
+    """The names the loop steps (`attempts += 1`) or spends (`can_retry = False`: a counter of two)."""
+    stepped = {n.target.value for n in nodes if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
+    spent = {
+        t.target.value
+        for n in nodes
+        if isinstance(n, cst.Assign) and isinstance(n.value, cst.Name) and n.value.value in ("True", "False")
+        for t in n.targets
+        if isinstance(t.target, cst.Name) and is_attempt_counter(t.target.value)
+    }
+    return frozenset(stepped | spent)
 
 
 def _bypassed_bound(model: ModuleModel, loop: cst.While, nodes: list[cst.CSTNode]) -> tuple[cst.CSTNode, ...]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.retry.context import RetryContext
+from idemlint.analysis.retry.counters import attempt_counters, gives_up_on_last_attempt, spends_an_attempt_flag
 from idemlint.analysis.retry.exits import (
     ends_by_leaving,
     ends_with_continue,
@@ -56,7 +57,7 @@ def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext
         counter_names = [n.value for n in model.iter_nodes(loop.test) if isinstance(n, cst.Name)]
         if isinstance(loop.test, cst.Name):
             counter_names.append(loop.test.value)
-    counter_names = counter_names + _incremented_attempt_counters(model, loop)
+    counter_names = counter_names + attempt_counters(model, loop)
     if restarts_a_service(loop):
         return None  # `while True: try: while not stopping: serve() ... except: log; sleep`: a supervisor
     if checks_readiness(model, loop):
@@ -274,8 +275,10 @@ def _catches_and_reattempts(model: ModuleModel, loop: cst.For | cst.While, count
             return True
         if isinstance(loop, cst.While) and _sets_loop_flag(model, try_node.body, loop):
             return True
-        # `if ok: break` in the try, and a give-up on the last attempt
-        if leaves_loop(model, try_node.body) and _gives_up_on_last_attempt(model, loop, counter_names):
+        # `if ok: break` in the try, and a give-up on the last attempt (or a flag spent once)
+        if leaves_loop(model, try_node.body) and (
+            gives_up_on_last_attempt(model, loop, counter_names) or spends_an_attempt_flag(model, loop)
+        ):
             return True
     return False
 
@@ -361,7 +364,7 @@ def _sleeps_between_attempts(model: ModuleModel, loop: cst.For | cst.While, coun
     if not any(is_attempt_counter(name) for name in counter_names):
         return False
     has_sleep = any(isinstance(n, cst.Call) and model.qualname(n.func) in SLEEPS for n in loop_nodes(model, loop))
-    if not has_sleep and not (isinstance(loop, cst.For) and _gives_up_on_last_attempt(model, loop, counter_names)):
+    if not has_sleep and not (isinstance(loop, cst.For) and gives_up_on_last_attempt(model, loop, counter_names)):
         return False
     return leaves_loop(model, loop.body)
 
@@ -398,41 +401,8 @@ def _sets_loop_flag(model: ModuleModel, block: cst.CSTNode, loop: cst.While) -> 
     return False
 
 
-def _incremented_attempt_counters(model: ModuleModel, loop: cst.For | cst.While) -> list[str]:
-    """`retry_counter += 1` in the loop body: an attempt counter the loop keeps (matched by
-    whole words, so `entry` and `retrieved` are not counters)."""
-    out = []
-    for n in loop_nodes(model, loop):
-        if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) and is_attempt_counter(n.target.value):
-            out.append(n.target.value)
-    return out
-
-
 def _ancestors_until(model: ModuleModel, node: cst.CSTNode, stop: cst.CSTNode) -> Iterator[cst.CSTNode]:
     for a in model.ancestors(node):
         if a is stop:
             return
         yield a
-
-
-def _gives_up_on_last_attempt(model: ModuleModel, loop: cst.For | cst.While, counter_names: Sequence[str]) -> bool:
-    """`if attempt == attempts: raise` / `if i < n: log else: raise`: an `if` that
-    compares the attempt counter and raises on one branch."""
-    names = set(counter_names)
-    if isinstance(loop, cst.For):
-        names |= {n.value for n in (loop.target, *model.iter_nodes(loop.target)) if isinstance(n, cst.Name)}
-    if not names:
-        return False
-    for n in loop_nodes(model, loop):
-        if isinstance(n, cst.If) and isinstance(n.test, cst.Comparison):
-            used = model.names_read(n.test)
-            if not used & names:
-                continue
-            branches = [list(n.body.body)]
-            if n.orelse is not None and not isinstance(n.orelse, cst.If):
-                branches.append(list(n.orelse.body.body))
-            for b in branches:
-                last = b[-1] if b else None
-                if isinstance(last, cst.SimpleStatementLine) and any(isinstance(x, cst.Raise) for x in last.body):
-                    return True
-    return False

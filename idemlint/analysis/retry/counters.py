@@ -1,0 +1,101 @@
+"""How a loop counts its attempts: the counters and flags it keeps, and the test that gives up
+on the last one. A loop that keeps one and sleeps, or gives up, re-attempts the same work."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.model import ModuleModel
+from idemlint.analysis.retry.exits import loop_nodes
+from idemlint.knowledge.retries import is_attempt_counter
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+def attempt_counters(model: ModuleModel, loop: cst.For | cst.While) -> list[str]:
+    """`retry_counter += 1` in the loop body: an attempt counter the loop keeps (matched by
+    whole words, so `entry` and `retrieved` are not counters)."""
+    return [
+        n.target.value
+        for n in loop_nodes(model, loop)
+        if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) and is_attempt_counter(n.target.value)
+    ]
+
+
+def spends_an_attempt_flag(model: ModuleModel, loop: cst.For | cst.While) -> bool:
+    """A counter of two kept as a flag: `can_retry = True` before the loop, and in it a give-up
+    on the flag (`if not can_retry: return None`) and the flag spent (`can_retry = False`), never
+    set back. A flag reset in the loop (`retried = False` after each message) bounds nothing."""
+    nodes = loop_nodes(model, loop)
+    tested = {
+        name
+        for n in nodes
+        if isinstance(n, cst.If) and _gives_up(n.body.body)
+        for name in model.names_read(n.test)
+        if is_attempt_counter(name)
+    }
+    for name in tested:
+        inside = [_constant(n.value) for n in nodes if isinstance(n, cst.Assign) and _assigns(n, name)]
+        before = [
+            _constant(b.value)
+            for b in model.bindings_of(model.scope_of(loop), name)
+            if b.value is not None and _ends_before(model, b.statement, loop)
+        ]
+        spent = set(inside)
+        if inside and len(spent) == 1 and None not in spent and before and spent.isdisjoint(before):
+            return True
+    return False
+
+
+def _assigns(statement: cst.Assign, name: str) -> bool:
+    return any(isinstance(t.target, cst.Name) and t.target.value == name for t in statement.targets)
+
+
+def _constant(value: cst.BaseExpression) -> str | None:
+    """`True`, `False`, `None` or a whole number, as written; None for anything else."""
+    if isinstance(value, cst.Integer) or isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
+        return value.value
+    return None
+
+
+def _ends_before(model: ModuleModel, statement: cst.CSTNode, loop: cst.CSTNode) -> bool:
+    """Whether `statement` is outside the loop and comes before it in the source."""
+    if model.is_inside(statement, loop):
+        return False
+    order = {node: index for index, node in enumerate(model.iter_nodes(model.scope_of(loop)))}
+    return order.get(statement, -1) < order.get(loop, -1)
+
+
+def _gives_up(statements: Sequence[cst.BaseStatement] | Sequence[cst.BaseSmallStatement]) -> bool:
+    """`return`, `break` or `raise` last: on its own line, or after the colon (`if x: return`)."""
+    last = statements[-1] if statements else None
+    small = last.body if isinstance(last, cst.SimpleStatementLine) else [last]
+    return any(isinstance(s, (cst.Return, cst.Break, cst.Raise)) for s in small)
+
+
+def gives_up_on_last_attempt(model: ModuleModel, loop: cst.For | cst.While, counter_names: Sequence[str]) -> bool:
+    """`if attempt == attempts: raise` / `if i < n: log else: raise`: an `if` that
+    compares the attempt counter and raises on one branch."""
+    names = set(counter_names)
+    if isinstance(loop, cst.For):
+        names |= {n.value for n in (loop.target, *model.iter_nodes(loop.target)) if isinstance(n, cst.Name)}
+    if not names:
+        return False
+    for n in loop_nodes(model, loop):
+        if isinstance(n, cst.If) and isinstance(n.test, cst.Comparison):
+            used = model.names_read(n.test)
+            if not used & names:
+                continue
+            branches = [list(n.body.body)]
+            if n.orelse is not None and not isinstance(n.orelse, cst.If):
+                branches.append(list(n.orelse.body.body))
+            for b in branches:
+                last = b[-1] if b else None
+                if isinstance(last, cst.SimpleStatementLine) and any(isinstance(x, cst.Raise) for x in last.body):
+                    return True
+    return False
