@@ -11,8 +11,10 @@ Read here:
 - SQLAlchemy's `__table_args__ = (UniqueConstraint("a", "b"), ...)` (or the columns themselves,
   `UniqueConstraint(a, b)`) and `Index("ix_name", "a", "b", unique=True)` (its first argument
   is the index's name, not a column).
-A key over an expression (`Index("ix", func.lower(email), unique=True)`) or unique only where a
-condition holds (`postgresql_where=`, `condition=`) keeps no plain column set unique: not read.
+A key over an expression (`Index("ix", func.lower(email), unique=True)`) keeps no plain column
+set unique, nor one unique only where a condition holds (`postgresql_where=`, `condition=`),
+unless the condition is one a new row meets: columns unset, as soft deletion keeps its live
+rows (`condition=Q(deleted_at__isnull=True)`).
 
 A version column makes the ORM's own write of a loaded instance conditional on the row being
 unchanged since it was read (a stale flush fails), so a decision taken on that instance is
@@ -37,6 +39,7 @@ Versioned = dict[str, bool]  # model -> whether its ORM writes compare a version
 
 # the bytes a file must hold to define a model (a field or column) before its AST is read
 _MENTIONS = re.compile(rb"unique|primary_key|Field\(|Column\(|mapped_column\(|ForeignKey\(")
+_IS_NULL = re.compile(r"^\s*\w+\s+IS\s+NULL\s*$", re.IGNORECASE)
 _FIELD_CALL = re.compile(r"(Field|Column|column|ForeignKey|relationship)$")
 
 
@@ -170,15 +173,56 @@ def _constraints(value: ast.expr) -> Iterable[frozenset[str]]:
         unique_index = callee == "Index" and any(k.arg == "unique" and _is_true(k.value) for k in element.keywords)
         if callee != "UniqueConstraint" and not unique_index:
             continue
-        if any(k.arg and PARTIAL_INDEX_ARGUMENT.match(k.arg) for k in element.keywords):
-            continue  # unique only among the rows a condition picks
         # SQLAlchemy's `Index(name, *columns)`: the first argument names the index
         columns = [_column_name(a) for a in (element.args[1:] if unique_index else element.args)]
         for keyword in element.keywords:
             if keyword.arg == "fields" and isinstance(keyword.value, (ast.List, ast.Tuple)):
                 columns += [_column_name(e) for e in keyword.value.elts]
-        if columns and all(columns):  # an expression (`func.lower(email)`) is no plain column
-            yield frozenset(c for c in columns if c)
+        if not columns or not all(columns):
+            continue  # an expression (`func.lower(email)`) is no plain column
+        key = frozenset(c for c in columns if c)
+        if any(
+            k.arg and PARTIAL_INDEX_ARGUMENT.match(k.arg) and not _new_rows_meet(k.value, key) for k in element.keywords
+        ):
+            continue  # unique only among the rows a condition picks, which a new row may not be
+        yield key
+
+
+def _new_rows_meet(condition: ast.expr, key: frozenset[str]) -> bool:
+    """A condition every new row of the key meets: columns unset, as soft deletion keeps its
+    live rows (`Q(deleted_at__isnull=True)`, `Q(deleted=None)`, `deleted_at.is_(None)`,
+    `"deleted_at IS NULL"`), or the key's own columns set (`Q(bugzilla_id__isnull=False)`: a
+    null key clashes with nothing anyway)."""
+    if isinstance(condition, ast.Constant) and isinstance(condition.value, str):
+        return bool(_IS_NULL.match(condition.value))
+    if isinstance(condition, ast.Compare):
+        return all(isinstance(op, (ast.Eq, ast.Is)) for op in condition.ops) and all(
+            _is_none(c) for c in condition.comparators
+        )
+    if not isinstance(condition, ast.Call):
+        return False
+    callee = condition.func.attr if isinstance(condition.func, ast.Attribute) else getattr(condition.func, "id", "")
+    if callee == "is_":
+        return len(condition.args) == 1 and _is_none(condition.args[0])
+    if callee in ("and_", "text"):
+        return bool(condition.args) and all(_new_rows_meet(a, key) for a in condition.args)
+    return (
+        callee == "Q"
+        and not condition.args
+        and all(k.arg is not None and _unset_or_key_set(k.arg, k.value, key) for k in condition.keywords)
+    )
+
+
+def _unset_or_key_set(lookup: str, value: ast.expr, key: frozenset[str]) -> bool:
+    """`x__isnull=True` / `x=None` (unset), or `k__isnull=False` for a column of the key."""
+    column, _, test = lookup.partition("__")
+    if test == "isnull" and isinstance(value, ast.Constant) and isinstance(value.value, bool):
+        return value.value or column in key
+    return not test and _is_none(value)
+
+
+def _is_none(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value is None
 
 
 def _column_name(expr: ast.expr) -> str | None:

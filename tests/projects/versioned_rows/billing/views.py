@@ -1,7 +1,7 @@
 """The same decision on versioned and unversioned rows."""
 
 from billing.legacy import Voucher
-from billing.models import Invoice, Plugin, Receipt
+from billing.models import BugShim, Invoice, Membership, Plugin, Receipt, Seat
 
 
 def pay_invoice(request, invoice_id, gateway):
@@ -38,3 +38,21 @@ def redeem_voucher(request, voucher_id, gateway):
     voucher.redeemed = True  # expect: IDM101 "voucher.redeemed = ... (saved later) is decided by redeemed" another Voucher class has no version
     voucher.save()
     return gateway.credit(voucher_id)
+
+
+def join(request, project, member):
+    if Membership.objects.filter(project=project, member=member, deleted_at__isnull=True).exists():
+        return None
+    return Membership.objects.create(project=project, member=member)  # ok: IDM101 unique among live rows, and a new row is live
+
+
+def take_seat(request, project, member):
+    if Seat.objects.filter(project=project, member=member).exists():
+        return None
+    return Seat.objects.create(project=project, member=member, status="pending")  # expect: IDM101 "inserts the seat row" unique only among active seats
+
+
+def link_bug(request, bugzilla_id):
+    if BugShim.objects.filter(bugzilla_id=bugzilla_id).exists():
+        return None
+    return BugShim.objects.create(bugzilla_id=bugzilla_id)  # ok: IDM101 unique wherever the key is set, and a null key clashes with nothing
