@@ -99,7 +99,7 @@ def _defines_fields(cls: ast.ClassDef) -> bool:
     for statement in cls.body:
         value = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
         if isinstance(value, ast.Call):
-            callee = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", "")
+            callee = _callee(value)
             if _FIELD_CALL.search(callee):
                 return True
     return False
@@ -140,14 +140,14 @@ def _has_version_column(cls: ast.ClassDef) -> bool:
             ):
                 return True
         elif names and isinstance(value, ast.Call):
-            callee = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", "")
+            callee = _callee(value)
             if callee in VERSION_FIELDS:
                 return True
     return False
 
 
 def _declares_unique(call: ast.Call) -> bool:
-    callee = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    callee = _callee(call)
     if callee == "OneToOneField":
         return True
     return any(k.arg in ("unique", "primary_key") and _is_true(k.value) for k in call.keywords)
@@ -169,7 +169,7 @@ def _constraints(value: ast.expr) -> Iterable[frozenset[str]]:
     for element in elements:
         if not isinstance(element, ast.Call):
             continue
-        callee = element.func.attr if isinstance(element.func, ast.Attribute) else getattr(element.func, "id", "")
+        callee = _callee(element)
         unique_index = callee == "Index" and any(k.arg == "unique" and _is_true(k.value) for k in element.keywords)
         if callee != "UniqueConstraint" and not unique_index:
             continue
@@ -201,7 +201,7 @@ def _new_rows_meet(condition: ast.expr, key: frozenset[str]) -> bool:
         )
     if not isinstance(condition, ast.Call):
         return False
-    callee = condition.func.attr if isinstance(condition.func, ast.Attribute) else getattr(condition.func, "id", "")
+    callee = _callee(condition)
     if callee == "is_":
         return len(condition.args) == 1 and _is_none(condition.args[0])
     if callee in ("and_", "text"):
@@ -234,6 +234,11 @@ def _column_name(expr: ast.expr) -> str | None:
     if isinstance(expr, ast.Attribute):
         return expr.attr
     return None
+
+
+def _callee(call: ast.Call) -> str:
+    """The last name of what is called: `Index` in `sa.Index(...)` and in `Index(...)`."""
+    return call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
 
 
 def _is_true(expr: ast.expr) -> bool:

@@ -40,8 +40,6 @@ ENTRY_SUFFIX = "_task"  # `periodic_task`, `db_periodic_task`, `register_as_peri
 # its outcome to a view
 VIEW_REQUEST_PARAMETER = "request"
 VIEW_CLASS = re.compile(r"(View|ViewSet|Mixin)$")
-VIEW_METHODS = frozenset(
-    {"get", "post", "put", "patch", "delete", "create", "update", "partial_update", "destroy", "list", "retrieve"}
-)
+VIEW_METHODS = ENTRY_VERBS | {"create", "update", "partial_update", "destroy", "list", "retrieve"}
 VIEW_DECORATORS = frozenset({"action"})
 VIEW_RESPONSE = re.compile(r"^(\w*Response\w*|render|render_to_response|redirect|HttpResponse\w*)$")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.records import OWN_KEYS, VERSION_COLUMNS
 from idemlint.analysis.db.side_effects import absolute_value, effect_after
-from idemlint.analysis.model import iter_nodes, string_value
+from idemlint.analysis.model import iter_nodes, local_callee, positional_parameters, string_value
 from idemlint.knowledge.roles import (
     ENTRY_DECORATORS,
     ENTRY_SUFFIX,
@@ -137,20 +137,15 @@ def _is_a_view(model: ModuleModel, function: cst.FunctionDef) -> bool:
     view class named for what it handles (`post`, `destroy`, `@action`), or a public function
     its module never calls that returns only responses (a helper that takes the request hands
     its outcome to a caller)."""
-    names = [p.name.value for p in function.params.params]
-    owner = model.enclosing_class(function)
-    if owner is not None and names[:1] in (["self"], ["cls"]):
-        names = names[1:]
-    if names[:1] != [VIEW_REQUEST_PARAMETER]:
+    if positional_parameters(model, function)[:1] != [VIEW_REQUEST_PARAMETER]:
         return False
+    owner = model.enclosing_class(function)
     if owner is not None:
         return any(VIEW_CLASS.search(model.dotted(b.value) or "") for b in owner.bases) and (
             function.name.value in VIEW_METHODS
             or any(_last_name(model, _unwrapped(d)) in VIEW_DECORATORS for d in function.decorators)
         )
-    if function.name.value.startswith("_") or any(
-        _last_name(model, call.func) == function.name.value for call in model.calls
-    ):
+    if function.name.value.startswith("_") or any(local_callee(model, call) is function for call in model.calls):
         return False
     returned = [r.value for r in model.iter_nodes(function) if isinstance(r, cst.Return) and r.value is not None]
     return bool(returned) and all(

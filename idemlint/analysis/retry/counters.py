@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel
-from idemlint.analysis.retry.exits import loop_nodes
+from idemlint.analysis.retry.exits import always_leaves, loop_nodes
 from idemlint.knowledge.retries import is_attempt_counter
 
 if TYPE_CHECKING:
@@ -35,16 +35,19 @@ def spends_an_attempt_flag(model: ModuleModel, loop: cst.For | cst.While) -> boo
     tested = {
         name
         for n in nodes
-        if isinstance(n, cst.If) and _gives_up(n.body.body)
+        if isinstance(n, cst.If) and _gives_up(n.body)
         for name in model.names_read(n.test)
         if is_attempt_counter(name)
     }
+    order = {node: index for index, node in enumerate(model.iter_nodes(model.scope_of(loop)))} if tested else {}
     for name in tested:
         inside = [_constant(n.value) for n in nodes if isinstance(n, cst.Assign) and _assigns(n, name)]
         before = [
             _constant(b.value)
             for b in model.bindings_of(model.scope_of(loop), name)
-            if b.value is not None and _ends_before(model, b.statement, loop)
+            if b.value is not None
+            and not model.is_inside(b.statement, loop)
+            and order.get(b.statement, -1) < order.get(loop, -1)
         ]
         spent = set(inside)
         if inside and len(spent) == 1 and None not in spent and before and spent.isdisjoint(before):
@@ -63,19 +66,11 @@ def _constant(value: cst.BaseExpression) -> str | None:
     return None
 
 
-def _ends_before(model: ModuleModel, statement: cst.CSTNode, loop: cst.CSTNode) -> bool:
-    """Whether `statement` is outside the loop and comes before it in the source."""
-    if model.is_inside(statement, loop):
-        return False
-    order = {node: index for index, node in enumerate(model.iter_nodes(model.scope_of(loop)))}
-    return order.get(statement, -1) < order.get(loop, -1)
-
-
-def _gives_up(statements: Sequence[cst.BaseStatement] | Sequence[cst.BaseSmallStatement]) -> bool:
-    """`return`, `break` or `raise` last: on its own line, or after the colon (`if x: return`)."""
-    last = statements[-1] if statements else None
-    small = last.body if isinstance(last, cst.SimpleStatementLine) else [last]
-    return any(isinstance(s, (cst.Return, cst.Break, cst.Raise)) for s in small)
+def _gives_up(block: cst.BaseSuite) -> bool:
+    """The block always returns, breaks or raises: on lines of its own, or after the colon (`if x: return`)."""
+    if isinstance(block, cst.SimpleStatementSuite):
+        return any(isinstance(s, (cst.Return, cst.Break, cst.Raise)) for s in block.body)
+    return always_leaves(list(block.body))
 
 
 def gives_up_on_last_attempt(model: ModuleModel, loop: cst.For | cst.While, counter_names: Sequence[str]) -> bool:
