@@ -322,6 +322,28 @@ def returned_counts(model: ModuleModel, db: Callable[[], DbAnalysis]) -> dict[cs
     return found
 
 
+def dropped_counts(model: ModuleModel, db: Callable[[], DbAnalysis]) -> dict[cst.CSTNode, Chain]:
+    """Functions that run a conditional update, drop its count and hand their caller nothing
+    (`def close(pk): Session.objects.filter(pk=pk, status="open").update(status="closed")`).
+    The update converges and nothing after it acts, so it is not reported where it is; a caller
+    that acts after calling such a function acts for a duplicate too, and is reported there."""
+    if not any(type(c.func) is cst.Attribute and c.func.attr.value in _WRITE_METHODS for c in model.calls):
+        return {}
+    from idemlint.analysis.db.counts import count_conditions, is_entry_point, nobody_acts_on
+
+    analysis = db()
+    found: dict[cst.CSTNode, Chain] = {}
+    for write in analysis.writes:
+        scope = model.scope_of(write.node)
+        if write.count_read or write.call is None or scope in found or not isinstance(scope, cst.FunctionDef):
+            continue
+        conditions = count_conditions(model, analysis, write)
+        if conditions and not is_entry_point(model, scope) and nobody_acts_on(model, write, conditions):
+            what = ", ".join(sorted({p.column for p in conditions}))
+            found[scope] = (Step(f"an update conditional on {what}", write.call),)
+    return found
+
+
 def returns_write_results(model: ModuleModel) -> bool:
     """Whether a function of the module returns what a write call gives back or a cursor's
     `rowcount`: without one, no function here returns a row count of its own."""

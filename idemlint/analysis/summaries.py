@@ -28,6 +28,7 @@ from idemlint.analysis.calls import call_target
 from idemlint.analysis.direct_facts import (
     calls_of,
     direct_facts,
+    dropped_counts,
     own_params,
     returned_counts,
     state_writes,
@@ -112,6 +113,8 @@ def summarise(
     direct = direct_facts(model, retry, sinks, effects)
     for function, chain in (returned_counts(model, db) if db is not None else {}).items():
         direct[function] = replace(direct.get(function, Summary()), returns_count=chain)
+    for function, chain in (dropped_counts(model, db) if db is not None else {}).items():
+        direct[function] = replace(direct.get(function, Summary()), drops_count=chain)
     for function, (written, chain, owner) in (state_writes(model, db) if db is not None else {}).items():
         direct[function] = replace(
             direct.get(function, Summary()), writes_state=written, state_chain=chain, state_owner=owner

@@ -79,6 +79,9 @@ class Summary:
     effect_operation: str = ""  # the origin effect's operation, e.g. "requests.post"
     records_failure: Chain | None = None  # marks a definite failure on every call (`status = "failed"`)
     returns_count: Chain | None = None  # returns the row count of a conditional update (zero: a duplicate)
+    # runs a conditional update, drops its count and hands back nothing: a caller that acts
+    # after calling it acts for a duplicate too (`def close(pk): ...filter(status=OPEN).update(...)`)
+    drops_count: Chain | None = None
     # an unkeyed HTTP request whose method is this parameter (`_request(self, method, path)`):
     # an unkeyed effect of every call that passes POST or PATCH there
     verb_param: str = ""
@@ -189,6 +192,7 @@ class Summary:
             or self.effect
             or self.records_failure
             or self.returns_count
+            or self.drops_count
             or self.verb_effect
             or self.waits_fixed
             or self.wait_chain

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from idemlint.analysis.db import DbWrite, count_conditions
 from idemlint.analysis.db.counts import nobody_acts_on
-from idemlint.analysis.direct_facts import returns_write_results
+from idemlint.analysis.db.side_effects import act_after
+from idemlint.analysis.direct_facts import dropped_counts, returns_write_results
 from idemlint.analysis.summaries import chain_origin, related_steps, via
 from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
 from idemlint.knowledge.triggers import DATABASE, UPDATE
@@ -42,11 +43,16 @@ class IgnoredUpdateCount(Rule):
         "a decrement names one row and is a claim. Nor is an update that only sets the flags it filters on to "
         "`True`, `False` or `None` (`filter(course=c, is_active=False).update(is_active=True)`) with nothing "
         "after it that acts: a second run finds nothing to do and leaves what the first left. Nor is an update "
-        "in a function a framework runs (`@shared_task`, `@receiver(...)`, `@app.post(...)`, a view: the "
-        "request first, and a view class's method named for what it handles (`post`, `destroy`, `@action`), or "
-        "a public function its module never calls that returns only responses) with nothing after it that "
-        "acts, what it returns included: no caller is handed the count, so zero rows change nothing; a version "
-        "condition (an optimistic lock) is still reported there."
+        "with nothing after it that acts, what it returns included, in a function a framework runs "
+        "(`@shared_task`, `@receiver(...)`, `@app.post(...)`, a view: the request first, and a view class's "
+        "method named for what it handles (`post`, `destroy`, `@action`), or a public function its module "
+        "never calls that returns only responses), or in a function that hands its caller nothing and writes "
+        'only values that are the same on every run (`status="closed"`, `timezone.now()`, a constant): '
+        "zero rows change nothing that follows it. Such a helper is reported where it is called instead, when "
+        "the caller acts after the call (`close_session(pk)` then `send_receipt(...)`), in this module or, "
+        "with the project index, another. An update that stores what its caller brings (`holder=worker_id`, "
+        '`stock=F("stock") - 1`) is a claim its caller must know it lost, and a version condition (an '
+        "optimistic lock) tells a stale writer its write was lost: both are still reported."
     )
     why = (
         'Zero rows is how a conditional write says "this was a duplicate" (or "someone else got there first"). '
@@ -56,23 +62,26 @@ class IgnoredUpdateCount(Rule):
     fix_hint = "Read the count and branch: `if cur.rowcount == 0: return  # duplicate` (Django: `if not qs.update(...)`; asyncpg: `status == 'UPDATE 0'`)."
     known_problems = (
         "Whether a predicate is identity or condition is judged by column name (`id`, `*_id`, `tenant`, `customer` "
-        "are identity) and by comparison with a literal. A count read in another function is not seen."
+        "are identity) and by comparison with a literal. A count read in another function is not seen. A helper "
+        "that drops its count is followed one call up only: a caller that calls it and then returns to a caller "
+        "that acts is not seen."
     )
     bad = """\
-def mark_paid(conn, order_id):
+def mark_paid(conn, order_id, mailer):
     cur = conn.cursor()
     cur.execute("UPDATE orders SET status = 'paid' WHERE id = %s AND status = 'pending'", (order_id,))
     conn.commit()
+    mailer.send_receipt(order_id)
 """
     good = """\
-def mark_paid(conn, order_id):
+def mark_paid(conn, order_id, mailer):
     cur = conn.cursor()
     cur.execute("UPDATE orders SET status = 'paid' WHERE id = %s AND status = 'pending'", (order_id,))
     if cur.rowcount == 0:
         conn.rollback()
-        return False  # duplicate delivery: already paid
+        return  # duplicate delivery: already paid, the receipt went out
     conn.commit()
-    return True
+    mailer.send_receipt(order_id)
 """
     how_to_fix = (
         ("DB-API / psycopg / sqlite3", "`if cur.rowcount == 0: return`."),
@@ -88,7 +97,7 @@ def mark_paid(conn, order_id):
     triggers = (UPDATE, DATABASE)
     skips_migrations = True
     needs_project = True
-    project_facts = ("returns_count",)
+    project_facts = ("returns_count", "drops_count")
     project_groups = frozenset({0, 1})
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
@@ -116,7 +125,8 @@ def mark_paid(conn, order_id):
     def _dropped_counts(self, ctx: FileContext) -> Iterator[Report]:
         """`claim(order_id)` as a statement, where `claim` returns a conditional update's
         row count (in this module or, with the project index, another): the caller drops
-        what says whether this delivery was a duplicate."""
+        what says whether this delivery was a duplicate. And `close(pk)`, where `close` runs
+        one and hands back nothing, followed here by a call that acts: it acts for a duplicate too."""
         if not _count_returned_here_or_named(ctx):
             return  # no callee can return a count: the module's summaries are not built for nothing
         for call in ctx.model.calls:
@@ -126,15 +136,34 @@ def mark_paid(conn, order_id):
             if not isinstance(parent, cst.Expr):
                 continue
             callee = ctx.callee(call)
-            chain = callee.summary.returns_count if callee is not None else None
-            if callee is None or chain is None:
+            if callee is None:
+                continue
+            act = None
+            if callee.summary.returns_count is not None:
+                chain = callee.summary.returns_count
+            elif callee.summary.drops_count is not None:
+                chain = callee.summary.drops_count
+                act = act_after(ctx.model, parent)
+                if act is None:
+                    continue  # nothing here acts after it: a duplicate's zero rows change nothing
+            else:
                 continue
             origin, lines = chain_origin(chain, "update")
+            what = f"{chain[-1].text} ({origin}{via(chain)})"
+            if act is None:
+                message = f"{callee.name}() returns the affected-row count of {what} but the count is dropped here"
+                suggestion = f"Branch on it: `if not {callee.name}(...): return  # duplicate`."
+            else:
+                message = (
+                    f"{callee.name}() runs {what} and drops its affected-row count; "
+                    f"{ctx.model.module.code_for_node(act.func)}() on line $act then acts for a duplicate too"
+                )
+                suggestion = f"Return the count from {callee.name}() and branch on it: `if not {callee.name}(...): return  # duplicate`."
+                lines = (*lines, ("act", act))
             yield Report(
                 parent,
-                f"{callee.name}() returns the affected-row count of {chain[-1].text} ({origin}{via(chain)}) "
-                "but the count is dropped here",
-                suggestion=f"Branch on it: `if not {callee.name}(...): return  # duplicate`.",
+                message,
+                suggestion=suggestion,
                 lines=lines,
                 related=related_steps(callee, chain, verb="runs"),
                 confidence=lower_confidence(ctx),
@@ -144,10 +173,11 @@ def mark_paid(conn, order_id):
 def _count_returned_here_or_named(ctx: FileContext) -> bool:
     """Whether a call here may run a function that returns a row count: one of this module's
     functions returns a write's result, or the source names a project function that does."""
-    if returns_write_results(ctx.model):
+    if returns_write_results(ctx.model) or dropped_counts(ctx.model, lambda: ctx.db):
         return True
     lowered = ctx.source.lower()  # by the bare name: a call may be spelt `claim (order_id)`
-    return any(name in lowered for name in ctx.project.function_names("returns_count"))
+    names = ctx.project.function_names("returns_count") | ctx.project.function_names("drops_count")
+    return any(name in lowered for name in names)
 
 
 def _count_hint(ctx: FileContext, write: DbWrite) -> str:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.records import OWN_KEYS, VERSION_COLUMNS
-from idemlint.analysis.db.side_effects import absolute_value, effect_after
+from idemlint.analysis.db.side_effects import absolute_value, answers_after, effect_after
 from idemlint.analysis.model import iter_nodes, local_callee, positional_parameters, string_value
 from idemlint.knowledge.roles import (
     ENTRY_DECORATORS,
@@ -121,14 +121,24 @@ def _keeps_extreme(model: ModuleModel, write: DbWrite, conditions: list[Predicat
 
 def nobody_acts_on(model: ModuleModel, write: DbWrite, conditions: list[Predicate]) -> bool:
     """The count is dropped where nothing can act on it: nothing after the write in its function
-    acts, and a framework runs the function (a task, a signal receiver, a route), so no caller
-    in the project is handed its outcome either. A version condition (an optimistic lock) still
-    tells a stale writer that its write was lost."""
+    acts, and the function hands its caller no answer after it (a framework runs it, or it
+    returns nothing and writes only values that are the same on every run: a row moved to
+    `closed` stays closed), so a duplicate's zero rows change nothing that follows here. A caller
+    that acts after calling such a function is reported at its call (`drops_count`). A version
+    condition (an optimistic lock) still tells a stale writer that its write was lost."""
     if any(VERSION_COLUMNS.match(p.column) for p in conditions) or effect_after(model, write):
         return False
     function = model.enclosing_function(write.node)
-    if function is None:
-        return False
+    if function is None or is_entry_point(model, function):
+        return True
+    if not all(absolute_value(model, value) for value in write.values.values()):
+        return False  # `stock=F("stock") - 1`, `holder=worker_id`: a claim whose caller must know it lost
+    return not answers_after(model, write)
+
+
+def is_entry_point(model: ModuleModel, function: cst.FunctionDef) -> bool:
+    """A function a framework runs (a task, a signal receiver, a route, a view), so no caller
+    in the project is handed what it returns."""
     return any(_runs_as_entry_point(model, d) for d in function.decorators) or _is_a_view(model, function)
 
 

@@ -5,6 +5,7 @@ themselves are quiet."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
@@ -221,26 +222,50 @@ def _local_container(model: ModuleModel, node: cst.Call) -> bool:
 def effect_after(model: ModuleModel, write: DbWrite) -> bool:
     """Whether the function calls anything with an outside effect on a path after the write
     (not in another branch of an `if` that holds it, not past a `return` that follows it)."""
-    scope = model.scope_of(write.node)
-    position = source_order(model, scope)
-    end = max((position.get(n, 0) for n in (write.statement, *model.iter_nodes(write.statement))), default=0)
-    stop = _leaves_after(model, write.statement, position)
-    other_branches = [
-        branch
-        for ancestor in model.ancestors(write.statement)
-        if isinstance(ancestor, cst.If)
-        for branch in ((ancestor.orelse,) if model.is_inside(write.statement, ancestor.body) else (ancestor.body,))
-        if branch is not None
-    ]
     own = {id(write.call)} if write.call is not None else set()
     return any(
-        type(node) is cst.Call
-        and end < position.get(node, 0) < stop
-        and id(node) not in own
-        and not any(model.is_inside(node, branch) for branch in other_branches)
-        and not _quiet_call(model, node, [write])
-        for node in model.iter_nodes(scope)
+        type(node) is cst.Call and id(node) not in own and not _quiet_call(model, node, [write])
+        for node in nodes_after(model, write.statement)
     )
+
+
+def act_after(model: ModuleModel, statement: cst.CSTNode) -> cst.Call | None:
+    """The first call after a statement (a call of a helper that writes) that acts outside
+    the process, on the statement's own path."""
+    return next(
+        (node for node in nodes_after(model, statement) if type(node) is cst.Call and not _quiet_call(model, node, [])),
+        None,
+    )
+
+
+def answers_after(model: ModuleModel, write: DbWrite) -> bool:
+    """Whether the function hands its caller a value after the write (`return True`,
+    `return order`): the caller may take it for "done" and act, so the count matters there."""
+    return any(
+        type(node) is cst.Return
+        and node.value is not None
+        and not (type(node.value) is cst.Name and node.value.value == "None")
+        for node in nodes_after(model, write.statement)
+    )
+
+
+def nodes_after(model: ModuleModel, statement: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes of the statement's function that run after it on its path: not in another
+    branch of an `if` that holds it, not past a `return` or `raise` that follows it."""
+    scope = model.scope_of(statement)
+    position = source_order(model, scope)
+    end = max((position.get(n, 0) for n in (statement, *model.iter_nodes(statement))), default=0)
+    stop = _leaves_after(model, statement, position)
+    other_branches = [
+        branch
+        for ancestor in model.ancestors(statement)
+        if isinstance(ancestor, cst.If)
+        for branch in ((ancestor.orelse,) if model.is_inside(statement, ancestor.body) else (ancestor.body,))
+        if branch is not None
+    ]
+    for node in model.iter_nodes(scope):
+        if end < position.get(node, 0) < stop and not any(model.is_inside(node, branch) for branch in other_branches):
+            yield node
 
 
 def _leaves_after(model: ModuleModel, statement: cst.CSTNode, position: dict[cst.CSTNode, int]) -> int:
