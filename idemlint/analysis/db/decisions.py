@@ -270,9 +270,42 @@ def shared_lock_over(model: ModuleModel, node: cst.CSTNode) -> cst.With | None:
             return None
         if isinstance(ancestor, cst.With) and model.is_inside(node, ancestor.body):
             for item in ancestor.items:
-                if any(names_a_shared_lock(model.call_name(call) or "") for call in _lock_calls(model, item.item)):
+                calls = _lock_calls(model, item.item)
+                if any(names_a_shared_lock(model.call_name(call) or "") for call in calls) and (
+                    not any(_may_not_wait(call) for call in calls) or _leaves_unless_held(model, item, node)
+                ):
                     return ancestor
     return None
+
+
+def _may_not_wait(call: cst.Call) -> bool:
+    """`advisory_lock(key, wait=False)`, `lock(key, blocking=False)`, `nowait=True`: the body
+    runs whether or not the lock was won."""
+    return any(
+        arg.keyword is not None
+        and (
+            arg.keyword.value in ("wait", "blocking", "block")
+            and isinstance(arg.value, cst.Name)
+            and arg.value.value == "False"
+            or arg.keyword.value in ("nowait", "no_wait")
+            and isinstance(arg.value, cst.Name)
+            and arg.value.value == "True"
+        )
+        for arg in call.args
+    )
+
+
+def _leaves_unless_held(model: ModuleModel, item: cst.WithItem, node: cst.CSTNode) -> bool:
+    """`with advisory_lock(key, wait=False) as acquired: if not acquired: return`, before `node`."""
+    held = item.asname.name if item.asname is not None else None
+    return isinstance(held, cst.Name) and any(
+        refuses
+        and isinstance(test, cst.UnaryOperation)
+        and isinstance(test.operator, cst.Not)
+        and isinstance(test.expression, cst.Name)
+        and test.expression.value == held.value
+        for refuses, test in _tests_before(model, node)
+    )
 
 
 def _lock_calls(model: ModuleModel, item: cst.BaseExpression) -> list[cst.Call]:

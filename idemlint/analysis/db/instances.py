@@ -238,9 +238,10 @@ def uses_database(model: ModuleModel) -> bool:
 _CONSTRUCTORS = re.compile(r"^(create|make|build|new|copy|clone|construct|init|prepare)(_|$)|(^|\.)create$")
 
 
-# what a new instance of the class at hand is made by: a Django manager's `self.model()`,
-# a classmethod's `cls()`, `self.__class__()`
-_OWN_CLASS = frozenset({"model", "cls", "__class__"})
+# what a new instance of a class is made by: a Django manager's `self.model()`, a classmethod's
+# `cls()`, `self.__class__()`, and a class held by a name that says so (`flow.task_class(...)`,
+# `model_cls(...)`, `klass(...)`, `order_factory(...)`)
+_NAMES_A_CLASS = re.compile(r"^(__class__|(\w+_)?(class|cls|klass|model|factory))$")
 
 
 def _record_anchor(model: ModuleModel, scope: cst.FunctionDef, name: str) -> tuple[cst.CSTNode, str] | None:
@@ -277,8 +278,8 @@ def _record_anchor(model: ModuleModel, scope: cst.FunctionDef, name: str) -> tup
         last = callee.rsplit(".", 1)[-1]
         if not callee or last[:1].isupper() or _CONSTRUCTORS.search(last) and "_or_update" not in last:
             return None
-        if last in _OWN_CLASS:
-            return None  # `self.model()`, `cls()`: a new instance of the class at hand
+        if _NAMES_A_CLASS.match(last):
+            return None  # `self.model()`, `cls()`, `flow.task_class(...)`: a new instance
         if last in ("save", "get_or_create", "update_or_create", "copy", "deepcopy") or "super" in callee:
             return None
         return call, "helper result"

@@ -161,10 +161,14 @@ def _selected_by_state(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Ra
             continue
         if id(read.call) not in chosen_by or _another_instance(model, read, write):
             continue  # the write's rows do not come from this read
+        if locked_together(model, read, write):
+            continue  # chosen and written under a lock every run takes: an overlapping run waits or leaves
         columns = tuple(
-            p.column
-            for p in read.filters
-            if p.column in write.sets and (db.is_state_column(p.column) or db.is_condition(p))
+            dict.fromkeys(  # `Q(status=A) | Q(status=B)`: one column, named once
+                p.column
+                for p in read.filters
+                if p.column in write.sets and (db.is_state_column(p.column) or db.is_condition(p))
+            )
         )
         if columns:
             return Race(read, read.call, columns)  # type: ignore[arg-type]
