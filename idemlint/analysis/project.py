@@ -283,6 +283,13 @@ _SUMMARY_SIGNS: tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...] = tuple(
             + rb"))",
         ),
         ((b"update(", b".rowcount", b".execute("), rb"^[ \t]*return[ \t][^\n]*(?:\.a?update\(|\.rowcount|\.execute\()"),
+        # a conditional update whose count a helper may drop (`drops_count`): `.filter(...).update(`,
+        # `UPDATE t SET ... WHERE`, `.where(...).values(`
+        (
+            (b"update(", b"UPDATE", b"update", b".values("),
+            rb"\.filter(?:_by)?\([^\n]*\)[ \t]*\.a?update\(|(?i:\bupdate[ \t]+\w+[ \t]+set\b[^\n]*\bwhere\b)"
+            rb"|\.where\([^\n]*\)[ \t]*\.values\(|^[ \t]*\)[ \t]*\.a?update\(",
+        ),
         ((b"autoretry_for",), rb"^[ \t]+autoretry_for[ \t]*="),
         ((b"sleep(",), rb"\bsleep\("),
         # a retry setting returned as stored, a jitter that defaults to none (a policy class)

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 from idemlint.analysis.db import DbWrite, count_conditions
 from idemlint.analysis.db.counts import nobody_acts_on
-from idemlint.analysis.db.side_effects import act_after
+from idemlint.analysis.db.side_effects import act_after, quiet_call
 from idemlint.analysis.direct_facts import dropped_counts, returns_write_results
+from idemlint.analysis.model import local_callee
 from idemlint.analysis.summaries import chain_origin, related_steps, via
 from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
 from idemlint.knowledge.triggers import DATABASE, UPDATE
@@ -110,7 +111,7 @@ def mark_paid(conn, order_id, mailer):
             if conditions is None:
                 continue
             if conditions and not every and nobody_acts_on(ctx.model, write, conditions):
-                continue  # a task, receiver or view with nothing after the write that acts: zero rows change nothing
+                continue  # nothing after it acts and nothing is handed back: zero rows change nothing (callers are judged)
             if conditions:
                 what = ", ".join(sorted({p.column for p in conditions}))
                 message = f"{write.described()} is conditional on {what} but its affected-row count is never read"
@@ -143,7 +144,9 @@ def mark_paid(conn, order_id, mailer):
                 chain = callee.summary.returns_count
             elif callee.summary.drops_count is not None:
                 chain = callee.summary.drops_count
-                act = act_after(ctx.model, parent)
+                if _count_read_after(ctx, parent):
+                    continue  # `mark(cur, pk)`, then `if cur.rowcount == 0:`: the caller reads it
+                act = act_after(ctx.model, parent, quiet=lambda node: _computes_only(ctx, node))
                 if act is None:
                     continue  # nothing here acts after it: a duplicate's zero rows change nothing
             else:
@@ -156,7 +159,7 @@ def mark_paid(conn, order_id, mailer):
             else:
                 message = (
                     f"{callee.name}() runs {what} and drops its affected-row count; "
-                    f"{ctx.model.module.code_for_node(act.func)}() on line $act then acts for a duplicate too"
+                    f"{_called_name(act)}() on line $act then acts for a duplicate too"
                 )
                 suggestion = f"Return the count from {callee.name}() and branch on it: `if not {callee.name}(...): return  # duplicate`."
                 lines = (*lines, ("act", act))
@@ -178,6 +181,36 @@ def _count_returned_here_or_named(ctx: FileContext) -> bool:
     lowered = ctx.source.lower()  # by the bare name: a call may be spelt `claim (order_id)`
     names = ctx.project.function_names("returns_count") | ctx.project.function_names("drops_count")
     return any(name in lowered for name in names)
+
+
+def _count_read_after(ctx: FileContext, statement: cst.CSTNode) -> bool:
+    """A `rowcount` read after the call: the helper ran its update on a cursor the caller holds."""
+    from idemlint.analysis.db.side_effects import nodes_after
+
+    return any(
+        type(node) is cst.Attribute and node.attr.value == "rowcount" for node in nodes_after(ctx.model, statement)
+    )
+
+
+def _computes_only(ctx: FileContext, call: cst.Call) -> bool:
+    """A project function that acts on nothing a duplicate could repeat: one of this module whose
+    body calls nothing that acts (`total(pk)`, another converging update), or one elsewhere that
+    only drops a count of its own."""
+    function = local_callee(ctx.model, call)
+    if function is not None:
+        return not any(
+            type(node) is cst.Call and not quiet_call(ctx.model, node) for node in ctx.model.iter_nodes(function.body)
+        )
+    callee = ctx.callee(call)
+    return callee is not None and callee.summary.drops_count is not None and callee.summary.effect is None
+
+
+def _called_name(call: cst.Call) -> str:
+    """`notify_owner` for `notify_owner(...)` and for `session.notify_owner(...)`."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else "the call"
 
 
 def _count_hint(ctx: FileContext, write: DbWrite) -> str:

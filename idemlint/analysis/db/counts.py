@@ -8,6 +8,7 @@ so a caller that drops the returned count is judged like the write itself.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from idemlint.analysis.db.chains import chain_calls
@@ -129,11 +130,30 @@ def nobody_acts_on(model: ModuleModel, write: DbWrite, conditions: list[Predicat
     if any(VERSION_COLUMNS.match(p.column) for p in conditions) or effect_after(model, write):
         return False
     function = model.enclosing_function(write.node)
-    if function is None or is_entry_point(model, function):
+    if function is not None and is_entry_point(model, function):
         return True
-    if not all(absolute_value(model, value) for value in write.values.values()):
+    if not writes_fixed_values(model, write):
         return False  # `stock=F("stock") - 1`, `holder=worker_id`: a claim whose caller must know it lost
-    return not answers_after(model, write)
+    return function is None or not answers_after(model, write)
+
+
+def writes_fixed_values(model: ModuleModel, write: DbWrite) -> bool:
+    """Every value the update sets is the same on every run: a literal, a constant, `None`, the
+    clock (`timezone.now()`, SQL's `NOW()`); not a parameter (`holder=%s`), not arithmetic on
+    the column (`stock = stock - 1`), not values the reading cannot see (`update(**changes)`)."""
+    if not write.sets:
+        return False
+    for column, (kind, text) in write.sets.items():
+        value = write.values.get(column)
+        if value is not None:
+            if not absolute_value(model, value):
+                return False
+        elif kind not in ("literal", "constant", "bool", "null") and not _SQL_CLOCK.match(text):
+            return False
+    return True
+
+
+_SQL_CLOCK = re.compile(r"(?i)^(now\(\)|current_timestamp(\(\))?|current_date|localtimestamp)$")
 
 
 def is_entry_point(model: ModuleModel, function: cst.FunctionDef) -> bool:

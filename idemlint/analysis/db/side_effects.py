@@ -5,7 +5,7 @@ themselves are quiet."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
@@ -120,6 +120,11 @@ def side_effect_in(model: ModuleModel, db: DbAnalysis, test: cst.BaseExpression,
     return False
 
 
+def quiet_call(model: ModuleModel, node: cst.Call) -> bool:
+    """A call that changes nothing outside the process: logging, builtins, getters, responses."""
+    return _quiet_call(model, node, [])
+
+
 def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bool:
     """A call that changes nothing outside the process (or only computes a written value)."""
     name = model.call_name(node) or ""
@@ -229,22 +234,30 @@ def effect_after(model: ModuleModel, write: DbWrite) -> bool:
     )
 
 
-def act_after(model: ModuleModel, statement: cst.CSTNode) -> cst.Call | None:
+def act_after(
+    model: ModuleModel, statement: cst.CSTNode, quiet: Callable[[cst.Call], bool] = lambda _call: False
+) -> cst.Call | None:
     """The first call after a statement (a call of a helper that writes) that acts outside
-    the process, on the statement's own path."""
+    the process, on the statement's own path; `quiet` says which calls the caller knows act
+    on nothing (a project function that only computes)."""
     return next(
-        (node for node in nodes_after(model, statement) if type(node) is cst.Call and not _quiet_call(model, node, [])),
+        (
+            node
+            for node in nodes_after(model, statement)
+            if type(node) is cst.Call and not _quiet_call(model, node, []) and not quiet(node)
+        ),
         None,
     )
 
 
 def answers_after(model: ModuleModel, write: DbWrite) -> bool:
     """Whether the function hands its caller a value after the write (`return True`,
-    `return order`): the caller may take it for "done" and act, so the count matters there."""
+    `return order`, `yield "closed"`): the caller may take it for "done" and act, so the
+    count matters there."""
     return any(
-        type(node) is cst.Return
-        and node.value is not None
-        and not (type(node.value) is cst.Name and node.value.value == "None")
+        type(node) in (cst.Return, cst.Yield)
+        and node.value is not None  # type: ignore[attr-defined]
+        and not (type(node.value) is cst.Name and node.value.value == "None")  # type: ignore[attr-defined]
         for node in nodes_after(model, write.statement)
     )
 
@@ -256,12 +269,18 @@ def nodes_after(model: ModuleModel, statement: cst.CSTNode) -> Iterator[cst.CSTN
     position = source_order(model, scope)
     end = max((position.get(n, 0) for n in (statement, *model.iter_nodes(statement))), default=0)
     stop = _leaves_after(model, statement, position)
-    other_branches = [
+    other_branches: list[cst.CSTNode] = [
         branch
         for ancestor in model.ancestors(statement)
         if isinstance(ancestor, cst.If)
         for branch in ((ancestor.orelse,) if model.is_inside(statement, ancestor.body) else (ancestor.body,))
         if branch is not None
+    ]
+    other_branches += [  # a handler runs when the try failed, not on the statement's way on
+        handler
+        for ancestor in model.ancestors(statement)
+        if isinstance(ancestor, cst.Try) and model.is_inside(statement, ancestor.body)
+        for handler in ancestor.handlers
     ]
     for node in model.iter_nodes(scope):
         if end < position.get(node, 0) < stop and not any(model.is_inside(node, branch) for branch in other_branches):

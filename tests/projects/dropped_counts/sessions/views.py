@@ -2,11 +2,12 @@
 request mails again), its twins do not act, or branch on a count that is returned."""
 
 from shop.mail import send_receipt
-from sessions.store import close_session, close_session_checked, expire_session
+from sessions.counted import close_session_checked
+from sessions.store import close_session, expire_session
 
 
 def checkout(request, session_id):
-    close_session(session_id)  # expect: IDM102 "close_session() runs an update conditional on status (at sessions/store.py:10) and drops its affected-row count; send_receipt() on line 10 then acts for a duplicate too"
+    close_session(session_id)  # expect: IDM102 "close_session() runs an update conditional on status (at sessions/store.py:10) and drops its affected-row count; send_receipt() on line 11 then acts for a duplicate too"
     send_receipt(request.user.email, session_id)
 
 
