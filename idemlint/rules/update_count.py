@@ -52,8 +52,11 @@ class IgnoredUpdateCount(Rule):
         "zero rows change nothing that follows it. Such a helper is reported where it is called instead, when "
         "the caller acts after the call (`close_session(pk)` then `send_receipt(...)`), in this module or, "
         "with the project index, another. An update that stores what its caller brings (`holder=worker_id`, "
-        '`stock=F("stock") - 1`) is a claim its caller must know it lost, and a version condition (an '
-        "optimistic lock) tells a stale writer its write was lost: both are still reported."
+        '`stock=F("stock") - 1`) is a claim its caller must know it lost, and a version condition the update '
+        "bumps (an optimistic lock) tells a stale writer its write was lost: both are still reported. What "
+        "acts is a call after the write on its way on (not in another branch, not in the handler of a `try` "
+        "that holds it), other than logging, serialising (`json.dumps`), a getter, a response, or a "
+        "repeat-safe write (a removal, a create-if-absent, a queryset `update()` to fixed values)."
     )
     why = (
         'Zero rows is how a conditional write says "this was a duplicate" (or "someone else got there first"). '

@@ -127,7 +127,9 @@ def nobody_acts_on(model: ModuleModel, write: DbWrite, conditions: list[Predicat
     `closed` stays closed), so a duplicate's zero rows change nothing that follows here. A caller
     that acts after calling such a function is reported at its call (`drops_count`). A version
     condition (an optimistic lock) still tells a stale writer that its write was lost."""
-    if any(VERSION_COLUMNS.match(p.column) for p in conditions) or effect_after(model, write):
+    if any(VERSION_COLUMNS.match(p.column) and p.column in write.sets for p in conditions):
+        return False  # compare and bump: an optimistic lock (not a release's `version="3.12"`)
+    if effect_after(model, write):
         return False
     function = model.enclosing_function(write.node)
     if function is not None and is_entry_point(model, function):

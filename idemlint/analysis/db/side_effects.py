@@ -27,7 +27,7 @@ _QUIET_CALLS = re.compile(
     r"^(\w+\.)*(print|len|str|int|float|bool|list|dict|set|tuple|min|max|sum|sorted|isinstance|getattr|hasattr|"
     r"repr|format|round|abs|any|all|setattr|range|enumerate|zip|_|gettext|gettext_lazy|ugettext|ugettext_lazy|ngettext|reverse|redirect|render|"
     r"render_to_response|super|emit_\w+|now|utcnow|today|time|monotonic|warn|fromtimestamp|utcfromtimestamp|"
-    r"fromisoformat|strptime|strftime|timestamp)$"
+    r"fromisoformat|strptime|strftime|timestamp|dumps|loads)$"
 )
 # an audit trail's record of a change (`obj.log_action(...)`, `history.add_entry_log(...)`): a
 # racing duplicate records it twice, it does not act twice
@@ -181,9 +181,21 @@ def _repeat_safe(model: ModuleModel, node: cst.Call, called: str) -> bool:
         return True
     if called != "update" or type(node.func) is not cst.Attribute or not node.args:
         return False
-    if type(node.func.value) is not cst.Call:
-        return False  # `qs.update(...)`, `data.update(...)`: a queryset is `....filter(...).update(...)`
+    if type(node.func.value) is not cst.Call and not _bound_to_a_queryset(model, node.func.value):
+        return False  # `data.update(...)`: a queryset is `....filter(...).update(...)` or a name bound to one
     return all(arg.keyword is not None and absolute_value(model, arg.value) for arg in node.args)
+
+
+def _bound_to_a_queryset(model: ModuleModel, receiver: cst.BaseExpression) -> bool:
+    """`qs = Column.objects.filter(org=o).order_by("id")`, then `qs.update(...)`: every binding
+    of the name is a queryset chain."""
+    if type(receiver) is not cst.Name:
+        return False
+    bindings = model.bindings_of(model.scope_of(receiver), receiver.value)
+    return bool(bindings) and all(
+        type(b.value) is cst.Call and type(b.value.func) is cst.Attribute and b.value.func.attr.value in DJANGO_CHAIN
+        for b in bindings
+    )
 
 
 def absolute_value(model: ModuleModel, value: cst.BaseExpression) -> bool:
@@ -282,7 +294,8 @@ def nodes_after(model: ModuleModel, statement: cst.CSTNode) -> Iterator[cst.CSTN
         if isinstance(ancestor, cst.Try) and model.is_inside(statement, ancestor.body)
         for handler in ancestor.handlers
     ]
-    for node in model.iter_nodes(scope):
+    body = scope.body if isinstance(scope, cst.FunctionDef) else scope  # not its decorators: they ran before
+    for node in model.iter_nodes(body):
         if end < position.get(node, 0) < stop and not any(model.is_inside(node, branch) for branch in other_branches):
             yield node
 
