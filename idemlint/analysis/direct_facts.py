@@ -4,6 +4,7 @@ waits, the state a model method writes), read from the module's shared analyses.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -95,6 +96,10 @@ def direct_facts(
     for predicate in model.functions:
         if tests_lost_race(model, predicate):
             facts.setdefault(predicate, {})["lost_race_test"] = (Step(predicate.name.value, predicate),)
+    for judge in model.functions:
+        raised = _raises_on_the_error(model, judge)
+        if raised is not None:
+            facts.setdefault(judge, {})["gives_up"] = (Step(f"{judge.name.value}() raises", raised),)
     waits = _fixed_waits(model, retry)
     for waiting, (wait, parameter) in waits.items():
         facts.setdefault(waiting, {})["waits_fixed" if not parameter else "wait_chain"] = wait
@@ -115,9 +120,24 @@ def direct_facts(
             returns_setting=found.get("returns_setting"),
             opt_in_jitter=found.get("opt_in_jitter"),
             lost_race_test=found.get("lost_race_test"),
+            gives_up=found.get("gives_up"),
         )
         for scope, found in facts.items()
     }
+
+
+# what a function handed an error to judge names it: `def _on_error(exc, ...)`
+ERROR_PARAMETER = re.compile(r"^(e|ex|exc|err|error|exception|exc_info|failure)$")
+
+
+def _raises_on_the_error(model: ModuleModel, function: cst.FunctionDef) -> cst.Raise | None:
+    """A function whose first parameter (after `self`) is named for an error, with a `raise` in
+    its own body: handed what a retry handler caught, it decides whether the handler goes round."""
+    params = [p.name.value for p in function.params.params]
+    first = params[1:2] if params[:1] in (["self"], ["cls"]) else params[:1]
+    if not first or not ERROR_PARAMETER.match(first[0]):
+        return None
+    return next((n for n in model.iter_nodes(function.body) if isinstance(n, cst.Raise)), None)
 
 
 def _returns_changing_state(model: ModuleModel, function: cst.FunctionDef, values: list[cst.BaseExpression]) -> bool:

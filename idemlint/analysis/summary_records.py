@@ -105,6 +105,9 @@ class Summary:
     # retry_on_conflict(exc): return isinstance(exc, WriteConflictError)`): a retry policy that
     # retries on it alone ends as the competition does
     lost_race_test: Chain | None = None
+    # handed the error it is to judge (`def _on_error(exc, deadline, ...)`), it raises on some way:
+    # a retry handler that hands it what it caught lets it decide whether to go round
+    gives_up: Chain | None = None
     # a method that sets its own instance's state column and saves it, on every call, with no
     # test first: (column, value kind, text) for a literal or constant (`def ship(self):
     # self.status = "shipped"; self.save()`), or (column, "param", the parameter) for the value
@@ -199,6 +202,7 @@ class Summary:
             or self.returns_setting
             or self.opt_in_jitter
             or self.lost_race_test
+            or self.gives_up
             or self.state_chain
         )
 

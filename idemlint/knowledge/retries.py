@@ -214,3 +214,8 @@ LINK_RECEIVER = re.compile(
 )
 # a class whose methods hold a link (`class Subscription`, `class RedisPubSub`)
 LINK_CLASS = re.compile(r"pubsub|subscri|channel|connection|client|socket|consumer|listener|observer", re.I)
+
+# A context that cancels what it holds when time runs out (`async with asyncio.timeout(5):`,
+# `async_timeout.timeout(t)`, anyio's `fail_after`, trio's `move_on_after`, gevent's `Timeout`):
+# a loop inside one is bounded by it, whatever the loop's own test says
+DEADLINE_CONTEXT = re.compile(r"^(timeout|timeout_at|fail_after|fail_at|move_on_after|move_on_at|deadline)$", re.I)

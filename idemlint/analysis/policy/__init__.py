@@ -33,6 +33,7 @@ from idemlint.analysis.policy.backoff import read_backoff, read_retry_package, r
 from idemlint.analysis.policy.celery import read_celery, read_task_class, read_task_object_retry
 from idemlint.analysis.policy.common import is_zero
 from idemlint.analysis.policy.delays import SettingCall, no_setting
+from idemlint.analysis.policy.delegated import drop_delegated_judgements
 from idemlint.analysis.policy.loops import read_loop, read_poll
 from idemlint.analysis.policy.lost_races import retries_lost_races_only
 from idemlint.analysis.policy.records import Policy, Verdict
@@ -134,6 +135,8 @@ class PolicyAnalysis:
         reader = _BY_KIND.get(context.kind) or _BY_LIBRARY.get(context.library)
         if context.kind == "loop":
             read_loop(self.model, context, policy, self.setting)
+            if self.callee is not None:
+                drop_delegated_judgements(self.model, context.node, policy, self.callee)  # type: ignore[arg-type]
         elif context.kind == "recursive":
             read_recursion(self.model, context, policy, self.setting)
         elif reader is not None:

@@ -13,6 +13,7 @@ from idemlint.analysis.policy.common import expr_nodes, handler_catches_all, sta
 from idemlint.analysis.policy.delays import SettingCall, deterministic_delay, fixed_on_every_way, no_setting
 from idemlint.analysis.policy.fixes import jitter_sleep
 from idemlint.analysis.policy.no_wait import immediate_retry, sleeps_inside
+from idemlint.analysis.policy.outer_bounds import goes_round_only_when_counted, under_a_deadline
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
 from idemlint.analysis.retry.exits import guarded_continue
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 else:
     cst = LazyModule("libcst", globals(), "cst")
 
-_BOUND_WORDS = re.compile(r"timeout|deadline|give_?up|expired|max_(attempts|tries|retries)|start_time", re.I)
+BOUND_WORDS = re.compile(r"timeout|deadline|give_?up|expired|max_(attempts|tries|retries)|start_time", re.I)
 
 
 def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting: SettingCall = no_setting) -> None:
@@ -79,7 +80,9 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
     if isinstance(loop, cst.While) and _waits_or_talks(model, nodes) and not reconnects:
         if not _loop_bounded(model, loop, nodes):
             policy.unbounded.append(Verdict("no-bound", "loop", loop, label))
-        elif skip := _bypassed_bound(model, loop, nodes):
+        elif not goes_round_only_when_counted(model, loop, nodes, _counters(nodes)) and (
+            skip := _bypassed_bound(model, loop, nodes)
+        ):
             lines = (("skip", skip[0]), ("bound", skip[1]))
             policy.unbounded.append(Verdict("bypassed-bound", "loop", loop, label, lines=lines))
     if isinstance(loop, cst.For) and (model.call_name(loop.iter) if isinstance(loop.iter, cst.Call) else None) in (
@@ -323,7 +326,11 @@ def _loop_bounded(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst
     ):
         return True
     counters = _counters(nodes)
-    return any(isinstance(node, cst.If) and _bounds_the_loop(model, node, counters) for node in nodes)
+    return (
+        any(isinstance(node, cst.If) and _bounds_the_loop(model, node, counters) for node in nodes)
+        or under_a_deadline(model, loop)
+        or goes_round_only_when_counted(model, loop, nodes, counters)
+    )
 
 
 def _counters(nodes: list[cst.CSTNode]) -> frozenset[str]:
@@ -373,7 +380,7 @@ def _bounds_the_loop(model: ModuleModel, node: cst.If, counters: frozenset[str] 
         return False
     return _has_comparison(node.test, model) or any(
         isinstance(n, (cst.Name, cst.Attribute))
-        and (_BOUND_WORDS.search(model.dotted(n) or "") or (isinstance(n, cst.Name) and n.value in counters))
+        and (BOUND_WORDS.search(model.dotted(n) or "") or (isinstance(n, cst.Name) and n.value in counters))
         for n in expr_nodes(node.test)
     )
 
