@@ -292,7 +292,7 @@ _SUMMARY_SIGNS: tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...] = tuple(
         ),
         ((b"autoretry_for",), rb"^[ \t]+autoretry_for[ \t]*="),
         # a function handed an error to judge, which may raise (`gives_up`): `def _on_error(exc, ...)`
-        ((b"raise",), rb"\bdef[ \t]+\w+\(\s*(?:self,\s*)?(?:e|ex|exc|err|error|exception|exc_info|failure)\b"),
+        ((b"raise",), rb"\bdef[ \t]+\w+\(\s*(?:(?:self|cls),\s*)?(?:e|ex|exc|err|error|exception|exc_info|failure)\b"),
         ((b"sleep(",), rb"\bsleep\("),
         # a retry setting returned as stored, a jitter that defaults to none (a policy class)
         ((b"return self.",), rb"^[ \t]+return[ \t]+self\.\w*(?i:delay|wait|backoff|interval)\w*[ \t]*$"),

@@ -215,7 +215,23 @@ LINK_RECEIVER = re.compile(
 # a class whose methods hold a link (`class Subscription`, `class RedisPubSub`)
 LINK_CLASS = re.compile(r"pubsub|subscri|channel|connection|client|socket|consumer|listener|observer", re.I)
 
-# A context that cancels what it holds when time runs out (`async with asyncio.timeout(5):`,
-# `async_timeout.timeout(t)`, anyio's `fail_after`, trio's `move_on_after`, gevent's `Timeout`):
-# a loop inside one is bounded by it, whatever the loop's own test says
-DEADLINE_CONTEXT = re.compile(r"^(timeout|timeout_at|fail_after|fail_at|move_on_after|move_on_at|deadline)$", re.I)
+# A context that cancels what it holds when time runs out, by where it is defined: a loop inside
+# one is bounded by it, if the loop gives it a chance (an `await`) and does not swallow the
+# cancellation (`except BaseException`, `except CancelledError`, a bare `except`)
+DEADLINE_CONTEXTS = frozenset(
+    {
+        "asyncio.timeout",
+        "asyncio.timeout_at",
+        "async_timeout.timeout",
+        "async_timeout.timeout_at",
+        "anyio.fail_after",
+        "anyio.move_on_after",
+        "trio.fail_after",
+        "trio.fail_at",
+        "trio.move_on_after",
+        "trio.move_on_at",
+    }
+)
+# a call named for deciding whether to go round again (`policy.should_retry(resp, attempt=n)`,
+# `can_retry(n)`, `give_up(n)`), which a retry loop hands its attempt count
+DECISION_CALL = re.compile(r"retr|attempt|give_?up|backoff|continue|again", re.I)

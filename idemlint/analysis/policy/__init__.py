@@ -34,7 +34,7 @@ from idemlint.analysis.policy.celery import read_celery, read_task_class, read_t
 from idemlint.analysis.policy.common import is_zero
 from idemlint.analysis.policy.delays import SettingCall, no_setting
 from idemlint.analysis.policy.delegated import drop_delegated_judgements
-from idemlint.analysis.policy.loops import read_loop, read_poll
+from idemlint.analysis.policy.loops import loop_counters, read_loop, read_poll
 from idemlint.analysis.policy.lost_races import retries_lost_races_only
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.policy.recursion import read_recursion
@@ -135,8 +135,9 @@ class PolicyAnalysis:
         reader = _BY_KIND.get(context.kind) or _BY_LIBRARY.get(context.library)
         if context.kind == "loop":
             read_loop(self.model, context, policy, self.setting)
-            if self.callee is not None:
-                drop_delegated_judgements(self.model, context.node, policy, self.callee)  # type: ignore[arg-type]
+            loop = context.node
+            if self.callee is not None and isinstance(loop, (cst.For, cst.While)):
+                drop_delegated_judgements(self.model, loop, policy, self.callee, loop_counters(self.model, loop))
         elif context.kind == "recursive":
             read_recursion(self.model, context, policy, self.setting)
         elif reader is not None:

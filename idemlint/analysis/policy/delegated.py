@@ -8,13 +8,16 @@ test on the loop's counter would."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.policy.common import expr_nodes
-from idemlint.analysis.policy.loops import BOUND_WORDS
-from idemlint.analysis.retry.exits import loop_nodes
+from idemlint.analysis.retry.exits import always_leaves, loop_nodes
+
+# what bounds a loop as a whole (not `timeout=`, which bounds one attempt)
+DEADLINE_WORDS = re.compile(r"deadline|give_?up|expired|max_(attempts|tries|retries)|start_time|attempt", re.I)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -27,35 +30,57 @@ else:
 
 
 def drop_delegated_judgements(
-    model: ModuleModel, loop: cst.For | cst.While, policy: Policy, callee: Callable[[cst.Call], Callee | None]
+    model: ModuleModel,
+    loop: cst.For | cst.While,
+    policy: Policy,
+    callee: Callable[[cst.Call], Callee | None],
+    counters: frozenset[str] = frozenset(),
 ) -> None:
-    """Take back the catch-all and no-bound verdicts that a judging helper answers."""
+    """Take back the catch-all verdict of each handler a judging helper answers, and the
+    no-bound verdict where every handler that goes round hands it a deadline or the count."""
     judged: dict[cst.CSTNode, cst.Call] = {}
-    for handler in loop_nodes(model, loop):
-        if not isinstance(handler, cst.ExceptHandler) or handler.name is None:
-            continue
-        caught = handler.name.name
-        if not isinstance(caught, cst.Name):
-            continue
-        for node in model.iter_nodes(handler.body):
+    rounds = [
+        n for n in loop_nodes(model, loop) if isinstance(n, cst.ExceptHandler) and not always_leaves(list(n.body.body))
+    ]
+    for handler in rounds:
+        call = _judging_call(model, handler, callee)
+        if call is not None:
+            judged[handler] = call
+    if not judged:
+        return
+    policy.catches_all[:] = [v for v in policy.catches_all if v.node not in judged]
+    if len(judged) == len(rounds) and all(_hands_a_bound(model, call, counters) for call in judged.values()):
+        policy.unbounded[:] = [v for v in policy.unbounded if v.kind != "no-bound"]
+
+
+def _judging_call(
+    model: ModuleModel, handler: cst.ExceptHandler, callee: Callable[[cst.Call], Callee | None]
+) -> cst.Call | None:
+    """The call, in a statement of the handler's own block (not under an `if` or a `try`), that
+    hands what was caught to a project function that may raise it (`gives_up`):
+    `time.sleep(on_error(exc, deadline))`."""
+    caught = handler.name.name if handler.name is not None else None
+    if not isinstance(caught, cst.Name):
+        return None
+    for line in handler.body.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue  # under an `if`, a `try`, a loop: it may not run
+        for node in model.iter_nodes(line):
             if isinstance(node, cst.Call) and any(
                 isinstance(a.value, cst.Name) and a.value.value == caught.value for a in node.args
             ):
                 found = callee(node)
                 if found is not None and found.summary.gives_up is not None:
-                    judged[handler] = node
-                    break
-    if not judged:
-        return
-    policy.catches_all[:] = [v for v in policy.catches_all if v.node not in judged]
-    if any(_hands_a_bound(model, call) for call in judged.values()):
-        policy.unbounded[:] = [v for v in policy.unbounded if v.kind != "no-bound"]
+                    return node
+    return None
 
 
-def _hands_a_bound(model: ModuleModel, call: cst.Call) -> bool:
-    """`_on_error(exc, deadline, ...)`, `judge(err, attempts=n, max_attempts=m)`."""
+def _hands_a_bound(model: ModuleModel, call: cst.Call, counters: frozenset[str]) -> bool:
+    """`on_error(exc, deadline, ...)`, `judge(err, attempts=n, max_attempts=m)`; not a request's
+    own `timeout=`, which bounds one attempt, not the loop."""
     return any(
-        isinstance(n, (cst.Name, cst.Attribute)) and BOUND_WORDS.search(model.dotted(n) or "")
+        isinstance(n, (cst.Name, cst.Attribute))
+        and (DEADLINE_WORDS.search(model.dotted(n) or "") or isinstance(n, cst.Name) and n.value in counters)
         for arg in call.args
         for n in expr_nodes(arg.value)
-    ) or any(arg.keyword is not None and BOUND_WORDS.search(arg.keyword.value) for arg in call.args)
+    ) or any(arg.keyword is not None and DEADLINE_WORDS.search(arg.keyword.value) for arg in call.args)

@@ -328,9 +328,14 @@ def _loop_bounded(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst
     counters = _counters(nodes)
     return (
         any(isinstance(node, cst.If) and _bounds_the_loop(model, node, counters) for node in nodes)
-        or under_a_deadline(model, loop)
+        or under_a_deadline(model, loop, nodes)
         or goes_round_only_when_counted(model, loop, nodes, counters)
     )
+
+
+def loop_counters(model: ModuleModel, loop: cst.For | cst.While) -> frozenset[str]:
+    """The names a loop steps or spends (`attempts += 1`)."""
+    return _counters(loop_nodes(model, loop))
 
 
 def _counters(nodes: list[cst.CSTNode]) -> frozenset[str]:

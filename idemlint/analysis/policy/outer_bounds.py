@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.policy.common import expr_nodes
+from idemlint.analysis.policy.common import expr_nodes, is_none
 from idemlint.analysis.retry.exits import guarded_continue
-from idemlint.knowledge.retries import DEADLINE_CONTEXT
+from idemlint.knowledge.retries import DEADLINE_CONTEXTS, DECISION_CALL
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -18,20 +18,35 @@ else:
     cst = LazyModule("libcst", globals(), "cst")
 
 
-def under_a_deadline(model: ModuleModel, loop: cst.For | cst.While) -> bool:
-    """The loop runs inside a `with` that cancels it when time runs out (`async with
-    async_timeout.timeout(t): while True: ...`), in the same function."""
+def under_a_deadline(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst.CSTNode]) -> bool:
+    """The loop runs, in the same function, inside a `with` that cancels it when time runs out
+    (`async with asyncio.timeout(t):`, `async_timeout.timeout(t)`, anyio's `fail_after(t)`; not
+    `timeout(None)`), awaits inside (a blocking loop is never cancelled), and swallows no
+    cancellation (`except BaseException`, `except CancelledError`, a bare `except`)."""
+    if not any(isinstance(n, cst.Await) for n in nodes) or any(_swallows_cancellation(model, n) for n in nodes):
+        return False
     for ancestor in model.ancestors(loop):
         if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             return False
         if isinstance(ancestor, cst.With):
             for item in ancestor.items:
                 call = item.item
-                if isinstance(call, cst.Call):
-                    name = (model.call_name(call) or model.dotted(call.func) or "").rsplit(".", 1)[-1]
-                    if DEADLINE_CONTEXT.match(name):
-                        return True
+                if (
+                    isinstance(call, cst.Call)
+                    and model.call_name(call) in DEADLINE_CONTEXTS
+                    and not (call.args and is_none(call.args[0].value))
+                ):
+                    return True
     return False
+
+
+def _swallows_cancellation(model: ModuleModel, node: cst.CSTNode) -> bool:
+    if not isinstance(node, cst.ExceptHandler):
+        return False
+    if node.type is None:
+        return True
+    caught = [e.value for e in node.type.elements] if isinstance(node.type, cst.Tuple) else [node.type]
+    return any((model.dotted(c) or "").rsplit(".", 1)[-1] in ("BaseException", "CancelledError") for c in caught)
 
 
 def goes_round_only_when_counted(
@@ -42,18 +57,49 @@ def goes_round_only_when_counted(
     it counts (`n += 1`), so the test (a retry policy's method, often) owns the bound. A test
     on anything else (`if resp.status == 503: continue`) bounds nothing."""
     body = list(loop.body.body)
-    if not counters or not guarded_continue(body):
+    counted = set(counters) - _reset_each_pass(nodes)
+    if not counted or not guarded_continue(body):
         return False
-    counted = set(counters)
     assigns = [n for n in nodes if isinstance(n, cst.Assign)]
-    for _round in range(4):  # names computed from a counter, and from those
+    for _round in range(3):  # a decision computed from a counter: `retry = policy.should_retry(attempt=n)`
         for assign in assigns:
-            if any(isinstance(n, cst.Name) and n.value in counted for n in expr_nodes(assign.value)):
+            if _decides_on(model, assign.value, counted):
                 counted.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))
     continues = [n for n in nodes if isinstance(n, cst.Continue)]
     guards = [s for s in body if isinstance(s, cst.If) and any(model.is_inside(c, s.body) for c in continues)]
     return (
         bool(guards)
         and all(any(model.is_inside(c, g.body) for g in guards) for c in continues)
-        and all(any(isinstance(n, cst.Name) and n.value in counted for n in expr_nodes(g.test)) for g in guards)
+        and all(_decides_on(model, g.test, counted) for g in guards)
     )
+
+
+def _reset_each_pass(nodes: list[cst.CSTNode]) -> set[str]:
+    """`attempt = 0` inside the loop: a count that starts again every pass bounds nothing."""
+    return {
+        t.target.value
+        for n in nodes
+        if isinstance(n, cst.Assign) and isinstance(n.value, cst.Integer)
+        for t in n.targets
+        if isinstance(t.target, cst.Name)
+    }
+
+
+def _decides_on(model: ModuleModel, expr: cst.BaseExpression, counted: set[str]) -> bool:
+    """A test or value that decides by a counted attempt: a counted name itself (`if retry:`),
+    a comparison that reads one (`n < limit`), or a call named for the decision that is handed
+    one as it is (`policy.should_retry(resp, attempt=n)`; not `get(url, timeout=5 * n)`)."""
+    if isinstance(expr, cst.Name):
+        return expr.value in counted
+    if isinstance(expr, cst.UnaryOperation):
+        return _decides_on(model, expr.expression, counted)
+    if isinstance(expr, cst.BooleanOperation):
+        return _decides_on(model, expr.left, counted) or _decides_on(model, expr.right, counted)
+    if isinstance(expr, cst.Comparison):
+        return any(isinstance(n, cst.Name) and n.value in counted for n in expr_nodes(expr))
+    if isinstance(expr, cst.Call):
+        name = (model.call_name(expr) or model.dotted(expr.func) or "").rsplit(".", 1)[-1]
+        return bool(DECISION_CALL.search(name)) and any(
+            isinstance(a.value, cst.Name) and a.value.value in counted for a in expr.args
+        )
+    return False

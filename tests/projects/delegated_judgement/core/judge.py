@@ -23,3 +23,9 @@ def on_error(exc, deadline, predicate):
 def record_error(exc, deadline):
     log.warning("attempt failed: %s (deadline %s)", exc, deadline)
     return random.uniform(0, 1)
+
+
+def check_error(exc, attempt):
+    if not isinstance(attempt, int):
+        raise TypeError("attempt must be an int")  # checks its own argument: it never raises the error
+    log.info("attempt %s failed: %s", attempt, exc)

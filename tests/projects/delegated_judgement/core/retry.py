@@ -2,9 +2,10 @@
 whether to go round (it raises the errors it will not retry, and past the deadline it is
 handed); reported where the helper only records the error."""
 
+import random
 import time
 
-from core.judge import on_error, record_error
+from core.judge import check_error, on_error, record_error
 
 
 def call_with_retry(target, predicate, timeout):
@@ -23,3 +24,46 @@ def call_with_logging(target, timeout):
             return target()
         except Exception as exc:  # expect: IDM201 "retries every exception"
             time.sleep(record_error(exc, deadline))
+
+
+def call_with_a_checker(target, timeout):
+    deadline = time.monotonic() + timeout
+    attempt = 0
+    while time.monotonic() < deadline:
+        attempt += 1
+        try:
+            return target()
+        except Exception as exc:  # expect: IDM201 "retries every exception" check_error() never raises what it is handed
+            check_error(exc, attempt)
+            time.sleep(random.uniform(0, 2))
+
+
+def call_with_a_shortcut(target, predicate, timeout):
+    deadline = time.monotonic() + timeout
+    while True:  # expect: IDM203 the ConnectionError handler goes round without the judge
+        try:
+            return target()
+        except ConnectionError:
+            time.sleep(random.uniform(0, 2))
+            continue
+        except Exception as exc:  # ok: IDM201 on_error() raises what predicate() does not accept
+            time.sleep(on_error(exc, deadline, predicate))
+
+
+def call_with_a_request_timeout(target, predicate, client):
+    while True:  # expect: IDM203 a request's timeout bounds one attempt, not the loop
+        try:
+            return target()
+        except Exception as exc:  # ok: IDM201 on_error() raises what predicate() does not accept
+            time.sleep(on_error(exc, client.timeout, predicate))
+
+
+def call_and_judge_sometimes(target, predicate, timeout, strict):
+    deadline = time.monotonic() + timeout
+    while True:  # expect: IDM203 the judge runs only when strict
+        try:
+            return target()
+        except Exception as exc:  # expect: IDM201 "retries every exception"
+            if strict:
+                on_error(exc, deadline, predicate)
+            time.sleep(random.uniform(0, 2))
