@@ -112,6 +112,8 @@ def repeat_safe_endpoint(model: ModuleModel, call: cst.Call) -> bool:
     function = model.enclosing_function(call)
     if function is not None and function.name.value.lstrip("_").split("_")[0].lower() in REPEAT_SAFE_ENDPOINT_WORDS:
         return True
+    if _graphql_read(model, call):
+        return True
     url = url_argument(call)
     url = _local_value(model, url) if isinstance(url, cst.Name) else url
     if url is None:
@@ -120,6 +122,32 @@ def repeat_safe_endpoint(model: ModuleModel, call: cst.Call) -> bool:
     texts += [n.value for n in (url, *model.iter_nodes(url)) if isinstance(n, cst.FormattedStringText)]
     words = {w.lower() for text in texts for w in _WORD.findall(text.replace("_", " "))}
     return bool(words & REPEAT_SAFE_ENDPOINT_WORDS)
+
+
+def _graphql_read(model: ModuleModel, call: cst.Call) -> bool:
+    """A GraphQL query posted (`json={"query": "query ($user: String) { ... }"}`, or `"{ ... }"`):
+    a read, whatever the method; a `mutation` is not."""
+    body = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "json"), None)
+    body = _local_value(model, body) if isinstance(body, cst.Name) else body
+    if not isinstance(body, cst.Dict):
+        return False
+    query = next(
+        (e.value for e in body.elements if isinstance(e, cst.DictElement) and string_value(e.key) == "query"), None
+    )
+    query = _local_value(model, query) if isinstance(query, cst.Name) else query
+    opening = (_leading_text(query) or "").lstrip() if query is not None else ""
+    return opening.startswith("{") or re.match(r"query\b", opening) is not None
+
+
+def _leading_text(expr: cst.BaseExpression) -> str | None:
+    """How a string starts, as written: a literal's text, an f-string's first literal part, the
+    first piece of an implicitly concatenated string."""
+    if isinstance(expr, cst.ConcatenatedString):
+        return _leading_text(expr.left)
+    if isinstance(expr, cst.FormattedString):
+        first = expr.parts[0] if expr.parts else None
+        return first.value if isinstance(first, cst.FormattedStringText) else None
+    return string_value(expr)
 
 
 def absolute_body(model: ModuleModel, call: cst.Call) -> bool:

@@ -74,7 +74,8 @@ class UnkeyedRetriedSideEffect(Rule):
         "request, a call that declares itself idempotent (`idempotent=True`), a PATCH whose body is a dict of "
         'literal fields with no relative change (`{"status": "errored"}`, not `{"delta": n}` or JSON '
         "Patch's `op`), and a request whose path or calling function names a removal, a revocation or a read "
-        "(`/unlink_users/`, `revoke_token()`, `/_search`). Nor is a request a loop sends again only after the "
+        '(`/unlink_users/`, `revoke_token()`, `/_search`), or a GraphQL query it posts (`json={"query": "query '
+        '..."}`; a `mutation` is reported). Nor is a request a loop sends again only after the '
         "server turned it away: a loop that leaves on every answer but a 429 (`if r.status_code != 429 or n > "
         "retries: break`), with no handler or `continue` that sends it round for anything else; nor one a retry "
         "sends again only for work the code itself deems idempotent (its handler raises for the others: `if "
