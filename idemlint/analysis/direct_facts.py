@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_calls
 from idemlint.analysis.keys import fresh_value_name
+from idemlint.analysis.model import positional_parameters
 from idemlint.analysis.policy.lost_races import tests_lost_race
 from idemlint.analysis.summary_records import Chain, Step, Summary
 from idemlint.analysis.timeouts import unconditional_failure, unconditional_statements
@@ -134,8 +135,7 @@ def _raises_on_the_error(model: ModuleModel, function: cst.FunctionDef) -> cst.R
     """A function whose first parameter (after `self`) is named for an error, which raises it in
     its own body (or chains another error from it): handed what a retry handler caught, it
     decides whether the handler goes round."""
-    params = [p.name.value for p in function.params.params]
-    first = params[1:2] if params[:1] in (["self"], ["cls"]) else params[:1]
+    first = positional_parameters(model, function)[:1]
     if not first or not ERROR_PARAMETER.match(first[0]):
         return None
     return next(

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from idemlint.analysis.db import DbWrite, count_conditions
 from idemlint.analysis.db.counts import nobody_acts_on
-from idemlint.analysis.db.side_effects import act_after, quiet_call
+from idemlint.analysis.db.side_effects import act_after, nodes_after, quiet_call
 from idemlint.analysis.direct_facts import dropped_counts, returns_write_results
 from idemlint.analysis.model import local_callee
 from idemlint.analysis.summaries import chain_origin, related_steps, via
@@ -188,8 +188,6 @@ def _count_returned_here_or_named(ctx: FileContext) -> bool:
 
 def _count_read_after(ctx: FileContext, statement: cst.CSTNode) -> bool:
     """A `rowcount` read after the call: the helper ran its update on a cursor the caller holds."""
-    from idemlint.analysis.db.side_effects import nodes_after
-
     return any(
         type(node) is cst.Attribute and node.attr.value == "rowcount" for node in nodes_after(ctx.model, statement)
     )

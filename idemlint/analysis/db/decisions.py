@@ -278,20 +278,17 @@ def shared_lock_over(model: ModuleModel, node: cst.CSTNode) -> cst.With | None:
     return None
 
 
+def _bare_name(expr: cst.BaseExpression) -> str:
+    """`False` for the name `False`; "" for anything that is not a bare name."""
+    return expr.value if isinstance(expr, cst.Name) else ""
+
+
 def _may_not_wait(call: cst.Call) -> bool:
     """`advisory_lock(key, wait=False)`, `lock(key, blocking=False)`, `nowait=True`: the body
     runs whether or not the lock was won."""
-    return any(
-        arg.keyword is not None
-        and (
-            arg.keyword.value in ("wait", "blocking", "block")
-            and isinstance(arg.value, cst.Name)
-            and arg.value.value == "False"
-            or arg.keyword.value in ("nowait", "no_wait")
-            and isinstance(arg.value, cst.Name)
-            and arg.value.value == "True"
-        )
-        for arg in call.args
+    flags = {arg.keyword.value: _bare_name(arg.value) for arg in call.args if arg.keyword is not None}
+    return any(flags.get(k) == "False" for k in ("wait", "blocking", "block")) or any(
+        flags.get(k) == "True" for k in ("nowait", "no_wait")
     )
 
 
@@ -299,12 +296,7 @@ def _leaves_unless_held(model: ModuleModel, item: cst.WithItem, node: cst.CSTNod
     """`with advisory_lock(key, wait=False) as acquired: if not acquired: return`, before `node`."""
     held = item.asname.name if item.asname is not None else None
     return isinstance(held, cst.Name) and any(
-        refuses
-        and isinstance(test, cst.UnaryOperation)
-        and isinstance(test.operator, cst.Not)
-        and isinstance(test.expression, cst.Name)
-        and test.expression.value == held.value
-        for refuses, test in _tests_before(model, node)
+        isinstance(x, cst.Name) and x.value == held.value for x in _refused_unless(model, node)
     )
 
 
@@ -383,14 +375,14 @@ def lock_won_before(model: ModuleModel, node: cst.CSTNode) -> bool:
     """A non-blocking lock taken before `node` in a block that holds it, leaving when another run
     has it: `if not acquire_lock(key): return` (`continue`, `raise Busy`). Only one run at a
     time gets past it."""
-    return any(
-        refuses
-        and isinstance(test, cst.UnaryOperation)
-        and isinstance(test.operator, cst.Not)
-        and isinstance(test.expression, cst.Call)
-        and _takes_a_lock(model, test.expression)
-        for refuses, test in _tests_before(model, node)
-    )
+    return any(isinstance(x, cst.Call) and _takes_a_lock(model, x) for x in _refused_unless(model, node))
+
+
+def _refused_unless(model: ModuleModel, node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    """`x` of each `if not x: return` (`continue`, `raise`) that `node` runs past."""
+    for refuses, test in _tests_before(model, node):
+        if refuses and isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            yield test.expression
 
 
 def _takes_a_lock(model: ModuleModel, call: cst.Call) -> bool:
