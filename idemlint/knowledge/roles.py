@@ -42,4 +42,10 @@ VIEW_REQUEST_PARAMETER = "request"
 VIEW_CLASS = re.compile(r"(View|ViewSet|Mixin)$")
 VIEW_METHODS = ENTRY_VERBS | {"create", "update", "partial_update", "destroy", "list", "retrieve"}
 VIEW_DECORATORS = frozenset({"action"})
-VIEW_RESPONSE = re.compile(r"^(\w*Response\w*|render|render_to_response|redirect|HttpResponse\w*)$")
+VIEW_RESPONSE = re.compile(
+    r"^(\w*Response\w*|render|render_to_response|redirect|HttpResponse\w*"
+    r"|jsonify|make_response|render_template|render_template_string)$"  # Flask's
+)
+# a record turned into plain data for a response (`entry.to_dict()`, pydantic's `model_dump()`):
+# it computes, it changes nothing
+SERIALISER = re.compile(r"^(?:(?:to|as)_(?:dict|json|representation)|model_dump(?:_json)?)$")

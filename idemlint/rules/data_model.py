@@ -68,7 +68,7 @@ class ReadDecideWrite(Rule):
         "only decides), where what else they do is repeat-safe (a create-if-absent "
         "such as `get_or_create`, a removal or `soft_delete()`, a named resource torn down (`drop_database(name)`, "
         "`delete_bucket(name)`; not `remove_funds`), a queryset `update()` to "
-        "absolute values, Django's `clean()`, a getter, a read whose answer is stored: `self.cached_permalink = "
+        "absolute values, Django's `clean()`, a getter, a response or a record's data built (`jsonify(...)`, `entry.to_dict()`), a read whose answer is stored: `self.cached_permalink = "
         "client.chat_getPermalink(...)[...]`); so is a new instance (`self.model()`, `cls()`), and a test on "
         "columns the function set from elsewhere first (`self.order = fresh.order`; not `x.n -= amount`); and "
         "a method whose every caller in the project holds the row's lock around the call (after "

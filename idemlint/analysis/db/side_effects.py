@@ -14,6 +14,7 @@ from idemlint.analysis.db.scopes import persisting_helper_argument, source_order
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.knowledge.repeats import CREATE_IF_ABSENT_METHODS, REMOVAL
+from idemlint.knowledge.roles import SERIALISER, VIEW_RESPONSE
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -25,8 +26,8 @@ else:
 # Calls that change nothing outside the process: logging, builtins, clocks, responses, getters.
 _QUIET_CALLS = re.compile(
     r"^(\w+\.)*(print|len|str|int|float|bool|list|dict|set|tuple|min|max|sum|sorted|isinstance|getattr|hasattr|"
-    r"repr|format|round|abs|any|all|setattr|range|enumerate|zip|_|gettext|gettext_lazy|ugettext|ugettext_lazy|ngettext|reverse|redirect|render|"
-    r"render_to_response|super|emit_\w+|now|utcnow|today|time|monotonic|warn|fromtimestamp|utcfromtimestamp|"
+    r"repr|format|round|abs|any|all|setattr|range|enumerate|zip|_|gettext|gettext_lazy|ugettext|ugettext_lazy|ngettext|reverse|"
+    r"super|emit_\w+|now|utcnow|today|time|monotonic|warn|fromtimestamp|utcfromtimestamp|"
     r"fromisoformat|strptime|strftime|timestamp|dumps|loads)$"
 )
 # an audit trail's record of a change (`obj.log_action(...)`, `history.add_entry_log(...)`): a
@@ -133,6 +134,10 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
     called = (method or name.rsplit(".", 1)[-1]).lstrip("_")  # `_get_response_time`: a getter all the same
     return bool(
         _QUIET_CALLS.match(name)
+        or VIEW_RESPONSE.match(name.rsplit(".", 1)[-1])
+        and (not method or _module_attribute(model, receiver))  # `flask.jsonify(...)`, not `stub.SubmitResponse(...)`
+        or SERIALISER.match(called)
+        and not any(a.keyword is None for a in node.args)  # `entry.to_dict()`, not `frame.to_json(path)`
         or method in _QUIET_METHODS
         or (receiver and _QUIET_RECEIVERS.search(receiver))
         or _AUDIT_RECORD.match(method or name.rsplit(".", 1)[-1])
