@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from idemlint.analysis.keys import KeySinks
     from idemlint.analysis.policy import PolicyAnalysis
     from idemlint.analysis.retry import RetryAnalysis
+    from idemlint.analysis.status_errors import ProjectRaisers
     from idemlint.analysis.summaries import Callee, ModuleSummaries
     from idemlint.config import Config
 else:
@@ -81,7 +82,34 @@ class FileContext:
     def policies(self) -> PolicyAnalysis:
         from idemlint.analysis.policy import PolicyAnalysis
 
-        return PolicyAnalysis(self.model, self.retry, self.callee)
+        return PolicyAnalysis(self.model, self.retry, self.callee, self._raisers)
+
+    @property
+    def _raisers(self) -> ProjectRaisers | None:
+        """The project's functions that may let an HTTP status error out, and whether a call
+        runs one of its functions whose module it has no summary of (none without an index)."""
+        from idemlint.analysis.calls import call_target
+        from idemlint.analysis.status_errors import ProjectRaisers
+
+        project, module = self._project, self.module_name
+        if project is EMPTY:
+            return None
+        package = module.split(".", 1)[0]
+
+        def unknown_project_call(call: cst.Call) -> bool:
+            """`load_product(sku)` or `catalog.load_product(sku)`, imported from a project module
+            that has no summary; not a method of a model (`Asset.objects.get(...)`)."""
+            func = call.func
+            named = func.value if isinstance(func, cst.Attribute) else func
+            if not isinstance(named, cst.Name) or named.value not in self.model.imports:
+                return False
+            target = call_target(self.model, call, module)
+            if not target or target.split(".", 1)[0] != package or project.function(target) is not None:
+                return False
+            prefix = target.rsplit(".", 1)[0] + "."
+            return not any(name.startswith(prefix) for name in project.functions)
+
+        return ProjectRaisers(project.function_names("raises_status_error"), unknown_project_call)
 
     @cached_property
     def effects(self) -> EffectAnalysis:

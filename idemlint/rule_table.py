@@ -26,9 +26,9 @@ RULE_TABLE: tuple[RuleRow, ...] = (
     RuleRow("IDM101", "read-decide-write", True),
     RuleRow("IDM102", "ignored-update-count", True),
     RuleRow("IDM103", "non-monotonic-transition", True),
-    RuleRow("IDM201", "retry-non-retryable", False),
+    RuleRow("IDM201", "retry-non-retryable", True),
     RuleRow("IDM202", "retry-without-jitter", True),
-    RuleRow("IDM203", "unbounded-retry", False),
+    RuleRow("IDM203", "unbounded-retry", True),
     RuleRow("IDM301", "unkeyed-retried-side-effect", True),
     RuleRow("IDM302", "timeout-as-failure", True),
 )

@@ -32,6 +32,7 @@ class CallSite:
     sent: bool = False  # the caller sends its result as an idempotency key
     retried: bool = False  # inside one of the caller's retries (the retry rules judge it there)
     fixed: Callable[[str], bool] = _never  # whether the argument in a slot is a delay with no random part
+    status_errors_leave: bool = True  # no handler around the call ends an HTTP status error it raises
 
 
 def inherit(caller: Summary, callee: Summary, site: CallSite, chains: dict[str, Chain]) -> Summary:
@@ -68,4 +69,6 @@ def inherit(caller: Summary, callee: Summary, site: CallSite, chains: dict[str, 
         take("records_failure", callee.records_failure)
     if site.returned:
         take("returns_count", callee.returns_count)
+    if site.status_errors_leave:
+        take("raises_status_error", callee.raises_status_error)
     return caller

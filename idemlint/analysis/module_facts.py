@@ -36,7 +36,7 @@ class ModuleFacts:
     functions: tuple[tuple[str, Summary, int], ...]  # (dotted name, summary, line of the def)
     # (caller, its def line, target, line of the call, what the call passes, made on every call,
     # its result returned, its result sent as a key, inside one of the caller's retries)
-    edges: tuple[tuple[str, int, str, int, Passed, bool, bool, bool, bool], ...]
+    edges: tuple[tuple[str, int, str, int, Passed, bool, bool, bool, bool, bool], ...]
     classes: tuple[tuple[str, tuple[str, ...], frozenset[str]], ...]  # (dotted name, bases, methods)
     instances: tuple[tuple[str, str], ...] = ()  # module-level `psp = PspClient()`: (dotted name, class)
     # Celery Task classes and the retry settings their bodies declare (`autoretry_for = ...`)
@@ -90,7 +90,18 @@ def module_facts(ctx: FileContext) -> ModuleFacts | None:
         for f, s in facts.items()
     )
     plain_edges = tuple(
-        (names[f], line(f.name), e.target, line(e.call), e.passed, e.always, e.returned, e.sent, e.retried)
+        (
+            names[f],
+            line(f.name),
+            e.target,
+            line(e.call),
+            e.passed,
+            e.always,
+            e.returned,
+            e.sent,
+            e.retried,
+            e.status_errors_leave,
+        )
         for f, found in edges.items()
         for e in found
     )

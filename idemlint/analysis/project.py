@@ -291,6 +291,8 @@ _SUMMARY_SIGNS: tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...] = tuple(
             rb"|\.where\([^\n]*\)[ \t]*\.values\(|^[ \t]*\)[ \t]*\.a?update\(",
         ),
         ((b"autoretry_for",), rb"^[ \t]+autoretry_for[ \t]*="),
+        # an HTTP status error raised (`raises_status_error`): `response.raise_for_status()`
+        ((b"raise_for_status(",), rb"\.raise_for_status\("),
         # a function handed an error to judge, which may raise (`gives_up`): `def _on_error(exc, ...)`
         ((b"raise",), rb"\bdef[ \t]+\w+\(\s*(?:(?:self|cls),\s*)?(?:e|ex|exc|err|error|exception|exc_info|failure)\b"),
         ((b"sleep(",), rb"\bsleep\("),
@@ -365,7 +367,7 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
     instances: dict[str, str] = {}
     task_settings: dict[str, frozenset[str]] = {}
     task_retriers: dict[str, int] = {}
-    edges: list[tuple[str, int, str, str, int, Passed, bool, bool, bool, bool]] = []
+    edges: list[tuple[str, int, str, str, int, Passed, bool, bool, bool, bool, bool]] = []
     for facts in modules:
         for name, summary, line in facts.functions:
             functions[name] = (summary, facts.path, line)
@@ -374,8 +376,8 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
         instances.update(facts.instances)
         task_settings.update(facts.task_settings)
         task_retriers.update(facts.task_retriers)
-        for caller, def_line, target, line, passed, always, returned, sent, retried in facts.edges:
-            edges.append((caller, def_line, target, facts.path, line, passed, always, returned, sent, retried))
+        for caller, def_line, target, line, passed, always, returned, sent, retried, leave in facts.edges:
+            edges.append((caller, def_line, target, facts.path, line, passed, always, returned, sent, retried, leave))
     implementations: dict[str, list[str]] = {}
     for name, (bases, _methods) in sorted(classes.items()):
         for base in bases:
@@ -391,7 +393,7 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
     )
     for _round in range(MAX_DEPTH):
         changed = False
-        for caller, def_line, target, path, line, passed, always, returned, sent, retried in edges:
+        for caller, def_line, target, path, line, passed, always, returned, sent, retried, leave in edges:
             found = index.function(target)
             if found is None or found[0] == caller:
                 continue
@@ -405,6 +407,7 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
                 sent=sent,
                 retried=retried,
                 fixed=literal_number(passed),
+                status_errors_leave=leave,
             )
             chains: dict[str, Chain] = {}
             updated = inherit(current, inner, site, chains)

@@ -37,6 +37,7 @@ from idemlint.analysis.direct_facts import (
 from idemlint.analysis.flow import origin_calls
 from idemlint.analysis.inheritance import CallSite, inherit
 from idemlint.analysis.model import iter_nodes, local_callee, method_of, positional_parameters, string_value
+from idemlint.analysis.status_errors import status_error_chains, status_error_leaves
 from idemlint.analysis.summary_records import (
     MAX_DEPTH,
     Chain,
@@ -85,6 +86,7 @@ class _Edge:
     returned: bool = False  # the function returns its result
     sent: bool = False  # the function sends its result as an idempotency key
     retried: bool = False  # inside one of the function's retries
+    status_errors_leave: bool = True  # no handler around the call ends an HTTP status error it raises
 
 
 @dataclass
@@ -113,6 +115,8 @@ def summarise(
     direct = direct_facts(model, retry, sinks, effects)
     for function, chain in (returned_counts(model, db) if db is not None else {}).items():
         direct[function] = replace(direct.get(function, Summary()), returns_count=chain)
+    for function, chain in status_error_chains(model).items():
+        direct[function] = replace(direct.get(function, Summary()), raises_status_error=chain)
     for function, chain in (dropped_counts(model, db) if db is not None else {}).items():
         direct[function] = replace(direct.get(function, Summary()), drops_count=chain)
     for function, (written, chain, owner) in (state_writes(model, db) if db is not None else {}).items():
@@ -149,6 +153,7 @@ def summarise(
                     call in returned,
                     call in sent.get(function, set()),
                     retry.context_of(call) is not None,
+                    status_error_leaves(model, call),
                 )
                 for call in calls_of(model, function)
                 if local_callee(model, call) is None and (target := call_target(model, call, module)) is not None
@@ -238,6 +243,7 @@ def _through_calls(
             sent=call in sent,
             retried=retry.context_of(call) is not None,
             fixed=fixed_argument(model, call),
+            status_errors_leave=status_error_leaves(model, call),
         )
         summary = inherit(summary, callee.summary, site, updates)
     return replace(summary, **updates) if updates else summary  # type: ignore[arg-type]

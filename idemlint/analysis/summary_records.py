@@ -108,6 +108,10 @@ class Summary:
     # handed the error it is to judge (`def _on_error(exc, deadline, ...)`), it raises on some way:
     # a retry handler that hands it what it caught lets it decide whether to go round
     gives_up: Chain | None = None
+    # an HTTP status error (`raise_for_status()`, also for a 4xx) may leave it, raised there or
+    # by a function it calls, with no handler ending it on the way: a task that retries that
+    # error class (`autoretry_for=(HTTPError,)`) retries a 4xx only if it calls such a function
+    raises_status_error: Chain | None = None
     # a method that sets its own instance's state column and saves it, on every call, with no
     # test first: (column, value kind, text) for a literal or constant (`def ship(self):
     # self.status = "shipped"; self.save()`), or (column, "param", the parameter) for the value
@@ -188,23 +192,7 @@ class Summary:
 
     @property
     def empty(self) -> bool:
-        return not (
-            self.returns_key
-            or self.sends_key
-            or self.unkeyed_effect
-            or self.effect
-            or self.records_failure
-            or self.returns_count
-            or self.drops_count
-            or self.verb_effect
-            or self.waits_fixed
-            or self.wait_chain
-            or self.returns_setting
-            or self.opt_in_jitter
-            or self.lost_race_test
-            or self.gives_up
-            or self.state_chain
-        )
+        return not any(getattr(self, fact) for fact in CHAIN_FACTS)
 
 
 # the facts a caller inherits as a chain of steps (every `Chain | None` field of a Summary):

@@ -57,6 +57,17 @@ HTTP_STATUS_ERRORS = {
     "httpx.HTTPStatusError",
     "niquests.HTTPError",
 }
+# the method that raises one of those for a response with a failure status
+RAISES_STATUS_ERROR = "raise_for_status"
+# the classes a status error is also caught as: its client's base classes (requests' is an
+# `OSError` too, httpx's is not, so `except OSError:` is not taken to end one)
+HTTP_STATUS_ERROR_BASES = {
+    "requests.RequestException",
+    "requests.exceptions.RequestException",
+    "httpx.HTTPError",
+    "niquests.RequestException",
+    "niquests.exceptions.RequestException",
+}
 # the names of exceptions a network call raises when the other side did not answer as hoped
 # (a retry may help): connection and timeout errors, any error of an HTTP client or a socket
 NETWORK_ERRORS = re.compile(

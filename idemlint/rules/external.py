@@ -130,7 +130,7 @@ def pay_invoice(invoice, key):
         if not retry.contexts:
             return
         for effect in effects.effects:
-            if not unkeyed_effect(effect) or ctx.callee(effect.call) is not None:
+            if not unkeyed_effect(effect) or _sends_by_its_summary(ctx, effect.call):
                 continue  # a project function: what it sends is known from its summary, below
             context = retry.repeating_context_of(effect.call)
             if context is not None:
@@ -141,7 +141,7 @@ def pay_invoice(invoice, key):
                     lines=(("context", context.anchor),),
                 )
         for request in effects.verb_requests:  # the method is the retrying function's own parameter
-            if ctx.callee(request.call) is not None:
+            if _sends_by_its_summary(ctx, request.call):
                 continue  # a project function: its summary says what it sends, below
             context = retry.repeating_context_of(request.call)
             writer = _caller_naming_a_write(ctx, request.call, request.parameter) if context else None
@@ -173,6 +173,14 @@ def pay_invoice(invoice, key):
 
 
 CALLER_NAMES_THE_METHOD = "a retried request whose method a caller names"
+
+
+def _sends_by_its_summary(ctx: FileContext, call: cst.Call) -> bool:
+    """A project function whose summary says what it sends (it calls another system, or sends
+    a request whose method it is handed). A summary that knows only other facts of it (a wait,
+    a status error it lets out) says nothing of its requests: the call is judged by its name."""
+    found = ctx.callee(call)
+    return found is not None and (found.summary.effect is not None or found.summary.verb_effect is not None)
 
 
 def _retried_request_core(ctx: FileContext, call: cst.Call, callee: Callee, context: RetryContext) -> Iterator[Report]:

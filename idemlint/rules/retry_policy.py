@@ -1,10 +1,9 @@
 """Family 2xx: retry policies that retry the unretryable, in lockstep, or forever.
 
-The three rules share one record: `idemlint.analysis.policy` reads every retry policy in
-a file (by library: `loops`, `tenacity`, `backoff`, `celery`, `urllib3`) into a `Policy`
-whose verdicts carry a kind, a source and the facts a message needs. Each rule here picks
-its verdicts and words them: its `messages` table, keyed by (kind, source), is every text
-it reports.
+The three rules share one record: `idemlint.analysis.policy` reads every retry policy in a file (by
+library: `loops`, `tenacity`, `backoff`, `celery`, `urllib3`) into a `Policy` whose verdicts carry a
+kind, a source and the facts a message needs. Each rule here picks its verdicts and words them: its
+`messages` table, keyed by (kind, source), is every text it reports.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
 class PolicyRule(Rule):
     """A rule that reports some kinds of verdict from every retry policy in the file."""
 
+    needs_project = True  # helpers in other modules: a wait (`sleep_ms(500)`), a judge, a status error let out
     # (kind, source) -> message; fields: {label} the retry context's name, {codes} the HTTP
     # statuses, {caught} " (the class caught)", {methods} the methods retried, {owner} the
     # object whose .retry() is called
@@ -90,24 +90,28 @@ class RetryNonRetryable(PolicyRule):
         "`retry_if_exception_type(Exception)`, or every exception but a few (`retry_if_not_exception_type(NotFound)`, "
         "`retry_if_exception(lambda e: not isinstance(e, NotFound))`); `backoff.on_exception(..., Exception)` without "
         "`giveup=`; `stamina.retry(on=Exception)`; `retrying`/`retry` decorators with no exception filter; Celery "
-        "`autoretry_for=(Exception,)` or `except Exception: raise self.retry(...)`; and status lists that retry HTTP 400, "
-        "401, 403, 404, 405, 410 or 422 (`status_forcelist`, `retry_if_result`, `if resp.status_code in (...)` in a retry "
-        "loop; not a branch that waits for the header saying when to come back, `X-RateLimit-Reset` or `Retry-After`: "
-        "GitHub's 403 is a throttle). (urllib3 `Retry(allowed_methods=...)` that includes POST or PATCH retries a side "
-        "effect, not an error: IDM301 reports it.) A Celery Task class that declares `autoretry_for` (used as `base=` by "
-        "tasks here or in other modules) is judged where its settings are written, once for every task that inherits "
-        "them. A catch-all handler that gives up on a test of what it caught, directly or through a value taken from it "
-        "(`status = status_of(err)`, then `if not should_retry(status): raise`), or hands it to a project function that "
-        "may raise (`on_error(exc, deadline)`), classifies the failure and is not reported; nor is one after which the "
-        "same pass goes on to more work (`try: old.close() except Exception: log(...)`, then a new connection is opened): "
-        "it guards a step of the attempt, not the attempt. Not reported in a program a person runs (a script, a "
-        "management command, a file with a `__main__` block or a loop at module level): one client someone watches, with "
-        "no herd or fleet behind it. An example module, which users copy into their services, is judged."
+        "`autoretry_for=(Exception,)` or `except Exception: raise self.retry(...)`; and status lists that retry HTTP "
+        "400, 401, 403, 404, 405, 410 or 422 (`status_forcelist`, `retry_if_result`, `if resp.status_code in (...)` in a "
+        "retry loop; not a branch that waits for the header saying when to come back, `X-RateLimit-Reset` or "
+        "`Retry-After`: GitHub's 403 is a throttle). (urllib3 `Retry(allowed_methods=...)` that includes POST or PATCH "
+        "retries a side effect, not an error: IDM301 reports it.) A Celery Task class that declares `autoretry_for` "
+        "(used as `base=` by tasks here or in other modules) is judged where its settings are written, once for every "
+        "task that inherits them. A task's own `autoretry_for=(HTTPError,)` is reported where a status error may reach "
+        "it: `raise_for_status()` or `raise HTTPError(...)` in the task or in a project function it calls or hands on, "
+        "with no handler on the way that ends it, or a call into a project module idemlint has no summary of; without a "
+        "project index it always is. A catch-all handler that gives up on a test of what it caught, directly or through "
+        "a value taken from it (`status = status_of(err)`, then `if not should_retry(status): raise`), or hands it to a "
+        "project function that may raise (`on_error(exc, deadline)`), classifies the failure and is not reported; nor is "
+        "one after which the same pass goes on to more work (`try: old.close() except Exception: log(...)`, then a new "
+        "connection is opened): it guards a step of the attempt, not the attempt. Not reported in a program a person "
+        "runs (a script, a management command, a file with a `__main__` block or a loop at module level): one client "
+        "someone watches, with no herd or fleet behind it. An example module, which users copy into their services, is "
+        "judged."
     )
     why = (
-        "Retrying a bug, a rejected card, a validation error or an expired credential never succeeds; it "
-        "multiplies load, delays the real error, and re-sends side effects that may already have happened "
-        "(a timeout, the one error that hides a success, is caught by the same broad net)."
+        "Retrying a bug, a rejected card, a validation error or an expired credential never succeeds; it multiplies "
+        "load, delays the real error, and re-sends side effects that may already have happened (a timeout, the one "
+        "error that hides a success, is caught by the same broad net)."
     )
     fix_hint = "Retry an explicit table of transient errors (connection errors, 408, 425, 429, 5xx; timeouts only where the call is idempotent or carries a key) and let everything else fail fast."
     extra_docs = """\
@@ -124,8 +128,8 @@ class RetryNonRetryable(PolicyRule):
 | `Exception` / bare `except:` | never as a class: list the transient ones |
 """
     known_problems = (
-        "A handler that catches `Exception` but inspects it (`if not is_transient(e): raise`) is not reported. "
-        "Retry loops of the form `if resp.ok: return` that retry every other status are not reported yet."
+        "A handler that catches `Exception` but inspects it (`if not is_transient(e): raise`) is not reported. Retry "
+        "loops of the form `if resp.ok: return` that retry every other status are not reported yet."
     )
     bad = """\
 import requests
@@ -228,46 +232,46 @@ class RetryWithoutJitter(PolicyRule):
     what_it_does = (
         "Flags waits between attempts that have no random part: a constant or computed `time.sleep` / `asyncio.sleep` in "
         "a retry loop (`sleep(1)`, `sleep(2 ** attempt)`), tenacity `wait_fixed` / `wait_exponential` / "
-        "`wait_incrementing` without a `wait_random*` or `wait_exponential_jitter` part (or no `wait=` at all), `backoff` "
-        "with `jitter=None`, `stamina` with `wait_jitter=0`, urllib3 `Retry(backoff_factor=...)` without "
+        "`wait_incrementing` without a `wait_random*` or `wait_exponential_jitter` part (or no `wait=` at all), "
+        "`backoff` with `jitter=None`, `stamina` with `wait_jitter=0`, urllib3 `Retry(backoff_factor=...)` without "
         "`backoff_jitter`, a project's own retry policy built with a wait but without its jitter where the constructor's "
         "jitter defaults to none (`HttpxRetry(backoff_factor=0.5)` for `def __init__(self, ..., backoff_jitter=0)`), "
         "Celery `self.retry(countdown=...)` computed without randomness, `default_retry_delay` with no backoff, "
         "`retry_jitter=False`, and failed work put back on its queue after a wait built only from its settings (a runner "
         "that counts the attempt, `task.retries -= 1`, sets `task.eta = now + timedelta(seconds=task.retry_delay)` and "
-        "queues the task again). A hand-written retry loop or recursive retry that goes round again at once, with no wait "
-        "at all, after a network failure (`except requests.ConnectionError: continue`, `if n < tries: continue` then "
-        "`raise`, a catch-all around a call on a client, session or connection; the caught tuple may be held in a name) "
-        "is reported at that handler, unless it makes at most two attempts, does something about the failure first "
+        "queues the task again). A hand-written retry loop or recursive retry that goes round again at once, with no "
+        "wait at all, after a network failure (`except requests.ConnectionError: continue`, `if n < tries: continue` "
+        "then `raise`, a catch-all around a call on a client, session or connection; the caught tuple may be held in a "
+        "name) is reported at that handler, unless it makes at most two attempts, does something about the failure first "
         "(reconnects, refreshes a token), or retries a lost race (measured apart: `medium` until judged). Polling, "
         "consumer loops and per-item pacing are not retry contexts and are not reported; so is a retry decorator on a "
-        'function that only reads and raises while a value it read says "not yet" (`if order["status"] != "issued": raise '
-        "...`): a poll, of which only the bound is judged (IDM203). Nor is a wait in a handler whose `try` only takes a "
-        "local file or lock (`fcntl.lockf(...)`, `open(path)`): no herd. Not reported in a program a person runs (a "
-        "script, a management command, a file with a `__main__` block or a loop at module level): one client someone "
+        'function that only reads and raises while a value it read says "not yet" (`if order["status"] != "issued": '
+        "raise ...`): a poll, of which only the bound is judged (IDM203). Nor is a wait in a handler whose `try` only "
+        "takes a local file or lock (`fcntl.lockf(...)`, `open(path)`): no herd. Not reported in a program a person runs "
+        "(a script, a management command, a file with a `__main__` block or a loop at module level): one client someone "
         "watches, with no herd or fleet behind it. An example module, which users copy into their services, is judged."
     )
     why = (
-        "When a dependency blips, every client fails at the same moment. Without jitter they all retry at the "
-        "same moments too, in synchronised waves that knock the recovering service over again (a retry storm)."
+        "When a dependency blips, every client fails at the same moment. Without jitter they all retry at the same "
+        "moments too, in synchronised waves that knock the recovering service over again (a retry storm)."
     )
     fix_hint = "Use exponential backoff with full jitter, capped (`random.uniform(0, min(cap, base * 2 ** attempt))`), and honour `Retry-After`."
     known_problems = (
-        "A sleep whose delay comes from a helper function is assumed to jitter, unless the helper returns a "
-        "setting as stored on every return (`def get_delay_ms(self): return self.delay_ms`), found in this module "
-        "or through the project index, also for a parameter named like the project's one class of that name "
-        "(`retry_config` for `RetryConfig`). A sleep reached through a module that imports the library under its "
-        "own name (`compat.event_loop.sleep()`, where `compat` has `import trio as event_loop`) is the "
-        "library's, when the project index is there. A delay read from `Retry-After` "
-        "is the server's instruction and is not reported; each way the delay can be computed is judged on its own, "
-        "so a fixed fallback used when the server sends no `Retry-After` (`retry_after or 2 ** attempt`, a "
-        "default overridden only when the header is there) is, and no fix is offered for it (jittering the "
-        "server's value could retry before it said). A wait in a loop that goes round only on `queue.Empty` (or "
-        'another "nothing there yet" exception, as a `pop()` from an emptied cache raises) is a poll interval. A retry loop that waits by calling a helper (`sleep(500)` '
-        "wrapping `time.sleep(ms / 1000)`, a policy object's `handle_retry()`) is reported when the helper sleeps "
-        "on every call for a delay with no random part, or before every `return True` of a step that answers no "
-        "otherwise (`if retry.handle_retry(): continue`), in this module or (through the project index) another; "
-        "a delay the caller passes counts when it is fixed (another module: a number written out)."
+        "A sleep whose delay comes from a helper function is assumed to jitter, unless the helper returns a setting as "
+        "stored on every return (`def get_delay_ms(self): return self.delay_ms`), found in this module or through the "
+        "project index, also for a parameter named like the project's one class of that name (`retry_config` for "
+        "`RetryConfig`). A sleep reached through a module that imports the library under its own name "
+        "(`compat.event_loop.sleep()`, where `compat` has `import trio as event_loop`) is the library's, when the "
+        "project index is there. A delay read from `Retry-After` is the server's instruction and is not reported; each "
+        "way the delay can be computed is judged on its own, so a fixed fallback used when the server sends no "
+        "`Retry-After` (`retry_after or 2 ** attempt`, a default overridden only when the header is there) is, and no "
+        "fix is offered for it (jittering the server's value could retry before it said). A wait in a loop that goes "
+        'round only on `queue.Empty` (or another "nothing there yet" exception, as a `pop()` from an emptied cache '
+        "raises) is a poll interval. A retry loop that waits by calling a helper (`sleep(500)` wrapping `time.sleep(ms "
+        "/ 1000)`, a policy object's `handle_retry()`) is reported when the helper sleeps on every call for a delay "
+        "with no random part, or before every `return True` of a step that answers no otherwise (`if "
+        "retry.handle_retry(): continue`), in this module or (through the project index) another; a delay the caller "
+        "passes counts when it is fixed (another module: a number written out)."
     )
     bad = """\
 import time
@@ -309,12 +313,11 @@ def fetch_statement(url):
     )
     fix_safety = (
         "Unsafe fixes (they change timing): a constant `time.sleep(d)` in a retry loop becomes "
-        "`time.sleep(random.uniform(0, d))` (adding `import random`), tenacity `wait_fixed(n)` gains "
-        "`+ wait_random(0, n)`, `wait_exponential(...)` becomes `wait_random_exponential(...)` with the same bounds, "
-        "and backoff's `jitter=None` is dropped. Applied with `--fix --unsafe-fixes`."
+        "`time.sleep(random.uniform(0, d))` (adding `import random`), tenacity `wait_fixed(n)` gains `+ wait_random(0, "
+        "n)`, `wait_exponential(...)` becomes `wait_random_exponential(...)` with the same bounds, and backoff's "
+        "`jitter=None` is dropped. Applied with `--fix --unsafe-fixes`."
     )
     triggers = (RETRY,)
-    needs_project = True  # a wait in a helper of another module (`sleep_ms(500)`)
 
     messages = {
         ("no-wait", TENACITY): "{label} has no wait=, so every client retries at once, immediately",
@@ -366,33 +369,31 @@ class UnboundedRetry(PolicyRule):
     summary = "A retry policy has no attempt limit and no deadline."
     what_it_does = (
         "Flags retry contexts with no attempt limit and no deadline: a `while True:` (or flag-driven `while`) retry loop "
-        "with no counter or clock check that ends it, `itertools.count()` attempts, tenacity `@retry` without `stop=` (or "
-        "with `stop_never`), backoff without `max_tries`/`max_time`, `retrying` without a stop, the `retry` package's "
-        "default `tries=-1`, stamina with `attempts=None, timeout=None`, Celery `max_retries=None`, and urllib3 "
-        "`Retry(total=None)` with no other counts. A loop bounded by an `if` in its body is bounded only if every way "
-        "round passes it: a `continue` ahead of the attempt check (`if status == 429: sleep(); continue`, then `if "
-        "attempts >= limit: raise`) retries forever. A helper given the loop's counter (`if not should_retry(status, "
+        "with no counter or clock check that ends it, `itertools.count()` attempts, tenacity `@retry` without `stop=` "
+        "(or with `stop_never`), backoff without `max_tries`/`max_time`, `retrying` without a stop, the `retry` "
+        "package's default `tries=-1`, stamina with `attempts=None, timeout=None`, Celery `max_retries=None`, and "
+        "urllib3 `Retry(total=None)` with no other counts. A loop bounded by an `if` in its body is bounded only if "
+        "every way round passes it: a `continue` ahead of the attempt check (`if status == 429: sleep(); continue`, then "
+        "`if attempts >= limit: raise`) retries forever. A helper given the loop's counter (`if not should_retry(status, "
         "attempts): raise`), or the error and a deadline (`on_error(exc, deadline)`), owns the bound, as does the only "
         "test sending the loop round if it reads a count (`if policy.should_retry(attempt=n): continue`), and a deadline "
-        "context (`async with asyncio.timeout(t):`); a wait through a helper of the module (`def pause(ms): time.sleep(ms "
-        "/ 1000)`) is a wait. A policy that goes round only on a lost race (a write conflict, a stale version, a "
-        "serialization failure, a deadlock: `retry_if_exception_type(SerializationFailure)`, or a predicate here or in "
-        "another module that tests `isinstance(exc, WriteConflictError)`) is not reported: each such error means another "
-        'writer committed, so the retries end. A loop that polls a remote job (it goes round on a successful "not yet") '
-        "needs a bound too, unless it leaves on the job's failure as well as on its success (`if s.status == SUCCESS: "
-        "break`, `if s.status == FAILED: raise ...`): the job's own end bounds it. Not reported in a program a person "
-        "runs (a script, a management command, a file with a `__main__` block or a loop at module level): one client "
-        "someone watches, with no herd or fleet behind it. An example module, which users copy into their services, is "
-        "judged."
+        "context (`async with asyncio.timeout(t):`); a wait through a helper of the module (`def pause(ms): "
+        "time.sleep(ms / 1000)`) is a wait. A policy that goes round only on a lost race (a write conflict, a stale "
+        "version, a serialization failure, a deadlock: `retry_if_exception_type(SerializationFailure)`, or a predicate "
+        "here or in another module that tests `isinstance(exc, WriteConflictError)`) is not reported: each such error "
+        "means another writer committed, so the retries end. A loop that polls a remote job (it goes round on a "
+        'successful "not yet") needs a bound too, unless it leaves on the job\'s failure as well as on its success (`if '
+        "s.status == SUCCESS: break`, `if s.status == FAILED: raise ...`): the job's own end bounds it. Not reported in "
+        "a program a person runs (a script, a management command, a file with a `__main__` block or a loop at module "
+        "level): one client someone watches, with no herd or fleet behind it. An example module, which users copy into "
+        "their services, is judged."
     )
     why = (
-        "An unbounded retry turns a permanent failure into an endless loop: the caller never hears about it, "
-        "queues back up, and every attempt may repeat a side effect. A bound (attempts and total time) turns "
-        "it into a visible failure that a human or a reconciliation job can act on."
+        "An unbounded retry turns a permanent failure into an endless loop: the caller never hears about it, queues "
+        "back up, and every attempt may repeat a side effect. A bound (attempts and total time) turns it into a visible "
+        "failure that a human or a reconciliation job can act on."
     )
-    fix_hint = (
-        "Bound both the number of attempts and the total time, then surface the failure (raise, dead-letter, alert)."
-    )
+    fix_hint = "Bound both the attempts and the total time, then surface the failure (raise, dead-letter, alert)."
     bad = """\
 import time
 import random

@@ -30,7 +30,12 @@ from idemlint.analysis.calls import tail_name
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.policy.backoff import read_backoff, read_retry_package, read_stamina
-from idemlint.analysis.policy.celery import read_celery, read_task_class, read_task_object_retry
+from idemlint.analysis.policy.celery import (
+    drop_unraised_status_errors,
+    read_celery,
+    read_task_class,
+    read_task_object_retry,
+)
 from idemlint.analysis.policy.common import is_zero
 from idemlint.analysis.policy.delays import SettingCall, no_setting
 from idemlint.analysis.policy.delegated import drop_delegated_judgements
@@ -57,6 +62,7 @@ from idemlint.knowledge.retries import (
 if TYPE_CHECKING:
     import libcst as cst
 
+    from idemlint.analysis.status_errors import ProjectRaisers
     from idemlint.analysis.summaries import Callee
 else:
     cst = LazyModule("libcst", globals(), "cst")
@@ -77,10 +83,17 @@ _BY_LIBRARY: dict[str, _Reader] = {
 
 class PolicyAnalysis:
     def __init__(
-        self, model: ModuleModel, retry: RetryAnalysis, callee: Callable[[cst.Call], Callee | None] | None = None
+        self,
+        model: ModuleModel,
+        retry: RetryAnalysis,
+        callee: Callable[[cst.Call], Callee | None] | None = None,
+        raisers: ProjectRaisers | None = None,
     ) -> None:
+        """`raisers`: what the project index knows of the functions that may let an HTTP status
+        error out (`raises_status_error`), or None where no index was built."""
         self.model = model
         self.callee = callee
+        self.raisers = raisers
         self.setting = _settings_through(callee)
         self.policies: list[Policy] = []
         read: set[cst.Call] = set()
@@ -142,6 +155,8 @@ class PolicyAnalysis:
             read_recursion(self.model, context, policy, self.setting)
         elif reader is not None:
             reader(self.model, context, policy)
+            if context.library == CELERY and self.callee is not None and self.raisers is not None:
+                drop_unraised_status_errors(self.model, context, policy, self.callee, self.raisers)
         if policy.unbounded and retries_lost_races_only(self.model, context, self.callee):
             policy.unbounded.clear()  # each retry follows another writer's commit: the retries end
         return policy

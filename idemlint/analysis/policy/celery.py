@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
@@ -13,11 +13,14 @@ from idemlint.analysis.policy.common import handler_catches_all, is_catch_all, i
 from idemlint.analysis.policy.delays import has_random
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry import ClassSetting, RetryContext, class_settings, task_keywords
+from idemlint.analysis.status_errors import ProjectRaisers, hooked_module, may_raise_status_error
 from idemlint.knowledge.http import HTTP_STATUS_ERRORS
 from idemlint.knowledge.retries import CELERY, CELERY_CALL
 
 if TYPE_CHECKING:
     import libcst as cst
+
+    from idemlint.analysis.summaries import Callee
 else:
     cst = LazyModule("libcst", globals(), "cst")
 
@@ -121,3 +124,24 @@ def _retrying_handlers(model: ModuleModel, context: RetryContext) -> Iterator[cs
                 for n in model.iter_nodes(node.body)
             ):
                 yield node
+
+
+def drop_unraised_status_errors(
+    model: ModuleModel,
+    context: RetryContext,
+    policy: Policy,
+    callee: Callable[[cst.Call], Callee | None],
+    project: ProjectRaisers,
+) -> None:
+    """Take back the task's own `autoretry_for=(HTTPError,)` verdict where no status error can
+    reach it: it raises none and calls nothing that may let one out (a download helper that
+    turns every request error into its own `ImportFailure` ends it), so no 4xx is retried. A
+    Task class's setting is judged where it is written, for every task that names it."""
+    task, config = context.node, context.config
+    if not isinstance(task, cst.FunctionDef) or config is None:
+        return
+    own = [
+        v for v in policy.non_retryable_statuses if v.kind == "status-error-class" and model.is_inside(v.node, config)
+    ]
+    if own and not hooked_module(model) and not may_raise_status_error(model, task, callee, project):
+        policy.non_retryable_statuses[:] = [v for v in policy.non_retryable_statuses if v not in own]
