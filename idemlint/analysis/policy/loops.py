@@ -16,6 +16,7 @@ from idemlint.analysis.policy.no_wait import immediate_retry, sleeps_inside
 from idemlint.analysis.policy.outer_bounds import goes_round_only_when_counted, under_a_deadline
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
+from idemlint.analysis.retry.counters import counted_down
 from idemlint.analysis.retry.exits import guarded_continue
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.http import NETWORK_ERRORS, THROTTLE_HEADER, THROTTLE_STATUS
@@ -318,7 +319,9 @@ def _loop_bounded(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst
     """A counter or clock comparison in the loop test, or an `if` on one that leaves, or a
     handler that goes round only when its test says so and gives up otherwise (the test,
     often a retry object's method, owns the bound)."""
-    if isinstance(loop, cst.While) and not _is_constant_true(loop.test) and _has_comparison(loop.test):
+    if isinstance(loop, cst.While) and (
+        not _is_constant_true(loop.test) and _has_comparison(loop.test) or counted_down(loop.test, nodes)
+    ):
         return True
     if any(
         isinstance(node, (cst.Try, cst.TryStar)) and any(guarded_continue(h.body.body) for h in node.handlers)
@@ -356,9 +359,13 @@ def _bypassed_bound(model: ModuleModel, loop: cst.While, nodes: list[cst.CSTNode
     round before reaching it: `if status == 429: sleep(); continue` ahead of `if attempts >=
     limit: raise` retries a rate limit forever. Every way round must pass the bound; a bound in
     the loop test, or a handler whose own test decides each retry, is passed every time."""
-    if _has_comparison(loop.test) or any(
-        isinstance(node, (cst.Try, cst.TryStar)) and any(guarded_continue(h.body.body) for h in node.handlers)
-        for node in nodes
+    if (
+        _has_comparison(loop.test)
+        or counted_down(loop.test, nodes)
+        or any(
+            isinstance(node, (cst.Try, cst.TryStar)) and any(guarded_continue(h.body.body) for h in node.handlers)
+            for node in nodes
+        )
     ):
         return ()
     order = {node: index for index, node in enumerate(iter_nodes(loop.body))}

@@ -94,3 +94,14 @@ def gives_up_on_last_attempt(model: ModuleModel, loop: cst.For | cst.While, coun
                 if isinstance(last, cst.SimpleStatementLine) and any(isinstance(x, cst.Raise) for x in last.body):
                     return True
     return False
+
+
+def counted_down(test: cst.BaseExpression, nodes: Sequence[cst.CSTNode]) -> bool:
+    """`while remaining:` with `remaining -= 1` in the loop: the count runs out and the loop ends."""
+    return isinstance(test, cst.Name) and any(
+        isinstance(n, cst.AugAssign)
+        and isinstance(n.operator, cst.SubtractAssign)
+        and isinstance(n.target, cst.Name)
+        and n.target.value == test.value
+        for n in nodes
+    )
