@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.records import SESSION, DbRead
-from idemlint.analysis.db.scopes import source_order
+from idemlint.analysis.db.scopes import source_order, statements_after
 from idemlint.analysis.retry.exits import always_leaves
 from idemlint.analysis.unique_keys import kept_unique
 
@@ -155,9 +155,8 @@ def _absent_side(model: ModuleModel, decision: cst.If, found: bool | None) -> tu
         return decision, [decision.orelse]
     if not always_leaves(list(decision.body.body)):
         return None  # the "found" side goes on to the same code: not a decision to insert
-    block = model.parents.get(decision)
-    body = list(getattr(block, "body", ()))
-    return (decision, body[body.index(decision) + 1 :]) if decision in body else None
+    after = statements_after(model, decision)
+    return (decision, after) if after is not None else None
 
 
 def _inserts(model: ModuleModel, roots: list[cst.CSTNode]) -> Iterator[tuple[cst.Call, str | None]]:

@@ -78,3 +78,11 @@ def persisting_helper_argument(call: cst.Call) -> str | None:
         return None
     first = call.args[0].value.value
     return first if any(name == f"{verb}{first}" for verb in _PERSIST_VERBS) else None
+
+
+def statements_after(model: ModuleModel, statement: cst.CSTNode | None) -> list[cst.CSTNode] | None:
+    """The statements after `statement` in its block; None where it is in no block's list (an
+    `elif` hangs from the `if` before it)."""
+    body = getattr(model.parents.get(statement), "body", ()) if statement is not None else ()
+    statements = list(body.body if isinstance(body, cst.BaseSuite) else body)
+    return statements[statements.index(statement) + 1 :] if statement in statements else None
