@@ -49,7 +49,7 @@ class UnkeyedRetriedSideEffect(Rule):
         "without an idempotency key in its arguments or headers: HTTP POST or PATCH through requests, httpx (sync and async), aiohttp or "
         "urllib3; payment SDK calls that create, charge, capture, refund, transfer or pay (stripe, braintree, "
         "adyen, square, ...); boto3 `send_message`/`publish` to FIFO queues and topics without "
-        "`MessageDeduplicationId`. A urllib3 `Retry(allowed_methods=...)` that lets POST or PATCH be re-sent "
+        "`MessageDeduplicationId`. A urllib3 `Retry(allowed_methods=...)` (also through `**retry_args`) that lets POST or PATCH be re-sent "
         "retries them at the transport (low confidence), also where a project's subclass of `Retry` sets them "
         'for its callers (`kwargs["allowed_methods"] = ... | {"POST"}` before `super().__init__(**kwargs)`). '
         "A helper that makes such a call (in this module or, through the project "

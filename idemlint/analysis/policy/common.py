@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
-from idemlint.analysis.model import ModuleModel, iter_nodes
+from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -83,3 +83,45 @@ def is_false(expr: cst.BaseExpression) -> bool:
 
 def is_zero(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, (cst.Integer, cst.Float)) and float(expr.value.replace("_", "")) == 0
+
+
+def spread_settings(model: ModuleModel, call: cst.Call) -> dict[str, cst.BaseExpression]:
+    """The keywords a call takes through `**name`, where the name is bound once in its scope to
+    a dict literal (`retry_args = {"total": 3, methods_arg: {"POST"}}`, then `Retry(**retry_args)`)
+    and the items set on it after (`retry_args["backoff_jitter"] = 0.5`). A key is a string, or a
+    name every binding of which is a string (`methods_arg = "allowed_methods"`, or the older
+    spelling on another branch): it is each of them."""
+    spread = next((a.value for a in call.args if a.star == "**"), None)
+    if not isinstance(spread, cst.Name):
+        return {}
+    scope = model.scope_of(call)
+    bound = model.resolve(scope, spread.value)
+    if len(bound) != 1 or bound[0].kind != "assign" or not isinstance(bound[0].value, cst.Dict):
+        return {}
+    found: dict[str, cst.BaseExpression] = {}
+    for element in bound[0].value.elements:
+        if isinstance(element, cst.DictElement):
+            for key in _key_texts(model, scope, element.key):
+                found[key] = element.value
+    for target, value, _statement in model.subscript_assigns:
+        if (
+            isinstance(target.value, cst.Name)
+            and target.value.value == spread.value
+            and model.scope_of(target) is model.scope_of(bound[0].statement)
+            and len(target.slice) == 1
+            and isinstance(target.slice[0].slice, cst.Index)
+        ):
+            for key in _key_texts(model, scope, target.slice[0].slice.value):
+                found[key] = value
+    return found
+
+
+def _key_texts(model: ModuleModel, scope: cst.CSTNode, key: cst.BaseExpression) -> list[str]:
+    text = string_value(key)
+    if text is not None:
+        return [text]
+    if not isinstance(key, cst.Name):
+        return []
+    values = [b.value for b in model.resolve(scope, key.value)]
+    texts = [string_value(v) if v is not None else None for v in values]
+    return [t for t in texts if t is not None] if values and None not in texts else []

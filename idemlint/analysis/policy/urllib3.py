@@ -14,6 +14,7 @@ from idemlint.analysis.policy.common import (
     is_false,
     is_none,
     is_zero,
+    spread_settings,
     status_literals,
 )
 from idemlint.analysis.policy.records import Policy, Verdict
@@ -32,9 +33,13 @@ def read_urllib3_retry(
     """The policy a `Retry(...)` call makes; `setting` reads its arguments another way (a
     subclass's `super().__init__(**kwargs)`, see `retry_subclass_settings`)."""
     if setting is None:
+        spread = spread_settings(model, call)
 
         def setting(name: str) -> cst.Arg | None:
-            return keyword(call, name)
+            found = keyword(call, name)
+            if found is None and name in spread:  # `Retry(**retry_args)`
+                return cst.Arg(value=spread[name], keyword=cst.Name(name))
+            return found
 
     policy = Policy.empty(None, call)
     forcelist = setting("status_forcelist")
