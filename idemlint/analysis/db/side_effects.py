@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS, DbWrite
-from idemlint.analysis.db.scopes import persisting_helper_argument, source_order
+from idemlint.analysis.db.scopes import persisting_helper_argument, source_order, statements_after
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.knowledge.repeats import CREATE_IF_ABSENT_METHODS, REMOVAL
@@ -28,7 +28,9 @@ _QUIET_CALLS = re.compile(
     r"^(\w+\.)*(print|len|str|int|float|bool|list|dict|set|tuple|min|max|sum|sorted|isinstance|getattr|hasattr|"
     r"repr|format|round|abs|any|all|setattr|range|enumerate|zip|_|gettext|gettext_lazy|ugettext|ugettext_lazy|ngettext|reverse|"
     r"super|emit_\w+|now|utcnow|today|time|monotonic|warn|fromtimestamp|utcfromtimestamp|"
-    r"fromisoformat|strptime|strftime|timestamp|dumps|loads)$"
+    r"fromisoformat|strptime|strftime|timestamp|dumps|loads|"
+    # text made safe for a page or an address: `markupsafe.escape(...)`, `urlencode(...)`
+    r"escape|conditional_escape|mark_safe|format_html|quote|quote_plus|urlencode|slugify)$"
 )
 # an audit trail's record of a change (`obj.log_action(...)`, `history.add_entry_log(...)`): a
 # racing duplicate records it twice, it does not act twice
@@ -107,9 +109,7 @@ def side_effect_in(model: ModuleModel, db: DbAnalysis, test: cst.BaseExpression,
     elif any(model.is_inside(w.node, guard) for w in writes):
         region = [guard.orelse] if guard.orelse else []
     else:
-        block = model.parents.get(guard)
-        body = list(getattr(block, "body", ()))
-        region = body[body.index(guard) + 1 :] if guard in body else []
+        region = statements_after(model, guard) or []
     own = {id(w.call) for w in writes if w.call is not None}
     for root in region:
         # a call in a further test (`elif workflow.num_graded() >= n:`) computes the decision
@@ -141,14 +141,15 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
         or method in _QUIET_METHODS
         or (receiver and _QUIET_RECEIVERS.search(receiver))
         or _AUDIT_RECORD.match(method or name.rsplit(".", 1)[-1])
-        or re.match(r"^(get|is|has)_", called)
+        or re.match(r"^(get|is|has|connect)_", called)  # a getter, a test, a client connected
         and "create" not in name
         or _reads_what_is_written(model, node, called, writes)
         or name.rsplit(".", 1)[-1][:1].isupper()
         and (
             not method or _module_attribute(model, receiver)
         )  # a class built: `MongoClient(url)`, `pymongo.MongoClient(url)`
-        or any(model.is_inside(node, v) for w in writes for v in w.values.values())
+        or not _ACTION_WORD.match(called)  # computes the value written, unless it acts: `x.id = api.create_x().id`
+        and any(model.is_inside(node, v) for w in writes for v in w.values.values())
         or persisting_helper_argument(node) in {w.instance for w in writes if w.instance}
         or _local_container(model, node)
         or _repeat_safe(model, node, called)
@@ -308,13 +309,9 @@ def nodes_after(model: ModuleModel, statement: cst.CSTNode) -> Iterator[cst.CSTN
 def _leaves_after(model: ModuleModel, statement: cst.CSTNode, position: dict[cst.CSTNode, int]) -> int:
     """Just past a `return`/`raise` that ends the write's block right after it (what it
     returns is computed after the write: `return JsonResponse(charge(...))`), or infinity."""
-    line = model.parents.get(statement)
-    block = model.parents.get(line) if line is not None else None
-    body = list(getattr(block, "body", ()))
-    if line in body:
-        for later in body[body.index(line) + 1 :]:
-            if isinstance(later, cst.SimpleStatementLine) and any(
-                isinstance(s, (cst.Return, cst.Raise)) for s in later.body
-            ):
-                return max((position.get(n, 0) for n in (later, *model.iter_nodes(later))), default=0) + 1
+    for later in statements_after(model, model.parents.get(statement)) or []:
+        if isinstance(later, cst.SimpleStatementLine) and any(
+            isinstance(s, (cst.Return, cst.Raise)) for s in later.body
+        ):
+            return max((position.get(n, 0) for n in (later, *model.iter_nodes(later))), default=0) + 1
     return 1 << 60
