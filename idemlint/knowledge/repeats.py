@@ -25,3 +25,11 @@ REMOVAL = re.compile(
     rf"|^(a?delete|remove|drop|destroy|deprovision|rm)_(\w+_)?({_RESOURCES})s?$"
     r"|^(clear|invalidate|purge|evict)_(\w+_)?caches?$"
 )
+
+# the words of a name that acts on another system (`create_collection`, `chat_postMessage`,
+# `orders_create`): a call so named acts even where it computes a value written; not
+# `make_password`, `address_for`, `settings_value`
+ACTING_WORDS = frozenset(
+    {"create", "send", "post", "put", "update", "delete", "remove", "charge", "capture", "refund", "transfer", "submit"}
+    | {"publish", "insert", "add"}
+)

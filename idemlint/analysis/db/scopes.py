@@ -81,8 +81,11 @@ def persisting_helper_argument(call: cst.Call) -> str | None:
 
 
 def statements_after(model: ModuleModel, statement: cst.CSTNode | None) -> list[cst.CSTNode] | None:
-    """The statements after `statement` in its block; None where it is in no block's list (an
-    `elif` hangs from the `if` before it)."""
-    body = getattr(model.parents.get(statement), "body", ()) if statement is not None else ()
+    """The statements after `statement` in its block, or, for an `elif`, after the `if` it hangs
+    from; None where it is in no block's list."""
+    parent = model.parents.get(statement) if statement is not None else None
+    while isinstance(parent, cst.If) and parent.orelse is statement:
+        statement, parent = parent, model.parents.get(parent)
+    body = getattr(parent, "body", ())
     statements = list(body.body if isinstance(body, cst.BaseSuite) else body)
     return statements[statements.index(statement) + 1 :] if statement in statements else None

@@ -13,7 +13,7 @@ from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS, Db
 from idemlint.analysis.db.scopes import persisting_helper_argument, source_order, statements_after
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, string_value
-from idemlint.knowledge.repeats import CREATE_IF_ABSENT_METHODS, REMOVAL
+from idemlint.knowledge.repeats import ACTING_WORDS, CREATE_IF_ABSENT_METHODS, REMOVAL
 from idemlint.knowledge.roles import SERIALISER, VIEW_RESPONSE
 
 if TYPE_CHECKING:
@@ -28,10 +28,11 @@ _QUIET_CALLS = re.compile(
     r"^(\w+\.)*(print|len|str|int|float|bool|list|dict|set|tuple|min|max|sum|sorted|isinstance|getattr|hasattr|"
     r"repr|format|round|abs|any|all|setattr|range|enumerate|zip|_|gettext|gettext_lazy|ugettext|ugettext_lazy|ngettext|reverse|"
     r"super|emit_\w+|now|utcnow|today|time|monotonic|warn|fromtimestamp|utcfromtimestamp|"
-    r"fromisoformat|strptime|strftime|timestamp|dumps|loads|"
-    # text made safe for a page or an address: `markupsafe.escape(...)`, `urlencode(...)`
-    r"escape|conditional_escape|mark_safe|format_html|quote|quote_plus|urlencode|slugify)$"
+    r"fromisoformat|strptime|strftime|timestamp|dumps|loads)$"
 )
+# text made safe for a page or an address (`markupsafe.escape(...)`, `urlencode(...)`), called
+# bare or on its module: `broker.quote(order)` may ask for a price
+_TEXT_MADE_SAFE = re.compile(r"^(escape|conditional_escape|mark_safe|format_html|quote|quote_plus|urlencode|slugify)$")
 # an audit trail's record of a change (`obj.log_action(...)`, `history.add_entry_log(...)`): a
 # racing duplicate records it twice, it does not act twice
 _AUDIT_RECORD = re.compile(r"^(log_\w+|\w+_log|audit_\w+)$")
@@ -134,21 +135,21 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
     called = (method or name.rsplit(".", 1)[-1]).lstrip("_")  # `_get_response_time`: a getter all the same
     return bool(
         _QUIET_CALLS.match(name)
-        or VIEW_RESPONSE.match(name.rsplit(".", 1)[-1])
+        or (VIEW_RESPONSE.match(name.rsplit(".", 1)[-1]) or _TEXT_MADE_SAFE.match(name.rsplit(".", 1)[-1]))
         and (not method or _module_attribute(model, receiver))  # `flask.jsonify(...)`, not `stub.SubmitResponse(...)`
         or SERIALISER.match(called)
         and not any(a.keyword is None for a in node.args)  # `entry.to_dict()`, not `frame.to_json(path)`
         or method in _QUIET_METHODS
         or (receiver and _QUIET_RECEIVERS.search(receiver))
         or _AUDIT_RECORD.match(method or name.rsplit(".", 1)[-1])
-        or re.match(r"^(get|is|has|connect)_", called)  # a getter, a test, a client connected
+        or re.match(r"^(get|is|has|connect_to|connect_from)_", called)  # a getter, a test, a client connected
         and "create" not in name
         or _reads_what_is_written(model, node, called, writes)
         or name.rsplit(".", 1)[-1][:1].isupper()
         and (
             not method or _module_attribute(model, receiver)
         )  # a class built: `MongoClient(url)`, `pymongo.MongoClient(url)`
-        or not _ACTION_WORD.match(called)  # computes the value written, unless it acts: `x.id = api.create_x().id`
+        or not _names_an_action(called)  # computes the value written, unless it acts: `x.id = api.create_x().id`
         and any(model.is_inside(node, v) for w in writes for v in w.values.values())
         or persisting_helper_argument(node) in {w.instance for w in writes if w.instance}
         or _local_container(model, node)
@@ -166,7 +167,10 @@ def _module_attribute(model: ModuleModel, receiver: str | None) -> bool:
 # a call named for a read (`chat_getPermalink`, `team_info`, `fetch_profile`): its answer may be
 # what the write stores (a lazily filled cache)
 _READ_NAME = re.compile(r"^(?:[a-z]+_)?(?:(?:get|fetch|lookup|retrieve|describe|list)(?:_|[A-Z]|$)|info$)")
-_ACTION_WORD = re.compile(r"create|send|add|post|put|update|delete|set|make|charge|remove|insert|submit|publish", re.I)
+
+
+def _names_an_action(called: str) -> bool:
+    return any(word.lower() in ACTING_WORDS for word in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", called))
 
 
 def _reads_what_is_written(model: ModuleModel, node: cst.Call, called: str, writes: list[DbWrite]) -> bool:
@@ -174,7 +178,7 @@ def _reads_what_is_written(model: ModuleModel, node: cst.Call, called: str, writ
     a read whose answer is what the write stores. Racing fills store the same answer. A call
     that acts (`charge = stripe.Charge.create(...)`, then `order.charge_id = charge.id`) is not
     a read, whatever feeds on its result."""
-    if not _READ_NAME.match(called) or _ACTION_WORD.search(called):
+    if not _READ_NAME.match(called) or _names_an_action(called):
         return False  # `create_list`, `send_and_get_receipt`: an action, whatever it also reads
     return any(node in origin_nodes(model, value) for w in writes for value in w.values.values())
 

@@ -86,34 +86,71 @@ def is_zero(expr: cst.BaseExpression) -> bool:
 
 
 def spread_settings(model: ModuleModel, call: cst.Call) -> dict[str, cst.BaseExpression]:
-    """The keywords a call takes through `**name`, where the name is bound once in its scope to
-    a dict literal (`retry_args = {"total": 3, methods_arg: {"POST"}}`, then `Retry(**retry_args)`)
-    and the items set on it after (`retry_args["backoff_jitter"] = 0.5`). A key is a string, or a
-    name every binding of which is a string (`methods_arg = "allowed_methods"`, or the older
-    spelling on another branch): it is each of them."""
-    spread = next((a.value for a in call.args if a.star == "**"), None)
-    if not isinstance(spread, cst.Name):
+    """The keywords a call takes through `**name`, where the name is bound once in the call's
+    own scope (or at module level) to a dict literal (`retry_args = {"total": 3, methods_arg:
+    {"POST"}}`, then `Retry(**retry_args)`) and the items set on it before the call
+    (`retry_args["backoff_jitter"] = 0.5`). A key is a string, or a name every binding of which
+    is a string (`methods_arg = "allowed_methods"`, or the older spelling on another branch).
+    Nothing where the dict may hold more than that: a `**` inside it, a second `**` argument,
+    a key that cannot be read, or any other use of the name (`retry_args.update(...)`, `del`,
+    handed to a function)."""
+    spreads = [a.value for a in call.args if a.star == "**"]
+    if len(spreads) != 1 or not isinstance(spreads[0], cst.Name):
         return {}
+    spread = spreads[0]
     scope = model.scope_of(call)
-    bound = model.resolve(scope, spread.value)
+    bound = model.bindings_of(scope, spread.value)
+    if not bound and model.enclosing_function(scope) is None:
+        bound = model.bindings_of(model.module, spread.value)
     if len(bound) != 1 or bound[0].kind != "assign" or not isinstance(bound[0].value, cst.Dict):
         return {}
+    home = model.scope_of(bound[0].statement)
     found: dict[str, cst.BaseExpression] = {}
     for element in bound[0].value.elements:
-        if isinstance(element, cst.DictElement):
-            for key in _key_texts(model, scope, element.key):
-                found[key] = element.value
+        if not isinstance(element, cst.DictElement):
+            return {}  # `{**base, ...}`: what `base` holds is unknown
+        keys = _key_texts(model, scope, element.key)
+        if not keys:
+            return {}
+        for key in keys:
+            found[key] = element.value
+    subscripts: set[cst.CSTNode] = set()
     for target, value, _statement in model.subscript_assigns:
-        if (
-            isinstance(target.value, cst.Name)
-            and target.value.value == spread.value
-            and model.scope_of(target) is model.scope_of(bound[0].statement)
-            and len(target.slice) == 1
-            and isinstance(target.slice[0].slice, cst.Index)
-        ):
-            for key in _key_texts(model, scope, target.slice[0].slice.value):
-                found[key] = value
+        if not (isinstance(target.value, cst.Name) and target.value.value == spread.value):
+            continue
+        if model.scope_of(target) is not home:
+            continue
+        subscripts.add(target.value)
+        keys = (
+            _key_texts(model, scope, target.slice[0].slice.value)
+            if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index)
+            else []
+        )
+        if not keys or not _before(model, target, call):
+            return {}  # a key unknown, or set after the call: the call may not see what it says
+        for key in keys:
+            found[key] = value
+    for node in model.iter_nodes(home):
+        if isinstance(node, cst.Name) and node.value == spread.value and node is not spread and node not in subscripts:
+            if not any(node is target.target for target in _assign_targets(bound[0].statement)):
+                return {}  # the dict is used some other way: it may hold more, or less
     return found
+
+
+def _before(model: ModuleModel, node: cst.CSTNode, call: cst.Call) -> bool:
+    """`node` comes before `call` in the source of the scope they share."""
+    for seen in model.iter_nodes(model.scope_of(call)):
+        if seen is node:
+            return True
+        if seen is call:
+            return False
+    return False
+
+
+def _assign_targets(statement: cst.CSTNode) -> list[cst.AssignTarget]:
+    if isinstance(statement, cst.SimpleStatementLine):
+        return [t for small in statement.body if isinstance(small, cst.Assign) for t in small.targets]
+    return [t for t in getattr(statement, "targets", ())]
 
 
 def _key_texts(model: ModuleModel, scope: cst.CSTNode, key: cst.BaseExpression) -> list[str]:

@@ -320,7 +320,7 @@ def _loop_bounded(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst
     handler that goes round only when its test says so and gives up otherwise (the test,
     often a retry object's method, owns the bound)."""
     if isinstance(loop, cst.While) and (
-        not _is_constant_true(loop.test) and _has_comparison(loop.test) or counted_down(loop.test, nodes)
+        not _is_constant_true(loop.test) and _has_comparison(loop.test) or counted_down(loop, nodes)
     ):
         return True
     if any(
@@ -361,7 +361,7 @@ def _bypassed_bound(model: ModuleModel, loop: cst.While, nodes: list[cst.CSTNode
     the loop test, or a handler whose own test decides each retry, is passed every time."""
     if (
         _has_comparison(loop.test)
-        or counted_down(loop.test, nodes)
+        or counted_down(loop, nodes)
         or any(
             isinstance(node, (cst.Try, cst.TryStar)) and any(guarded_continue(h.body.body) for h in node.handlers)
             for node in nodes

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import ModuleModel
+from idemlint.analysis.model import ModuleModel, iter_nodes
 from idemlint.analysis.retry.exits import always_leaves, loop_nodes
 from idemlint.knowledge.retries import is_attempt_counter
 
@@ -96,12 +96,48 @@ def gives_up_on_last_attempt(model: ModuleModel, loop: cst.For | cst.While, coun
     return False
 
 
-def counted_down(test: cst.BaseExpression, nodes: Sequence[cst.CSTNode]) -> bool:
-    """`while remaining:` with `remaining -= 1` in the loop: the count runs out and the loop ends."""
-    return isinstance(test, cst.Name) and any(
-        isinstance(n, cst.AugAssign)
-        and isinstance(n.operator, cst.SubtractAssign)
-        and isinstance(n.target, cst.Name)
-        and n.target.value == test.value
-        for n in nodes
-    )
+def counted_down(loop: cst.While, nodes: Sequence[cst.CSTNode]) -> bool:
+    """`while remaining:` that spends its count (`remaining -= 1`) on every way round: at the top
+    of the body, or in each handler of a `try` whose body always leaves, ahead of any
+    `continue`. A count reset in the loop, spent by a computed amount (a float budget never
+    hits zero) or skipped on one way round (a throttled answer that sleeps and goes round) is
+    no bound."""
+    test = loop.test
+    if not isinstance(test, cst.Name):
+        return False
+    name = test.value
+    spent: set[cst.CSTNode] = set()
+    for node in nodes:
+        if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and node.target.value == name:
+            if not (isinstance(node.operator, cst.SubtractAssign) and _positive_whole(node.value)):
+                return False
+            spent.add(node)
+        elif isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name) and node.target.value == name:
+            return False  # reset in the loop
+    if not spent:
+        return False
+    return _spends(loop.body.body, spent)
+
+
+def _positive_whole(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Integer) and value.value.isdigit() and int(value.value) > 0
+
+
+def _spends(block: Sequence[cst.CSTNode], spent: set[cst.CSTNode]) -> bool:
+    """Every way out of `block` that goes round passes a statement in `spent` first."""
+    for statement in block:
+        line = statement.body if isinstance(statement, cst.SimpleStatementLine) else None
+        if isinstance(statement, cst.BaseSmallStatement):
+            line = [statement]  # `while remaining: remaining -= 1` on one line
+        if line is not None:
+            if any(small in spent for small in line):
+                return True  # spent here, ahead of whatever follows
+            if any(isinstance(small, cst.Continue) for small in line):
+                return False
+        elif isinstance(statement, cst.Try):
+            if not always_leaves(list(statement.body.body)):
+                return False  # the attempt may go on without spending
+            return all(always_leaves(list(h.body.body)) or _spends(h.body.body, spent) for h in statement.handlers)
+        elif any(isinstance(n, cst.Continue) for n in iter_nodes(statement)):
+            return False  # a `continue` under an `if` ahead of the count
+    return False
