@@ -122,6 +122,8 @@ TAKE_METHODS = frozenset({"pop", "popleft", "popitem"})
 NEXT_ITEM_CALLS = frozenset(
     {"pop", "popleft", "heappop", "get", "get_nowait", "next", "readline", "recv", "receive", "read", "poll"}
     | {"dequeue", "take", "popitem"}
+    # a person asked again (`value = input("API id: ")`): each pass tries what they type
+    | {"input", "raw_input", "getpass", "prompt"}
 )
 
 # operations on this machine's files: a retry of one (a file lock taken again, a file opened
