@@ -20,12 +20,11 @@ def test_the_default_view_shows_the_sure_findings_and_counts_the_hidden(monkeypa
     assert result.exit_code == 1
     assert [(d["path"], d["line"], d["code"], d["confidence"]) for d in json.loads(result.stdout)] == [
         ("examples/payments/gateway.py", 27, "IDM001", "high"),
-        ("examples/payments/gateway.py", 56, "IDM002", "high"),
         ("examples/payments/notifications.py", 21, "IDM001", "high"),
-    ]
+    ]  # IDM002 is `low` by measure: its one judged finding on real code was out of scope
     text = CliRunner().invoke(cli, ["check", "--no-cache", "examples"]).stdout
     assert text.endswith(
-        "Found 3 findings in 4 files checked; 4 hidden as less sure or less at stake "
+        "Found 2 findings in 4 files checked; 5 hidden as less sure or less at stake "
         "(`--min-confidence low --min-stakes none` shows them).\n"
     )
 
