@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.flow import origin_nodes
+from idemlint.analysis.flow import origin_nodes, runs_before
 from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
 
 if TYPE_CHECKING:
@@ -126,31 +126,14 @@ def spread_settings(model: ModuleModel, call: cst.Call) -> dict[str, cst.BaseExp
             if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index)
             else []
         )
-        if not keys or not _before(model, target, call):
+        if not keys or not runs_before(model, target, call):
             return {}  # a key unknown, or set after the call: the call may not see what it says
         for key in keys:
             found[key] = value
-    for node in model.iter_nodes(home):
-        if isinstance(node, cst.Name) and node.value == spread.value and node is not spread and node not in subscripts:
-            if not any(node is target.target for target in _assign_targets(bound[0].statement)):
-                return {}  # the dict is used some other way: it may hold more, or less
+    known = {spread, *subscripts, *(t.target for t in getattr(bound[0].statement, "targets", ()))}
+    if any(isinstance(n, cst.Name) and n.value == spread.value and n not in known for n in model.iter_nodes(home)):
+        return {}  # the dict is used some other way: it may hold more, or less
     return found
-
-
-def _before(model: ModuleModel, node: cst.CSTNode, call: cst.Call) -> bool:
-    """`node` comes before `call` in the source of the scope they share."""
-    for seen in model.iter_nodes(model.scope_of(call)):
-        if seen is node:
-            return True
-        if seen is call:
-            return False
-    return False
-
-
-def _assign_targets(statement: cst.CSTNode) -> list[cst.AssignTarget]:
-    if isinstance(statement, cst.SimpleStatementLine):
-        return [t for small in statement.body if isinstance(small, cst.Assign) for t in small.targets]
-    return [t for t in getattr(statement, "targets", ())]
 
 
 def _key_texts(model: ModuleModel, scope: cst.CSTNode, key: cst.BaseExpression) -> list[str]:

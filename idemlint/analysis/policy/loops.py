@@ -319,20 +319,25 @@ def _loop_bounded(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst
     """A counter or clock comparison in the loop test, or an `if` on one that leaves, or a
     handler that goes round only when its test says so and gives up otherwise (the test,
     often a retry object's method, owns the bound)."""
-    if isinstance(loop, cst.While) and (
-        not _is_constant_true(loop.test) and _has_comparison(loop.test) or counted_down(loop, nodes)
-    ):
-        return True
-    if any(
-        isinstance(node, (cst.Try, cst.TryStar)) and any(guarded_continue(h.body.body) for h in node.handlers)
-        for node in nodes
-    ):
+    if _passed_every_round(loop, nodes):
         return True
     counters = _counters(nodes)
     return (
         any(isinstance(node, cst.If) and _bounds_the_loop(model, node, counters) for node in nodes)
         or under_a_deadline(model, loop, nodes)
         or goes_round_only_when_counted(model, loop, nodes, counters)
+    )
+
+
+def _passed_every_round(loop: cst.For | cst.While, nodes: list[cst.CSTNode]) -> bool:
+    """A bound every way round passes: a comparison or a count spent in the loop test, or a
+    handler whose own test decides each retry (`except X: if retry.allowed(): continue; raise`)."""
+    return (
+        isinstance(loop, cst.While)
+        and (not _is_constant_true(loop.test) and _has_comparison(loop.test) or counted_down(loop, nodes))
+    ) or any(
+        isinstance(node, (cst.Try, cst.TryStar)) and any(guarded_continue(h.body.body) for h in node.handlers)
+        for node in nodes
     )
 
 
@@ -359,14 +364,7 @@ def _bypassed_bound(model: ModuleModel, loop: cst.While, nodes: list[cst.CSTNode
     round before reaching it: `if status == 429: sleep(); continue` ahead of `if attempts >=
     limit: raise` retries a rate limit forever. Every way round must pass the bound; a bound in
     the loop test, or a handler whose own test decides each retry, is passed every time."""
-    if (
-        _has_comparison(loop.test)
-        or counted_down(loop, nodes)
-        or any(
-            isinstance(node, (cst.Try, cst.TryStar)) and any(guarded_continue(h.body.body) for h in node.handlers)
-            for node in nodes
-        )
-    ):
+    if _passed_every_round(loop, nodes):
         return ()
     order = {node: index for index, node in enumerate(iter_nodes(loop.body))}
     counters = _counters(nodes)
