@@ -10,11 +10,16 @@ function. A caller's unlocked test (`if req.state == PENDING: req.accept()`) is 
 another writer may come between the test and the write (IDM101 reports the call where it knows
 the callee writes the state), so the write stays reported.
 
-A function counts as decided by its callers when its name is defined once in the project, at
-least one call of it is so made, and the name appears nowhere else: not in another call, not
+A function counts as decided by its callers when its name is defined once in the project (a
+name several classes define may be a framework's entry point in one of them: a view's action, a
+signal receiver), at least one call of it is so made, and the name appears nowhere else: not in another call, not
 handed on as a value (`map(self.reject, ...)`, `callback=reject`), not queued as a task
 (`reject.delay(...)`), not in a string (`getattr(req, "reject")`), not in a lambda run later
-(`on_commit(lambda: req.reject())`). In a file whose bytes show no state test and no lock,
+(`on_commit(lambda: req.reject())`), not run as the parent's (`super().reject()`: the
+framework may call the override with no lock). A call inside the function itself (recursion)
+runs in a run already decided. Under a named lock (`with cache.lock(key):`), a call on a record
+read inside the lock holds it as the row's lock would, for IDM101 too; on a record read before
+the lock, only as the callers' precondition (the test inside may be stale). In a file whose bytes show no state test and no lock,
 every identifier counts as such a use (a regular expression reads them); the rest are parsed
 with stdlib `ast` (the parse the final-state evidence already made). Names are all that is
 matched: a library's method of the same name called under a lock counts as a call of it.
@@ -32,7 +37,7 @@ from idemlint.analysis.machines import dotted_name
 from idemlint.knowledge.locks import ROW_LOCK_METHODS, names_a_lock_decorator, names_a_shared_lock
 
 # per file: (names of calls made only under a lock or on a record a state filter chose; those
-# of them some call of which holds no row lock (a named lock, or only the filter's choice); every other name the file
+# of them some call of which holds no lock (only the filter's choice); every other name the file
 # calls at its top level, references, queues or spells in a string; the names it defines with
 # `def`, with repeats; for each name called plainly inside functions, those functions' names:
 # such a call is decided where every function making it is)
@@ -94,28 +99,29 @@ def _may_decide(source: bytes) -> bool:
 
 
 _DEFINED = re.compile(rb"\bdef[ \t]+(\w+)")
-# in `tested`: a shared lock is held (every record is decided under it), or the row's own lock,
-# which every other writer of the row waits for too
-_LOCKED, _ROW_LOCKED = "<a lock>", "<a row lock>"
+_CALLED = re.compile(rb"\.(\w+)\(")  # a method call: `signup.anonymize(`
+# in `tested`: a shared lock is held (every record is decided under it, and a duplicate run of
+# the caller waits for it), or the row's own lock, which every other writer of the row waits for too
+_LOCKED, _ROW_LOCKED, _READ_UNDER_LOCK = "<a lock>", "<a row lock>", "<read under the lock> "
 _LOCKED_CALL, _CHOSEN, _PLAIN, _LATER = "locked", "chosen", "plain", "later"  # how a call is made
 
 
 def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
     """One file's calls: which are decided (under a lock, on rows a state filter chose), and
-    every other name it uses. `tree`: the file's parse where it shows a state test (or None);
-    a file that shows a lock or a loop over a state filter is parsed here if it was not, one
-    that shows neither is read by a regular expression alone."""
-    defined = tuple(name.decode() for name in _DEFINED.findall(source))
-    if not _may_decide(source):
-        tree = None  # no call in it can be decided: its names are all it gives
-    elif tree is None:
+    every other name it uses. `tree`: the file's parse where it shows a state test (or None).
+    A file that shows a lock or a loop over a state filter, or calls a method it defines (which
+    a decided function may call), is parsed here if it was not; the rest are read by a regular
+    expression alone: their names are all they give."""
+    found = _DEFINED.findall(source)
+    defined = tuple(name.decode() for name in found)
+    if tree is None and (_may_decide(source) or not set(found).isdisjoint(_CALLED.findall(source))):
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             tree = None
     if tree is None:
         tokens = Counter(_USED.findall(_without_prose(source)))
-        for name in _DEFINED.findall(source):
+        for name in found:
             tokens[name] -= 1  # a `def` names what it defines, it does not use it
         return frozenset(), frozenset(), frozenset(n.decode() for n, count in tokens.items() if count > 0), defined, ()
     guarded: set[str] = set()
@@ -161,8 +167,8 @@ def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozens
     """The names of the functions the project calls only under a lock, on rows a state filter
     chose, or from functions that are themselves so called (`_change_state` locks the ticket and
     calls `self._finish_or_next()`, which calls `self.set_active()`). With `locked`, only under
-    the row's own lock: rows a filter chose were read without one, and a named lock holds back
-    only the writers that take it; a test on the record may be stale."""
+    a lock (the row's, or a named one each caller takes, as `with lock:` around a test and its
+    write inline): rows a filter chose were read without one, so a test on the record may be stale."""
     guarded: set[str] = set()
     used: set[str] = set()
     definitions: dict[str, int] = {}
@@ -177,9 +183,15 @@ def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozens
         for name, functions in inside:
             callers.setdefault(name, set()).update(functions)
     candidates = {n for n in guarded | callers.keys() if n not in used and definitions.get(n) == 1}
-    decided = {n for n in candidates if n in guarded and not callers.get(n)}
+    decided = {n for n in candidates if n in guarded and callers.get(n, set()) <= {n}}
     while True:  # a call inside a decided function is decided too: follow until nothing changes
-        more = {n for n in candidates - decided if callers.get(n) and all(f in decided and f != n for f in callers[n])}
+        more = {
+            n
+            for n in candidates - decided
+            if callers.get(n)
+            and all(f in decided or f == n for f in callers[n])
+            and (n in guarded or any(f in decided for f in callers[n]))
+        }
         if not more:
             return frozenset(decided)
         decided |= more
@@ -218,6 +230,8 @@ def _calls_in(body: list[ast.stmt], tested: tuple[str, ...]) -> Iterator[tuple[a
                 yield from _calls_in(case.body, tested)
             continue
         yield from _calls_of(statement, tested)
+        if _LOCKED in tested and isinstance(statement, ast.Assign):  # a record read under the named lock
+            tested = (*tested, *(_READ_UNDER_LOCK + _key(t) for t in statement.targets))
         if _locks_rows(statement):
             tested = (*tested, _ROW_LOCKED)  # `select_for_update().get(...)`: the rest of the block holds the row
 
@@ -232,12 +246,34 @@ def _calls_of(node: ast.AST, tested: tuple[str, ...]) -> Iterator[tuple[ast.Call
         elif isinstance(call, ast.Call):
             records = [call.func.value] if isinstance(call.func, ast.Attribute) else []
             records += [arg for arg in (*call.args, *(k.value for k in call.keywords))]
-            if _ROW_LOCKED in tested:
+            if _is_super(call.func):
+                yield call, _LATER  # the parent's method: the override's own callers decide nothing here
+            elif _ROW_LOCKED in tested or _LOCKED in tested and _read_under_lock(call, tested):
                 yield call, _LOCKED_CALL
             elif _LOCKED in tested or bool(tested) and any(_key(record) in tested for record in records):
-                yield call, _CHOSEN  # a named lock serialises only those who take it; a filter's rows are unlocked
+                yield call, _CHOSEN  # a filter's rows, or a record read before the named lock: no lock on its read
             else:
                 yield call, _PLAIN
+
+
+def _read_under_lock(call: ast.Call, tested: tuple[str, ...]) -> bool:
+    """The record a call acts on was read under the named lock: bound in its block
+    (`order = Order.objects.get(pk=pk)`, then `order.cancel()`) or read in the call itself
+    (`Order.objects.get(pk=pk).cancel()`)."""
+    if not isinstance(call.func, ast.Attribute):
+        return False
+    record = call.func.value
+    return isinstance(record, ast.Call) or _READ_UNDER_LOCK + _key(record) in tested
+
+
+def _is_super(func: ast.expr) -> bool:
+    """`super().accept`, `super(Cls, self).accept`."""
+    return (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "super"
+    )
 
 
 def _locks_rows(statement: ast.stmt) -> bool:

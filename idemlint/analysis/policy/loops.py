@@ -13,11 +13,9 @@ from idemlint.analysis.policy.common import expr_nodes, handler_catches_all, sta
 from idemlint.analysis.policy.delays import SettingCall, deterministic_delay, fixed_on_every_way, no_setting
 from idemlint.analysis.policy.fixes import jitter_sleep
 from idemlint.analysis.policy.no_wait import immediate_retry, sleeps_inside
-from idemlint.analysis.policy.outer_bounds import goes_round_only_when_counted, under_a_deadline
+from idemlint.analysis.policy.outer_bounds import goes_round_only_when_counted, passed_every_round, under_a_deadline
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
-from idemlint.analysis.retry.counters import counted_down
-from idemlint.analysis.retry.exits import guarded_continue
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.http import NETWORK_ERRORS, THROTTLE_HEADER, THROTTLE_STATUS
 from idemlint.knowledge.keys import CLOCK_CALLS
@@ -45,7 +43,8 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
     nodes = loop_nodes(model, loop)
     # a `while` loop that neither waits, nor talks to the network, nor counts attempts spins
     # on a local condition (a keypress, a non-blocking read): not a retry of a failure
-    spins = isinstance(loop, cst.While) and not _waits_or_talks(model, nodes) and not _loop_bounded(model, loop, nodes)
+    talks = _waits_or_talks(model, [*nodes, *(expr_nodes(loop.test) if isinstance(loop, cst.While) else ())])
+    spins = isinstance(loop, cst.While) and not talks and not _loop_bounded(model, loop, nodes)
     # a loop that only reconnects (`sock.connect(addr)`, `pubsub.resubscribe()`) keeps a link up:
     # catching every error there is catching connection errors, and it may go on as long as the process
     reconnects = _only_reconnects(model, loop, nodes)
@@ -78,7 +77,7 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
                 policy.no_jitter.append(Verdict("fixed-wait", "loop", node, label, fix=fix))
     if context.kind == "loop" and not spins and (handler := immediate_retry(model, loop, nodes)) is not None:
         policy.no_jitter.append(Verdict("no-wait", "loop", handler, label))
-    if isinstance(loop, cst.While) and _waits_or_talks(model, nodes) and not reconnects:
+    if isinstance(loop, cst.While) and talks and not reconnects:
         if not _loop_bounded(model, loop, nodes):
             policy.unbounded.append(Verdict("no-bound", "loop", loop, label))
         elif not goes_round_only_when_counted(model, loop, nodes, _counters(nodes)) and (
@@ -241,9 +240,12 @@ def _waits_or_talks(model: ModuleModel, nodes: list[cst.CSTNode]) -> bool:
     """A retry loop worth bounding waits between attempts or fails on network errors.
     `while True: try: return sock.recv() except WantRead: wait()` and "try the next
     prime" loops spin on local conditions by design (measured: most of the unbounded
-    loops in the standard library and site-packages were of that kind)."""
+    loops in the standard library and site-packages were of that kind). A loop that reads a
+    response's `status_code` talks to another service too."""
     for node in nodes:
         if isinstance(node, cst.Call) and (model.call_name(node) in SLEEPS or sleeps_inside(model, node)):
+            return True
+        if isinstance(node, cst.Attribute) and node.attr.value == "status_code":
             return True
         if isinstance(node, cst.ExceptHandler) and node.type is not None:
             caught = " ".join(
@@ -319,25 +321,13 @@ def _loop_bounded(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst
     """A counter or clock comparison in the loop test, or an `if` on one that leaves, or a
     handler that goes round only when its test says so and gives up otherwise (the test,
     often a retry object's method, owns the bound)."""
-    if _passed_every_round(loop, nodes):
+    if passed_every_round(loop, nodes):
         return True
     counters = _counters(nodes)
     return (
         any(isinstance(node, cst.If) and _bounds_the_loop(model, node, counters) for node in nodes)
         or under_a_deadline(model, loop, nodes)
         or goes_round_only_when_counted(model, loop, nodes, counters)
-    )
-
-
-def _passed_every_round(loop: cst.For | cst.While, nodes: list[cst.CSTNode]) -> bool:
-    """A bound every way round passes: a comparison or a count spent in the loop test, or a
-    handler whose own test decides each retry (`except X: if retry.allowed(): continue; raise`)."""
-    return (
-        isinstance(loop, cst.While)
-        and (not _is_constant_true(loop.test) and _has_comparison(loop.test) or counted_down(loop, nodes))
-    ) or any(
-        isinstance(node, (cst.Try, cst.TryStar)) and any(guarded_continue(h.body.body) for h in node.handlers)
-        for node in nodes
     )
 
 
@@ -364,7 +354,7 @@ def _bypassed_bound(model: ModuleModel, loop: cst.While, nodes: list[cst.CSTNode
     round before reaching it: `if status == 429: sleep(); continue` ahead of `if attempts >=
     limit: raise` retries a rate limit forever. Every way round must pass the bound; a bound in
     the loop test, or a handler whose own test decides each retry, is passed every time."""
-    if _passed_every_round(loop, nodes):
+    if passed_every_round(loop, nodes):
         return ()
     order = {node: index for index, node in enumerate(iter_nodes(loop.body))}
     counters = _counters(nodes)
@@ -440,7 +430,3 @@ def _has_comparison(test: cst.BaseExpression, model: ModuleModel | None = None) 
     (`exceeded = tries >= max_tries` ... `if exceeded: raise`)."""
     nodes = origin_nodes(model, test) if model is not None else expr_nodes(test)
     return any(isinstance(n, cst.Comparison) for n in nodes)
-
-
-def _is_constant_true(test: cst.BaseExpression) -> bool:
-    return isinstance(test, cst.Name) and test.value == "True" or isinstance(test, cst.Integer) and test.value != "0"

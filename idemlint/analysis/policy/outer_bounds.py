@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.policy.common import expr_nodes, is_none
+from idemlint.analysis.retry.answers import TRANSIENT_STATUS
+from idemlint.analysis.retry.counters import counted_down
 from idemlint.analysis.retry.exits import guarded_continue
 from idemlint.knowledge.retries import DEADLINE_CONTEXTS, DECISION_CALL
 
@@ -103,3 +105,39 @@ def _decides_on(model: ModuleModel, expr: cst.BaseExpression, counted: set[str])
             isinstance(a.value, cst.Name) and a.value.value in counted for a in expr.args
         )
     return False
+
+
+def passed_every_round(loop: cst.For | cst.While, nodes: list[cst.CSTNode]) -> bool:
+    """A bound every way round passes: a comparison or a count spent in the loop test, or a
+    handler whose own test decides each retry (`except X: if retry.allowed(): continue; raise`)."""
+    return (
+        isinstance(loop, cst.While)
+        and (not _is_constant_true(loop.test) and _compares_more_than_a_status(loop.test) or counted_down(loop, nodes))
+    ) or any(
+        isinstance(node, (cst.Try, cst.TryStar)) and any(guarded_continue(h.body.body) for h in node.handlers)
+        for node in nodes
+    )
+
+
+def _compares_more_than_a_status(test: cst.BaseExpression) -> bool:
+    """A comparison in the loop test, unless the test is only a failing status code: `while
+    r.status_code >= 500:` (`!= 200`, `== 503`) goes round as long as the service fails, which
+    bounds nothing. `== 202` (a poll that ends with the job), `and left`, `and not
+    deadline.expired()` are read as before."""
+    if isinstance(test, cst.Comparison) and any(
+        isinstance(x, cst.Attribute) and x.attr.value == "status_code" for x in expr_nodes(test.left)
+    ):
+        failing = [
+            c
+            for c in test.comparisons
+            if not isinstance(c.operator, (cst.Equal, cst.In))
+            or isinstance(c.comparator, cst.Integer)
+            and TRANSIENT_STATUS.match(c.comparator.value)
+        ]
+        if failing:
+            return False
+    return any(isinstance(n, cst.Comparison) for n in expr_nodes(test))
+
+
+def _is_constant_true(test: cst.BaseExpression) -> bool:
+    return isinstance(test, cst.Name) and test.value == "True" or isinstance(test, cst.Integer) and test.value != "0"

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.analysis.retry.answers import goes_round_on_a_failed_answer, only_waits, says_failure, unwrap_await
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.counters import attempt_counters, gives_up_on_last_attempt, spends_an_attempt_flag
 from idemlint.analysis.retry.exits import (
@@ -31,7 +32,7 @@ from idemlint.analysis.retry.exits import (
 from idemlint.analysis.retry.not_retries import checks_readiness, restarts_a_service
 from idemlint.analysis.retry.safe_repeats import gated_on_idempotency, goes_round_only_when_refused
 from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
-from idemlint.knowledge.retries import NEXT_ITEM_CALLS, RETRY_ITERATORS, SLEEPS, WAIT_ONLY_CALLS, is_attempt_counter
+from idemlint.knowledge.retries import NEXT_ITEM_CALLS, RETRY_ITERATORS, SLEEPS, is_attempt_counter
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -43,7 +44,7 @@ COUNTERS = {"range", "itertools.count", "xrange"}
 
 def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext | None:
     if isinstance(loop, cst.For):
-        iterator = _unwrap_await(loop.iter)
+        iterator = unwrap_await(loop.iter)
         call = iterator if isinstance(iterator, cst.Call) else _bound_call(model, iterator)
         name = model.qualname(call.func) if call is not None else None
         if name in RETRY_ITERATORS and call is not None:
@@ -71,17 +72,11 @@ def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext
         refused = goes_round_only_when_refused(model, loop)
         gated = gated_on_idempotency(model, loop)
         return RetryContext("loop", "loop", loop, loop, None, "retry loop", refused_only=refused, idempotent_only=gated)
+    if isinstance(loop, cst.While) and goes_round_on_a_failed_answer(model, loop):
+        return RetryContext("loop", "loop", loop, loop, None, "retry loop")
     if isinstance(loop, cst.While) and _polls_remote_status(model, loop):
         return RetryContext("poll", "loop", loop, loop, None, "polling loop")
     return None
-
-
-# What says the work failed and may be tried again: an HTTP status code or a transient one
-# (408, 425, 429, 5xx), a response's `ok`/`success`, a `retryable`/`throttled` test.
-_FAILURE_WORDS = re.compile(
-    r"status_code|^ok$|^success(ful)?$|is_success|retr(y|iable|yable)|throttl|rate_?limit", re.I
-)
-_TRANSIENT_STATUS = re.compile(r"^(408|425|429|5\d\d)$")
 
 
 def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_names: Sequence[str]) -> bool:
@@ -102,7 +97,7 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
     tests = [n.test for n in nodes if isinstance(n, cst.If) and not (reads_only and _raises(n.body.body))]
     if isinstance(loop, cst.While):
         tests.append(loop.test)
-    if any(_says_failure(model, test) for test in tests):
+    if any(says_failure(model, test) for test in tests):
         return False
     exits = [
         n
@@ -149,25 +144,7 @@ def says_retryable(model: ModuleModel, test: cst.BaseExpression) -> bool:
     """A test that the answer is worth another attempt: a retryable flag or check, a throttle,
     a transient status code (408, 425, 429, 5xx); not a bare status test, which may be a
     poll's "not ready yet" (202)."""
-    return _says_failure(model, test, _RETRYABLE_WORDS)
-
-
-def _says_failure(
-    model: ModuleModel,
-    test: cst.BaseExpression,
-    words: re.Pattern[str] = _FAILURE_WORDS,
-    codes: re.Pattern[str] = _TRANSIENT_STATUS,
-) -> bool:
-    """A test on whether the work failed: a status code, a transient status, `ok`, a retryable
-    flag (or, with other `words` and `codes`, any outcome the work reports)."""
-    for node in (test, *model.iter_nodes(test)):
-        if isinstance(node, cst.Name) and words.search(node.value):
-            return True
-        if isinstance(node, cst.Attribute) and words.search(node.attr.value):
-            return True
-        if isinstance(node, cst.Integer) and codes.match(node.value):
-            return True
-    return False
+    return says_failure(model, test, _RETRYABLE_WORDS)
 
 
 def raises_until_ready(model: ModuleModel, function: cst.FunctionDef) -> bool:
@@ -185,7 +162,7 @@ def raises_until_ready(model: ModuleModel, function: cst.FunctionDef) -> bool:
             read.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
     guards = [n for n in nodes if isinstance(n, cst.If) and _raises(n.body.body)]
     tests = [n.test for n in nodes if isinstance(n, cst.If)]
-    if not read or any(_says_failure(model, t) or _says_failure(model, t, _OUTCOME, _HTTP_CODE) for t in tests):
+    if not read or any(says_failure(model, t) or says_failure(model, t, _OUTCOME, _HTTP_CODE) for t in tests):
         return False
     return any(model.names_read(guard.test) & read for guard in guards)
 
@@ -252,7 +229,7 @@ def _catches_and_reattempts(model: ModuleModel, loop: cst.For | cst.While, count
         if not isinstance(try_node, (cst.Try, cst.TryStar)):
             continue
         calls = [n for n in model.iter_nodes(try_node.body) if isinstance(n, cst.Call)]
-        if not calls or all(_only_waits(model, c) for c in calls):
+        if not calls or all(only_waits(model, c) for c in calls):
             continue  # nothing attempted, or only a wait: its timeout is the interval passing, not a failure
         if any(
             guarded_continue(h.body.body) and not means_not_ready(model, h) for h in try_node.handlers
@@ -281,18 +258,6 @@ def _catches_and_reattempts(model: ModuleModel, loop: cst.For | cst.While, count
         ):
             return True
     return False
-
-
-def _only_waits(model: ModuleModel, call: cst.Call) -> bool:
-    """`stop.wait()`, `time.sleep(n)`, `asyncio.wait_for(stop.wait(), timeout)`: a wait for an
-    event or a time, not for the answer to a request (`wait_for(request, 10)` waits for one)."""
-    name = (model.call_name(call) or model.dotted(call.func) or "").rsplit(".", 1)[-1]
-    if name not in WAIT_ONLY_CALLS:
-        return False
-    if name != "wait_for":
-        return True
-    awaited = call.args[0].value if call.args else None
-    return isinstance(awaited, cst.Call) and _only_waits(model, awaited)
 
 
 def _works_on_next_item(model: ModuleModel, loop: cst.For | cst.While, try_node: cst.CSTNode) -> bool:
@@ -369,10 +334,6 @@ def _sleeps_between_attempts(model: ModuleModel, loop: cst.For | cst.While, coun
     return leaves_loop(model, loop.body)
 
 
-def _unwrap_await(expr: cst.BaseExpression) -> cst.BaseExpression:
-    return expr.expression if isinstance(expr, cst.Await) else expr
-
-
 def _bound_call(model: ModuleModel, expr: cst.BaseExpression) -> cst.Call | None:
     """`retryer = Retrying(...); for attempt in retryer:` -> the Retrying call."""
     if not isinstance(expr, cst.Name):
@@ -396,7 +357,7 @@ def _sets_loop_flag(model: ModuleModel, block: cst.CSTNode, loop: cst.While) -> 
             for target in node.targets:
                 if isinstance(target.target, cst.Name) and target.target.value in tested:
                     tests = [a.test for a in _ancestors_until(model, node, block) if isinstance(a, cst.If)]
-                    if all(_says_failure(model, test) for test in tests):
+                    if all(says_failure(model, test) for test in tests):
                         return True
     return False
 

@@ -1,0 +1,178 @@
+"""What the work answered, and whether a loop goes round because the answer says it failed.
+
+A retry goes round on the failure of its work: an exception, or an answer that says so (a
+success flag, `ok`, a status code, a "retryable" test). `while not success and attempts < 5:
+success = post(...)` is a retry with no `try` at all. A loop that goes round until an answer
+says "ready" is a poll, and one that changes what it sends each pass a search.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.model import ModuleModel
+from idemlint.analysis.retry.exits import loop_nodes
+from idemlint.knowledge.retries import NEXT_ITEM_CALLS, WAIT_ONLY_CALLS, is_attempt_counter
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+# What says the work failed and may be tried again: an HTTP status code or a transient one
+# (408, 425, 429, 5xx), a response's `ok`/`success`, a `retryable`/`throttled` test.
+_ANSWER = r"^ok$|^success(ful)?$|is_success|retr(y|iable|yable)|throttl|rate_?limit"
+FAILURE_WORDS = re.compile(rf"status_code|{_ANSWER}", re.I)
+_ANSWER_WORDS = re.compile(_ANSWER, re.I)  # the same, but a status code, which a poll tests too
+_STATUS_CODE = re.compile(r"^status_code$")
+TRANSIENT_STATUS = re.compile(r"^(408|425|429|5\d\d)$")
+_SUCCESS_STATUS = re.compile(r"^2\d\d$")
+_NOTHING = re.compile(r"(?!)")
+_READY = re.compile(r"ready|done|finish|complete|status|state", re.I)
+
+
+def says_failure(
+    model: ModuleModel,
+    test: cst.BaseExpression,
+    words: re.Pattern[str] = FAILURE_WORDS,
+    codes: re.Pattern[str] = TRANSIENT_STATUS,
+) -> bool:
+    """A test on whether the work failed: a status code, a transient status, `ok`, a retryable
+    flag (or, with other `words` and `codes`, any outcome the work reports)."""
+    for node in (test, *model.iter_nodes(test)):
+        if isinstance(node, cst.Name) and words.search(node.value):
+            return True
+        if isinstance(node, cst.Attribute) and words.search(node.attr.value):
+            return True
+        if isinstance(node, cst.Integer) and codes.match(node.value):
+            return True
+    return False
+
+
+def only_waits(model: ModuleModel, call: cst.Call) -> bool:
+    """`stop.wait()`, `time.sleep(n)`, `asyncio.wait_for(stop.wait(), timeout)`: a wait for an
+    event or a time, not for the answer to a request (`wait_for(request, 10)` waits for one)."""
+    name = (model.call_name(call) or model.dotted(call.func) or "").rsplit(".", 1)[-1]
+    if name not in WAIT_ONLY_CALLS:
+        return False
+    if name != "wait_for":
+        return True
+    awaited = call.args[0].value if call.args else None
+    return isinstance(awaited, cst.Call) and only_waits(model, awaited)
+
+
+def unwrap_await(expr: cst.BaseExpression) -> cst.BaseExpression:
+    return expr.expression if isinstance(expr, cst.Await) else expr
+
+
+def _tests_a_failed_answer(model: ModuleModel, test: cst.BaseExpression, counters: set[str]) -> bool:
+    """The loop goes round on a failure: a success flag or `ok` found false (`not success`), a
+    retryable test, or a status code compared with a transient one (`>= 500`, `== 429`) or
+    found not to be a success (`!= 200`). Not `while ok and items:` (round while it works),
+    not an attempt counter named `retry`, not `status_code == 202` (a poll's "not done yet")."""
+    negated = [
+        n.expression
+        for n in (test, *model.iter_nodes(test))
+        if isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not)
+    ]
+    if any(says_failure(model, e, _ANSWER_WORDS, _NOTHING) and not model.names_read(e) & counters for e in negated):
+        return True
+    if not says_failure(model, test, _STATUS_CODE, _NOTHING):
+        return False
+    return says_failure(model, test, _NOTHING) or any(
+        isinstance(node, cst.Comparison)
+        and any(
+            isinstance(c.operator, (cst.NotEqual, cst.NotIn))
+            and any(
+                _SUCCESS_STATUS.match(i.value)
+                for i in (c.comparator, *model.iter_nodes(c.comparator))
+                if isinstance(i, cst.Integer)
+            )
+            for c in node.comparisons
+        )
+        for node in (test, *model.iter_nodes(test))
+    )
+
+
+def goes_round_on_a_failed_answer(model: ModuleModel, loop: cst.While) -> bool:
+    """`while not success and attempts < 5: success = post(...)`, `while r.status_code >= 500:
+    r = session.post(...)`: the test reads what the work answered (a success flag, `ok`, a
+    status code), bound from its call each pass, and the loop goes round because it failed.
+    Not a wait for "ready" (`while not ready:`, `done = get(...)["done"]`), not a search: the
+    call reads nothing else the loop changes (`n += 1; ok = post(name=f"{base}-{n}")`) and takes
+    no next item (`post(json=records.pop())`); not a loop whose pass acts on success (`ok =
+    cache.set(key, nx=True)`, then `if ok: send()`): its test was a lock's, not the work's."""
+    nodes = loop_nodes(model, loop)
+    counters = {
+        n.target.value
+        for n in nodes
+        if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) and is_attempt_counter(n.target.value)
+    }
+    if not _tests_a_failed_answer(model, loop.test, counters):
+        return False
+    tested = model.names_read(loop.test)
+    targets = [
+        t
+        for node in nodes
+        for t in (
+            [a.target for a in node.targets]
+            if isinstance(node, cst.Assign)
+            else [node.target]
+            if isinstance(node, (cst.AugAssign, cst.AnnAssign))
+            else []
+        )
+    ]
+    changed = {
+        n.value for t in targets for n in (t, *(e.value for e in getattr(t, "elements", ()))) if isinstance(n, cst.Name)
+    }
+    for statement in loop.body.body:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+            continue
+        target, value = small.targets[0].target, unwrap_await(small.value)
+        if not isinstance(target, cst.Name) or target.value not in tested or _reads_readiness(model, value):
+            continue
+        while isinstance(value, cst.Attribute):  # `ok = session.put(...).ok`
+            value = unwrap_await(value.value)
+        if (
+            not isinstance(value, cst.Call)
+            or _takes_a_next_item(model, value)
+            or _acts_on_success(model, nodes, target.value)
+        ):
+            continue
+        if not model.names_read(value) & (changed - counters - {target.value}):
+            return True
+    return False
+
+
+def _reads_readiness(model: ModuleModel, value: cst.BaseExpression) -> bool:
+    """`session.get(url).json().get("done")`, `job.finished`: the answer says ready, not failed."""
+    return any(
+        isinstance(n, cst.SimpleString)
+        and _READY.search(n.value)
+        or isinstance(n, cst.Attribute)
+        and _READY.search(n.attr.value)
+        for n in (value, *model.iter_nodes(value))
+    )
+
+
+def _takes_a_next_item(model: ModuleModel, call: cst.Call) -> bool:
+    """The work is waited on, or handed a new item each pass (`post(json=records.pop())`)."""
+    if only_waits(model, call) or (model.call_name(call) or "").rsplit(".", 1)[-1] in NEXT_ITEM_CALLS:
+        return True
+    inner = [n for arg in call.args for n in (arg.value, *model.iter_nodes(arg.value)) if isinstance(n, cst.Call)]
+    return any((model.call_name(n) or model.dotted(n.func) or "").rsplit(".", 1)[-1] in NEXT_ITEM_CALLS for n in inner)
+
+
+def _acts_on_success(model: ModuleModel, nodes: list[cst.CSTNode], flag: str) -> bool:
+    """`if ok: send(...)` in the loop: the pass that succeeds does the work."""
+    return any(
+        isinstance(n, cst.If)
+        and flag in model.names_read(n.test)
+        and not isinstance(n.test, cst.UnaryOperation)
+        and any(isinstance(c, cst.Call) for c in model.iter_nodes(n.body))
+        for n in nodes
+    )
