@@ -79,7 +79,8 @@ def _without_prose(source: bytes) -> bytes:
 # what may make a call decided: a row lock, a `with` of a lock, a loop over a state filter; a
 # file that shows none is read by the regular expression alone, parsed or not
 _WITH_LOCK = re.compile(
-    rb"^[ \t]*(?:(?:async[ \t]+)?with[ \t][^\n:]*(?:[lL]ock|[mM]utex)\(|@[\w.]*(?:[lL]ock|[mM]utex))", re.MULTILINE
+    rb"^[ \t]*(?:(?:async[ \t]+)?with[ \t][^\n:]*(?:[lL]ock|[mM]utex|locked_\w+|Locked[A-Z]\w*)\(|@[\w.]*(?:[lL]ock|[mM]utex))",
+    re.MULTILINE,
 )
 _FOR_STATE = re.compile(
     rb"^[ \t]*(?:async[ \t]+)?for[ \t][^\n]*?(?:\w*(?:state|status)(?:__in|__exact)?[ \t]*=[^=]|\.\w*(?:state|status)[ \t]*(?:==|in\b))",

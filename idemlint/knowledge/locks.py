@@ -51,18 +51,33 @@ _NO_LOCK = frozenset(
     }
 )
 
+# what a project's `locked_<store>(key)` may hold its lock in, shared by every worker: not
+# `locked_open`, `locked_dir`, `locked_pidfile`, `locked_memory_cache` (one machine's, one process's)
+SHARED_LOCK_STORES = frozenset({"cache", "redis", "db", "database", "advisory", "task", "job", "row", "record"})
+
+
+def says_whether_held(qualname: str) -> bool:
+    """`with locked_cache(key) as held:`: a project's lock that answers whether it was won
+    rather than waiting for it; its body runs either way unless it leaves when not held."""
+    words = [word.lower() for word in _WORD.findall(qualname.rsplit(".", 1)[-1])]
+    return len(words) > 1 and words[0] == "locked"
+
+
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
 def names_a_shared_lock(qualname: str) -> bool:
-    """`django_pglocks.advisory_lock`, `cache.lock`, `redis_client.lock`: a call that takes a lock
-    other processes honour (by its name); not `threading.Lock`, not `unlock`, `block_signals`."""
+    """`django_pglocks.advisory_lock`, `cache.lock`, `redis_client.lock`, a project's
+    `locked_cache(key)`: a call that takes a lock other processes honour (by its name); not
+    `threading.Lock`, not `unlock`, `block_signals`, `locked_file`."""
     if qualname.startswith(PROCESS_LOCKS):
         return False
     last = qualname.rsplit(".", 1)[-1]
     if last in _STDLIB_LOCK_CLASSES and not qualname.startswith(SHARED_LOCK_LIBRARIES):
         return False
     words = [word.lower() for word in _WORD.findall(last)]
+    if len(words) > 1 and words[0] == "locked":
+        return words[1] in SHARED_LOCK_STORES  # `with locked_cache(key) as held:`, a project's own lock
     return bool(words) and words[-1] in LOCK_WORDS and not (len(words) > 1 and words[-2] in _NO_LOCK)
 
 

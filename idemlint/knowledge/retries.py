@@ -163,6 +163,12 @@ LOST_RACE_ERRORS = re.compile(
     r"|StaleData|StaleObject|OptimisticLock|ConcurrentModification|ConcurrentUpdate|SerializationFailure|Deadlock"
 )
 
+# ... and what another writer of the same database causes, by the ORM's class names: a
+# duplicate insert, a row another task has not created yet (`Docket.DoesNotExist`)
+ANOTHER_WRITER_ERRORS = re.compile(
+    r"^(?:IntegrityError|UniqueViolation|DoesNotExist|ObjectDoesNotExist|NoResultFound)$"
+)
+
 SLEEPS = {"time.sleep", "asyncio.sleep", "gevent.sleep", "trio.sleep", "anyio.sleep", "eventlet.sleep"}
 
 # A call that draws a random number (`random.uniform`, `self._random()`; not a token)

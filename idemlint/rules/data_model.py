@@ -17,9 +17,9 @@ from idemlint.analysis.db import (
     is_locked,
     loaded_read,
     lock_won_before,
-    locked_together,
     moves_its_flag,
     races,
+    state_checked_under_a_lock,
     tested_before,
 )
 from idemlint.analysis.machines import Declared, backward_from, never_backward, predecessors, written_state
@@ -67,10 +67,10 @@ class ReadDecideWrite(Rule):
         "`elif x.count_reviews() >= n:`, only decides), where what else they do is repeat-safe (a create-if-absent such "
         "as `get_or_create`, a removal or `soft_delete()`, a named resource torn down (`drop_database(name)`, "
         "`delete_bucket(name)`; not `remove_funds`), a queryset `update()` to absolute values, Django's `clean()`, a "
-        "getter, a response or a record's data built (`jsonify(...)`, `entry.to_dict()`), a read whose answer is "
-        "stored: `self.cached_permalink = client.chat_getPermalink(...)[...]`); so is a new instance (`self.model()`, "
-        "`cls()`), and a test on columns the function set from elsewhere first (`self.order = fresh.order`; not `x.n -= "
-        "amount`); and a method whose every caller in the project holds the row's lock around the call (after "
+        "getter, a response or a record's data built (`jsonify(...)`, `entry.to_dict()`), a read whose answer is stored: "
+        "`self.cached_permalink = client.chat_getPermalink(...)[...]`); so is a new instance (`self.model()`, `cls()`), "
+        "and a test on columns the function set from elsewhere first (`self.order = fresh.order`; not `x.n -= amount`); "
+        "and a method whose every caller in the project holds the row's lock around the call (after "
         "`select_for_update()`, inside `with cache.lock(...)` or a lock decorator such as huey's `lock_task`), also a "
         "method of a name several classes define, where every call of the name is so made. An instance of a model whose "
         "ORM writes compare a version column (SQLAlchemy's `__mapper_args__ = {'version_id_col': ...}`, "
@@ -302,28 +302,27 @@ class NonMonotonicTransition(Rule):
         "statement: `UPDATE orders SET status='paid' WHERE id=%s`, `Order.objects.filter(pk=pk).update(status='paid')`, "
         "`update(Order).where(Order.id == oid).values(status='paid')`, or `order.status = 'paid'; order.save()` on an "
         "instance loaded in the function without a locked, checked read, by a query that does not name the states it "
-        "accepts (`get(pk=pk, state=FULFILLED)` is a precondition). Where Python tests the current state "
-        "against another state first (`if c.status != PENDING: raise`) the message names that test: the write "
-        "does not repeat it, so a state another writer sets in between is overwritten. Not reported where IDM101 reports the "
-        "same write. A model method's own literal (`def ship(self): self.status = 'shipped'`) is reported once, "
-        "in the method (or in the helper that sets the state of the instance it is given); a method that writes "
-        "the value its caller passes (`order.move_to('shipped')`, `set_status(order, 'shipped')`) is reported at "
-        "the caller. An update's value may be an attribute the function set to a constant first "
-        "(`source.status = QUEUED; ....update(status=source.status)`). Flags (`shipped = true`), version compares "
-        "and insert-only tables are monotonic already. Where the project declares its state machine (a table "
-        "`ALLOWED_TRANSITIONS = {Status.CREATED: [Status.PAID], ..., Status.FULFILLED: []}` of one enum's members, "
-        "named for its moves, or django-fsm's `@transition(field=..., source=..., target=...)`; a name two enums "
-        "or two classes share is not used), a state every state can reach (FULFILLED) is not "
-        "backward and is not reported; any other is, naming the states it moves records back from, and the help "
-        "names the machine's real predecessors. A deletion (`deleted`, `removed`) may follow any state. Where "
-        "no machine is declared, a state of an enum or class (`MailState.SENT`) that the project's guards give "
-        "up on (`if mail.state in (SENT, SENDING): return`) and no guarded move leaves (`if x.state == S: "
-        "x.state = T`, `.filter(state=S).update(...)`) is final; where it is the machine's only one and every "
-        "other state the project writes or tests is left by a guarded move, a write of it is not reported "
-        "(`idemlint states` lists these). A model method (`def reject(self): self.state = REJECTED`) that the "
-        "project calls only under a lock (after `select_for_update()`, in `with cache.lock(...)`) or on rows a state "
-        "filter chose (`for r in qs.filter(state=PENDING): r.reject()`) has its precondition in the callers and "
-        "is not reported (an unlocked test there is not enough), nor is a first state (`if created:`, `post_save`)."
+        "accepts (`get(pk=pk, state=FULFILLED)` is a precondition). Where Python tests the current state against another "
+        "state first (`if c.status != PENDING: raise`) the message names that test: the write does not repeat it, so a "
+        "state another writer sets in between is overwritten. Not reported where IDM101 reports the same write. A model "
+        "method's own literal (`def ship(self): self.status = 'shipped'`) is reported once, in the method (or in the "
+        "helper that sets the state of the instance it is given); a method that writes the value its caller passes "
+        "(`order.move_to('shipped')`, `set_status(order, 'shipped')`) is reported at the caller. An update's value may "
+        "be an attribute the function set to a constant first (`source.status = QUEUED; "
+        "....update(status=source.status)`). Flags (`shipped = true`), version compares and insert-only tables are "
+        "monotonic already. Where the project declares its state machine (a table `ALLOWED_TRANSITIONS = "
+        "{Status.CREATED: [Status.PAID], ..., Status.FULFILLED: []}` of one enum's members, named for its moves, or "
+        "django-fsm's `@transition(field=..., source=..., target=...)`; a name two enums or two classes share is not "
+        "used), a state every state can reach (FULFILLED) is not backward and is not reported; any other is, naming the "
+        "states it moves records back from, and the help names the machine's real predecessors. A deletion (`deleted`, "
+        "`removed`) may follow any state. Where no machine is declared, a state of an enum or class (`MailState.SENT`) "
+        "that the project's guards give up on (`if mail.state in (SENT, SENDING): return`) and no guarded move leaves "
+        "(`if x.state == S: x.state = T`, `.filter(state=S).update(...)`) is final; where it is the machine's only one "
+        "and every other state the project writes or tests is left by a guarded move, a write of it is not reported "
+        "(`idemlint states` lists these). A model method (`def reject(self): self.state = REJECTED`) that the project "
+        "calls only under a lock (after `select_for_update()`, in `with cache.lock(...)`) or on rows a state filter "
+        "chose (`for r in qs.filter(state=PENDING): r.reject()`) has its precondition in the callers and is not reported "
+        "(an unlocked test there is not enough), nor is a first state (`if created:`, `post_save`)."
     )
     why = (
         "Messages arrive late, twice, and out of order. A transition with no precondition lets a late "
@@ -407,8 +406,8 @@ def ship(conn, order_id):
                 if lock_won_before(model, write.node):
                     continue  # `if not acquire_lock(key): return` first: one run at a time gets here
                 deciding = list(decisions(model, db, write))
-                if any(locked_together(model, read, write) for read, _test in deciding):
-                    continue  # checked under a row lock, or a lock every run takes
+                if state_checked_under_a_lock(model, deciding, write, column):
+                    continue  # its state checked under a row lock, or a lock every run takes
                 test = tested_before(model, deciding, column, repr(text) if kind == "literal" else text)
                 if test is not None:
                     tested_by[id(write)] = test  # tested in Python, unlocked: another writer may come between

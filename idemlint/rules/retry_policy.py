@@ -25,9 +25,8 @@ class PolicyRule(Rule):
     """A rule that reports some kinds of verdict from every retry policy in the file."""
 
     needs_project = True  # helpers in other modules: a wait (`sleep_ms(500)`), a judge, a status error let out
-    # (kind, source) -> message; fields: {label} the retry context's name, {codes} the HTTP
-    # statuses, {caught} " (the class caught)", {methods} the methods retried, {owner} the
-    # object whose .retry() is called
+    # (kind, source) -> message; fields: {label} the retry context's name, {codes} the HTTP statuses,
+    # {caught} " (the class caught)", {methods} the methods retried, {owner} whose .retry() is called
     messages: ClassVar[dict[tuple[str, str], str]]
 
     def verdicts(self, policy: Policy) -> list[Verdict]:
@@ -54,9 +53,8 @@ class PolicyRule(Rule):
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         if ctx.program_run_by_hand:
-            # a program a person runs (a script, a management command, a `__main__`) is one client
-            # that someone watches: no herd to desynchronise, no fleet to overload, no endless
-            # loop nobody sees. What it retries twice is still IDM001's and IDM301's to report.
+            # a program a person runs (a script, a management command, a `__main__`) is one client someone
+            # watches: no herd, no fleet, no endless loop nobody sees. Its repeats are IDM001's and IDM301's.
             return
         for policy in ctx.policies.policies:
             for verdict in self.verdicts(policy):
@@ -91,8 +89,8 @@ class RetryNonRetryable(PolicyRule):
         "`retry_if_exception(lambda e: not isinstance(e, NotFound))`); `backoff.on_exception(..., Exception)` without "
         "`giveup=`; `stamina.retry(on=Exception)`; `retrying`/`retry` decorators with no exception filter; Celery "
         "`autoretry_for=(Exception,)` or `except Exception: raise self.retry(...)`; and status lists that retry HTTP "
-        "400, 401, 403, 404, 405, 410 or 422 (`status_forcelist`, `retry_if_result`, `if resp.status_code in (...)` in a "
-        "retry loop; not a branch that waits for the header saying when to come back, `X-RateLimit-Reset` or "
+        "400, 401, 403, 404, 405, 410 or 422 (`status_forcelist`, `retry_if_result`, `if resp.status_code in (...)` in "
+        "a retry loop; not a branch that waits for the header saying when to come back, `X-RateLimit-Reset` or "
         "`Retry-After`: GitHub's 403 is a throttle). (urllib3 `Retry(allowed_methods=...)` that includes POST or PATCH "
         "retries a side effect, not an error: IDM301 reports it.) A Celery Task class that declares `autoretry_for` "
         "(used as `base=` by tasks here or in other modules) is judged where its settings are written, once for every "
@@ -101,12 +99,12 @@ class RetryNonRetryable(PolicyRule):
         "with no handler on the way that ends it, or a call into a project module idemlint has no summary of; without a "
         "project index it always is. A catch-all handler that gives up on a test of what it caught, directly or through "
         "a value taken from it (`status = status_of(err)`, then `if not should_retry(status): raise`), or hands it to a "
-        "project function that may raise (`on_error(exc, deadline)`), classifies the failure and is not reported; nor is "
-        "one after which the same pass goes on to more work (`try: old.close() except Exception: log(...)`, then a new "
-        "connection is opened): it guards a step of the attempt, not the attempt. Not reported in a program a person "
-        "runs (a script, a management command, a file with a `__main__` block or a loop at module level): one client "
-        "someone watches, with no herd or fleet behind it. An example module, which users copy into their services, is "
-        "judged."
+        "project function that may raise (`on_error(exc, deadline)`), classifies the failure and is not reported; nor "
+        "is one after which the same pass goes on to more work (`try: old.close() except Exception: log(...)`, then a "
+        "new connection is opened): it guards a step of the attempt, not the attempt. Not reported in a program a "
+        "person runs (a script, a management command, a file with a `__main__` block or a loop at module level): one "
+        "client someone watches, with no herd or fleet behind it. An example module, which users copy into their "
+        "services, is judged."
     )
     why = (
         "Retrying a bug, a rejected card, a validation error or an expired credential never succeeds; it multiplies "
@@ -230,26 +228,28 @@ class RetryWithoutJitter(PolicyRule):
     summary = "The wait between retry attempts has no random component."
     severity = "warning"
     what_it_does = (
-        "Flags waits between attempts that have no random part: a constant or computed `time.sleep` / `asyncio.sleep` in a "
-        "retry loop (`sleep(1)`, `sleep(2 ** attempt)`), tenacity `wait_fixed` / `wait_exponential` / `wait_incrementing` "
-        "without a `wait_random*` or `wait_exponential_jitter` part (or no `wait=` at all), `backoff` with `jitter=None`, "
-        "`stamina` with `wait_jitter=0`, urllib3 `Retry(backoff_factor=...)` without `backoff_jitter` (also through "
-        "`**retry_args`, a dict written once), a project's own retry policy built with a wait but without its jitter where "
-        "the constructor's jitter defaults to none (`HttpxRetry(backoff_factor=0.5)` for `def __init__(self, ..., "
-        "backoff_jitter=0)`), Celery `self.retry(countdown=...)` computed without randomness, `default_retry_delay` with no "
-        "backoff, `retry_jitter=False`, and failed work put back on its queue after a wait built only from its settings (a "
-        "runner that counts the attempt, `task.retries -= 1`, sets `task.eta = now + timedelta(seconds=task.retry_delay)` "
-        "and queues the task again). A hand-written retry loop or recursive retry that goes round again at once, with no "
-        "wait at all, after a network failure (`except requests.ConnectionError: continue`, `if n < tries: continue` then "
-        "`raise`, a catch-all around a call on a client, session or connection; the caught tuple may be held in a name) is "
-        "reported at that handler, unless it makes at most two attempts, does something about the failure first "
-        "(reconnects, refreshes a token), or retries a lost race (measured apart: `medium` until judged). Polling, consumer "
-        "loops and per-item pacing are not retry contexts and are not reported; so is a retry decorator on a function that "
-        'only reads and raises while a value it read says "not yet" (`if order["status"] != "issued": raise ...`): a poll, '
-        "of which only the bound is judged (IDM203). Nor is a wait in a handler whose `try` only takes a local file or lock "
-        "(`fcntl.lockf(...)`, `open(path)`): no herd. Not reported in a program a person runs (a script, a management "
-        "command, a file with a `__main__` block or a loop at module level): one client someone watches, with no herd or "
-        "fleet behind it. An example module, which users copy into their services, is judged."
+        "Flags waits between attempts that have no random part: a constant or computed `time.sleep` / `asyncio.sleep` "
+        "in a retry loop (`sleep(1)`, `sleep(2 ** attempt)`), tenacity `wait_fixed` / `wait_exponential` / "
+        "`wait_incrementing` without a `wait_random*` or `wait_exponential_jitter` part (or no `wait=` at all), "
+        "`backoff` with `jitter=None`, `stamina` with `wait_jitter=0`, urllib3 `Retry(backoff_factor=...)` without "
+        "`backoff_jitter` (also through `**retry_args`, a dict written once), a project's own retry policy built with a "
+        "wait but without its jitter where the constructor's jitter defaults to none (`HttpxRetry(backoff_factor=0.5)` "
+        "for `def __init__(self, ..., backoff_jitter=0)`), Celery `self.retry(countdown=...)` computed without "
+        "randomness, `default_retry_delay` with no backoff, `retry_jitter=False`, and failed work put back on its queue "
+        "after a wait built only from its settings (a runner that counts the attempt, `task.retries -= 1`, sets "
+        "`task.eta = now + timedelta(seconds=task.retry_delay)` and queues the task again). A hand-written retry loop "
+        "or recursive retry that goes round again at once, with no wait at all, after a network failure (`except "
+        "requests.ConnectionError: continue`, `if n < tries: continue` then `raise`, a catch-all around a call on a "
+        "client, session or connection; the caught tuple may be held in a name) is reported at that handler, unless it "
+        "makes at most two attempts, does something about the failure first (reconnects, refreshes a token), or retries "
+        "a lost race (measured apart: `medium` until judged). Polling, consumer loops and per-item pacing are not retry "
+        "contexts and are not reported; so is a retry decorator on a function that only reads and raises while a value "
+        'it read says "not yet" (`if order["status"] != "issued": raise ...`): a poll, of which only the bound is '
+        "judged (IDM203). Nor is a wait in a handler whose `try` only takes a local file or lock (`fcntl.lockf(...)`, "
+        "`open(path)`): no herd; nor in a handler catching only another writer's conflict (`IntegrityError`, "
+        "`X.DoesNotExist`, a lost race). Not reported in a program a person runs (a script, a management command, a "
+        "file with a `__main__` block or a loop at module level): one client someone watches, with no herd or fleet "
+        "behind it. An example module, which users copy into their services, is judged."
     )
     why = (
         "When a dependency blips, every client fails at the same moment. Without jitter they all retry at the same "
@@ -368,25 +368,25 @@ class UnboundedRetry(PolicyRule):
     name = "unbounded-retry"
     summary = "A retry policy has no attempt limit and no deadline."
     what_it_does = (
-        "Flags retry contexts with no attempt limit and no deadline: a `while True:` (or flag-driven `while`) retry loop with "
-        "no counter or clock check that ends it, `itertools.count()` attempts, tenacity `@retry` without `stop=` (or with "
-        "`stop_never`), backoff without `max_tries`/`max_time`, `retrying` without a stop, the `retry` package's default "
-        "`tries=-1`, stamina with `attempts=None, timeout=None`, Celery `max_retries=None`, and urllib3 `Retry(total=None)` "
-        "with no other counts. A loop that goes round on the work's failed answer (`while r.status_code >= 500: r = "
-        "session.post(...)`) is a retry, and its status test bounds nothing. A loop bounded by an `if` in its body is bounded "
-        "only if every way round passes it: a `continue` ahead of the attempt check (`if status == 429: sleep(); continue`, "
-        "then `if attempts >= limit: raise`) retries forever. A helper given the loop's counter (`if not should_retry(status, "
-        "attempts): raise`), or the error and a deadline (`on_error(exc, deadline)`), owns the bound, as does the only test "
-        "sending the loop round if it reads a count (`if policy.should_retry(attempt=n): continue`), and a deadline context "
-        "(`async with asyncio.timeout(t):`); a wait through a helper of the module (`def pause(ms): time.sleep(ms / 1000)`) "
-        "is a wait. A policy that goes round only on a lost race (a write conflict, a stale version, a serialization failure, "
-        "a deadlock: `retry_if_exception_type(SerializationFailure)`, or a predicate here or in another module that tests "
-        "`isinstance(exc, WriteConflictError)`) is not reported: each such error means another writer committed, so the "
-        'retries end. A loop that polls a remote job (it goes round on a successful "not yet") needs a bound too, unless it '
-        "leaves on the job's failure as well as on its success (`if s.status == SUCCESS: break`, `if s.status == FAILED: "
-        "raise ...`): the job's own end bounds it. Not reported in a program a person runs (a script, a management command, a "
-        "file with a `__main__` block or a loop at module level): one client someone watches, with no herd or fleet behind "
-        "it. An example module, which users copy into their services, is judged."
+        "Flags retry contexts with no attempt limit and no deadline: a `while True:` (or flag-driven `while`) retry "
+        "loop with no counter or clock check that ends it, `itertools.count()` attempts, tenacity `@retry` without "
+        "`stop=` (or with `stop_never`), backoff without `max_tries`/`max_time`, `retrying` without a stop, the `retry` "
+        "package's default `tries=-1`, stamina with `attempts=None, timeout=None`, Celery `max_retries=None`, and "
+        "urllib3 `Retry(total=None)` with no other counts. A retry loop's `while r.status_code >= 500:` alone bounds "
+        "nothing. A loop bounded by an `if` in its body is bounded only if every way round passes it: a `continue` "
+        "ahead of the attempt check (`if status == 429: sleep(); continue`, then `if attempts >= limit: raise`) retries "
+        "forever. A helper given the loop's counter (`if not should_retry(status, attempts): raise`), or the error and "
+        "a deadline (`on_error(exc, deadline)`), owns the bound, as does the only test sending the loop round if it "
+        "reads a count (`if policy.should_retry(attempt=n): continue`), and a deadline context (`async with "
+        "asyncio.timeout(t):`); a wait through a helper of the module (`def pause(ms): time.sleep(ms / 1000)`) is a "
+        "wait. A policy that goes round only on a lost race (a write conflict, a stale version, a serialization "
+        "failure, a deadlock: `retry_if_exception_type(SerializationFailure)`, or a predicate here or in another module "
+        "that tests `isinstance(exc, WriteConflictError)`) is not reported: each such error means another writer "
+        'committed, so the retries end. A loop that polls a remote job (it goes round on a successful "not yet") needs '
+        "a bound too, unless it leaves on the job's failure as well as on its success (`if s.status == SUCCESS: break`, "
+        "`if s.status == FAILED: raise ...`): the job's own end bounds it. Not reported in a program a person runs (a "
+        "script, a management command, a file with a `__main__` block or a loop at module level): one client someone "
+        "watches, with no herd or fleet behind it. An example module, which users copy into their services, is judged."
     )
     why = (
         "An unbounded retry turns a permanent failure into an endless loop: the caller never hears about it, queues "

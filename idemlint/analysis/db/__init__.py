@@ -26,12 +26,10 @@ from idemlint.analysis.db.decisions import (
     decisions,
     first_or_framework_move,
     held_by_callers,
-    is_locked,
     loaded_read,
-    lock_won_before,
-    locked_together,
     moves_its_flag,
 )
+from idemlint.analysis.db.locks import is_locked, lock_won_before, locked_together, state_checked_under_a_lock
 from idemlint.analysis.db.races import Race, compared_values, races, tested_before
 from idemlint.analysis.db.records import (
     ASYNCPG_FETCH,
@@ -65,6 +63,7 @@ __all__ = [
     "tested_before",
     "chain_calls",
     "deciding_tests",
+    "state_checked_under_a_lock",
     "decisions",
     "effect_after",
     "is_locked",

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import chain_calls
+from idemlint.analysis.db.locks import row_locked_first
 from idemlint.analysis.db.records import SESSION, DbRead
 from idemlint.analysis.db.scopes import source_order, statements_after
 from idemlint.analysis.retry.exits import always_leaves
@@ -54,8 +55,8 @@ def absent_row_inserts(
     model: ModuleModel, db: DbAnalysis, unique_keys: Mapping[str, tuple[frozenset[str], ...]]
 ) -> Iterator[AbsentRowInsert]:
     for read in db.reads:
-        if read.locked or read.record or not read.table or not read.filters:
-            continue
+        if read.locked or read.record or not read.table or not read.filters or row_locked_first(model, db, read):
+            continue  # locked, or after a row lock every duplicate takes first
         keys = unique_keys.get(read.table)
         if keys is None or kept_unique(keys, (p.column for p in read.filters)):
             continue  # a model the project does not define (its keys unknown), or a unique key

@@ -4,7 +4,6 @@ loaded the instance a write assigns to."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -14,7 +13,6 @@ from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, local_callee, string_value
 from idemlint.analysis.retry import always_leaves
-from idemlint.knowledge.locks import names_a_shared_lock
 from idemlint.knowledge.orms import TRANSITION_HOOKS
 
 if TYPE_CHECKING:
@@ -66,10 +64,10 @@ def _field_of(model: ModuleModel, node: cst.CSTNode, instance: str | None) -> bo
 def deciding_tests(model: ModuleModel, node: cst.CSTNode) -> list[cst.BaseExpression]:
     """Tests that decide whether `node` runs: enclosing `if`s, and earlier `if`s in the
     same or an enclosing block whose body leaves (`if order.paid: return`)."""
-    return [test for _refuses, test in _tests_before(model, node)]
+    return [test for _refuses, test in guarding_tests(model, node)]
 
 
-def _tests_before(model: ModuleModel, node: cst.CSTNode) -> Iterator[tuple[bool, cst.BaseExpression]]:
+def guarding_tests(model: ModuleModel, node: cst.CSTNode) -> Iterator[tuple[bool, cst.BaseExpression]]:
     """`deciding_tests`, each with whether it is an earlier `if` whose body leaves (a refusal
     the node runs past) rather than an `if` that holds the node."""
     child = node
@@ -249,78 +247,6 @@ def decides_state(columns: tuple[str, ...]) -> bool:
     return any(not IDENTITY.search(c) for c in columns)
 
 
-def is_locked(model: ModuleModel, db: DbAnalysis, read: DbRead) -> bool:
-    """The read locks, or the function takes a row lock on the same table elsewhere
-    (`select_for_update().filter(pk__in=ids)` before re-reading)."""
-    if read.locked:
-        return True
-    scope = model.scope_of(read.call)
-    if read.record:
-        return any(r.locked and model.scope_of(r.call) is scope for r in db.reads) or _locks_in_sql(model, scope)
-    return read.table is not None and any(
-        r.locked and r.table == read.table and model.scope_of(r.call) is scope for r in db.reads
-    )
-
-
-def shared_lock_over(model: ModuleModel, node: cst.CSTNode) -> cst.With | None:
-    """The innermost `with` of the function whose body holds `node` under a lock other processes
-    honour (`with advisory_lock(key):`, `with cache.lock(key):`, or a name bound to one)."""
-    for ancestor in model.ancestors(node):
-        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
-            return None
-        if isinstance(ancestor, cst.With) and model.is_inside(node, ancestor.body):
-            for item in ancestor.items:
-                calls = _lock_calls(model, item.item)
-                if any(names_a_shared_lock(model.call_name(call) or "") for call in calls) and (
-                    not any(_may_not_wait(call) for call in calls) or _leaves_unless_held(model, item, node)
-                ):
-                    return ancestor
-    return None
-
-
-def _bare_name(expr: cst.BaseExpression) -> str:
-    """`False` for the name `False`; "" for anything that is not a bare name."""
-    return expr.value if isinstance(expr, cst.Name) else ""
-
-
-def _may_not_wait(call: cst.Call) -> bool:
-    """`advisory_lock(key, wait=False)`, `lock(key, blocking=False)`, `nowait=True`: the body
-    runs whether or not the lock was won."""
-    flags = {arg.keyword.value: _bare_name(arg.value) for arg in call.args if arg.keyword is not None}
-    return any(flags.get(k) == "False" for k in ("wait", "blocking", "block")) or any(
-        flags.get(k) == "True" for k in ("nowait", "no_wait")
-    )
-
-
-def _leaves_unless_held(model: ModuleModel, item: cst.WithItem, node: cst.CSTNode) -> bool:
-    """`with advisory_lock(key, wait=False) as acquired: if not acquired: return`, before `node`."""
-    held = item.asname.name if item.asname is not None else None
-    return isinstance(held, cst.Name) and any(
-        isinstance(x, cst.Name) and x.value == held.value for x in _refused_unless(model, node)
-    )
-
-
-def _lock_calls(model: ModuleModel, item: cst.BaseExpression) -> list[cst.Call]:
-    """What a `with` item calls to take its lock: the item's own call (`advisory_lock(key)`), or
-    the calls a bare name was bound to in the function (`guard = RedisLock(...)`; `with guard:`);
-    not calls in its arguments (`open(path.lock())`)."""
-    if isinstance(item, cst.Call):
-        return [item]
-    if isinstance(item, cst.Name):
-        bound = model.bindings_of(model.scope_of(item), item.value)
-        return [b.value for b in bound if isinstance(b.value, cst.Call)]
-    return []
-
-
-def locked_together(model: ModuleModel, read: DbRead, write: DbWrite) -> bool:
-    """The read and the write run under one lock every run takes: the read's own row lock, or a
-    shared lock held over both (a duplicate waits for the first run, then reads what it wrote)."""
-    if read.locked:
-        return True
-    held = shared_lock_over(model, read.call)
-    return held is not None and model.is_inside(write.node, held.body) or lock_won_before(model, read.call)
-
-
 def moves_its_flag(write: DbWrite, condition: Predicate) -> bool:
     """`filter(pk=i, is_finished=False).update(state=..., is_finished=True)`: the update sets a
     flag its filter tests to a literal, so it applies to a row once, never after."""
@@ -369,44 +295,6 @@ def runs_once_per_move(model: ModuleModel, node: cst.CSTNode) -> bool:
         h for library, h in TRANSITION_HOOKS.items() if any(q.split(".")[0] == library for q in model.imports.values())
     )
     return any(function.name.value in h for h in hooks)
-
-
-def lock_won_before(model: ModuleModel, node: cst.CSTNode) -> bool:
-    """A non-blocking lock taken before `node` in a block that holds it, leaving when another run
-    has it: `if not acquire_lock(key): return` (`continue`, `raise Busy`). Only one run at a
-    time gets past it."""
-    return any(isinstance(x, cst.Call) and _takes_a_lock(model, x) for x in _refused_unless(model, node))
-
-
-def _refused_unless(model: ModuleModel, node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
-    """`x` of each `if not x: return` (`continue`, `raise`) that `node` runs past."""
-    for refuses, test in _tests_before(model, node):
-        if refuses and isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            yield test.expression
-
-
-def _takes_a_lock(model: ModuleModel, call: cst.Call) -> bool:
-    """A project function named for taking a lock and saying whether it got it:
-    `acquire_account_lock(key)`, `try_lock(key)`, `take_mutex(name)`; not `get_block()`, not
-    `lock.acquire(blocking=False)` (the receiver may be a `threading.Lock()`)."""
-    last = (model.call_name(call) or model.dotted(call.func) or "").rsplit(".", 1)[-1].lower()
-    return bool(
-        re.match(
-            r"^_*(?:acquire|try|take|grab)(?:_\w+)?_(?:lock|mutex)$|^_*(?:acquire|try|take|grab)(?:lock|mutex)$", last
-        )
-    )
-
-
-_LOCK_SQL = re.compile(r"\bLOCK\s+TABLE|\bFOR\s+(NO\s+KEY\s+)?UPDATE\b|pg_advisory(_xact)?_lock", re.IGNORECASE)
-
-
-def _locks_in_sql(model: ModuleModel, scope: cst.CSTNode) -> bool:
-    """A table, row or advisory lock taken in SQL text somewhere in the function."""
-    return any(
-        model.scope_of(s) is scope and _LOCK_SQL.search(string_value(s) or "")
-        for s in model.strings
-        if isinstance(s, cst.SimpleString | cst.ConcatenatedString)
-    )
 
 
 def loaded_read(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> DbRead | None:

@@ -13,11 +13,10 @@ from idemlint.analysis.db.decisions import (
     decided_columns,
     decides_state,
     decisions,
-    is_locked,
     latest_binding_is,
-    locked_together,
     same_record,
 )
+from idemlint.analysis.db.locks import is_locked, locked_together, row_locked_first
 from idemlint.analysis.db.records import VERSION_COLUMNS, DbRead, DbWrite
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.db.side_effects import side_effect_in
@@ -53,6 +52,8 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
         for read, test in decisions(model, db, write):
             columns = decided_columns(model, test, read)
             if not decides_state(columns) or is_locked(model, db, read) or _rechecks(db, write, columns):
+                continue
+            if row_locked_first(model, db, read):
                 continue
             if locked_together(model, read, write):
                 continue  # decided and written under a lock every run takes: a duplicate waits, then reads
@@ -158,6 +159,8 @@ def _selected_by_state(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Ra
         if read.record or model.scope_of(read.call) is not scope or not same_record(read, write):
             continue
         if position.get(read.call, 0) >= position.get(write.node, 0) or is_locked(model, db, read):
+            continue
+        if row_locked_first(model, db, read):
             continue
         if id(read.call) not in chosen_by or _another_instance(model, read, write):
             continue  # the write's rows do not come from this read

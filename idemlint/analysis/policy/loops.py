@@ -12,6 +12,7 @@ from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
 from idemlint.analysis.policy.common import expr_nodes, handler_catches_all, statuses_in
 from idemlint.analysis.policy.delays import SettingCall, deterministic_delay, fixed_on_every_way, no_setting
 from idemlint.analysis.policy.fixes import jitter_sleep
+from idemlint.analysis.policy.lost_races import waits_for_another_writer
 from idemlint.analysis.policy.no_wait import immediate_retry, sleeps_inside
 from idemlint.analysis.policy.outer_bounds import goes_round_only_when_counted, passed_every_round, under_a_deadline
 from idemlint.analysis.policy.records import Policy, Verdict
@@ -72,7 +73,11 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
                     Verdict("non-retryable-status", "loop", node, label, statuses=statuses)
                 )
         elif isinstance(node, cst.Call) and model.call_name(node) in SLEEPS and node.args:
-            if deterministic_delay(model, node.args[0].value, setting) and not _retries_a_local_file(model, node, loop):
+            if (
+                deterministic_delay(model, node.args[0].value, setting)
+                and not _retries_a_local_file(model, node, loop)
+                and not waits_for_another_writer(model, node, loop)
+            ):
                 fix = jitter_sleep(model, node.args[0].value) if fixed_on_every_way(model, node.args[0].value) else None
                 policy.no_jitter.append(Verdict("fixed-wait", "loop", node, label, fix=fix))
     if context.kind == "loop" and not spins and (handler := immediate_retry(model, loop, nodes)) is not None:

@@ -1,7 +1,8 @@
 """Retries of a lost race: a policy that goes round only on errors that say another writer won
 (`LOST_RACE_ERRORS`: a write conflict, a serialization failure, a deadlock). Each such error
 means some transaction committed, so the retries end as the competition does; an attempt
-limit would turn a busy moment into a failure. IDM203 leaves them alone.
+limit would turn a busy moment into a failure. IDM203 leaves them alone, and IDM202 a fixed
+wait for another writer of the project's database (`waits_for_another_writer`).
 
 What a policy retries on is read from the library's own argument (tenacity's `retry=`,
 `retrying`'s `retry_on_exception=` predicate, backoff's exception), or, for a hand-written loop,
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import keyword
 from idemlint.analysis.retry.exits import always_leaves, loop_nodes
-from idemlint.knowledge.retries import BACKOFF, LOST_RACE_ERRORS, RETRYING, TENACITY
+from idemlint.knowledge.retries import ANOTHER_WRITER_ERRORS, BACKOFF, LOST_RACE_ERRORS, RETRYING, TENACITY
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -108,3 +109,20 @@ def _loop_retries_lost_races(model: ModuleModel, loop: cst.CSTNode) -> bool:
     if not going_round or not all(names_lost_races(model, h.type) for h in going_round):
         return False
     return not any(isinstance(n, cst.Continue) and not any(model.is_inside(n, h) for h in going_round) for n in nodes)
+
+
+def waits_for_another_writer(model: ModuleModel, sleep: cst.Call, loop: cst.CSTNode) -> bool:
+    """The wait is in a handler that catches only what another writer of the project's own
+    database causes: a lost race, a duplicate insert (`IntegrityError`), a row another task has
+    not created yet (`Docket.DoesNotExist`). The database is not failing: the retry waits for
+    that writer to commit, and no herd comes back to a recovering service (IDM202 leaves its
+    fixed wait alone; its bound is judged as before)."""
+    handler = next((a for a in model.ancestors(sleep) if isinstance(a, cst.ExceptHandler)), None)
+    if handler is None or handler.type is None or not model.is_inside(handler, loop):
+        return False
+    caught = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
+    names = [model.dotted(e) or "" for e in caught]
+    return all(
+        n and (ANOTHER_WRITER_ERRORS.search(n.rsplit(".", 1)[-1]) or LOST_RACE_ERRORS.search(n.rsplit(".", 1)[-1]))
+        for n in names
+    )

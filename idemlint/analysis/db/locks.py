@@ -1,0 +1,211 @@
+"""Locks that hold a decision: which reads are made under a lock every run takes.
+
+A read-decide-write is no race where a duplicate delivery has to wait for the first run and
+then reads what it wrote: the read locks its row (`select_for_update()`), the function locked a
+row before it (`is_locked`, `row_locked_first`), a lock other processes honour is held over the
+read and the write (`shared_lock_over`, `locked_together`), or a non-blocking lock was won first
+(`lock_won_before`). IDM101 and IDM103 read these; IDM103 asks that the state itself be checked
+under the lock (`state_checked_under_a_lock`): a lock stops a concurrent run, not a late one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.db.decisions import decided_columns, guarding_tests
+from idemlint.analysis.db.records import DbRead, DbWrite
+from idemlint.analysis.db.scopes import source_order
+from idemlint.analysis.flow import line_of, runs_before
+from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.knowledge.locks import names_a_shared_lock, says_whether_held
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.analysis.db.classify import DbAnalysis
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+def is_locked(model: ModuleModel, db: DbAnalysis, read: DbRead) -> bool:
+    """The read locks, or the function takes a row lock on the same table elsewhere
+    (`select_for_update().filter(pk__in=ids)` before re-reading)."""
+    if read.locked:
+        return True
+    scope = model.scope_of(read.call)
+    if read.record:
+        return any(r.locked and model.scope_of(r.call) is scope for r in db.reads) or _locks_in_sql(model, scope)
+    return read.table is not None and any(
+        r.locked and r.table == read.table and model.scope_of(r.call) is scope for r in db.reads
+    )
+
+
+def row_locked_first(model: ModuleModel, db: DbAnalysis, read: DbRead) -> bool:
+    """A row lock the function took before `read` on every way to it, in the same block or one
+    around it (`Docket.objects.select_for_update().get(pk=d.pk)`, then the entry is looked up):
+    it holds to the end of the transaction, and a duplicate delivery, locking the same row first,
+    waits there, then reads what the first run wrote. Not a lock that lets the duplicate on
+    (`skip_locked`, `FOR SHARE`, `with_for_update(read=True)`), one in a branch of an expression,
+    a query that never runs (`.values(...)` left unread), one on the table the read looks in (an
+    absent row locks nothing), nor one a commit or rollback ends before the read. A record a
+    caller loaded (`self`, a parameter) was read before that lock, and may be stale."""
+    if read.record:
+        return False
+    scope = model.scope_of(read.call)
+    return any(
+        r.locked
+        and r.table != read.table
+        and model.scope_of(r.call) is scope
+        and runs_before(model, r.call, read.call)
+        and _holds_until_read(model, r, read)
+        for r in db.reads
+    )
+
+
+def _holds_until_read(model: ModuleModel, lock: DbRead, read: DbRead) -> bool:
+    statement = line_of(model, lock.call)
+    code = model.module.code_for_node(statement)
+    if _LETS_OTHERS_ON.search(code) or not isinstance(lock.call, cst.Call):
+        return False
+    for ancestor in model.ancestors(lock.call):
+        if ancestor is statement:
+            break
+        if isinstance(ancestor, (cst.IfExp, cst.BooleanOperation)):
+            return False  # `... if strict else None`, `strict and ...`: it may not run
+    if _method(lock.call) not in _RUNS_THE_QUERY:
+        return False
+    order = source_order(model, model.scope_of(read.call))
+    start, end = order.get(lock.call, 0), order.get(read.call, 0)
+    return not any(
+        isinstance(n, cst.Call) and start < order.get(n, -1) < end and _method(n) in ("commit", "rollback")
+        for n in order
+    )
+
+
+def _method(call: cst.Call) -> str:
+    """`get` of `X.objects.select_for_update().get(pk=1)`, `commit` of `session.commit()`."""
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+
+
+def shared_lock_over(model: ModuleModel, node: cst.CSTNode) -> cst.With | None:
+    """The innermost `with` of the function whose body holds `node` under a lock other processes
+    honour (`with advisory_lock(key):`, `with cache.lock(key):`, or a name bound to one)."""
+    for ancestor in model.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            return None
+        if isinstance(ancestor, cst.With) and model.is_inside(node, ancestor.body):
+            for item in ancestor.items:
+                calls = _lock_calls(model, item.item)
+                waits = not any(
+                    _may_not_wait(call) or item.asname is not None and says_whether_held(model.call_name(call) or "")
+                    for call in calls
+                )
+                if any(names_a_shared_lock(model.call_name(call) or "") for call in calls) and (
+                    waits or _leaves_unless_held(model, item, node)
+                ):
+                    return ancestor
+    return None
+
+
+def _bare_name(expr: cst.BaseExpression) -> str:
+    """`False` for the name `False`; "" for anything that is not a bare name."""
+    return expr.value if isinstance(expr, cst.Name) else ""
+
+
+def _may_not_wait(call: cst.Call) -> bool:
+    """`advisory_lock(key, wait=False)`, `lock(key, blocking=False)`, `nowait=True`: the body
+    runs whether or not the lock was won."""
+    flags = {arg.keyword.value: _bare_name(arg.value) for arg in call.args if arg.keyword is not None}
+    return any(flags.get(k) == "False" for k in ("wait", "blocking", "block")) or any(
+        flags.get(k) == "True" for k in ("nowait", "no_wait")
+    )
+
+
+def _leaves_unless_held(model: ModuleModel, item: cst.WithItem, node: cst.CSTNode) -> bool:
+    """`with advisory_lock(key, wait=False) as acquired: if not acquired: return`, before `node`."""
+    held = item.asname.name if item.asname is not None else None
+    return isinstance(held, cst.Name) and any(
+        isinstance(x, cst.Name) and x.value == held.value for x in _refused_unless(model, node)
+    )
+
+
+def _lock_calls(model: ModuleModel, item: cst.BaseExpression) -> list[cst.Call]:
+    """What a `with` item calls to take its lock: the item's own call (`advisory_lock(key)`), or
+    the calls a bare name was bound to in the function (`guard = RedisLock(...)`; `with guard:`);
+    not calls in its arguments (`open(path.lock())`)."""
+    if isinstance(item, cst.Call):
+        return [item]
+    if isinstance(item, cst.Name):
+        bound = model.bindings_of(model.scope_of(item), item.value)
+        return [b.value for b in bound if isinstance(b.value, cst.Call)]
+    return []
+
+
+def locked_together(model: ModuleModel, read: DbRead, write: DbWrite) -> bool:
+    """The read and the write run under one lock every run takes: the read's own row lock, or a
+    shared lock held over both (a duplicate waits for the first run, then reads what it wrote)."""
+    if read.locked:
+        return True
+    held = shared_lock_over(model, read.call)
+    return held is not None and model.is_inside(write.node, held.body) or lock_won_before(model, read.call)
+
+
+def state_checked_under_a_lock(
+    model: ModuleModel, deciding: list[tuple[DbRead, cst.BaseExpression]], write: DbWrite, column: str
+) -> bool:
+    """A test of the written column, read and written under one lock every run takes (IDM103): a
+    test of something else there (`if rdi.business_area is None: raise`) is no precondition."""
+    return any(
+        locked_together(model, read, write) and column in decided_columns(model, test, read) for read, test in deciding
+    )
+
+
+def lock_won_before(model: ModuleModel, node: cst.CSTNode) -> bool:
+    """A non-blocking lock taken before `node` in a block that holds it, leaving when another run
+    has it: `if not acquire_lock(key): return` (`continue`, `raise Busy`). Only one run at a
+    time gets past it."""
+    return any(isinstance(x, cst.Call) and _takes_a_lock(model, x) for x in _refused_unless(model, node))
+
+
+def _refused_unless(model: ModuleModel, node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    """`x` of each `if not x: return` (`continue`, `raise`) that `node` runs past."""
+    for refuses, test in guarding_tests(model, node):
+        if refuses and isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            yield test.expression
+
+
+def _takes_a_lock(model: ModuleModel, call: cst.Call) -> bool:
+    """A project function named for taking a lock and saying whether it got it:
+    `acquire_account_lock(key)`, `try_lock(key)`, `take_mutex(name)`; not `get_block()`, not
+    `lock.acquire(blocking=False)` (the receiver may be a `threading.Lock()`)."""
+    last = (model.call_name(call) or model.dotted(call.func) or "").rsplit(".", 1)[-1].lower()
+    return bool(
+        re.match(
+            r"^_*(?:acquire|try|take|grab)(?:_\w+)?_(?:lock|mutex)$|^_*(?:acquire|try|take|grab)(?:lock|mutex)$", last
+        )
+    )
+
+
+def _locks_in_sql(model: ModuleModel, scope: cst.CSTNode) -> bool:
+    """A table, row or advisory lock taken in SQL text somewhere in the function."""
+    return any(
+        model.scope_of(s) is scope and _LOCK_SQL.search(string_value(s) or "")
+        for s in model.strings
+        if isinstance(s, cst.SimpleString | cst.ConcatenatedString)
+    )
+
+
+# a row lock another run passes by or shares: it does not wait for the first
+_LETS_OTHERS_ON = re.compile(r"skip_locked|SKIP\s+LOCKED|FOR\s+SHARE|FOR\s+KEY\s+SHARE|read\s*=\s*True", re.IGNORECASE)
+# calls that run the locking query (a `.values(...)` or `.filter(...)` left unread runs none)
+_RUNS_THE_QUERY = frozenset(
+    {"get", "first", "last", "earliest", "latest", "one", "one_or_none", "scalar", "scalar_one"}
+    | {"scalar_one_or_none", "fetchone", "fetchall", "fetchmany", "aget", "afirst", "alast"}
+)
+
+
+_LOCK_SQL = re.compile(r"\bLOCK\s+TABLE|\bFOR\s+(NO\s+KEY\s+)?UPDATE\b|pg_advisory(_xact)?_lock", re.IGNORECASE)
