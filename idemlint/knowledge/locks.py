@@ -58,7 +58,8 @@ SHARED_LOCK_STORES = frozenset({"cache", "redis", "db", "database", "advisory", 
 
 def says_whether_held(qualname: str) -> bool:
     """`with locked_cache(key) as held:`: a project's lock that answers whether it was won
-    rather than waiting for it; its body runs either way unless it leaves when not held."""
+    rather than waiting for it; its body runs either way unless it leaves when not held (or
+    when it is used with no `as`, which cannot tell)."""
     words = [word.lower() for word in _WORD.findall(qualname.rsplit(".", 1)[-1])]
     return len(words) > 1 and words[0] == "locked"
 
@@ -76,9 +77,9 @@ def names_a_shared_lock(qualname: str) -> bool:
     if last in _STDLIB_LOCK_CLASSES and not qualname.startswith(SHARED_LOCK_LIBRARIES):
         return False
     words = [word.lower() for word in _WORD.findall(last)]
-    if len(words) > 1 and words[0] == "locked":
-        return words[1] in SHARED_LOCK_STORES  # `with locked_cache(key) as held:`, a project's own lock
-    return bool(words) and words[-1] in LOCK_WORDS and not (len(words) > 1 and words[-2] in _NO_LOCK)
+    if bool(words) and words[-1] in LOCK_WORDS and not (len(words) > 1 and words[-2] in _NO_LOCK):
+        return True
+    return len(words) > 1 and words[0] == "locked" and words[1] in SHARED_LOCK_STORES  # `locked_cache(key)`
 
 
 def names_a_lock_decorator(qualname: str) -> bool:

@@ -406,7 +406,7 @@ def ship(conn, order_id):
                 if lock_won_before(model, write.node):
                     continue  # `if not acquire_lock(key): return` first: one run at a time gets here
                 deciding = list(decisions(model, db, write))
-                if state_checked_under_a_lock(model, deciding, write, column):
+                if state_checked_under_a_lock(model, db, deciding, write, column):
                     continue  # its state checked under a row lock, or a lock every run takes
                 test = tested_before(model, deciding, column, repr(text) if kind == "literal" else text)
                 if test is not None:

@@ -55,8 +55,8 @@ def absent_row_inserts(
     model: ModuleModel, db: DbAnalysis, unique_keys: Mapping[str, tuple[frozenset[str], ...]]
 ) -> Iterator[AbsentRowInsert]:
     for read in db.reads:
-        if read.locked or read.record or not read.table or not read.filters or row_locked_first(model, db, read):
-            continue  # locked, or after a row lock every duplicate takes first
+        if read.locked or read.record or not read.table or not read.filters:
+            continue
         keys = unique_keys.get(read.table)
         if keys is None or kept_unique(keys, (p.column for p in read.filters)):
             continue  # a model the project does not define (its keys unknown), or a unique key
@@ -69,8 +69,8 @@ def absent_row_inserts(
         for insert, inserted in _inserts(model, absent_side):
             if inserted is not None and inserted != read.table:
                 continue  # another model's row
-            if _handles_duplicates(model, insert, test):
-                continue
+            if _handles_duplicates(model, insert, test) or row_locked_first(model, db, read, insert):
+                continue  # the duplicate error handled, or a row lock every duplicate takes first
             if kept_unique(keys, _inserted_columns(model, insert)):
                 break  # the row it inserts is kept unique (`Intake(name=..., project=...)`): a second insert fails
             yield AbsentRowInsert(insert, read, test, inserted)

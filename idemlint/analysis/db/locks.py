@@ -19,7 +19,7 @@ from idemlint.analysis.db.decisions import decided_columns, guarding_tests
 from idemlint.analysis.db.records import DbRead, DbWrite
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import line_of, runs_before
-from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.analysis.model import ModuleModel, local_callee, string_value
 from idemlint.knowledge.locks import names_a_shared_lock, says_whether_held
 
 if TYPE_CHECKING:
@@ -43,15 +43,17 @@ def is_locked(model: ModuleModel, db: DbAnalysis, read: DbRead) -> bool:
     )
 
 
-def row_locked_first(model: ModuleModel, db: DbAnalysis, read: DbRead) -> bool:
+def row_locked_first(model: ModuleModel, db: DbAnalysis, read: DbRead, acts: cst.CSTNode) -> bool:
     """A row lock the function took before `read` on every way to it, in the same block or one
-    around it (`Docket.objects.select_for_update().get(pk=d.pk)`, then the entry is looked up):
-    it holds to the end of the transaction, and a duplicate delivery, locking the same row first,
-    waits there, then reads what the first run wrote. Not a lock that lets the duplicate on
-    (`skip_locked`, `FOR SHARE`, `with_for_update(read=True)`), one in a branch of an expression,
-    a query that never runs (`.values(...)` left unread), one on the table the read looks in (an
-    absent row locks nothing), nor one a commit or rollback ends before the read. A record a
-    caller loaded (`self`, a parameter) was read before that lock, and may be stale."""
+    around it (`Docket.objects.select_for_update().get(pk=d.pk)`, then the entry is looked up),
+    still held where the function `acts` on what it read (the write, the insert): it holds to
+    the end of the transaction, and a duplicate delivery, locking the same row first, waits
+    there, then reads what the first run wrote. Not a lock that lets the duplicate on
+    (`skip_locked`, `FOR SHARE`, `with_for_update(read=True)`), one that may lock nothing (a
+    `.first()` that finds no row, a branch of an expression, a comprehension, a query that never
+    runs), one on the table the read looks in (an absent row locks nothing), nor one a commit,
+    rollback or close ends first (also later in a loop the read is in). A record a caller
+    loaded (`self`, a parameter) was read before that lock, and may be stale."""
     if read.record:
         return False
     scope = model.scope_of(read.call)
@@ -60,27 +62,37 @@ def row_locked_first(model: ModuleModel, db: DbAnalysis, read: DbRead) -> bool:
         and r.table != read.table
         and model.scope_of(r.call) is scope
         and runs_before(model, r.call, read.call)
-        and _holds_until_read(model, r, read)
+        and runs_before(model, r.call, acts)
+        and _holds_until(model, r, (read.call, acts))
         for r in db.reads
     )
 
 
-def _holds_until_read(model: ModuleModel, lock: DbRead, read: DbRead) -> bool:
+def _holds_until(model: ModuleModel, lock: DbRead, uses: tuple[cst.CSTNode, ...]) -> bool:
     statement = line_of(model, lock.call)
-    code = model.module.code_for_node(statement)
-    if _LETS_OTHERS_ON.search(code) or not isinstance(lock.call, cst.Call):
+    if not isinstance(lock.call, cst.Call) or _LETS_OTHERS_ON.search(model.module.code_for_node(statement)):
         return False
     for ancestor in model.ancestors(lock.call):
         if ancestor is statement:
             break
-        if isinstance(ancestor, (cst.IfExp, cst.BooleanOperation)):
-            return False  # `... if strict else None`, `strict and ...`: it may not run
-    if _method(lock.call) not in _RUNS_THE_QUERY:
+        if isinstance(
+            ancestor, (cst.IfExp, cst.BooleanOperation, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+        ):
+            return False  # `... if strict else None`, `strict and ...`, `[... for p in pks]`: it may not run
+    if _method(lock.call) not in _LOCKS_A_ROW:
         return False
-    order = source_order(model, model.scope_of(read.call))
-    start, end = order.get(lock.call, 0), order.get(read.call, 0)
+    order = source_order(model, model.scope_of(lock.call))
+    start, end = order.get(lock.call, 0), max(order.get(use, 0) for use in uses)
+    loops = [  # a loop the uses run in and the lock does not: a commit anywhere in it ends the lock
+        a
+        for use in uses
+        for a in model.ancestors(use)
+        if isinstance(a, (cst.For, cst.While)) and not model.is_inside(lock.call, a)
+    ]
     return not any(
-        isinstance(n, cst.Call) and start < order.get(n, -1) < end and _method(n) in ("commit", "rollback")
+        isinstance(n, cst.Call)
+        and _method(n) in _ENDS_THE_TRANSACTION
+        and (start < order.get(n, -1) < end or any(model.is_inside(n, loop) for loop in loops))
         for n in order
     )
 
@@ -89,6 +101,13 @@ def _method(call: cst.Call) -> str:
     """`get` of `X.objects.select_for_update().get(pk=1)`, `commit` of `session.commit()`."""
     func = call.func
     return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+
+
+# a row lock another run passes by or shares: it does not wait for the first
+_LETS_OTHERS_ON = re.compile(r"skip_locked|SKIP\s+LOCKED|FOR\s+SHARE|FOR\s+KEY\s+SHARE|read\s*=\s*True", re.IGNORECASE)
+# calls that run the locking query and fail where no row is found (`.first()` may lock nothing)
+_LOCKS_A_ROW = frozenset({"get", "aget", "one", "scalar_one", "earliest", "latest"})
+_ENDS_THE_TRANSACTION = frozenset({"commit", "rollback", "close", "savepoint_commit", "savepoint_rollback"})
 
 
 def shared_lock_over(model: ModuleModel, node: cst.CSTNode) -> cst.With | None:
@@ -100,15 +119,31 @@ def shared_lock_over(model: ModuleModel, node: cst.CSTNode) -> cst.With | None:
         if isinstance(ancestor, cst.With) and model.is_inside(node, ancestor.body):
             for item in ancestor.items:
                 calls = _lock_calls(model, item.item)
-                waits = not any(
-                    _may_not_wait(call) or item.asname is not None and says_whether_held(model.call_name(call) or "")
-                    for call in calls
-                )
-                if any(names_a_shared_lock(model.call_name(call) or "") for call in calls) and (
+                waits = not any(_may_not_wait(call) or says_whether_held(model.call_name(call) or "") for call in calls)
+                if any(_takes_a_shared_lock(model, call) for call in calls) and (
                     waits or _leaves_unless_held(model, item, node)
                 ):
                     return ancestor
     return None
+
+
+def _takes_a_shared_lock(model: ModuleModel, call: cst.Call) -> bool:
+    """A lock other processes honour, by its name, unless this module defines it on a lock of
+    one process or one machine (`def locked_cache(): with _rlock: yield`, `fcntl.flock`)."""
+    if not names_a_shared_lock(model.call_name(call) or ""):
+        return False
+    helper = local_callee(model, call)
+    if helper is None:
+        return True
+    held: list[cst.CSTNode] = [
+        helper
+    ]  # the helper, and what the module bound the names it reads to (`_lock = threading.RLock()`)
+    for name in {n.value for n in model.iter_nodes(helper.body) if isinstance(n, cst.Name)}:
+        held += [b.value for b in model.bindings_of(model.module, name) if b.value is not None]
+    return not any(_LOCAL_LOCK.search(model.module.code_for_node(node)) for node in held)
+
+
+_LOCAL_LOCK = re.compile(r"\b(?:threading|multiprocessing|fcntl|filelock|fasteners|portalocker)\b|\bR?Lock\(|flock\(")
 
 
 def _bare_name(expr: cst.BaseExpression) -> str:
@@ -155,13 +190,42 @@ def locked_together(model: ModuleModel, read: DbRead, write: DbWrite) -> bool:
 
 
 def state_checked_under_a_lock(
-    model: ModuleModel, deciding: list[tuple[DbRead, cst.BaseExpression]], write: DbWrite, column: str
+    model: ModuleModel, db: DbAnalysis, deciding: list[tuple[DbRead, cst.BaseExpression]], write: DbWrite, column: str
 ) -> bool:
-    """A test of the written column, read and written under one lock every run takes (IDM103): a
-    test of something else there (`if rdi.business_area is None: raise`) is no precondition."""
+    """The state, read and written under one lock every run takes, tested there (IDM103): as
+    `order.status`, a name bound to it, or through the record's own predicate (`order.is_paid`,
+    `order.can_pay()`, `can_pay(order)`). A test of another column there (`if rdi.business_area
+    is None: raise`) is no precondition: a lock stops a concurrent run, not a late one."""
     return any(
-        locked_together(model, read, write) and column in decided_columns(model, test, read) for read, test in deciding
+        (locked_together(model, read, write) or row_locked_first(model, db, read, write.node))
+        and _tests_the_state(model, test, read, column)
+        for read, test in deciding
     )
+
+
+def _tests_the_state(model: ModuleModel, test: cst.BaseExpression, read: DbRead, column: str) -> bool:
+    if column in decided_columns(model, test, read):
+        return True
+    record = read.instance
+    code = model.module.code_for_node
+    for node in (test, *model.iter_nodes(test)):
+        if isinstance(node, cst.Name) and any(
+            isinstance(b.value, cst.Attribute) and b.value.attr.value == column
+            for b in model.bindings_of(model.scope_of(test), node.value)
+        ):
+            return True  # `status = order.status` ... `if status != "pending":`
+        if not record:
+            continue
+        if isinstance(node, cst.Call):
+            receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+            if receiver is not None and code(receiver) == record or any(code(a.value) == record for a in node.args):
+                return True  # `order.can_pay()`, `can_pay(order)`
+        if isinstance(node, cst.Attribute) and _PREDICATE.match(node.attr.value) and code(node.value) == record:
+            return True  # `order.is_paid`
+    return False
+
+
+_PREDICATE = re.compile(r"^(is|can|has|may|was|should)_")
 
 
 def lock_won_before(model: ModuleModel, node: cst.CSTNode) -> bool:
@@ -197,15 +261,6 @@ def _locks_in_sql(model: ModuleModel, scope: cst.CSTNode) -> bool:
         for s in model.strings
         if isinstance(s, cst.SimpleString | cst.ConcatenatedString)
     )
-
-
-# a row lock another run passes by or shares: it does not wait for the first
-_LETS_OTHERS_ON = re.compile(r"skip_locked|SKIP\s+LOCKED|FOR\s+SHARE|FOR\s+KEY\s+SHARE|read\s*=\s*True", re.IGNORECASE)
-# calls that run the locking query (a `.values(...)` or `.filter(...)` left unread runs none)
-_RUNS_THE_QUERY = frozenset(
-    {"get", "first", "last", "earliest", "latest", "one", "one_or_none", "scalar", "scalar_one"}
-    | {"scalar_one_or_none", "fetchone", "fetchall", "fetchmany", "aget", "afirst", "alast"}
-)
 
 
 _LOCK_SQL = re.compile(r"\bLOCK\s+TABLE|\bFOR\s+(NO\s+KEY\s+)?UPDATE\b|pg_advisory(_xact)?_lock", re.IGNORECASE)

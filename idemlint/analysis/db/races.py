@@ -53,7 +53,7 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
             columns = decided_columns(model, test, read)
             if not decides_state(columns) or is_locked(model, db, read) or _rechecks(db, write, columns):
                 continue
-            if row_locked_first(model, db, read):
+            if row_locked_first(model, db, read, write.node):
                 continue
             if locked_together(model, read, write):
                 continue  # decided and written under a lock every run takes: a duplicate waits, then reads
@@ -160,7 +160,7 @@ def _selected_by_state(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Ra
             continue
         if position.get(read.call, 0) >= position.get(write.node, 0) or is_locked(model, db, read):
             continue
-        if row_locked_first(model, db, read):
+        if row_locked_first(model, db, read, write.node):
             continue
         if id(read.call) not in chosen_by or _another_instance(model, read, write):
             continue  # the write's rows do not come from this read

@@ -122,7 +122,7 @@ def waits_for_another_writer(model: ModuleModel, sleep: cst.Call, loop: cst.CSTN
         return False
     caught = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
     names = [model.dotted(e) or "" for e in caught]
-    return all(
+    return bool(names) and all(
         n and (ANOTHER_WRITER_ERRORS.search(n.rsplit(".", 1)[-1]) or LOST_RACE_ERRORS.search(n.rsplit(".", 1)[-1]))
         for n in names
     )
