@@ -10,19 +10,20 @@ function. A caller's unlocked test (`if req.state == PENDING: req.accept()`) is 
 another writer may come between the test and the write (IDM101 reports the call where it knows
 the callee writes the state), so the write stays reported.
 
-A function counts as decided by its callers when its name is defined once in the project (a
-name several classes define may be a framework's entry point in one of them: a view's action, a
-signal receiver), at least one call of it is so made, and the name appears nowhere else: not in another call, not
-handed on as a value (`map(self.reject, ...)`, `callback=reject`), not queued as a task
-(`reject.delay(...)`), not in a string (`getattr(req, "reject")`), not in a lambda run later
-(`on_commit(lambda: req.reject())`), not run as the parent's (`super().reject()`: the
+A function counts as decided by its callers when its name is defined once in the project (a name
+several classes define may be a framework's entry point in one of them: a view's action, a
+signal receiver), at least one call of it is so made, and the name appears nowhere else: not in
+another call, not handed on as a value (`map(self.reject, ...)`, `callback=reject`), not queued
+as a task (`reject.delay(...)`), not in a string (`getattr(req, "reject")`), not in a lambda run
+later (`on_commit(lambda: req.reject())`), not run as the parent's (`super().reject()`: the
 framework may call the override with no lock). A call inside the function itself (recursion)
 runs in a run already decided. Under a named lock (`with cache.lock(key):`), a call on a record
 read inside the lock holds it as the row's lock would, for IDM101 too; on a record read before
-the lock, only as the callers' precondition (the test inside may be stale). In a file whose bytes show no state test and no lock,
-every identifier counts as such a use (a regular expression reads them); the rest are parsed
-with stdlib `ast` (the parse the final-state evidence already made). Names are all that is
-matched: a library's method of the same name called under a lock counts as a call of it.
+the lock, only as the callers' precondition (the test inside may be stale). In a file whose
+bytes show no state test, no lock and no call of a method it defines, every identifier counts
+as such a use (a regular expression reads them); the rest are parsed with stdlib `ast` (the
+parse the final-state evidence already made, where there is one). Names are all that is matched: a library's method of the same name
+called under a lock counts as a call of it.
 """
 
 from __future__ import annotations
@@ -184,14 +185,13 @@ def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozens
         for name, functions in inside:
             callers.setdefault(name, set()).update(functions)
     candidates = {n for n in guarded | callers.keys() if n not in used and definitions.get(n) == 1}
-    decided = {n for n in candidates if n in guarded and callers.get(n, set()) <= {n}}
-    while True:  # a call inside a decided function is decided too: follow until nothing changes
+    decided: set[str] = set()
+    while True:  # every call in a decided function (or the function itself) is decided: follow to the end
         more = {
             n
             for n in candidates - decided
-            if callers.get(n)
-            and all(f in decided or f == n for f in callers[n])
-            and (n in guarded or any(f in decided for f in callers[n]))
+            if all(f in decided or f == n for f in callers.get(n, ()))
+            and (n in guarded or any(f in decided for f in callers.get(n, ())))
         }
         if not more:
             return frozenset(decided)

@@ -408,6 +408,13 @@ def positional_parameters(model: ModuleModel, function: cst.FunctionDef) -> list
     return names
 
 
+def called_name(call: cst.Call) -> str:
+    """The name a call is made by, however its receiver is written: `get` of
+    `X.objects.select_for_update().get(pk=1)`, `notify` of `notify(...)`; "" for `f()(x)`."""
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+
+
 def local_callee(model: ModuleModel, call: cst.Call) -> cst.FunctionDef | None:
     """The function of this module that `call` runs: `helper()` for a module-level
     function, `self.helper()` / `cls.helper()` for a method of the enclosing class."""

@@ -23,6 +23,8 @@ PROCESS_LOCKS = (
     "eventlet.",
     "filelock.",  # one machine's processes
     "fasteners.",
+    "fcntl.",
+    "portalocker.",
 )
 # the standard library's lock classes, by their own names: `ctx.Lock()` of a multiprocessing
 # context, `Lock()` of an unknown module. A lock library's class of the same name (redis's
@@ -100,3 +102,9 @@ _MACHINE_LOCK = frozenset({"interprocess", "file", "thread", "process", "local"}
 
 # ORM calls that lock the rows a query reads until the transaction ends (Django, SQLAlchemy)
 ROW_LOCK_METHODS = frozenset({"select_for_update", "with_for_update", "with_lockmode"})
+# a row lock another run passes by or shares: it does not wait for the first
+LETS_OTHERS_ON = re.compile(r"skip_locked|SKIP\s+LOCKED|FOR\s+SHARE|FOR\s+KEY\s+SHARE|read\s*=\s*True", re.IGNORECASE)
+# calls that run a locking query and fail where it finds no row (`.first()` may lock nothing)
+LOCKS_A_ROW = frozenset({"get", "aget", "one", "scalar_one", "earliest", "latest"})
+# calls that end the transaction, and the row locks taken in it
+ENDS_THE_TRANSACTION = frozenset({"commit", "rollback", "close", "savepoint_commit", "savepoint_rollback"})

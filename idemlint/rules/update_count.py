@@ -10,7 +10,7 @@ from idemlint.analysis.db import DbWrite, count_conditions
 from idemlint.analysis.db.counts import nobody_acts_on
 from idemlint.analysis.db.side_effects import act_after, nodes_after, quiet_call
 from idemlint.analysis.direct_facts import dropped_counts, returns_write_results
-from idemlint.analysis.model import local_callee
+from idemlint.analysis.model import called_name, local_callee
 from idemlint.analysis.summaries import chain_origin, related_steps, via
 from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
 from idemlint.knowledge.triggers import DATABASE, UPDATE
@@ -162,7 +162,7 @@ def mark_paid(conn, order_id, mailer):
             else:
                 message = (
                     f"{callee.name}() runs {what} and drops its affected-row count; "
-                    f"{_called_name(act)}() on line $act then acts for a duplicate too"
+                    f"{called_name(act) or 'the call'}() on line $act then acts for a duplicate too"
                 )
                 suggestion = f"Return the count from {callee.name}() and branch on it: `if not {callee.name}(...): return  # duplicate`."
                 lines = (*lines, ("act", act))
@@ -204,14 +204,6 @@ def _computes_only(ctx: FileContext, call: cst.Call) -> bool:
         )
     callee = ctx.callee(call)
     return callee is not None and callee.summary.drops_count is not None and callee.summary.effect is None
-
-
-def _called_name(call: cst.Call) -> str:
-    """`notify_owner` for `notify_owner(...)` and for `session.notify_owner(...)`."""
-    func = call.func
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return func.value if isinstance(func, cst.Name) else "the call"
 
 
 def _count_hint(ctx: FileContext, write: DbWrite) -> str:

@@ -19,8 +19,15 @@ from idemlint.analysis.db.decisions import decided_columns, guarding_tests
 from idemlint.analysis.db.records import DbRead, DbWrite
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import line_of, runs_before
-from idemlint.analysis.model import ModuleModel, local_callee, string_value
-from idemlint.knowledge.locks import names_a_shared_lock, says_whether_held
+from idemlint.analysis.model import ModuleModel, called_name, local_callee, string_value
+from idemlint.knowledge.locks import (
+    ENDS_THE_TRANSACTION,
+    LETS_OTHERS_ON,
+    LOCKS_A_ROW,
+    PROCESS_LOCKS,
+    names_a_shared_lock,
+    says_whether_held,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -70,7 +77,7 @@ def row_locked_first(model: ModuleModel, db: DbAnalysis, read: DbRead, acts: cst
 
 def _holds_until(model: ModuleModel, lock: DbRead, uses: tuple[cst.CSTNode, ...]) -> bool:
     statement = line_of(model, lock.call)
-    if not isinstance(lock.call, cst.Call) or _LETS_OTHERS_ON.search(model.module.code_for_node(statement)):
+    if not isinstance(lock.call, cst.Call) or LETS_OTHERS_ON.search(model.module.code_for_node(statement)):
         return False
     for ancestor in model.ancestors(lock.call):
         if ancestor is statement:
@@ -79,7 +86,7 @@ def _holds_until(model: ModuleModel, lock: DbRead, uses: tuple[cst.CSTNode, ...]
             ancestor, (cst.IfExp, cst.BooleanOperation, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
         ):
             return False  # `... if strict else None`, `strict and ...`, `[... for p in pks]`: it may not run
-    if _method(lock.call) not in _LOCKS_A_ROW:
+    if called_name(lock.call) not in LOCKS_A_ROW:
         return False
     order = source_order(model, model.scope_of(lock.call))
     start, end = order.get(lock.call, 0), max(order.get(use, 0) for use in uses)
@@ -91,23 +98,10 @@ def _holds_until(model: ModuleModel, lock: DbRead, uses: tuple[cst.CSTNode, ...]
     ]
     return not any(
         isinstance(n, cst.Call)
-        and _method(n) in _ENDS_THE_TRANSACTION
+        and called_name(n) in ENDS_THE_TRANSACTION
         and (start < order.get(n, -1) < end or any(model.is_inside(n, loop) for loop in loops))
         for n in order
     )
-
-
-def _method(call: cst.Call) -> str:
-    """`get` of `X.objects.select_for_update().get(pk=1)`, `commit` of `session.commit()`."""
-    func = call.func
-    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-
-
-# a row lock another run passes by or shares: it does not wait for the first
-_LETS_OTHERS_ON = re.compile(r"skip_locked|SKIP\s+LOCKED|FOR\s+SHARE|FOR\s+KEY\s+SHARE|read\s*=\s*True", re.IGNORECASE)
-# calls that run the locking query and fail where no row is found (`.first()` may lock nothing)
-_LOCKS_A_ROW = frozenset({"get", "aget", "one", "scalar_one", "earliest", "latest"})
-_ENDS_THE_TRANSACTION = frozenset({"commit", "rollback", "close", "savepoint_commit", "savepoint_rollback"})
 
 
 def shared_lock_over(model: ModuleModel, node: cst.CSTNode) -> cst.With | None:
@@ -135,15 +129,14 @@ def _takes_a_shared_lock(model: ModuleModel, call: cst.Call) -> bool:
     helper = local_callee(model, call)
     if helper is None:
         return True
-    held: list[cst.CSTNode] = [
-        helper
-    ]  # the helper, and what the module bound the names it reads to (`_lock = threading.RLock()`)
+    held: list[cst.CSTNode] = [helper]  # and what the module bound the names it reads to (`_lock = RLock()`)
     for name in {n.value for n in model.iter_nodes(helper.body) if isinstance(n, cst.Name)}:
         held += [b.value for b in model.bindings_of(model.module, name) if b.value is not None]
-    return not any(_LOCAL_LOCK.search(model.module.code_for_node(node)) for node in held)
-
-
-_LOCAL_LOCK = re.compile(r"\b(?:threading|multiprocessing|fcntl|filelock|fasteners|portalocker)\b|\bR?Lock\(|flock\(")
+    return not any(
+        isinstance(n, cst.Call) and (model.call_name(n) or "").startswith(PROCESS_LOCKS)
+        for node in held
+        for n in (node, *model.iter_nodes(node))
+    )
 
 
 def _bare_name(expr: cst.BaseExpression) -> str:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
-from idemlint.analysis.policy.common import expr_nodes, handler_catches_all, statuses_in
+from idemlint.analysis.policy.common import expr_nodes, handler_around, handler_catches_all, statuses_in
 from idemlint.analysis.policy.delays import SettingCall, deterministic_delay, fixed_on_every_way, no_setting
 from idemlint.analysis.policy.fixes import jitter_sleep
 from idemlint.analysis.policy.lost_races import waits_for_another_writer
@@ -135,7 +135,7 @@ def _retries_a_local_file(model: ModuleModel, sleep: cst.Call, loop: cst.For | c
     """The wait is in a handler whose `try` attempts only this machine's file operations
     (`fcntl.lockf(fd, LOCK_NB)`, `os.link(...)`, `FileStorage(io.open(path))`): another local
     process holds the file, and no herd of clients comes back to a shared service at once."""
-    handler = next((a for a in model.ancestors(sleep) if isinstance(a, cst.ExceptHandler)), None)
+    handler = handler_around(model, sleep)
     attempt = model.parents.get(handler) if handler is not None and model.is_inside(handler, loop) else None
     if not isinstance(attempt, cst.Try):
         return False

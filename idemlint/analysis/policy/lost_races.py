@@ -13,11 +13,13 @@ return isinstance(exc, WriteConflictError)`), here or in another module, has the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import keyword
+from idemlint.analysis.policy.common import handler_around
 from idemlint.analysis.retry.exits import always_leaves, loop_nodes
 from idemlint.knowledge.retries import ANOTHER_WRITER_ERRORS, BACKOFF, LOST_RACE_ERRORS, RETRYING, TENACITY
 
@@ -33,14 +35,15 @@ else:
 CalleeOf = Callable[["cst.Call"], "Callee | None"]
 
 
-def names_lost_races(model: ModuleModel, expr: cst.BaseExpression | None) -> bool:
-    """An exception class, or a tuple of them, every one of which says a race was lost."""
+def names_lost_races(model: ModuleModel, expr: cst.BaseExpression | None, also: re.Pattern[str] | None = None) -> bool:
+    """An exception class, or a tuple of them, every one of which says a race was lost (or is
+    named as `also` says)."""
     if expr is None:
         return False
     if isinstance(expr, (cst.Tuple, cst.List)):
-        return bool(expr.elements) and all(names_lost_races(model, e.value) for e in expr.elements)
-    name = model.dotted(expr)
-    return name is not None and bool(LOST_RACE_ERRORS.search(name.rsplit(".", 1)[-1]))
+        return bool(expr.elements) and all(names_lost_races(model, e.value, also) for e in expr.elements)
+    name = (model.dotted(expr) or "").rsplit(".", 1)[-1]
+    return bool(name) and bool(LOST_RACE_ERRORS.search(name) or also is not None and also.search(name))
 
 
 def tests_lost_race(model: ModuleModel, function: cst.FunctionDef) -> bool:
@@ -117,12 +120,9 @@ def waits_for_another_writer(model: ModuleModel, sleep: cst.Call, loop: cst.CSTN
     not created yet (`Docket.DoesNotExist`). The database is not failing: the retry waits for
     that writer to commit, and no herd comes back to a recovering service (IDM202 leaves its
     fixed wait alone; its bound is judged as before)."""
-    handler = next((a for a in model.ancestors(sleep) if isinstance(a, cst.ExceptHandler)), None)
-    if handler is None or handler.type is None or not model.is_inside(handler, loop):
-        return False
-    caught = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
-    names = [model.dotted(e) or "" for e in caught]
-    return bool(names) and all(
-        n and (ANOTHER_WRITER_ERRORS.search(n.rsplit(".", 1)[-1]) or LOST_RACE_ERRORS.search(n.rsplit(".", 1)[-1]))
-        for n in names
+    handler = handler_around(model, sleep)
+    return (
+        handler is not None
+        and model.is_inside(handler, loop)
+        and names_lost_races(model, handler.type, ANOTHER_WRITER_ERRORS)
     )

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, iter_nodes, local_callee
-from idemlint.analysis.policy.common import caught_expression, expr_nodes, handler_catches_all
+from idemlint.analysis.policy.common import caught_expression, expr_nodes, handler_around, handler_catches_all
 from idemlint.analysis.retry import SLEEPS, always_leaves
 from idemlint.analysis.retry.exits import guarded_continue
 from idemlint.analysis.timeouts import LOGGING_CALL
@@ -94,7 +94,7 @@ def immediate_recursion(
     """A recursive retry (`again` calls the function anew from `handler`: an `except`, or a
     test that the answer is retryable) with no wait anywhere in the function and nothing done
     about the failure first."""
-    catching = next((a for a in model.ancestors(again) if isinstance(a, cst.ExceptHandler)), None)
+    catching = handler_around(model, again)
     if catching is not None and model.is_inside(catching, function):  # what failed: the caught error says
         owner = model.parents.get(catching)
         if not isinstance(owner, cst.Try) or not _fails_remotely(model, catching, owner):

@@ -17,7 +17,7 @@ from idemlint.analysis.policy.delays import SettingCall, deterministic_delay, no
 from idemlint.analysis.policy.loops import filters_exception, reraised_before
 from idemlint.analysis.policy.no_wait import immediate_recursion
 from idemlint.analysis.policy.records import Policy, Verdict
-from idemlint.analysis.retry.loops import says_retryable
+from idemlint.analysis.retry.answers import says_retryable
 from idemlint.knowledge.retries import RECURSION, SLEEPS
 
 if TYPE_CHECKING:

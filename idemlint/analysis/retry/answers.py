@@ -12,9 +12,10 @@ import re
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import ModuleModel
+from idemlint.analysis.model import ModuleModel, called_name
+from idemlint.analysis.retry.counters import attempt_counters
 from idemlint.analysis.retry.exits import loop_nodes
-from idemlint.knowledge.retries import NEXT_ITEM_CALLS, WAIT_ONLY_CALLS, is_attempt_counter
+from idemlint.knowledge.retries import NEXT_ITEM_CALLS, WAIT_ONLY_CALLS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -24,9 +25,12 @@ else:
 
 # What says the work failed and may be tried again: an HTTP status code or a transient one
 # (408, 425, 429, 5xx), a response's `ok`/`success`, a `retryable`/`throttled` test.
-_ANSWER = r"^ok$|^success(ful)?$|is_success|retr(y|iable|yable)|throttl|rate_?limit"
-FAILURE_WORDS = re.compile(rf"status_code|{_ANSWER}", re.I)
-_ANSWER_WORDS = re.compile(_ANSWER, re.I)  # the same, but a status code, which a poll tests too
+_RETRYABLE = r"retr(y|iable|yable)|throttl|rate_?limit"
+_RETRYABLE_WORDS = re.compile(_RETRYABLE, re.I)
+_ANSWER_WORDS = re.compile(
+    rf"^ok$|^success(ful)?$|is_success|{_RETRYABLE}", re.I
+)  # but a status code, which polls test too
+FAILURE_WORDS = re.compile(rf"status_code|{_ANSWER_WORDS.pattern}", re.I)
 _STATUS_CODE = re.compile(r"^status_code$")
 TRANSIENT_STATUS = re.compile(r"^(408|425|429|5\d\d)$")
 _SUCCESS_STATUS = re.compile(r"^2\d\d$")
@@ -50,6 +54,13 @@ def says_failure(
         if isinstance(node, cst.Integer) and codes.match(node.value):
             return True
     return False
+
+
+def says_retryable(model: ModuleModel, test: cst.BaseExpression) -> bool:
+    """A test that the answer is worth another attempt: a retryable flag or check, a throttle,
+    a transient status code (408, 425, 429, 5xx); not a bare status test, which may be a
+    poll's "not ready yet" (202)."""
+    return says_failure(model, test, _RETRYABLE_WORDS)
 
 
 def only_waits(model: ModuleModel, call: cst.Call) -> bool:
@@ -105,29 +116,17 @@ def goes_round_on_a_failed_answer(model: ModuleModel, loop: cst.While) -> bool:
     call reads nothing else the loop changes (`n += 1; ok = post(name=f"{base}-{n}")`) and takes
     no next item (`post(json=records.pop())`); not a loop whose pass acts on success (`ok =
     cache.set(key, nx=True)`, then `if ok: send()`): its test was a lock's, not the work's."""
-    nodes = loop_nodes(model, loop)
-    counters = {
-        n.target.value
-        for n in nodes
-        if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) and is_attempt_counter(n.target.value)
-    }
+    counters = set(attempt_counters(model, loop))
     if not _tests_a_failed_answer(model, loop.test, counters):
         return False
     tested = model.names_read(loop.test)
-    targets = [
-        t
-        for node in nodes
-        for t in (
-            [a.target for a in node.targets]
-            if isinstance(node, cst.Assign)
-            else [node.target]
-            if isinstance(node, (cst.AugAssign, cst.AnnAssign))
-            else []
-        )
-    ]
-    changed = {
-        n.value for t in targets for n in (t, *(e.value for e in getattr(t, "elements", ()))) if isinstance(n, cst.Name)
+    scope = model.scope_of(loop)
+    changed = {  # every name the loop binds
+        name
+        for name, bound in model.bindings.get(scope, {}).items()
+        if any(model.is_inside(b.statement, loop) for b in bound)
     }
+    nodes = loop_nodes(model, loop)
     for statement in loop.body.body:
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
         if not isinstance(small, cst.Assign) or len(small.targets) != 1:
@@ -161,10 +160,10 @@ def _reads_readiness(model: ModuleModel, value: cst.BaseExpression) -> bool:
 
 def _takes_a_next_item(model: ModuleModel, call: cst.Call) -> bool:
     """The work is waited on, or handed a new item each pass (`post(json=records.pop())`)."""
-    if only_waits(model, call) or (model.call_name(call) or "").rsplit(".", 1)[-1] in NEXT_ITEM_CALLS:
+    if only_waits(model, call) or called_name(call) in NEXT_ITEM_CALLS:
         return True
     inner = [n for arg in call.args for n in (arg.value, *model.iter_nodes(arg.value)) if isinstance(n, cst.Call)]
-    return any((model.call_name(n) or model.dotted(n.func) or "").rsplit(".", 1)[-1] in NEXT_ITEM_CALLS for n in inner)
+    return any(called_name(n) in NEXT_ITEM_CALLS for n in inner)
 
 
 def _acts_on_success(model: ModuleModel, nodes: list[cst.CSTNode], flag: str) -> bool:

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, positional_parameters
+from idemlint.analysis.retry.answers import says_retryable
 from idemlint.analysis.retry.context import RetryContext
-from idemlint.analysis.retry.loops import raises_until_ready, says_retryable
+from idemlint.analysis.retry.loops import raises_until_ready
 from idemlint.knowledge.retries import (
     CELERY,
     CELERY_TASK_KEYWORDS,

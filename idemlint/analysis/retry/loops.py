@@ -137,16 +137,6 @@ def _writes(model: ModuleModel, call: cst.Call) -> bool:
     return any((string_value(arg.value) or "").upper() in WRITE_METHODS for arg in call.args)
 
 
-_RETRYABLE_WORDS = re.compile(r"retr(y|iable|yable)|throttl|rate_?limit", re.I)
-
-
-def says_retryable(model: ModuleModel, test: cst.BaseExpression) -> bool:
-    """A test that the answer is worth another attempt: a retryable flag or check, a throttle,
-    a transient status code (408, 425, 429, 5xx); not a bare status test, which may be a
-    poll's "not ready yet" (202)."""
-    return says_failure(model, test, _RETRYABLE_WORDS)
-
-
 def raises_until_ready(model: ModuleModel, function: cst.FunctionDef) -> bool:
     """A function a retry decorator repeats that is a poll: it only reads (no write request:
     no POST, PUT, PATCH or DELETE, no create or send) and raises when a value it read says
