@@ -64,6 +64,14 @@ _STRING = re.compile(
 _SENTENCE = re.compile(rb"^[A-Za-z][^(){}\[\]=+*/%<>&|@#\\]*$")
 
 
+def names_used(source: bytes, defined: tuple[str, ...]) -> frozenset[str]:
+    """Every identifier a file names outside its prose, but those its `def`s only define."""
+    tokens = Counter(_USED.findall(_without_prose(source)))
+    for name in defined:
+        tokens[name.encode()] -= 1  # a `def` names what it defines, it does not use it
+    return frozenset(n.decode() for n, count in tokens.items() if count > 0)
+
+
 def _without_prose(source: bytes) -> bytes:
     def keep(match: re.Match[bytes]) -> bytes:
         text = match.group()
@@ -122,10 +130,7 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             tree = None
     if tree is None:
-        tokens = Counter(_USED.findall(_without_prose(source)))
-        for name in found:
-            tokens[name] -= 1  # a `def` names what it defines, it does not use it
-        return frozenset(), frozenset(), frozenset(n.decode() for n, count in tokens.items() if count > 0), defined, ()
+        return frozenset(), frozenset(), names_used(source, defined), defined, ()
     guarded: set[str] = set()
     chosen: set[str] = set()
     other: set[str] = set()

@@ -18,10 +18,11 @@ from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.request_parts import (
     absolute_body,
     asks_for_a_token,
+    created_if_absent,
     literal_method,
+    names_an_address,
     repeat_safe_endpoint,
     request_target,
-    static_text,
 )
 
 # The timeout half moved to `timeouts`; its names stay importable from here (the audit uses them).
@@ -175,7 +176,12 @@ class EffectAnalysis:
         target = request_target(self.model, call) if method or library == AWS_SDK else operation.rsplit(".", 1)[0]
         if method and asks_for_a_token(call, target):
             retry_safe = True  # an OAuth token request changes nothing on the server
-        if method and (repeat_safe_endpoint(self.model, call) or method == "PATCH" and absolute_body(self.model, call)):
+        if method and (
+            repeat_safe_endpoint(self.model, call)
+            or method == "PATCH"
+            and absolute_body(self.model, call)
+            or created_if_absent(self.model, call)
+        ):
             retry_safe = True
         return SideEffect(call, library, operation, method, self._keyed(call), retry_safe, target)
 
@@ -189,13 +195,7 @@ class EffectAnalysis:
             (a.value for a in call.args if a.keyword is not None and a.keyword.value == "url"),
             args[0] if args else None,
         )
-        if url is None:
-            return False
-        text = static_text(self.model, url)
-        if text is not None:
-            return text.startswith(("http://", "https://", "/", "{")) or "/" in text
-        dotted = (self.model.dotted(url) or "").lower()
-        return any(word in dotted for word in ("url", "uri", "path", "endpoint", "href", "link"))
+        return url is not None and names_an_address(self.model, url)
 
     def _matches(self, name: str, dotted: str, patterns: tuple[str, ...]) -> bool:
         """`billing.client.Client.charge` matches that name, or any `<x>.client.charge(...)`."""

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from idemlint.analysis.caller_guards import NO_CALLS, CallFacts, call_facts, join_call_facts
 from idemlint.analysis.final_states import Evidence, evidence_of, join_evidence, parse_state_tests
+from idemlint.analysis.fresh_records import NO_FRESH, FreshFacts, fresh_facts, join_fresh_facts
 from idemlint.analysis.machines import Moves, declared_moves, join
 from idemlint.analysis.project_index import ProjectIndex, renamed_as, spelled_name
 from idemlint.analysis.setter_facts import setter_facts
@@ -51,6 +52,7 @@ class FileFacts:
     module: str = ""  # its module name, from its path
     package: bool = False  # an `__init__.py`: its folder is a package
     versioned: Mapping[str, bool] = field(default_factory=dict)  # whether each of its models compares a version
+    fresh: FreshFacts = NO_FRESH  # the calls it makes with a row it just made, and its other names (production code)
 
 
 def file_facts(
@@ -88,6 +90,7 @@ def file_facts(
             module_name(relative, roots),
             relative.endswith("__init__.py"),
             versioned,
+            fresh_facts(source, tree) if summarise else NO_FRESH,
         )
     except Exception:  # a bug on odd input: the index goes on without this file; its own check reports the error
         return FileFacts()
@@ -199,6 +202,7 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         final_states=join_evidence(f.state_tests for f in files),
         decided_by_callers=join_call_facts(f.calls for f in files),
         locked_by_callers=join_call_facts((f.calls for f in files), locked=True),
+        fresh_from_callers=join_fresh_facts(f.fresh for f in files),
         unique_keys=join_unique_keys(unique_keys),
         versioned_models=versioned_models(f.versioned for f in files),
         module_aliases=aliases,

@@ -61,6 +61,9 @@ class ProjectIndex:
     decided_by_callers: frozenset[str] = frozenset()
     # of them, those called only under a lock: a test there on the record is not stale (IDM101)
     locked_by_callers: frozenset[str] = frozenset()
+    # functions the project calls only with a row the caller just made (`analysis/fresh_records.py`):
+    # only that run writes the row
+    fresh_from_callers: frozenset[str] = frozenset()
     # the column sets the project's models keep unique (`analysis/unique_keys.py`): model -> keys
     unique_keys: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
     # the models whose ORM writes compare a version column (`analysis/unique_keys.py`)
@@ -98,6 +101,7 @@ class ProjectIndex:
                     sorted((name, sorted(states)) for name, states in self.final_states.items()),
                     sorted(self.decided_by_callers),
                     sorted(self.locked_by_callers),
+                    sorted(self.fresh_from_callers),
                     sorted((model, sorted(sorted(k) for k in keys)) for model, keys in self.unique_keys.items()),
                     sorted(self.versioned_models),
                     sorted(self.module_aliases.items()),

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.analysis.retry.exits import always_leaves
 from idemlint.knowledge.http import RELATIVE_CHANGE_KEY, REPEAT_SAFE_ENDPOINT_WORDS, WRITE_METHODS
+from idemlint.knowledge.repeats import ACTING_WORDS, LOOKUP_WORDS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -164,6 +166,105 @@ def absolute_body(model: ModuleModel, call: cst.Call) -> bool:
     return all(key is not None and not RELATIVE_CHANGE_KEY.search(key) for key in keys)
 
 
+def names_an_address(model: ModuleModel, url: cst.BaseExpression) -> bool:
+    """A URL or a path as far as it is known (`"https://..."`, `f"{API}/rules"`), or a name
+    that says it holds one (`url`, `endpoint`, `self.base_uri`)."""
+    text = static_text(model, url)
+    if text is not None:
+        return text.startswith(("http://", "https://", "/", "{")) or "/" in text
+    dotted = (model.dotted(url) or "").lower()
+    return any(word in dotted for word in ("url", "uri", "path", "endpoint", "href", "link"))
+
+
 def _local_value(model: ModuleModel, name: cst.Name) -> cst.BaseExpression | None:
     """The value of a name assigned once in the function around it (not a module constant)."""
     return model.sole_value(name) if model.scope_of(name) is not model.module else None
+
+
+def created_if_absent(model: ModuleModel, call: cst.Call) -> bool:
+    """A write sent only when a read made first in the same function found nothing (`existing =
+    requests.get(url).json()`, then `if not existing: requests.post(url, ...)`, or `if found:
+    return` before it): a repeat reads again first and finds what the first attempt made."""
+    function = model.enclosing_function(call)
+    if function is None:
+        return False
+    found = _read_results(model, function)
+    if not found:
+        return False
+    for ancestor in model.ancestors(call):
+        if ancestor is function:
+            return False
+        if isinstance(ancestor, cst.If) and model.names_read(ancestor.test) & found:
+            in_body = model.is_inside(call, ancestor.body)
+            if _says_absent(model, ancestor.test) == in_body:
+                return True  # `if not existing: post(...)`, `if found: ... else: post(...)`
+        parent = model.parents.get(ancestor)
+        if isinstance(parent, cst.IndentedBlock):  # `if existing: return existing` earlier in a block holding the call
+            for statement in parent.body:
+                if statement is ancestor:
+                    break
+                if (
+                    isinstance(statement, cst.If)
+                    and model.names_read(statement.test) & found
+                    and not _says_absent(model, statement.test)
+                    and always_leaves(list(statement.body.body), or_continues=True)
+                ):
+                    return True
+    return False
+
+
+def _says_absent(model: ModuleModel, test: cst.BaseExpression) -> bool:
+    """A test true when the lookup found nothing: `not existing`, `len(rules) == 0`, `account is
+    None`, `email not in emails`; not `found`, `len(rules) > 0`, `form is not None`."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return True
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        operator, value = target.operator, target.comparator
+        if isinstance(operator, (cst.Is, cst.Equal)) and model.dotted(value) == "None":
+            return True
+        if isinstance(operator, cst.NotIn):
+            return True
+        empty = (
+            isinstance(value, cst.Integer) and value.value == "0" or isinstance(value, cst.List) and not value.elements
+        )
+        return (
+            isinstance(operator, cst.Equal)
+            and empty
+            or isinstance(operator, cst.LessThan)
+            and model.dotted(value) == "1"
+        )
+    return False
+
+
+def _read_results(model: ModuleModel, function: cst.FunctionDef) -> set[str]:
+    """The names bound in `function` to what a read request (or a lookup: `search_accounts()`,
+    `client.find_user()`) returned, and to what is derived from those."""
+    bindings = [b for bs in (model.bindings.get(function) or {}).values() for b in bs if b.value is not None]
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for binding in bindings:
+            if binding.name in found or binding.value is None:
+                continue
+            value = binding.value
+            if model.names_read(value) & found or any(
+                isinstance(n, cst.Call) and _reads(model, n) for n in (value, *model.iter_nodes(value))
+            ):
+                found.add(binding.name)
+                changed = True
+    return found
+
+
+def _reads(model: ModuleModel, call: cst.Call) -> bool:
+    """A GET request (`requests.get(url)`, `session.request("GET", url)`), or a call named for a
+    lookup (`search_account_by_email(...)`, `api.list_rules()`) and for nothing that writes."""
+    name = (model.call_name(call) or model.dotted(call.func) or "").rsplit(".", 1)[-1]
+    if name == "get":
+        url = url_argument(call)
+        return url is not None and names_an_address(model, url)
+    if name == "request":
+        return _any_literal_method(call) == "GET"
+    words = name.lower().lstrip("_").split("_")
+    return words[0] in LOOKUP_WORDS and not set(words) & ACTING_WORDS

@@ -40,3 +40,10 @@ NOT_ROW_BASES = re.compile(r"(^|\.)(BaseModel|RootModel|BaseSettings)$")
 # it goes 1 -> 2, after `check_if_latest` reads the row FOR UPDATE. A state written there
 # follows a move the framework made once: no late or second delivery runs it again.
 TRANSITION_HOOKS = {"frappe": frozenset({"before_submit", "on_submit", "before_cancel", "on_cancel"})}
+
+# what makes a row and gives it back, or stores one made in Python: `Model.objects.create(...)`,
+# `serializer.save(...)`, `row.save()` after `row = Model(...)`
+MAKES_A_ROW = frozenset({"create", "acreate", "save", "asave"})
+# how a task queue is handed a call to run later, with its arguments: celery's `task.delay(...)`,
+# `task.apply_async(args=...)` and its signatures `task.s(...)`, `task.si(...)`
+QUEUES_A_CALL = frozenset({"delay", "apply_async", "s", "si"})

@@ -10,6 +10,10 @@ import re
 # create-if-absent: `Incident.objects.get_or_create(...)` (and its async form); not
 # `update_or_create`, whose `defaults` may be computed from what was read
 CREATE_IF_ABSENT_METHODS = frozenset({"get_or_create", "aget_or_create"})
+# the first word of a call that looks something up (`search_account_by_email(...)`,
+# `api.list_rules()`, `find_user(...)`), when no word of it acts (see ACTING_WORDS): a write sent
+# only where such a lookup found nothing is create-if-absent, and a repeat looks first
+LOOKUP_WORDS = frozenset({"get", "find", "search", "lookup", "list", "fetch", "query", "exists"})
 # removals of a thing, which stays removed when removed twice (`os.remove`, `shutil.rmtree`,
 # `storage.delete(name)`, `qs.delete()`, `helpers.rm_file(path)`, a row's `soft_delete()`, a
 # cache cleared: `clear_project_cache(pk)`, a named resource torn down: `drop_database(name)`,

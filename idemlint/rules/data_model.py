@@ -11,8 +11,8 @@ from idemlint.analysis.db import (
     DbWrite,
     Race,
     compared_values,
+    decided_by_its_callers,
     decisions,
-    first_or_framework_move,
     held_by_callers,
     is_locked,
     loaded_read,
@@ -322,7 +322,9 @@ class NonMonotonicTransition(Rule):
         "(`idemlint states` lists these). A model method (`def reject(self): self.state = REJECTED`) that the project "
         "calls only under a lock (after `select_for_update()`, in `with cache.lock(...)`) or on rows a state filter "
         "chose (`for r in qs.filter(state=PENDING): r.reject()`) has its precondition in the callers and is not reported "
-        "(an unlocked test there is not enough), nor is a first state (`if created:`, `post_save`)."
+        "(an unlocked test there is not enough), nor is a first state (`if created:`, `post_save`), nor a write in a "
+        "function every caller hands a row it just made (`upload = serializer.save(); process(upload)`, "
+        "`task.delay(row.pk)` after `row = Row.objects.create(...)`): only that run writes the row."
     )
     why = (
         "Messages arrive late, twice, and out of order. A transition with no precondition lets a late "
@@ -394,10 +396,8 @@ def ship(conn, order_id):
                         continue  # found only in the states its query names: a precondition (unlocked, a race)
                     if read.record and is_locked(model, db, read):
                         continue  # written under a lock the function took (LOCK TABLE, FOR UPDATE)
-                    if held_by_callers(model, read.record, write.node, ctx.project.decided_by_callers):
-                        continue  # every caller locks the row, or hands over rows a state filter chose
-                    if first_or_framework_move(model, read.record, write.node):
-                        continue  # `if created:` of a `post_save` receiver, frappe's `on_submit`: made once
+                    if decided_by_its_callers(model, read, write.node, ctx.project):
+                        continue  # locked, chosen by state or made just before by every caller; a row's first state
                 elif any(
                     p.column == column or VERSION_COLUMNS.match(p.column) or moves_its_flag(write, p)
                     for p in write.where

@@ -37,7 +37,9 @@ class IgnoredUpdateCount(Rule):
         "Flags a conditional UPDATE (its WHERE or `.filter(...)` constrains more than the row's identity: a state, "
         "flag, version or timestamp column, or a literal) whose affected-row count is never read afterwards in "
         "the function: `cursor.rowcount`, `result.rowcount`, the return value of `QuerySet.update()` or "
-        "`Query.update()`, asyncpg's status string, or rows from `RETURNING`. With `all-updates-need-count = true` "
+        "`Query.update()`, asyncpg's status string, or rows from `RETURNING`. The update must write a column it "
+        "tests (`filter(pk=i, status=DRAFT).update(published_at=None)` leaves the row a draft: a duplicate matches "
+        "it again and its count is the first one's, so reading it tells nothing). With `all-updates-need-count = true` "
         "every UPDATE is checked. Not reported: an update whose ranges are on the column it moves by its own "
         "value, over rows not named by their own key (`filter(group=g, position__gt=p).update(position="
         'F("position") - 1)`, a reorder): its count is how many rows moved. `filter(pk=i, stock__gt=0)` with '

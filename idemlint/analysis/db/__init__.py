@@ -22,6 +22,7 @@ from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.classify import DbAnalysis
 from idemlint.analysis.db.counts import count_conditions
 from idemlint.analysis.db.decisions import (
+    decided_by_its_callers,
     deciding_tests,
     decisions,
     first_or_framework_move,
@@ -68,6 +69,7 @@ __all__ = [
     "effect_after",
     "is_locked",
     "loaded_read",
+    "decided_by_its_callers",
     "first_or_framework_move",
     "held_by_callers",
     "lock_won_before",

@@ -54,15 +54,16 @@ def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: 
         return None  # `filter(is_active=False).update(is_active=True)` and nothing else: set twice, set once
     if conditions and _shifts_a_range(write, conditions):
         return None  # `filter(group=g, position__gt=p).update(position=F("position") - 1)`: a reorder
-    if (
-        conditions
-        and not any(p.column in write.sets for p in conditions)
-        and not any(db.is_state_column(p.column) or VERSION_COLUMNS.match(p.column) for p in conditions)
-    ):
-        return None  # `filter(pk=i, is_active=True).update(synced_at=now)`: the flag selects, it claims nothing
+    if conditions and not any(p.column in write.sets for p in conditions) and not _sets_unseen(write):
+        return None  # `filter(pk=i, status=DRAFT).update(published_at=None)`: a duplicate matches the same rows
     if not conditions or not db.is_guarded_write(write):
         return None
     return conditions
+
+
+def _sets_unseen(write: DbWrite) -> bool:
+    """`.update(**changes)`: what it sets is not written here, and may be what it tests."""
+    return write.call is not None and any(a.star == "**" for a in write.call.args)
 
 
 def _sets_flags(model: ModuleModel, db: DbAnalysis, write: DbWrite, conditions: list[Predicate]) -> bool:

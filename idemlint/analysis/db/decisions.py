@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from idemlint.analysis.db.classify import DbAnalysis
+    from idemlint.analysis.project_index import ProjectIndex
     from idemlint.analysis.sql import Predicate
 else:
     cst = LazyModule("libcst", globals(), "cst")
@@ -271,6 +272,30 @@ def held_by_callers(model: ModuleModel, record: str | None, node: cst.CSTNode, f
     calls only under a lock or on rows a state filter chose (`analysis/caller_guards.py`)."""
     scope = model.enclosing_function(node)
     return record in ("self", "parameter") and scope is not None and scope.name.value in functions
+
+
+def decided_by_its_callers(model: ModuleModel, read: DbRead, node: cst.CSTNode, project: ProjectIndex) -> bool:
+    """The write's precondition is where its function is called, or it runs once per row: every
+    caller locks the row or hands over rows a state filter chose; every caller hands over a row
+    it just made (only that run writes it); the row's first state (`if created:` of a
+    `post_save` receiver), frappe's `on_submit`."""
+    return (
+        held_by_callers(model, read.record, node, project.decided_by_callers)
+        or _handed_fresh(model, read, node, project.fresh_from_callers)
+        or first_or_framework_move(model, read.record, node)
+    )
+
+
+def _handed_fresh(model: ModuleModel, read: DbRead, node: cst.CSTNode, functions: frozenset[str]) -> bool:
+    """The record is a parameter of a function among `functions`, which the project calls only
+    with a row the caller just made (`analysis/fresh_records.py`), or is loaded by one
+    (`ProcessingQueue.objects.get(pk=pk)`)."""
+    scope = model.enclosing_function(node)
+    if scope is None or scope.name.value not in functions:
+        return False
+    params = scope.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    return read.record == "parameter" or bool(model.names_read(read.call) & names)
 
 
 def first_or_framework_move(model: ModuleModel, record: str | None, node: cst.CSTNode) -> bool:

@@ -8,7 +8,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.retry.callables import CallableRetries
 from idemlint.analysis.retry.context import RetryContext
-from idemlint.analysis.retry.exits import in_loop_body
+from idemlint.analysis.retry.exits import in_loop_body, runs_once_per_loop
 from idemlint.analysis.retry.functions import (
     InheritedSettings,
     classify_function,
@@ -64,6 +64,12 @@ class RetryAnalysis:
             if context is not None:
                 if context.kind in ("loop", "iterator") and not in_loop_body(self.model, node, ancestor):
                     continue
+                if (
+                    context.kind == "loop"
+                    and isinstance(ancestor, (cst.For, cst.While))
+                    and runs_once_per_loop(self.model, node, ancestor)
+                ):
+                    continue  # on the way out (`if attempt == last: report(); raise`): once, not per attempt
                 return context
             if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
                 return None

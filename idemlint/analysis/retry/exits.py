@@ -75,6 +75,44 @@ def always_leaves(statements: Sequence[cst.CSTNode], or_continues: bool = False)
     return False
 
 
+def runs_once_per_loop(model: ModuleModel, node: cst.CSTNode, loop: cst.For | cst.While) -> bool:
+    """`node` sits in a block of the loop that always leaves it once it has run (`if attempt ==
+    last: report(); raise`, `except Fatal: notify(); return`): it runs on the way out, once per
+    loop, not once per attempt. Not a block in the body of a `try` inside the loop (`try: return
+    post()`): a failure there goes to a handler that may go round. A `break` counts only where it
+    breaks this loop."""
+    chain: list[cst.CSTNode] = []
+    for ancestor in model.ancestors(node):
+        if ancestor is loop:
+            break
+        chain.append(ancestor)
+    else:
+        return False
+    for index, block in enumerate(chain):
+        if not isinstance(block, cst.IndentedBlock) or block is loop.body:
+            continue
+        above = chain[index:]
+        if any(isinstance(a, (cst.Try, cst.TryStar)) and a.body in above for a in above):
+            continue  # a failure here is caught inside the loop, which may go round
+        leaving: tuple[type[cst.CSTNode], ...] = (cst.Return, cst.Raise)
+        if not any(isinstance(a, (cst.For, cst.While)) for a in above[1:]):
+            leaving += (cst.Break,)
+        if _ends_by(list(block.body), leaving):
+            return True
+    return False
+
+
+def _ends_by(statements: Sequence[cst.CSTNode], leaving: tuple[type[cst.CSTNode], ...]) -> bool:
+    last = statements[-1] if statements else None
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, leaving) or exits_the_process(s) for s in last.body)
+    if isinstance(last, cst.If) and last.orelse is not None:
+        other = last.orelse
+        other_body = [other] if isinstance(other, cst.If) else list(other.body.body)
+        return _ends_by(list(last.body.body), leaving) and _ends_by(other_body, leaving)
+    return False
+
+
 def exits_the_process(statement: cst.CSTNode) -> bool:
     """`sys.exit(1)`, `exit()`, `os._exit(2)`: raises SystemExit (or ends the process), so the
     loop goes no further."""
