@@ -72,6 +72,21 @@ def names_used(source: bytes, defined: tuple[str, ...]) -> frozenset[str]:
     return frozenset(n.decode() for n, count in tokens.items() if count > 0)
 
 
+def names_used_otherwise(tree: ast.Module, counted: set[int]) -> set[str]:
+    """The names a parsed file uses but in the calls already `counted` (by the id of the node
+    naming the function): module-level calls, every name used as a value, and strings
+    (`getattr(r, "accept")`, `"app.tasks.accept"` is one name too many: any identifier)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and id(node) not in counted:
+            found.add(node.attr)
+        elif isinstance(node, ast.Name) and id(node) not in counted:
+            found.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            found.add(node.value)
+    return found
+
+
 def _without_prose(source: bytes) -> bytes:
     def keep(match: re.Match[bytes]) -> bytes:
         text = match.group()
@@ -152,15 +167,7 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
                     inside.setdefault(name, set()).add(node.name)
                 else:
                     other.add(name)  # in a lambda: it runs later, in no function's lock
-    for node in ast.walk(tree):  # module-level calls, every name used as a value, and strings (`getattr(r, "accept")`)
-        if isinstance(node, ast.Call) and id(node.func) not in funcs:
-            other.add(_called_name(node))
-        elif isinstance(node, ast.Attribute) and id(node) not in funcs:
-            other.add(node.attr)
-        elif isinstance(node, ast.Name) and id(node) not in funcs:
-            other.add(node.id)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
-            other.add(node.value)
+    other |= names_used_otherwise(tree, funcs)
     return (
         frozenset(guarded - other),
         frozenset(chosen - other),

@@ -20,7 +20,7 @@ import ast
 import re
 from collections.abc import Iterable
 
-from idemlint.analysis.caller_guards import names_used
+from idemlint.analysis.caller_guards import names_used, names_used_otherwise
 from idemlint.knowledge.orms import MAKES_A_ROW, QUEUES_A_CALL
 
 # per file: (names each call of which hands over a fresh row; (name, functions whose own
@@ -64,13 +64,7 @@ def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
                 handed.setdefault(name, set()).add(function.name)
             else:
                 other.add(name)
-    for node in ast.walk(tree):  # every name used otherwise: handed on as a value, module level, in a string
-        if isinstance(node, ast.Name) and id(node) not in counted:
-            other.add(node.id)
-        elif isinstance(node, ast.Attribute) and id(node) not in counted:
-            other.add(node.attr)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
-            other.add(node.value)
+    other |= names_used_otherwise(tree, counted)  # handed on as a value, at module level, in a string
     return (
         frozenset(fresh),
         tuple(sorted((name, tuple(sorted(functions))) for name, functions in handed.items())),
