@@ -72,18 +72,21 @@ def names_used(source: bytes, defined: tuple[str, ...]) -> frozenset[str]:
     return frozenset(n.decode() for n, count in tokens.items() if count > 0)
 
 
+_DOTTED = re.compile(r"^[A-Za-z_]\w*(?:[.:][A-Za-z_]\w*)*$")
+
+
 def names_used_otherwise(tree: ast.Module, counted: set[int]) -> set[str]:
     """The names a parsed file uses but in the calls already `counted` (by the id of the node
     naming the function): module-level calls, every name used as a value, and strings
-    (`getattr(r, "accept")`, `"app.tasks.accept"` is one name too many: any identifier)."""
+    (`getattr(r, "accept")`, `"app.tasks.accept"`)."""
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and id(node) not in counted:
             found.add(node.attr)
         elif isinstance(node, ast.Name) and id(node) not in counted:
             found.add(node.id)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
-            found.add(node.value)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _DOTTED.match(node.value):
+            found.update(node.value.replace(":", ".").split("."))  # `"reject"`, `"app.tasks.reject"`
     return found
 
 

@@ -1,17 +1,19 @@
-"""Records every caller hands over fresh: a function the project calls only with a row the
+"""Records every caller hands over fresh: a parameter the project fills only with a row the
 caller has just made.
 
 A job's status row is often created by the request that starts the job (`pq =
-serializer.save()`, `status = FeedStatus.objects.create(...)`) and handed to the work that
-runs it (`process_upload(pq)`, `mark_done.si(status.pk)`), which writes the row's state with no
-test of its own. Only that run writes the row: a duplicate request makes a row of its own, so
-the write moves no other run's record back (IDM103). The facts are the callers': a name the
-project defines once, called (or queued: `.delay(...)`, `.apply_async(args=...)`, `.s(...)`,
-`.si(...)`) only with such a row or its key, or with a parameter of a function that is itself
-so called (followed to the end). Any other use of the name (a call with something else, the
-name handed on as a value, spelt in a string, used in a file that is not parsed) and it is
-not. Which argument is the row is not told apart: a function handed a fresh row and another
-record is taken as writing the fresh one.
+serializer.save()` in `perform_create`, `status = FeedStatus.objects.create(...)`) and handed to
+the work that runs it (`process_upload(pq)`, `mark_done.si(status.pk)`), which writes the row's
+state with no test of its own. Only that run writes the row: a duplicate request makes a row of
+its own, so the write moves no other run's record back (IDM103). The facts are the callers',
+per parameter: a function the project defines once, called (or queued: `.delay(...)`,
+`.apply_async(args=...)`, `.s(...)`, `.si(...)`) only with such a row or its key in that
+parameter's place, or with a parameter of a function that is itself so called (followed to the
+end). A row is made where every binding of its name makes one: `Model.objects.create(...)`, a
+constructor without a key that the function saves, `serializer.save()` in a function that
+creates (`perform_create`: elsewhere the serializer may hold an instance). Any other use of the
+function's name (a call handing over nothing fresh, the name handed on as a value or spelt in a
+string, a use in a file that is not parsed) and none of its parameters is.
 """
 
 from __future__ import annotations
@@ -23,13 +25,20 @@ from collections.abc import Iterable
 from idemlint.analysis.caller_guards import names_used, names_used_otherwise
 from idemlint.knowledge.orms import MAKES_A_ROW, QUEUES_A_CALL
 
-# per file: (names each call of which hands over a fresh row; (name, functions whose own
-# parameter it is handed); names used any other way; names the file defines, with repeats)
-FreshFacts = tuple[frozenset[str], tuple[tuple[str, tuple[str, ...]], ...], frozenset[str], tuple[str, ...]]
-NO_FRESH: FreshFacts = (frozenset(), (), frozenset(), ())
+# a call handing something over: (function name, [(slot, where from)]). A slot is a position
+# ("0"), a keyword, or "<receiver>" (`row.activate()`); where from is "" for a row the caller
+# just made, or "caller:parameter" for the caller's own parameter, handed on
+Handed = tuple[str, tuple[tuple[str, str], ...]]
+# per file: (those calls; the functions it defines with their parameters; names used any other
+# way; the names it defines, with repeats)
+FreshFacts = tuple[tuple[Handed, ...], tuple[tuple[str, tuple[str, ...]], ...], frozenset[str], tuple[str, ...]]
+NO_FRESH: FreshFacts = ((), (), frozenset(), ())
 
-_MAY_MAKE = re.compile(rb"\.(?:a?create|save)\(")
+# a file that may make a row or hand one on (queued, or called plainly: any call of a name it
+# does not define is one), parsed; the rest give only the names they use
+_MAY_MAKE = re.compile(rb"\.(?:a?create|a?save|delay|apply_async|si?)\(")
 _DEFINED = re.compile(rb"\bdef[ \t]+(\w+)")
+_RECEIVER = "<receiver>"
 
 
 def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
@@ -42,69 +51,93 @@ def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             tree = None
     if tree is None:
-        return frozenset(), (), names_used(source, defined), defined
-    fresh: set[str] = set()
-    handed: dict[str, set[str]] = {}
+        return (), (), names_used(source, defined), defined
+    handed: list[Handed] = []
+    signatures: list[tuple[str, tuple[str, ...]]] = []
     other: set[str] = set()
     counted: set[int] = set()
     for function in ast.walk(tree):
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
+        params = tuple(a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs))
+        signatures.append((function.name, params))
         made = _rows_made(function)
-        params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
         for call in _calls(function):
-            name, arguments, callee = _called(call)
+            name, slots, callee = _called(call)
             if not name:
                 continue
             counted.add(id(callee))
-            passed = {_record(arg) for arg in arguments}
-            if passed & made:
-                fresh.add(name)
-            elif passed & params:
-                handed.setdefault(name, set()).add(function.name)
+            sources = tuple(
+                (slot, "" if record in made else f"{function.name}:{record}")
+                for slot, record in slots
+                if record in made or record in params
+            )
+            if sources:
+                handed.append((name, sources))
             else:
                 other.add(name)
     other |= names_used_otherwise(tree, counted)  # handed on as a value, at module level, in a string
-    return (
-        frozenset(fresh),
-        tuple(sorted((name, tuple(sorted(functions))) for name, functions in handed.items())),
-        frozenset(other),
-        defined,
-    )
+    return tuple(handed), tuple(signatures), frozenset(other), defined
 
 
 def join_fresh_facts(files: Iterable[FreshFacts]) -> frozenset[str]:
-    """The names of the functions the project calls only with a row the caller just made, or
-    with a parameter of a function itself so called."""
-    fresh: set[str] = set()
+    """The parameters (`function:parameter`) the project fills only with a row the caller just
+    made, or with a parameter itself so filled."""
+    calls: dict[str, list[tuple[tuple[str, str], ...]]] = {}
     used: set[str] = set()
-    handed: dict[str, set[str]] = {}
+    signatures: dict[str, tuple[str, ...]] = {}
     definitions: dict[str, int] = {}
-    for made, passed_on, other, defined in files:
-        fresh.update(made)
+    for handed, defined_with, other, defined in files:
         used.update(other)
-        for name, functions in passed_on:
-            handed.setdefault(name, set()).update(functions)
+        for name, sources in handed:
+            calls.setdefault(name, []).append(sources)
+        signatures.update(defined_with)
         for name in defined:
             definitions[name] = definitions.get(name, 0) + 1
-    candidates = {n for n in fresh | handed.keys() if n not in used and definitions.get(n) == 1}
+    wanted: dict[str, list[dict[str, str]]] = {}  # function:parameter -> per call, where it came from
+    for name, made in calls.items():
+        if name in used or definitions.get(name) != 1 or name not in signatures:
+            continue
+        params = signatures[name]
+        per_call = [_by_parameter(params, sources) for sources in made]
+        for param in params:
+            if all(param in call for call in per_call):
+                wanted[f"{name}:{param}"] = [{"": call[param]} for call in per_call]
     found: set[str] = set()
-    while True:  # a parameter handed on is fresh where every function handing it on is so called
+    while True:  # a parameter handed on is fresh where the one it came from is
         more = {
-            n
-            for n in candidates - found
-            if all(f in found for f in handed.get(n, ())) and (n in fresh or handed.get(n))
+            key
+            for key, origins in wanted.items()
+            if key not in found and all(o[""] == "" or o[""] in found for o in origins)
         }
         if not more:
             return frozenset(found)
         found |= more
 
 
+def _by_parameter(params: tuple[str, ...], sources: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """Which parameter each slot of a call fills: positions after `self` for a method (its
+    receiver is `self`), keywords by name."""
+    offset = 1 if params[:1] in (("self",), ("cls",)) else 0
+    filled: dict[str, str] = {}
+    for slot, origin in sources:
+        if slot == _RECEIVER:
+            if offset:
+                filled[params[0]] = origin
+        elif slot.isdigit():
+            index = int(slot) + offset
+            if index < len(params):
+                filled[params[index]] = origin
+        elif slot in params:
+            filled[slot] = origin
+    return filled
+
+
 def _rows_made(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """Names bound in the function to a row it makes: `Model.objects.create(...)`,
-    `serializer.save(...)` (also run through a wrapper: `sync_to_async(serializer.save)(...)`),
-    or `Model(...)` the function then saves (`row.save()`)."""
-    made: set[str] = set()
+    """Names every binding of which in the function makes a row: `Model.objects.create(...)`,
+    `serializer.save(...)` in a function that creates (also run through a wrapper:
+    `sync_to_async(serializer.save)(...)`), or `Model(...)` without a key, then saved."""
+    creates = "create" in function.name.lower().split("_")
     saved = {
         node.func.value.id
         for node in ast.walk(function)
@@ -113,19 +146,31 @@ def _rows_made(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
         and node.func.attr in MAKES_A_ROW
         and isinstance(node.func.value, ast.Name)
     }
+    verdicts: dict[str, bool] = {}
+    judged: set[int] = set()
     for node in ast.walk(function):
-        if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
-            continue
-        value = node.value.value if isinstance(node.value, ast.Await) else node.value
-        if not isinstance(value, ast.Call):
-            continue
-        name = node.targets[0].id
-        makers = [value.func, *(value.func.args if isinstance(value.func, ast.Call) else ())]
-        if any(isinstance(m, ast.Attribute) and m.attr in MAKES_A_ROW for m in makers):
-            made.add(name)
-        elif isinstance(value.func, ast.Name) and value.func.id[:1].isupper() and name in saved:
-            made.add(name)
-    return made
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            judged.add(id(node.targets[0]))
+            verdicts[name] = verdicts.get(name, True) and _makes_a_row(node.value, name in saved, creates)
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and id(node) not in judged:
+            verdicts[node.id] = False  # bound some other way too: in a loop, unpacked, `as job`
+    return {name for name, makes in verdicts.items() if makes}
+
+
+def _makes_a_row(value: ast.expr | None, saved: bool, creates: bool) -> bool:
+    value = value.value if isinstance(value, ast.Await) else value
+    if not isinstance(value, ast.Call):
+        return False
+    makers = [value.func, *(value.func.args if isinstance(value.func, ast.Call) else ())]
+    for maker in makers:
+        if isinstance(maker, ast.Attribute) and maker.attr in ("create", "acreate"):
+            return True
+        if isinstance(maker, ast.Attribute) and maker.attr in MAKES_A_ROW:
+            return creates  # `serializer.save()`: a new row only where the function creates
+    keyed = any(k.arg in ("pk", "id") for k in value.keywords)
+    return isinstance(value.func, ast.Name) and value.func.id[:1].isupper() and saved and not keyed
 
 
 def _calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterable[ast.Call]:
@@ -140,28 +185,40 @@ def _calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterable[ast.Cal
         stack.extend(ast.iter_child_nodes(node))
 
 
-def _called(call: ast.Call) -> tuple[str, list[ast.expr], ast.expr]:
-    """(the function's name, what it is handed, the node that names it): `process(pq)`,
-    `self.process(pq)`, queued as a task (`process.delay(pq.pk)`, `process.apply_async(args=(pq.pk,))`,
-    `process.si(pq.pk)`)."""
+def _called(call: ast.Call) -> tuple[str, list[tuple[str, str]], ast.expr]:
+    """(the function's name, [(slot, the record handed there)], the node that names it):
+    `process(pq)`, `pq.process()`, queued as a task (`process.delay(pq.pk)`,
+    `process.apply_async(args=(pq.pk,))`, `process.si(pq.pk)`)."""
     func = call.func
-    arguments = [*call.args, *(k.value for k in call.keywords)]
+    positional = list(call.args)
+    keywords = [(k.arg, k.value) for k in call.keywords if k.arg]
     if (
         isinstance(func, ast.Attribute)
         and func.attr in QUEUES_A_CALL
         and isinstance(func.value, (ast.Name, ast.Attribute))
     ):
         task = func.value
-        name = task.id if isinstance(task, ast.Name) else task.attr
         for keyword in call.keywords:
-            if keyword.arg in ("args", "kwargs") and isinstance(keyword.value, (ast.Tuple, ast.List, ast.Dict)):
-                arguments += list(keyword.value.values if isinstance(keyword.value, ast.Dict) else keyword.value.elts)
-        return name, arguments, task
+            if keyword.arg == "args" and isinstance(keyword.value, (ast.Tuple, ast.List)):
+                positional += keyword.value.elts
+            elif keyword.arg == "kwargs" and isinstance(keyword.value, ast.Dict):
+                keywords += [
+                    (k.value, v)
+                    for k, v in zip(keyword.value.keys, keyword.value.values, strict=True)
+                    if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                ]
+        name = task.id if isinstance(task, ast.Name) else task.attr
+        return name, _slots(positional, keywords), task
+    slots = _slots(positional, keywords)
     if isinstance(func, ast.Name):
-        return func.id, arguments, func
+        return func.id, slots, func
     if isinstance(func, ast.Attribute):
-        return func.attr, arguments, func
-    return "", arguments, func
+        return func.attr, [*slots, (_RECEIVER, _record(func.value))], func
+    return "", slots, func
+
+
+def _slots(positional: list[ast.expr], keywords: list[tuple[str, ast.expr]]) -> list[tuple[str, str]]:
+    return [(str(i), _record(a)) for i, a in enumerate(positional)] + [(k, _record(v)) for k, v in keywords]
 
 
 def _record(argument: ast.expr) -> str:

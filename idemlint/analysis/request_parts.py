@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.retry.exits import always_leaves
-from idemlint.knowledge.http import RELATIVE_CHANGE_KEY, REPEAT_SAFE_ENDPOINT_WORDS, WRITE_METHODS
+from idemlint.analysis.retry.loops import classify_loop
+from idemlint.knowledge.http import (
+    CLIENT_NAME,
+    HTTP_MODULES,
+    RELATIVE_CHANGE_KEY,
+    REPEAT_SAFE_ENDPOINT_WORDS,
+    WRITE_METHODS,
+)
 from idemlint.knowledge.repeats import ACTING_WORDS, LOOKUP_WORDS
 
 if TYPE_CHECKING:
@@ -182,21 +189,32 @@ def _local_value(model: ModuleModel, name: cst.Name) -> cst.BaseExpression | Non
 
 
 def created_if_absent(model: ModuleModel, call: cst.Call) -> bool:
-    """A write sent only when a read made first in the same function found nothing (`existing =
-    requests.get(url).json()`, then `if not existing: requests.post(url, ...)`, or `if found:
-    return` before it): a repeat reads again first and finds what the first attempt made."""
+    """A write sent only when a lookup of the same resource, made first on the same attempt,
+    found nothing (`rules = requests.get(f"{api}/rules").json()`, then `if not rules:
+    requests.post(f"{api}/rules", ...)`, or `if found: return` before it): a repeat looks
+    again first and finds what the first attempt made. The test is on whether anything was
+    found (`not rules`, `len(rules) == 0`, `account is None`), not on a field of it."""
     function = model.enclosing_function(call)
     if function is None:
         return False
-    found = _read_results(model, function)
-    if not found:
+    retries = [
+        a
+        for a in model.ancestors(call)
+        if isinstance(a, (cst.For, cst.While)) and model.is_inside(a, function) and classify_loop(model, a) is not None
+    ]
+    lookups = {
+        name: read
+        for name, read in _lookup_results(model, function).items()
+        if all(model.is_inside(read, loop) for loop in retries) and _same_resource(model, read, call)
+    }  # looked up again on each attempt of a retry loop around the write
+    if not lookups:
         return False
     for ancestor in model.ancestors(call):
         if ancestor is function:
             return False
-        if isinstance(ancestor, cst.If) and model.names_read(ancestor.test) & found:
-            in_body = model.is_inside(call, ancestor.body)
-            if _says_absent(model, ancestor.test) == in_body:
+        if isinstance(ancestor, cst.If):
+            answer = _found_or_not(model, ancestor.test, lookups)
+            if answer is not None and (answer == "absent") == model.is_inside(call, ancestor.body):
                 return True  # `if not existing: post(...)`, `if found: ... else: post(...)`
         parent = model.parents.get(ancestor)
         if isinstance(parent, cst.IndentedBlock):  # `if existing: return existing` earlier in a block holding the call
@@ -205,66 +223,118 @@ def created_if_absent(model: ModuleModel, call: cst.Call) -> bool:
                     break
                 if (
                     isinstance(statement, cst.If)
-                    and model.names_read(statement.test) & found
-                    and not _says_absent(model, statement.test)
+                    and _found_or_not(model, statement.test, lookups) == "present"
                     and always_leaves(list(statement.body.body), or_continues=True)
                 ):
                     return True
     return False
 
 
-def _says_absent(model: ModuleModel, test: cst.BaseExpression) -> bool:
-    """A test true when the lookup found nothing: `not existing`, `len(rules) == 0`, `account is
-    None`, `email not in emails`; not `found`, `len(rules) > 0`, `form is not None`."""
+def _found_or_not(model: ModuleModel, test: cst.BaseExpression, lookups: dict[str, cst.Call]) -> str | None:
+    """ "absent" for a test true when a lookup found nothing (`not rules`, `len(rules) == 0`,
+    `account is None`), "present" for one true when it found something (`rules`, `len(rules) >
+    0`, `account is not None`), None for any other test (a field of it, a status code)."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return True
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        target = test.comparisons[0]
-        operator, value = target.operator, target.comparator
-        if isinstance(operator, (cst.Is, cst.Equal)) and model.dotted(value) == "None":
-            return True
-        if isinstance(operator, cst.NotIn):
-            return True
-        empty = (
-            isinstance(value, cst.Integer) and value.value == "0" or isinstance(value, cst.List) and not value.elements
-        )
-        return (
-            isinstance(operator, cst.Equal)
-            and empty
-            or isinstance(operator, cst.LessThan)
-            and model.dotted(value) == "1"
-        )
-    return False
+        inner = _found_or_not(model, test.expression, lookups)
+        return None if inner is None else "absent" if inner == "present" else "present"
+    if _names_a_lookup(test, lookups):
+        return "present"
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and _names_a_lookup(test.left, lookups)):
+        return None
+    operator, value = test.comparisons[0].operator, test.comparisons[0].comparator
+    number = value.value if isinstance(value, cst.Integer) else None
+    if model.dotted(value) == "None":
+        return "absent" if isinstance(operator, (cst.Is, cst.Equal)) else "present"
+    if (
+        number == "0"
+        and isinstance(operator, (cst.Equal, cst.LessThanEqual))
+        or number == "1"
+        and isinstance(operator, cst.LessThan)
+    ):
+        return "absent"
+    if (
+        number == "0"
+        and isinstance(operator, (cst.NotEqual, cst.GreaterThan))
+        or number == "1"
+        and isinstance(operator, cst.GreaterThanEqual)
+    ):
+        return "present"
+    return None
 
 
-def _read_results(model: ModuleModel, function: cst.FunctionDef) -> set[str]:
-    """The names bound in `function` to what a read request (or a lookup: `search_accounts()`,
-    `client.find_user()`) returned, and to what is derived from those."""
+def _names_a_lookup(expr: cst.BaseExpression, lookups: dict[str, cst.Call]) -> bool:
+    """`rules` or `len(rules)` for a name bound to a lookup's result."""
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value == "len"
+        and len(expr.args) == 1
+    ):
+        expr = expr.args[0].value
+    return isinstance(expr, cst.Name) and expr.value in lookups
+
+
+def _lookup_results(model: ModuleModel, function: cst.FunctionDef) -> dict[str, cst.Call]:
+    """The names bound in `function` to what a lookup returned, directly or through a value
+    that only reads it (`rules = response.json()`), each with its lookup call."""
     bindings = [b for bs in (model.bindings.get(function) or {}).values() for b in bs if b.value is not None]
-    found: set[str] = set()
+    found: dict[str, cst.Call] = {}
     changed = True
     while changed:
         changed = False
         for binding in bindings:
             if binding.name in found or binding.value is None:
                 continue
-            value = binding.value
-            if model.names_read(value) & found or any(
-                isinstance(n, cst.Call) and _reads(model, n) for n in (value, *model.iter_nodes(value))
-            ):
-                found.add(binding.name)
-                changed = True
+            calls = [n for n in (binding.value, *model.iter_nodes(binding.value)) if isinstance(n, cst.Call)]
+            read = next((c for c in calls if _reads(model, c)), None)
+            if read is None:
+                source = next((n for n in model.names_read(binding.value) if n in found), None)
+                if source is None or any(_acts(model, c) for c in calls):
+                    continue
+                read = found[source]
+            found[binding.name] = read
+            changed = True
     return found
 
 
 def _reads(model: ModuleModel, call: cst.Call) -> bool:
-    """A GET request (`requests.get(url)`, `session.request("GET", url)`), or a call named for a
-    lookup (`search_account_by_email(...)`, `api.list_rules()`) and for nothing that writes."""
+    """A GET request through an HTTP client (`requests.get(url)`, `session.get(url)`,
+    `client.request("GET", url)`), or a call named for a lookup (`search_accounts(...)`,
+    `api.list_rules()`) and for nothing that acts."""
     name = (model.call_name(call) or model.dotted(call.func) or "").rsplit(".", 1)[-1]
-    if name == "get":
-        url = url_argument(call)
-        return url is not None and names_an_address(model, url)
-    if name == "request":
-        return _any_literal_method(call) == "GET"
+    if name in ("get", "request") and isinstance(call.func, cst.Attribute):
+        receiver = model.qualname(call.func.value) or model.dotted(call.func.value) or ""
+        client = receiver in HTTP_MODULES or CLIENT_NAME.search(receiver.rsplit(".", 1)[-1]) is not None
+        return client and (name == "get" or _any_literal_method(call) == "GET")
     words = name.lower().lstrip("_").split("_")
     return words[0] in LOOKUP_WORDS and not set(words) & ACTING_WORDS
+
+
+def _acts(model: ModuleModel, call: cst.Call) -> bool:
+    """A call named for an act (`post`, `create_charge`): what it returns is no lookup's answer."""
+    name = (model.call_name(call) or model.dotted(call.func) or "").rsplit(".", 1)[-1]
+    return bool(set(name.lower().split("_")) & ACTING_WORDS)
+
+
+def _same_resource(model: ModuleModel, read: cst.Call, write: cst.Call) -> bool:
+    """The lookup asks for what the write makes: the GET's last path word is in the write's
+    path (`/rules` and `/rules`, `/topology` and `/topology/applications`), or the lookup's name
+    names it (`search_account_by_email` and `/accounts`)."""
+    url = url_argument(write)
+    written = _path_words(static_text(model, url) or "") if url is not None else []
+    if not written:
+        return False
+    name = (model.call_name(read) or model.dotted(read.func) or "").rsplit(".", 1)[-1]
+    if name in ("get", "request"):
+        address = url_argument(read)
+        asked = _path_words(static_text(model, address) or "") if address is not None else []
+        return bool(asked) and asked[-1] in written
+    words = name.lower().lstrip("_").split("_")[1:]
+    words = words[: words.index("by")] if "by" in words else words
+    return any(w.rstrip("s") in written for w in words)
+
+
+def _path_words(text: str) -> list[str]:
+    """The words of an address's literal path, singular (`f"{api}/rules?x=1"` gives ["rule"])."""
+    path = re.sub(r"\{[^}]*\}", "/", text.split("?", 1)[0].split("://", 1)[-1])
+    return [w.lower().rstrip("s") for w in _WORD.findall(path)]

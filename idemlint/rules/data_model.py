@@ -338,7 +338,8 @@ class NonMonotonicTransition(Rule):
         "state written where the project has several (`SENT`, `FAILED`) is still reported, though the record "
         "may be one only this code writes. Callers are matched by the method's name: a method never called "
         "from Python whose name a library call makes under a lock (`client.publish(...)` in `with "
-        "cache.lock(...)`) is taken as decided there."
+        "cache.lock(...)`) is taken as decided there. A row every caller has just made is taken as written by its run "
+        "alone, though a broker may deliver its task twice."
     )
     bad = """\
 def ship(conn, order_id):

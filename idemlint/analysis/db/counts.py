@@ -54,16 +54,31 @@ def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: 
         return None  # `filter(is_active=False).update(is_active=True)` and nothing else: set twice, set once
     if conditions and _shifts_a_range(write, conditions):
         return None  # `filter(group=g, position__gt=p).update(position=F("position") - 1)`: a reorder
-    if conditions and not any(p.column in write.sets for p in conditions) and not _sets_unseen(write):
+    if conditions and not any(_writes_column(write, p.column) for p in conditions) and not _sets_unseen(write):
         return None  # `filter(pk=i, status=DRAFT).update(published_at=None)`: a duplicate matches the same rows
     if not conditions or not db.is_guarded_write(write):
         return None
     return conditions
 
 
+def _writes_column(write: DbWrite, column: str) -> bool:
+    """The update sets `column`, a foreign key by either name (`state` and `state_id`)."""
+    key = column.removesuffix("_id")
+    return any(written == column or written.removesuffix("_id") == key for written in write.sets)
+
+
 def _sets_unseen(write: DbWrite) -> bool:
-    """`.update(**changes)`: what it sets is not written here, and may be what it tests."""
-    return write.call is not None and any(a.star == "**" for a in write.call.args)
+    """What the update sets is not all written out here, and may be what it tests:
+    `.update(**changes)`, `query.update(changes)`, `.values(**changes)`, SQL built at run time."""
+    if not write.sets:
+        return True
+    call = write.call
+    return (
+        call is not None
+        and isinstance(call.func, cst.Attribute)
+        and call.func.attr.value in ("update", "values")
+        and any(a.star == "**" or a.keyword is None and not isinstance(a.value, cst.Dict) for a in call.args)
+    )
 
 
 def _sets_flags(model: ModuleModel, db: DbAnalysis, write: DbWrite, conditions: list[Predicate]) -> bool:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.records import IDENTITY, DbRead, DbWrite
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import origin_nodes
@@ -286,16 +287,28 @@ def decided_by_its_callers(model: ModuleModel, read: DbRead, node: cst.CSTNode, 
     )
 
 
-def _handed_fresh(model: ModuleModel, read: DbRead, node: cst.CSTNode, functions: frozenset[str]) -> bool:
-    """The record is a parameter of a function among `functions`, which the project calls only
-    with a row the caller just made (`analysis/fresh_records.py`), or is loaded by one
-    (`ProcessingQueue.objects.get(pk=pk)`)."""
+def _handed_fresh(model: ModuleModel, read: DbRead, node: cst.CSTNode, parameters: frozenset[str]) -> bool:
+    """The record is a parameter the project fills only with a row the caller just made
+    (`analysis/fresh_records.py`: `function:parameter`), or is loaded by one's key
+    (`ProcessingQueue.objects.get(pk=pk)`, `get(pk=upload.pk)`), not a row it leads to
+    (`get(pk=upload.docket_id)`)."""
     scope = model.enclosing_function(node)
-    if scope is None or scope.name.value not in functions:
+    if scope is None:
         return False
-    params = scope.params
-    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-    return read.record == "parameter" or bool(model.names_read(read.call) & names)
+    if read.record in ("parameter", "self"):
+        return f"{scope.name.value}:{read.instance}" in parameters
+    if not isinstance(read.call, cst.Call):
+        return False
+    for link in chain_calls(read.call):
+        for arg in link.args:
+            if arg.keyword is None or arg.keyword.value not in ("pk", "id"):
+                continue
+            value = arg.value
+            if isinstance(value, cst.Attribute) and value.attr.value in ("pk", "id"):
+                value = value.value
+            if isinstance(value, cst.Name) and f"{scope.name.value}:{value.value}" in parameters:
+                return True
+    return False
 
 
 def first_or_framework_move(model: ModuleModel, record: str | None, node: cst.CSTNode) -> bool:

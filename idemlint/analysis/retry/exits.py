@@ -20,15 +20,7 @@ else:
 
 def loop_nodes(model: ModuleModel, loop: cst.For | cst.While) -> list[cst.CSTNode]:
     """Nodes of the loop body, not descending into nested loops or functions."""
-    out: list[cst.CSTNode] = []
-    stack = list(model.children_of(loop.body))
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        stack.extend(model.children_of(node))
-    return out
+    return loop_nodes_of_block(model, loop.body)
 
 
 def in_loop_body(model: ModuleModel, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
@@ -78,9 +70,9 @@ def always_leaves(statements: Sequence[cst.CSTNode], or_continues: bool = False)
 def runs_once_per_loop(model: ModuleModel, node: cst.CSTNode, loop: cst.For | cst.While) -> bool:
     """`node` sits in a block of the loop that always leaves it once it has run (`if attempt ==
     last: report(); raise`, `except Fatal: notify(); return`): it runs on the way out, once per
-    loop, not once per attempt. Not a block in the body of a `try` inside the loop (`try: return
-    post()`): a failure there goes to a handler that may go round. A `break` counts only where it
-    breaks this loop."""
+    loop, not once per attempt. Not where a failure of `node` is caught inside the loop (a `try`
+    around it, a `with` that may suppress it), nor where the block may go round instead (a
+    `continue` in it). A `break` counts only where it breaks this loop."""
     chain: list[cst.CSTNode] = []
     for ancestor in model.ancestors(node):
         if ancestor is loop:
@@ -88,18 +80,32 @@ def runs_once_per_loop(model: ModuleModel, node: cst.CSTNode, loop: cst.For | cs
         chain.append(ancestor)
     else:
         return False
+    if any(isinstance(a, (cst.Try, cst.TryStar)) and a.body in chain or isinstance(a, cst.With) for a in chain):
+        return False  # `try: return post()`, `with suppress(...)`: a failure here may go round
     for index, block in enumerate(chain):
         if not isinstance(block, cst.IndentedBlock) or block is loop.body:
             continue
-        above = chain[index:]
-        if any(isinstance(a, (cst.Try, cst.TryStar)) and a.body in above for a in above):
-            continue  # a failure here is caught inside the loop, which may go round
-        leaving: tuple[type[cst.CSTNode], ...] = (cst.Return, cst.Raise)
-        if not any(isinstance(a, (cst.For, cst.While)) for a in above[1:]):
-            leaving += (cst.Break,)
-        if _ends_by(list(block.body), leaving):
+        if any(isinstance(a, (cst.For, cst.While)) for a in chain[index + 1 :]):
+            continue  # in a loop inside the retry: its `break` leaves that loop only
+        leaving: tuple[type[cst.CSTNode], ...] = (cst.Return, cst.Raise, cst.Break)
+        if _ends_by(list(block.body), leaving) and not any(
+            isinstance(n, cst.Continue) for n in loop_nodes_of_block(model, block)
+        ):
             return True
     return False
+
+
+def loop_nodes_of_block(model: ModuleModel, block: cst.CSTNode) -> list[cst.CSTNode]:
+    """Nodes of a block, not descending into nested loops or functions (their `continue`s and
+    `break`s are their own)."""
+    out: list[cst.CSTNode] = []
+    stack = list(model.children_of(block))
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        if not isinstance(current, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(model.children_of(current))
+    return out
 
 
 def _ends_by(statements: Sequence[cst.CSTNode], leaving: tuple[type[cst.CSTNode], ...]) -> bool:

@@ -21,3 +21,11 @@ class Crawl(models.Model):
 
 class Feed(models.Model):
     status = models.IntegerField(choices=Status.choices, default=Status.ENQUEUED)
+
+
+class Account(models.Model):
+    plan_status = models.CharField(max_length=10)
+
+
+class Payment(models.Model):
+    account = models.ForeignKey(Account, on_delete=models.CASCADE)

@@ -61,5 +61,24 @@ def mark_feed_read(pk):
     feed.save()
 
 
+@shared_task
+def reset_feed(pk):
+    feed = Feed.objects.get(pk=pk)
+    feed.status = Status.IN_PROGRESS  # expect: IDM103 "sets status to Status.IN_PROGRESS with no precondition"
+    feed.save()
+
+
+@shared_task
+def retry_feed(pk):
+    feed = Feed.objects.get(pk=pk)
+    feed.status = Status.IN_PROGRESS  # expect: IDM103 "sets status to Status.IN_PROGRESS with no precondition"
+    feed.save()
+
+
+def activate(account, payment):
+    account.plan_status = "active"  # expect: IDM103 "sets plan_status to 'active' with no precondition"
+    account.save()
+
+
 def reprocess(pk):
     process_claims(pk)  # a key from anywhere: process_claims is not only handed fresh rows

@@ -2,8 +2,18 @@
 
 from celery import chain
 
-from uploads.models import Crawl, Feed
-from uploads.tasks import check_feed, crawl_site, mark_crawled, mark_feed_read, process_upload, refresh_feed
+from uploads.models import Crawl, Feed, Payment
+from uploads.tasks import (
+    activate,
+    check_feed,
+    crawl_site,
+    mark_crawled,
+    mark_feed_read,
+    process_upload,
+    refresh_feed,
+    reset_feed,
+    retry_feed,
+)
 
 
 class UploadViewSet:
@@ -21,10 +31,28 @@ def read_feed(feed_id):
     check_feed.delay(feed_id)  # a row made elsewhere, perhaps long ago
 
 
-def refresh(pk):
-    feed = Feed(pk=pk)
+def refresh(url):
+    feed = Feed(url=url)
     feed.save()
     refresh_feed.delay(feed.pk)
+
+
+def reset(pk):
+    feed = Feed(pk=pk)  # a key: this saves over a row that may exist
+    feed.save()
+    reset_feed.delay(feed.pk)
+
+
+def find_or_make(url):
+    feed = Feed.objects.filter(url=url).first()
+    if feed is None:
+        feed = Feed.objects.create(url=url)  # expect: IDM101
+    retry_feed.delay(feed.pk)  # the row found is no new one
+
+
+def upgrade(account):
+    payment = Payment.objects.create(account=account)
+    activate(account, payment)  # the fresh row is the payment, not the account
 
 
 def reread(feed_id):
