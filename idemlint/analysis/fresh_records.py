@@ -11,7 +11,8 @@ per parameter: a function the project defines once, called (or queued: `.delay(.
 parameter's place, or with a parameter of a function that is itself so called (followed to the
 end). A row is made where every binding of its name makes one: `Model.objects.create(...)`, a
 constructor without a key that the function saves, `serializer.save()` in a function that
-creates (`perform_create`: elsewhere the serializer may hold an instance). Any other use of the
+creates (`perform_create`: elsewhere the serializer may hold an instance), a helper of the same
+file that returns a row it made (`item = self._create_item(row)`). Any other use of the
 function's name (a call handing over nothing fresh, the name handed on as a value or spelt in a
 string, a use in a file that is not parsed) and none of its parameters is.
 """
@@ -56,12 +57,12 @@ def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
     signatures: list[tuple[str, tuple[str, ...]]] = []
     other: set[str] = set()
     counted: set[int] = set()
-    for function in ast.walk(tree):
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
+    functions = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    makers = {f.name for f in functions if _returns_a_new_row(f, frozenset())}
+    for function in functions:
         params = tuple(a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs))
         signatures.append((function.name, params))
-        made = _rows_made(function)
+        made = _rows_made(function, makers)
         for call in _calls(function):
             name, slots, callee = _called(call)
             if not name:
@@ -133,10 +134,23 @@ def _by_parameter(params: tuple[str, ...], sources: tuple[tuple[str, str], ...])
     return filled
 
 
-def _rows_made(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+def _returns_a_new_row(function: ast.FunctionDef | ast.AsyncFunctionDef, makers: frozenset[str]) -> bool:
+    """Every `return` of the function gives a row it has just made (`return
+    Item.objects.create(...)`): a helper of the file that makes rows."""
+    returns = [n for n in _own_nodes(function) if isinstance(n, ast.Return)]
+    made = _rows_made(function, makers)
+    return bool(returns) and all(
+        r.value is not None
+        and (_makes_a_row(r.value, False, False, makers) or isinstance(r.value, ast.Name) and r.value.id in made)
+        for r in returns
+    )
+
+
+def _rows_made(function: ast.FunctionDef | ast.AsyncFunctionDef, makers: frozenset[str] | set[str]) -> set[str]:
     """Names every binding of which in the function makes a row: `Model.objects.create(...)`,
     `serializer.save(...)` in a function that creates (also run through a wrapper:
-    `sync_to_async(serializer.save)(...)`), or `Model(...)` without a key, then saved."""
+    `sync_to_async(serializer.save)(...)`), `Model(...)` without a key, then saved, or a call of
+    a helper of the file that returns a row it made (`item = self._create_item(...)`)."""
     creates = "create" in function.name.lower().split("_")
     saved = {
         node.func.value.id
@@ -152,19 +166,27 @@ def _rows_made(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             judged.add(id(node.targets[0]))
-            verdicts[name] = verdicts.get(name, True) and _makes_a_row(node.value, name in saved, creates)
+            verdicts[name] = verdicts.get(name, True) and _makes_a_row(node.value, name in saved, creates, makers)
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and id(node) not in judged:
             verdicts[node.id] = False  # bound some other way too: in a loop, unpacked, `as job`
     return {name for name, makes in verdicts.items() if makes}
 
 
-def _makes_a_row(value: ast.expr | None, saved: bool, creates: bool) -> bool:
+def _makes_a_row(value: ast.expr | None, saved: bool, creates: bool, makers: frozenset[str] | set[str]) -> bool:
     value = value.value if isinstance(value, ast.Await) else value
     if not isinstance(value, ast.Call):
         return False
-    makers = [value.func, *(value.func.args if isinstance(value.func, ast.Call) else ())]
-    for maker in makers:
+    called = (
+        value.func.id
+        if isinstance(value.func, ast.Name)
+        else value.func.attr
+        if isinstance(value.func, ast.Attribute)
+        else ""
+    )
+    if called in makers:
+        return True
+    for maker in (value.func, *(value.func.args if isinstance(value.func, ast.Call) else ())):
         if isinstance(maker, ast.Attribute) and maker.attr in ("create", "acreate"):
             return True
         if isinstance(maker, ast.Attribute) and maker.attr in MAKES_A_ROW:
@@ -175,13 +197,17 @@ def _makes_a_row(value: ast.expr | None, saved: bool, creates: bool) -> bool:
 
 def _calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterable[ast.Call]:
     """The calls in the function's own body, not in functions nested in it."""
+    return (node for node in _own_nodes(function) if isinstance(node, ast.Call))
+
+
+def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterable[ast.AST]:
+    """The nodes of the function's own body, not of functions nested in it."""
     stack: list[ast.AST] = list(function.body)
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
-        if isinstance(node, ast.Call):
-            yield node
+        yield node
         stack.extend(ast.iter_child_nodes(node))
 
 

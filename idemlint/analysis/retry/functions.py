@@ -54,14 +54,30 @@ def classify_function(
         name = model.qualname(call.func if call else expr)
         if name is None:
             continue
-        library = RETRY_DECORATORS.get(name)
+        library, label = RETRY_DECORATORS.get(name), f"@{name}"
+        if library is None and call is None and isinstance(expr, cst.Name):
+            call = _retry_decorator_named(
+                model, expr
+            )  # `retry_timeout = backoff.on_exception(...)`, then `@retry_timeout`
+            name = (model.qualname(call.func) if call is not None else None) or name
+            library, label = RETRY_DECORATORS.get(name), f"@{expr.value} ({name})"
         if library is not None:
             kind = "poll" if raises_until_ready(model, function) else "decorator"
-            return RetryContext(kind, library, function, decorator, call, f"@{name}")
+            return RetryContext(kind, library, function, decorator, call, label)
         task = _task_retry(model, function, name, call, inherited)
         if task is not None:
             library, label = task
             return RetryContext("task", library, function, decorator, call, label)
+    return None
+
+
+def _retry_decorator_named(model: ModuleModel, name: cst.Name) -> cst.Call | None:
+    """The retry decorator a module binds to a name once (`retry_timeout =
+    backoff.on_exception(backoff.expo, Timeout, max_tries=2)`), for `@retry_timeout`."""
+    bindings = model.bindings_of(model.module, name.value)
+    value = bindings[0].value if len(bindings) == 1 else None
+    if isinstance(value, cst.Call) and RETRY_DECORATORS.get(model.qualname(value.func) or "") is not None:
+        return value
     return None
 
 
