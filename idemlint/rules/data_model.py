@@ -21,6 +21,7 @@ from idemlint.analysis.db import (
     races,
     state_checked_under_a_lock,
     tested_before,
+    validated_first,
 )
 from idemlint.analysis.machines import Declared, backward_from, never_backward, predecessors, written_state
 from idemlint.analysis.summary_records import Step
@@ -302,9 +303,11 @@ class NonMonotonicTransition(Rule):
         "statement: `UPDATE orders SET status='paid' WHERE id=%s`, `Order.objects.filter(pk=pk).update(status='paid')`, "
         "`update(Order).where(Order.id == oid).values(status='paid')`, or `order.status = 'paid'; order.save()` on an "
         "instance loaded in the function without a locked, checked read, by a query that does not name the states it "
-        "accepts (`get(pk=pk, state=FULFILLED)` is a precondition). Where Python tests the current state against another "
-        "state first (`if c.status != PENDING: raise`) the message names that test: the write does not repeat it, so a "
-        "state another writer sets in between is overwritten. Not reported where IDM101 reports the same write. A model "
+        "accepts (`get(pk=pk, state=FULFILLED)` is a precondition). Not reported where Python tests the current state "
+        "against another state first (`if c.status != PENDING: raise`, also in a helper of the module given the record "
+        "or giving it back: `check_identity(identity)`): a late message is refused there, and a "
+        "duplicate that races between the test and the write is IDM101's (a read-decide-write), as is a write IDM101 "
+        "reports. A model "
         "method's own literal (`def ship(self): self.status = 'shipped'`) is reported once, in the method (or in the "
         "helper that sets the state of the instance it is given); a method that writes the value its caller passes "
         "(`order.move_to('shipped')`, `set_status(order, 'shipped')`) is reported at the caller. An update's value may "
@@ -381,7 +384,6 @@ def ship(conn, order_id):
         # one finding per function, record and column: the branches of an `if/elif` that each set
         # it (a status recomputed from an event) are one decision, not several
         found: dict[tuple[object, str | None, str], list[tuple[DbWrite, str, str, str, DbRead | None, Declared]]] = {}
-        tested_by: dict[int, cst.BaseExpression] = {}
         for write in db.writes:
             if id(write) in racy or write.guarded or write.judged_in_method:
                 continue  # IDM101 reports it, the setter checks the current state itself, or the method is reported
@@ -399,6 +401,8 @@ def ship(conn, order_id):
                         continue  # written under a lock the function took (LOCK TABLE, FOR UPDATE)
                     if decided_by_its_callers(model, read, write.node, ctx.project):
                         continue  # locked, chosen by state or made just before by every caller; a row's first state
+                    if validated_first(model, read, write.node, column):
+                        continue  # a helper given (or giving back) the record tests its state first
                 elif any(
                     p.column == column or VERSION_COLUMNS.match(p.column) or moves_its_flag(write, p)
                     for p in write.where
@@ -409,9 +413,8 @@ def ship(conn, order_id):
                 deciding = list(decisions(model, db, write))
                 if state_checked_under_a_lock(model, db, deciding, write, column):
                     continue  # its state checked under a row lock, or a lock every run takes
-                test = tested_before(model, deciding, column, repr(text) if kind == "literal" else text)
-                if test is not None:
-                    tested_by[id(write)] = test  # tested in Python, unlocked: another writer may come between
+                if tested_before(model, deciding, column, repr(text) if kind == "literal" else text) is not None:
+                    continue  # `if c.status != PENDING: raise` first: a late message is refused (a racing one is IDM101's)
                 declared = written_state(ctx.project.state_machines, column, kind, text, model.imports)
                 if (
                     never_backward(declared, text)
@@ -428,8 +431,7 @@ def ship(conn, order_id):
             yield Report(
                 write.statement,
                 f"{write.described()} sets {column} to {_spelt(kind, text)} with no "
-                f"precondition on its current value{_in_the_write(write, tested_by)}{more}{backward_from(declared)}",
-                lines=(("test", tested_by[id(write)]),) if id(write) in tested_by else (),
+                f"precondition on its current value{more}{backward_from(declared)}",
                 suggestion=_condition_hint(ctx, write, predecessors(declared, kind, text), column),
                 confidence=lower_confidence(ctx, read),
                 evidence="the project's state machine" if declared else None,
@@ -441,9 +443,3 @@ def ship(conn, order_id):
 
 def _spelt(kind: str, text: str) -> str:  # a constant as written, a literal quoted
     return text if kind == "constant" else repr(text)
-
-
-def _in_the_write(write: DbWrite, tested_by: dict[int, cst.BaseExpression]) -> str:
-    """Name the test made only before the write: another writer may change the state in between."""
-    tested = " in the write itself (the test on line ${test} is made before it, without a lock)"
-    return tested if id(write) in tested_by else ""

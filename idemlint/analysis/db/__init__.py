@@ -29,6 +29,7 @@ from idemlint.analysis.db.decisions import (
     held_by_callers,
     loaded_read,
     moves_its_flag,
+    validated_first,
 )
 from idemlint.analysis.db.locks import is_locked, lock_won_before, locked_together, state_checked_under_a_lock
 from idemlint.analysis.db.races import Race, compared_values, races, tested_before
@@ -75,5 +76,6 @@ __all__ = [
     "lock_won_before",
     "locked_together",
     "moves_its_flag",
+    "validated_first",
     "races",
 ]

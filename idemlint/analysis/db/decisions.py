@@ -11,7 +11,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.records import IDENTITY, DbRead, DbWrite
 from idemlint.analysis.db.scopes import source_order
-from idemlint.analysis.flow import origin_nodes
+from idemlint.analysis.flow import origin_nodes, runs_before
 from idemlint.analysis.model import ModuleModel, local_callee, string_value
 from idemlint.analysis.retry import always_leaves
 from idemlint.knowledge.orms import TRANSITION_HOOKS
@@ -361,3 +361,43 @@ def latest_binding_is(model: ModuleModel, write: DbWrite, read: DbRead) -> bool:
     if read.record:
         return latest is not None and (latest.statement is read.call or latest.value is read.call)
     return latest is not None and latest.value is not None and model.is_inside(read.call, latest.value)
+
+
+def validated_first(model: ModuleModel, read: DbRead, node: cst.CSTNode, column: str) -> bool:
+    """A helper of this module, called before `node` on every way to it, tests the record's
+    `column` and raises when it is not as wanted: given the record (`check_identity(identity)`)
+    or giving it back (`match = self.validate_request(pk)` after `if match.status != PENDING:
+    raise ...`). The state is tested first, as if written inline."""
+    record = read.instance
+    scope = model.enclosing_function(node)
+    if not record or scope is None:
+        return False
+    for call in model.calls:
+        if model.enclosing_function(call) is not scope or not runs_before(model, call, node):
+            continue
+        callee = local_callee(model, call)
+        if callee is None:
+            continue
+        given = [a for a in call.args if isinstance(a.value, cst.Name) and a.value.value == record]
+        assign = model.parents.get(call)
+        returned = isinstance(assign, cst.Assign) and any(
+            isinstance(t.target, cst.Name) and t.target.value == record for t in assign.targets
+        )
+        if (given or returned) and _raises_unless_the_state(model, callee, column):
+            return True
+    return False
+
+
+def _raises_unless_the_state(model: ModuleModel, function: cst.FunctionDef, column: str) -> bool:
+    """`if identity.status != "enabled": raise ...` in the helper."""
+    for node in model.iter_nodes(function.body):
+        if not isinstance(node, cst.If):
+            continue
+        last = node.body.body[-1] if node.body.body else None
+        if not (isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, cst.Raise) for s in last.body)):
+            continue
+        if any(
+            isinstance(n, cst.Attribute) and n.attr.value == column for n in (node.test, *model.iter_nodes(node.test))
+        ):
+            return True
+    return False
