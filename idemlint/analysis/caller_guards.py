@@ -85,6 +85,8 @@ def names_used_otherwise(tree: ast.Module, counted: set[int]) -> set[str]:
             found.add(node.attr)
         elif isinstance(node, ast.Name) and id(node) not in counted:
             found.add(node.id)
+        elif isinstance(node, ast.alias) and node.asname and node.asname != node.name:
+            found.add(node.name.rsplit(".", 1)[-1])  # `from app.tasks import reject as refuse`: used as another name
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _DOTTED.match(node.value):
             found.update(node.value.replace(":", ".").split("."))  # `"reject"`, `"app.tasks.reject"`
     return found

@@ -7,14 +7,17 @@ the work that runs it (`process_upload(pq)`, `mark_done.si(status.pk)`), which w
 state with no test of its own. Only that run writes the row: a duplicate request makes a row of
 its own, so the write moves no other run's record back (IDM103). The facts are the callers',
 per parameter: a function the project defines once, called (or queued: `.delay(...)`,
-`.apply_async(args=...)`, `.s(...)`, `.si(...)`) only with such a row or its key in that
-parameter's place, or with a parameter of a function that is itself so called (followed to the
-end). A row is made where every binding of its name makes one: `Model.objects.create(...)`, a
-constructor without a key that the function saves, `serializer.save()` in a function that
-creates (`perform_create`: elsewhere the serializer may hold an instance), a helper of the same
-file that returns a row it made (`item = self._create_item(row)`). Any other use of the
-function's name (a call handing over nothing fresh, the name handed on as a value or spelt in a
-string, a use in a file that is not parsed) and none of its parameters is.
+`.apply_async(args=...)`, `.si(...)`) only with such a row or its key in that parameter's
+place, or with a parameter of a function that is itself so called (followed to the end). A row
+is made where every binding of its name makes one: `Model.objects.create(...)`,
+`serializer.save()` in a function that creates, from a serializer given no instance (elsewhere
+it may hold one), a helper of the same file that returns a row it made (`item =
+self._create_item(row)`); not `Model(...)` then `save()`, whose key may name a row that exists,
+nor a name bound any other way too (a parameter, `first()` then `create()`). A parameter the
+function binds again is no longer what it was handed, and a chain's `.s(...)` hands over
+nothing (its first argument is the previous task's result). Any other use of the function's
+name (a call handing over nothing fresh, the name handed on as a value, imported under another
+name or spelt in a string, a use in a file that is not parsed) and none of its parameters is.
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ from idemlint.knowledge.orms import MAKES_A_ROW, QUEUES_A_CALL
 # ("0"), a keyword, or "<receiver>" (`row.activate()`); where from is "" for a row the caller
 # just made, or "caller:parameter" for the caller's own parameter, handed on
 Handed = tuple[str, tuple[tuple[str, str], ...]]
-# per file: (those calls; the functions it defines with their parameters; names used any other
-# way; the names it defines, with repeats)
-FreshFacts = tuple[tuple[Handed, ...], tuple[tuple[str, tuple[str, ...]], ...], frozenset[str], tuple[str, ...]]
+# per file: (those calls; the functions it defines with their parameters and those of them it
+# binds again; names used any other way; the names it defines, with repeats)
+Signature = tuple[str, tuple[str, ...], tuple[str, ...]]
+FreshFacts = tuple[tuple[Handed, ...], tuple[Signature, ...], frozenset[str], tuple[str, ...]]
 NO_FRESH: FreshFacts = ((), (), frozenset(), ())
 
 # a file that may make a row or hand one on (queued, or called plainly: any call of a name it
@@ -54,15 +58,17 @@ def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
     if tree is None:
         return (), (), names_used(source, defined), defined
     handed: list[Handed] = []
-    signatures: list[tuple[str, tuple[str, ...]]] = []
+    signatures: list[Signature] = []
     other: set[str] = set()
     counted: set[int] = set()
     functions = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
     makers = {f.name for f in functions if _returns_a_new_row(f, frozenset())}
     for function in functions:
         params = tuple(a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs))
-        signatures.append((function.name, params))
-        made = _rows_made(function, makers)
+        stored = {n.id for n in _own_nodes(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        kept = {p for p in params if p not in stored}  # `upload = upload.duplicate_of`: no longer what was handed
+        signatures.append((function.name, params, tuple(sorted(set(params) - kept))))
+        made = _rows_made(function, makers) - set(params)
         for call in _calls(function):
             name, slots, callee = _called(call)
             if not name:
@@ -71,7 +77,7 @@ def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
             sources = tuple(
                 (slot, "" if record in made else f"{function.name}:{record}")
                 for slot, record in slots
-                if record in made or record in params
+                if record in made or record in kept
             )
             if sources:
                 handed.append((name, sources))
@@ -87,12 +93,15 @@ def join_fresh_facts(files: Iterable[FreshFacts]) -> frozenset[str]:
     calls: dict[str, list[tuple[tuple[str, str], ...]]] = {}
     used: set[str] = set()
     signatures: dict[str, tuple[str, ...]] = {}
+    rebound: set[str] = set()
     definitions: dict[str, int] = {}
     for handed, defined_with, other, defined in files:
         used.update(other)
         for name, sources in handed:
             calls.setdefault(name, []).append(sources)
-        signatures.update(defined_with)
+        for name, params, again in defined_with:
+            signatures[name] = params
+            rebound.update(f"{name}:{p}" for p in again)
         for name in defined:
             definitions[name] = definitions.get(name, 0) + 1
     wanted: dict[str, list[dict[str, str]]] = {}  # function:parameter -> per call, where it came from
@@ -102,7 +111,7 @@ def join_fresh_facts(files: Iterable[FreshFacts]) -> frozenset[str]:
         params = signatures[name]
         per_call = [_by_parameter(params, sources) for sources in made]
         for param in params:
-            if all(param in call for call in per_call):
+            if f"{name}:{param}" not in rebound and all(param in call for call in per_call):
                 wanted[f"{name}:{param}"] = [{"": call[param]} for call in per_call]
     found: set[str] = set()
     while True:  # a parameter handed on is fresh where the one it came from is
@@ -141,7 +150,7 @@ def _returns_a_new_row(function: ast.FunctionDef | ast.AsyncFunctionDef, makers:
     made = _rows_made(function, makers)
     return bool(returns) and all(
         r.value is not None
-        and (_makes_a_row(r.value, False, False, makers) or isinstance(r.value, ast.Name) and r.value.id in made)
+        and (_makes_a_row(r.value, False, makers) or isinstance(r.value, ast.Name) and r.value.id in made)
         for r in returns
     )
 
@@ -149,50 +158,52 @@ def _returns_a_new_row(function: ast.FunctionDef | ast.AsyncFunctionDef, makers:
 def _rows_made(function: ast.FunctionDef | ast.AsyncFunctionDef, makers: frozenset[str] | set[str]) -> set[str]:
     """Names every binding of which in the function makes a row: `Model.objects.create(...)`,
     `serializer.save(...)` in a function that creates (also run through a wrapper:
-    `sync_to_async(serializer.save)(...)`), `Model(...)` without a key, then saved, or a call of
-    a helper of the file that returns a row it made (`item = self._create_item(...)`)."""
+    `sync_to_async(serializer.save)(...)`), or a call of a helper of the file that returns a
+    row it made (`item = self._create_item(...)`). Not `Model(...)` then `save()`: its key may
+    name a row that exists."""
     creates = "create" in function.name.lower().split("_")
-    saved = {
-        node.func.value.id
-        for node in ast.walk(function)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr in MAKES_A_ROW
-        and isinstance(node.func.value, ast.Name)
-    }
+    holding = frozenset(
+        node.targets[0].id
+        for node in _own_nodes(function)
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Call)
+        and bool(node.value.args or any(k.arg == "instance" for k in node.value.keywords))
+    )
     verdicts: dict[str, bool] = {}
     judged: set[int] = set()
-    for node in ast.walk(function):
+    for node in _own_nodes(function):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             judged.add(id(node.targets[0]))
-            verdicts[name] = verdicts.get(name, True) and _makes_a_row(node.value, name in saved, creates, makers)
-    for node in ast.walk(function):
+            verdicts[name] = verdicts.get(name, True) and _makes_a_row(node.value, creates, makers, holding)
+    for node in _own_nodes(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and id(node) not in judged:
             verdicts[node.id] = False  # bound some other way too: in a loop, unpacked, `as job`
     return {name for name, makes in verdicts.items() if makes}
 
 
-def _makes_a_row(value: ast.expr | None, saved: bool, creates: bool, makers: frozenset[str] | set[str]) -> bool:
+def _makes_a_row(
+    value: ast.expr | None, creates: bool, makers: frozenset[str] | set[str], holding: frozenset[str] = frozenset()
+) -> bool:
+    """`X.objects.create(...)`, a helper of the file that returns a new row, or
+    `serializer.save()` in a function that creates, from a serializer given no instance
+    (`holding`: the names bound to one that was: `UploadSerializer(existing, data=...)`)."""
     value = value.value if isinstance(value, ast.Await) else value
     if not isinstance(value, ast.Call):
         return False
-    called = (
-        value.func.id
-        if isinstance(value.func, ast.Name)
-        else value.func.attr
-        if isinstance(value.func, ast.Attribute)
-        else ""
-    )
+    func = value.func
+    called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
     if called in makers:
         return True
-    for maker in (value.func, *(value.func.args if isinstance(value.func, ast.Call) else ())):
+    for maker in (func, *(func.args if isinstance(func, ast.Call) else ())):
         if isinstance(maker, ast.Attribute) and maker.attr in ("create", "acreate"):
             return True
         if isinstance(maker, ast.Attribute) and maker.attr in MAKES_A_ROW:
-            return creates  # `serializer.save()`: a new row only where the function creates
-    keyed = any(k.arg in ("pk", "id") for k in value.keywords)
-    return isinstance(value.func, ast.Name) and value.func.id[:1].isupper() and saved and not keyed
+            holder = maker.value.id if isinstance(maker.value, ast.Name) else ""
+            return creates and holder not in holding  # `serializer.save()`: new only where the function creates
+    return False
 
 
 def _calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterable[ast.Call]:
@@ -218,6 +229,8 @@ def _called(call: ast.Call) -> tuple[str, list[tuple[str, str]], ast.expr]:
     func = call.func
     positional = list(call.args)
     keywords = [(k.arg, k.value) for k in call.keywords if k.arg]
+    if isinstance(func, ast.Attribute) and func.attr == "s":
+        return "", [], func  # a chain's signature: its first argument is the previous task's result
     if (
         isinstance(func, ast.Attribute)
         and func.attr in QUEUES_A_CALL
@@ -238,6 +251,14 @@ def _called(call: ast.Call) -> tuple[str, list[tuple[str, str]], ast.expr]:
     slots = _slots(positional, keywords)
     if isinstance(func, ast.Name):
         return func.id, slots, func
+    if (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id[:1].isupper()
+        and positional
+    ):
+        # `Batch.attach(batch, upload)`: the class's method, given its `self` first
+        return func.attr, [(_RECEIVER, _record(positional[0])), *_slots(positional[1:], keywords)], func
     if isinstance(func, ast.Attribute):
         return func.attr, [*slots, (_RECEIVER, _record(func.value))], func
     return "", slots, func

@@ -7,12 +7,14 @@ import re
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.flow import runs_before
 from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.retry.exits import always_leaves
 from idemlint.analysis.retry.loops import classify_loop
 from idemlint.knowledge.http import (
     CLIENT_NAME,
     HTTP_MODULES,
+    NOT_AN_HTTP_CLIENT,
     RELATIVE_CHANGE_KEY,
     REPEAT_SAFE_ENDPOINT_WORDS,
     WRITE_METHODS,
@@ -195,8 +197,10 @@ def created_if_absent(model: ModuleModel, call: cst.Call) -> bool:
     again first and finds what the first attempt made. The test is on whether anything was
     found (`not rules`, `len(rules) == 0`, `account is None`), not on a field of it."""
     function = model.enclosing_function(call)
-    if function is None:
-        return False
+    if function is None or any(
+        isinstance(a, cst.Lambda) and model.is_inside(a, function) for a in model.ancestors(call)
+    ):
+        return False  # `retry_call(lambda: post(...))`: the lambda is retried, not the lookup before it
     retries = [
         a
         for a in model.ancestors(call)
@@ -205,8 +209,10 @@ def created_if_absent(model: ModuleModel, call: cst.Call) -> bool:
     lookups = {
         name: read
         for name, read in _lookup_results(model, function).items()
-        if all(model.is_inside(read, loop) for loop in retries) and _same_resource(model, read, call)
-    }  # looked up again on each attempt of a retry loop around the write
+        if all(model.is_inside(read, loop) for loop in retries)
+        and runs_before(model, read, call)
+        and _same_resource(model, read, call)
+    }  # looked up on every way to the write, again on each attempt of a retry loop around it
     if not lookups:
         return False
     for ancestor in model.ancestors(call):
@@ -275,66 +281,71 @@ def _names_a_lookup(expr: cst.BaseExpression, lookups: dict[str, cst.Call]) -> b
 
 
 def _lookup_results(model: ModuleModel, function: cst.FunctionDef) -> dict[str, cst.Call]:
-    """The names bound in `function` to what a lookup returned, directly or through a value
-    that only reads it (`rules = response.json()`), each with its lookup call."""
-    bindings = [b for bs in (model.bindings.get(function) or {}).values() for b in bs if b.value is not None]
+    """The names bound once in `function` to what a lookup returned (`rules = requests.get(url)`,
+    `rules = requests.get(url).json()`, `found = search_accounts(email)`), each with its lookup
+    call; not a field of it (`rules["items"]`), nor a name bound again elsewhere."""
     found: dict[str, cst.Call] = {}
-    changed = True
-    while changed:
-        changed = False
-        for binding in bindings:
-            if binding.name in found or binding.value is None:
-                continue
-            calls = [n for n in (binding.value, *model.iter_nodes(binding.value)) if isinstance(n, cst.Call)]
-            read = next((c for c in calls if _reads(model, c)), None)
-            if read is None:
-                source = next((n for n in model.names_read(binding.value) if n in found), None)
-                if source is None or any(_acts(model, c) for c in calls):
-                    continue
-                read = found[source]
-            found[binding.name] = read
-            changed = True
+    once = {name: b[0].value for name, b in (model.bindings.get(function) or {}).items() if len(b) == 1}
+    for _ in range(3):  # `existing = requests.get(url)`, then `rules = existing.json()`
+        for name, value in once.items():
+            value = value.expression if isinstance(value, cst.Await) else value
+            if (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "json"
+            ):
+                value = value.func.value  # `requests.get(url).json()`, `response.json()`
+                value = value.expression if isinstance(value, cst.Await) else value
+            if isinstance(value, cst.Name) and value.value in found:
+                found[name] = found[value.value]
+            elif isinstance(value, cst.Call) and _reads(model, value):
+                found[name] = value
     return found
 
 
 def _reads(model: ModuleModel, call: cst.Call) -> bool:
     """A GET request through an HTTP client (`requests.get(url)`, `session.get(url)`,
-    `client.request("GET", url)`), or a call named for a lookup (`search_accounts(...)`,
-    `api.list_rules()`) and for nothing that acts."""
+    `client.request("GET", url)`; not a cache's or a store's `get`), or a call named for a
+    lookup (`search_accounts(...)`, `api.list_rules()`) and for nothing that acts."""
     name = (model.call_name(call) or model.dotted(call.func) or "").rsplit(".", 1)[-1]
     if name in ("get", "request") and isinstance(call.func, cst.Attribute):
         receiver = model.qualname(call.func.value) or model.dotted(call.func.value) or ""
-        client = receiver in HTTP_MODULES or CLIENT_NAME.search(receiver.rsplit(".", 1)[-1]) is not None
+        last = receiver.rsplit(".", 1)[-1]
+        client = (
+            receiver in HTTP_MODULES or CLIENT_NAME.search(last) is not None and not NOT_AN_HTTP_CLIENT.search(last)
+        )
         return client and (name == "get" or _any_literal_method(call) == "GET")
     words = name.lower().lstrip("_").split("_")
     return words[0] in LOOKUP_WORDS and not set(words) & ACTING_WORDS
 
 
-def _acts(model: ModuleModel, call: cst.Call) -> bool:
-    """A call named for an act (`post`, `create_charge`): what it returns is no lookup's answer."""
-    name = (model.call_name(call) or model.dotted(call.func) or "").rsplit(".", 1)[-1]
-    return bool(set(name.lower().split("_")) & ACTING_WORDS)
-
-
 def _same_resource(model: ModuleModel, read: cst.Call, write: cst.Call) -> bool:
-    """The lookup asks for what the write makes: the GET's last path word is in the write's
-    path (`/rules` and `/rules`, `/topology` and `/topology/applications`), or the lookup's name
-    names it (`search_account_by_email` and `/accounts`)."""
+    """The lookup asks for what the write makes: the last word of the GET's path is the last of
+    the write's (`/rules` and `/rules`, `/accounts?email=x` and `/accounts`), or the lookup's
+    name ends with it (`search_account_by_email` and `/accounts`)."""
     url = url_argument(write)
     written = _path_words(static_text(model, url) or "") if url is not None else []
     if not written:
         return False
     name = (model.call_name(read) or model.dotted(read.func) or "").rsplit(".", 1)[-1]
     if name in ("get", "request"):
-        address = url_argument(read)
+        plain = [a.value for a in read.args if a.keyword is None]
+        if name == "request" and plain and (string_value(plain[0]) or "").upper() in ("GET", "HEAD"):
+            plain = plain[1:]  # `client.request("GET", url)`
+        address = next((a.value for a in read.args if a.keyword is not None and a.keyword.value == "url"), None)
+        address = address if address is not None else plain[0] if plain else None
         asked = _path_words(static_text(model, address) or "") if address is not None else []
-        return bool(asked) and asked[-1] in written
+        return bool(asked) and asked[-1] == written[-1]
     words = name.lower().lstrip("_").split("_")[1:]
     words = words[: words.index("by")] if "by" in words else words
-    return any(w.rstrip("s") in written for w in words)
+    return bool(words) and words[-1].rstrip("s") == written[-1]
 
 
 def _path_words(text: str) -> list[str]:
-    """The words of an address's literal path, singular (`f"{api}/rules?x=1"` gives ["rule"])."""
-    path = re.sub(r"\{[^}]*\}", "/", text.split("?", 1)[0].split("://", 1)[-1])
+    """The words of an address's literal path, singular, without its host (`f"{api}/rules?x=1"`
+    and `"https://api.example/rules"` give ["rule"])."""
+    text = text.split("?", 1)[0]
+    if "://" in text:
+        text = "/" + text.split("://", 1)[1].partition("/")[2]
+    path = re.sub(r"\{[^}]*\}", "/", text)
     return [w.lower().rstrip("s") for w in _WORD.findall(path)]

@@ -399,7 +399,9 @@ def ship(conn, order_id):
                         continue  # found only in the states its query names: a precondition (unlocked, a race)
                     if read.record and is_locked(model, db, read):
                         continue  # written under a lock the function took (LOCK TABLE, FOR UPDATE)
-                    if decided_by_its_callers(model, read, write.node, ctx.project):
+                    if decided_by_its_callers(
+                        model, read, write.node, ctx.project, bool(ctx.retry.context_of(write.node))
+                    ):
                         continue  # locked, chosen by state or made just before by every caller; a row's first state
                     if validated_first(model, read, write.node, column):
                         continue  # a helper given (or giving back) the record tests its state first

@@ -54,7 +54,7 @@ def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: 
         return None  # `filter(is_active=False).update(is_active=True)` and nothing else: set twice, set once
     if conditions and _shifts_a_range(write, conditions):
         return None  # `filter(group=g, position__gt=p).update(position=F("position") - 1)`: a reorder
-    if conditions and not any(_writes_column(write, p.column) for p in conditions) and not _sets_unseen(write):
+    if conditions and not any(_writes_column(write, p.column) for p in write.where) and not _sets_unseen(write):
         return None  # `filter(pk=i, status=DRAFT).update(published_at=None)`: a duplicate matches the same rows
     if not conditions or not db.is_guarded_write(write):
         return None
@@ -69,15 +69,21 @@ def _writes_column(write: DbWrite, column: str) -> bool:
 
 def _sets_unseen(write: DbWrite) -> bool:
     """What the update sets is not all written out here, and may be what it tests:
-    `.update(**changes)`, `query.update(changes)`, `.values(**changes)`, SQL built at run time."""
-    if not write.sets:
-        return True
+    `.update(**changes)`, `query.update(changes)`, `.values({"paid_at": now, **changes})`, SQL
+    built at run time (`"UPDATE ... SET {} = %s".format(column)`, an f-string)."""
     call = write.call
-    return (
-        call is not None
-        and isinstance(call.func, cst.Attribute)
-        and call.func.attr.value in ("update", "values")
-        and any(a.star == "**" or a.keyword is None and not isinstance(a.value, cst.Dict) for a in call.args)
+    if not write.sets or call is None:
+        return not write.sets
+    if write.kind == "sql":
+        sql = call.args[0].value if call.args else None
+        return not isinstance(sql, (cst.SimpleString, cst.ConcatenatedString))
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value in ("update", "values")):
+        return False
+    return any(
+        a.star == "**"
+        or a.keyword is None
+        and not (isinstance(a.value, cst.Dict) and all(isinstance(e, cst.DictElement) for e in a.value.elements))
+        for a in call.args
     )
 
 

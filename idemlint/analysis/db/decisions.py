@@ -275,14 +275,18 @@ def held_by_callers(model: ModuleModel, record: str | None, node: cst.CSTNode, f
     return record in ("self", "parameter") and scope is not None and scope.name.value in functions
 
 
-def decided_by_its_callers(model: ModuleModel, read: DbRead, node: cst.CSTNode, project: ProjectIndex) -> bool:
+def decided_by_its_callers(
+    model: ModuleModel, read: DbRead, node: cst.CSTNode, project: ProjectIndex, retried: bool
+) -> bool:
     """The write's precondition is where its function is called, or it runs once per row: every
     caller locks the row or hands over rows a state filter chose; every caller hands over a row
-    it just made (only that run writes it); the row's first state (`if created:` of a
-    `post_save` receiver), frappe's `on_submit`."""
+    it just made, and nothing retries the write (only that run writes it: a retry runs it again
+    after it may have moved on); the row's first state (`if created:` of a `post_save`
+    receiver), frappe's `on_submit`."""
     return (
         held_by_callers(model, read.record, node, project.decided_by_callers)
-        or _handed_fresh(model, read, node, project.fresh_from_callers)
+        or not retried
+        and _handed_fresh(model, read, node, project.fresh_from_callers)
         or first_or_framework_move(model, read.record, node)
     )
 
@@ -300,6 +304,8 @@ def _handed_fresh(model: ModuleModel, read: DbRead, node: cst.CSTNode, parameter
     if not isinstance(read.call, cst.Call):
         return False
     for link in chain_calls(read.call):
+        if isinstance(link.func, cst.Attribute) and link.func.attr.value == "exclude":
+            continue  # `exclude(pk=pk)`: every row but that one
         for arg in link.args:
             if arg.keyword is None or arg.keyword.value not in ("pk", "id"):
                 continue

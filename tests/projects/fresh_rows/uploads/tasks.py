@@ -29,14 +29,14 @@ def process_claims(pk):
 @shared_task
 def crawl_site(pk):
     crawl = Crawl.objects.get(pk=pk)
-    crawl.status = Status.IN_PROGRESS  # ok: IDM103 queued in a chain with a fresh row's key
+    crawl.status = Status.IN_PROGRESS  # ok: IDM103 queued in a chain with a fresh row's key (`.si`)
     crawl.save()
 
 
 @shared_task
-def mark_crawled(pk):
+def mark_crawled(result, pk):
     crawl = Crawl.objects.get(pk=pk)
-    crawl.status = Status.SUCCESSFUL  # ok: IDM103 queued in a chain with a fresh row's key
+    crawl.status = Status.SUCCESSFUL  # expect: IDM103 "sets status to Status.SUCCESSFUL with no precondition"
     crawl.save()
 
 
@@ -50,7 +50,7 @@ def check_feed(pk):
 @shared_task
 def refresh_feed(pk):
     feed = Feed.objects.get(pk=pk)
-    feed.status = Status.SUCCESSFUL  # ok: IDM103 the caller made the row and saved it just before
+    feed.status = Status.SUCCESSFUL  # expect: IDM103 "sets status to Status.SUCCESSFUL with no precondition"
     feed.save()
 
 
@@ -82,3 +82,40 @@ def activate(account, payment):
 
 def reprocess(pk):
     process_claims(pk)  # a key from anywhere: process_claims is not only handed fresh rows
+
+
+@shared_task
+def rerun_upload(pk):
+    upload = Upload.objects.get(pk=pk)
+    upload.status = Status.IN_PROGRESS  # expect: IDM103 "sets status to Status.IN_PROGRESS with no precondition"
+    upload.save()
+
+
+@shared_task
+def retry_upload(pk):
+    upload = Upload.objects.get(pk=pk)
+    upload.status = Status.IN_PROGRESS  # expect: IDM103 "sets status to Status.IN_PROGRESS with no precondition"
+    upload.save()
+
+
+@shared_task(autoretry_for=(ConnectionError,), acks_late=True)
+def notify_upload(pk):
+    upload = Upload.objects.get(pk=pk)
+    upload.status = Status.SUCCESSFUL  # expect: IDM103 "sets status to Status.SUCCESSFUL with no precondition"
+    upload.save()
+    send_notice(upload)
+
+
+@shared_task
+def supersede_others(pk):
+    others = Upload.objects.filter(kind=1).exclude(pk=pk)
+    for other in others:
+        other.status = Status.FAILED  # expect: IDM103 "sets status to Status.FAILED with no precondition"
+        other.save()
+    previous = Upload.objects.exclude(pk=pk).latest("pk")
+    previous.status = Status.FAILED  # expect: IDM103 "sets status to Status.FAILED with no precondition"
+    previous.save()
+
+
+def send_notice(upload):
+    return upload

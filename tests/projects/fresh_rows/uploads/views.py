@@ -2,17 +2,22 @@
 
 from celery import chain
 
-from uploads.models import Crawl, Feed, Payment
+from uploads.models import Crawl, Feed, Payment, Upload
+from uploads.serializers import UploadSerializer
 from uploads.tasks import (
     activate,
     check_feed,
     crawl_site,
     mark_crawled,
     mark_feed_read,
+    notify_upload,
     process_upload,
     refresh_feed,
     reset_feed,
+    rerun_upload,
     retry_feed,
+    retry_upload,
+    supersede_others,
 )
 
 
@@ -24,7 +29,7 @@ class UploadViewSet:
 
 def start_crawl(site):
     crawl = Crawl.objects.create(site=site)
-    chain(crawl_site.s(crawl.pk), mark_crawled.si(crawl.pk)).apply_async()
+    chain(crawl_site.si(crawl.pk), mark_crawled.s(crawl.pk)).apply_async()
 
 
 def read_feed(feed_id):
@@ -62,3 +67,23 @@ def reread(feed_id):
 def read_new_feed():
     feed = Feed.objects.create()
     mark_feed_read.delay(feed.pk)
+
+
+class UploadCreate:
+    def create(self, request):
+        existing = Upload.objects.filter(source=request.data["source"]).first()
+        serializer = UploadSerializer(existing, data=request.data)
+        upload = serializer.save()
+        rerun_upload.delay(upload.pk)  # the serializer held a row that exists
+
+
+def resubmit(request, upload):
+    if upload.failed:
+        upload = upload.retry_of
+    retry_upload.delay(upload.pk)  # the parameter was bound again
+
+
+def upload_and_notify(kind):
+    upload = Upload.objects.create(kind=kind)
+    notify_upload.delay(upload.pk)
+    supersede_others.delay(upload.pk)
