@@ -54,11 +54,25 @@ def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: 
         return None  # `filter(is_active=False).update(is_active=True)` and nothing else: set twice, set once
     if conditions and _shifts_a_range(write, conditions):
         return None  # `filter(group=g, position__gt=p).update(position=F("position") - 1)`: a reorder
-    if conditions and not any(_writes_column(write, p.column) for p in write.where) and not _sets_unseen(write):
+    if conditions and not _moves_what_it_matches(write, conditions) and not _sets_unseen(write):
         return None  # `filter(pk=i, status=DRAFT).update(published_at=None)`: a duplicate matches the same rows
     if not conditions or not db.is_guarded_write(write):
         return None
     return conditions
+
+
+def _moves_what_it_matches(write: DbWrite, conditions: list[Predicate]) -> bool:
+    """The update changes what makes a row match, so a duplicate matches nothing: it writes a
+    column of its conditions, or sets one its WHERE matches by equality to a fixed value
+    (`filter(token=t, status="active").update(token=None)`: the token is spent)."""
+    if any(_writes_column(write, p.column) for p in conditions):
+        return True
+    return any(
+        p.op == "eq"
+        and _writes_column(write, p.column)
+        and write.sets.get(p.column, ("", ""))[0] in ("literal", "constant", "null", "bool")
+        for p in write.where
+    )
 
 
 def _writes_column(write: DbWrite, column: str) -> bool:
