@@ -400,7 +400,7 @@ def ship(conn, order_id):
                     if read.record and is_locked(model, db, read):
                         continue  # written under a lock the function took (LOCK TABLE, FOR UPDATE)
                     if decided_by_its_callers(
-                        model, read, write.node, ctx.project, bool(ctx.retry.context_of(write.node))
+                        model, read, write.node, ctx.project, ctx.retry.reruns_the_function(write.node)
                     ):
                         continue  # locked, chosen by state or made just before by every caller; a row's first state
                     if validated_first(model, read, write.node, column):

@@ -81,6 +81,12 @@ class RetryAnalysis:
         context = self.context_of(node)
         return None if context is not None and context.repeats_safely else context
 
+    def reruns_the_function(self, node: cst.CSTNode) -> bool:
+        """A task or decorator retry runs the whole function around `node` again, after it may
+        have moved on (a loop inside it goes round within the one run)."""
+        context = self.context_of(node)
+        return context is not None and context.kind not in ("loop", "iterator")
+
     def called_parameter(self, function: cst.FunctionDef) -> int | None:
         """The position of the parameter `function` calls once per attempt (`def retry(fn):
         for ...: try: return fn()`), for the project index."""
