@@ -237,7 +237,7 @@ def _called(call: ast.Call) -> tuple[str, list[tuple[str, str]], ast.expr]:
         and isinstance(func.value, (ast.Name, ast.Attribute))
     ):
         task = func.value
-        for keyword in call.keywords:
+        for keyword in call.keywords if func.attr == "apply_async" else ():
             if keyword.arg == "args" and isinstance(keyword.value, (ast.Tuple, ast.List)):
                 positional += keyword.value.elts
             elif keyword.arg == "kwargs" and isinstance(keyword.value, ast.Dict):

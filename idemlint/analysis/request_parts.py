@@ -248,24 +248,22 @@ def _found_or_not(model: ModuleModel, test: cst.BaseExpression, lookups: dict[st
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and _names_a_lookup(test.left, lookups)):
         return None
     operator, value = test.comparisons[0].operator, test.comparisons[0].comparator
-    number = value.value if isinstance(value, cst.Integer) else None
     if model.dotted(value) == "None":
         return "absent" if isinstance(operator, (cst.Is, cst.Equal)) else "present"
-    if (
-        number == "0"
-        and isinstance(operator, (cst.Equal, cst.LessThanEqual))
-        or number == "1"
-        and isinstance(operator, cst.LessThan)
-    ):
-        return "absent"
-    if (
-        number == "0"
-        and isinstance(operator, (cst.NotEqual, cst.GreaterThan))
-        or number == "1"
-        and isinstance(operator, cst.GreaterThanEqual)
-    ):
-        return "present"
-    return None
+    counted = isinstance(test.left, cst.Call)  # `len(rules) == 0`; a number found (`balance == 0`) says nothing
+    number = value.value if isinstance(value, cst.Integer) else ""
+    return _EMPTINESS.get((type(operator).__name__, number)) if counted else None
+
+
+# how a count of what a lookup found says "nothing" or "something": `len(x) == 0`, `len(x) >= 1`
+_EMPTINESS = {
+    ("Equal", "0"): "absent",
+    ("LessThanEqual", "0"): "absent",
+    ("LessThan", "1"): "absent",
+    ("NotEqual", "0"): "present",
+    ("GreaterThan", "0"): "present",
+    ("GreaterThanEqual", "1"): "present",
+}
 
 
 def _names_a_lookup(expr: cst.BaseExpression, lookups: dict[str, cst.Call]) -> bool:

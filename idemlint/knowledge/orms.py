@@ -45,5 +45,6 @@ TRANSITION_HOOKS = {"frappe": frozenset({"before_submit", "on_submit", "before_c
 # `serializer.save(...)`, `row.save()` after `row = Model(...)`
 MAKES_A_ROW = frozenset({"create", "acreate", "save", "asave"})
 # how a task queue is handed a call to run later, with its arguments: celery's `task.delay(...)`,
-# `task.apply_async(args=...)` and its signatures `task.s(...)`, `task.si(...)`
-QUEUES_A_CALL = frozenset({"delay", "apply_async", "s", "si"})
+# `task.apply_async(args=...)` and its immutable signature `task.si(...)` (not `task.s(...)`, whose
+# first argument in a chain is the previous task's result)
+QUEUES_A_CALL = frozenset({"delay", "apply_async", "si"})

@@ -75,8 +75,10 @@ class UnkeyedRetriedSideEffect(Rule):
         'literal fields with no relative change (`{"status": "errored"}`, not `{"delta": n}` or JSON '
         "Patch's `op`), and a request whose path or calling function names a removal, a revocation or a read "
         '(`/unlink_users/`, `revoke_token()`, `/_search`), or a GraphQL query it posts (`json={"query": "query '
-        '..."}`; a `mutation` is reported), or a write sent only when a read made first found nothing '
-        "(`existing = requests.get(url).json()`, then `if not existing: requests.post(...)`, or `if found: "
+        '..."}`; a `mutation` is reported), or a write sent only when a lookup of the same resource, made first '
+        "on each attempt, found nothing "
+        '(`rules = requests.get(f"{api}/rules").json()`, then `if not rules: requests.post(f"{api}/rules", ...)`, '
+        "or `if found: "
         "return` before it: create-if-absent, a repeat looks first). Nor is a call a retry loop makes on its way "
         "out, in a block that then always leaves it (`if attempt == last: report(); raise`): it runs once, not "
         "on each attempt. Nor is a request a loop sends again only after the "

@@ -119,3 +119,10 @@ def supersede_others(pk):
 
 def send_notice(upload):
     return upload
+
+
+@shared_task
+def flag_feed(pk=None, args=None):
+    feed = Feed.objects.get(pk=pk)
+    feed.status = Status.FAILED  # expect: IDM103 "sets status to Status.FAILED with no precondition"
+    feed.save()

@@ -7,6 +7,7 @@ from uploads.serializers import UploadSerializer
 from uploads.tasks import (
     activate,
     check_feed,
+    flag_feed,
     crawl_site,
     mark_crawled,
     mark_feed_read,
@@ -87,3 +88,8 @@ def upload_and_notify(kind):
     upload = Upload.objects.create(kind=kind)
     notify_upload.delay(upload.pk)
     supersede_others.delay(upload.pk)
+
+
+def flag_feed_with_delay_keywords():
+    feed = Feed.objects.create()
+    flag_feed.delay(args=(feed.pk,))  # a celery task's `.delay` passes these as keywords, not positions
