@@ -176,13 +176,21 @@ def absolute_body(model: ModuleModel, call: cst.Call) -> bool:
 
 
 def names_an_address(model: ModuleModel, url: cst.BaseExpression) -> bool:
-    """A URL or a path as far as it is known (`"https://..."`, `f"{API}/rules"`), or a name
-    that says it holds one (`url`, `endpoint`, `self.base_uri`)."""
+    """A URL or a path as far as it is known (`"https://..."`, `f"{API}/rules"`), a name that
+    says it holds one (`url`, `endpoint`, `self.base_uri`), one joined from such
+    (`self.base_url + path`), or what a function named for one returns (`urljoin(base, url)`,
+    `self._build_url(path)`)."""
     text = static_text(model, url)
     if text is not None:
         return text.startswith(("http://", "https://", "/", "{")) or "/" in text
-    dotted = (model.dotted(url) or "").lower()
-    return any(word in dotted for word in ("url", "uri", "path", "endpoint", "href", "link"))
+    if isinstance(url, cst.BinaryOperation) and isinstance(url.operator, cst.Add):
+        return names_an_address(model, url.left) or names_an_address(model, url.right)
+    named = url.func if isinstance(url, cst.Call) else url
+    dotted = (model.dotted(named) or "").lower()
+    return any(word in dotted for word in _ADDRESS_WORDS)
+
+
+_ADDRESS_WORDS = ("url", "uri", "path", "endpoint", "href", "link")
 
 
 def _local_value(model: ModuleModel, name: cst.Name) -> cst.BaseExpression | None:

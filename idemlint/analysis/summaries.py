@@ -198,11 +198,13 @@ def _verb_defaults(function: cst.FunctionDef) -> tuple[tuple[str, str], ...]:
 
 
 def callers_naming_a_write(
-    model: ModuleModel, function: cst.FunctionDef, parameter: str
+    model: ModuleModel, function: cst.FunctionDef, parameter: str, seen: frozenset[cst.FunctionDef] = frozenset()
 ) -> Iterator[tuple[cst.Call, str]]:
     """The calls in this module to `function` that make its `parameter`, an HTTP method, a
     write that is not safe to repeat (POST or PATCH): by naming one, in any case, or by leaving
-    out a parameter whose default is one. With the method found this way, a request core that
+    out a parameter whose default is one. A caller that hands on its own parameter
+    (`call_endpoint(url, method="POST")` calling `self.do_api_query(..., method=method)`) names
+    what its own callers name there. With the method found this way, a request core that
     retries whatever its callers ask for is known to retry a POST."""
     binding = Summary(
         params=tuple(positional_parameters(model, function)),
@@ -210,11 +212,16 @@ def callers_naming_a_write(
         verb_effect=(),
         verb_defaults=_verb_defaults(function),
     )
+    seen = seen | {function}
     for call in model.calls:
-        if local_callee(model, call) is function:
-            method = binding.verb_binding(passed_arguments(call))[0]
-            if method in NOT_IDEMPOTENT_METHODS:
-                yield call, method
+        if local_callee(model, call) is not function:
+            continue
+        caller = model.enclosing_function(call)
+        method, forwarded = binding.verb_binding(passed_arguments(call, own_params(caller) if caller else frozenset()))
+        if method in NOT_IDEMPOTENT_METHODS:
+            yield call, method
+        elif forwarded and caller is not None and caller not in seen:
+            yield from callers_naming_a_write(model, caller, forwarded, seen)
 
 
 def _through_calls(

@@ -13,6 +13,9 @@ NOT_IDEMPOTENT_METHODS = frozenset({"POST", "PATCH"})
 # Statuses by which the server says it turned the request away before acting on it (Too Many
 # Requests): a request sent again only after one of these cannot do its work twice.
 REFUSED_STATUSES = frozenset({"429"})
+# What a function or value that reads a refusal is named: `_handle_rate_limit(exception)`,
+# `retry_after`, `throttled`: a server that says "later" did nothing this time.
+RATE_LIMIT_WORDS = re.compile(r"rate_?limit|throttl|retry_?after|too_?many_?requests", re.I)
 # Writes that a repeat leaves as the first one left them, whatever the method says: the words
 # of an endpoint's path (`/users/unlink/`, `/orders/_search`) or of the function that calls
 # it (`revoke_token()`, `search_documents()`): removals and revocations, and POSTs that only

@@ -243,3 +243,11 @@ DEADLINE_CONTEXTS = frozenset(
 # a call named for deciding whether to go round again (`policy.should_retry(resp, attempt=n)`,
 # `can_retry(n)`, `give_up(n)`), which a retry loop hands its attempt count
 DECISION_CALL = re.compile(r"retr|attempt|give_?up|backoff|continue|again", re.I)
+
+
+# Calls that never return, so a block that ends with one leaves like a `raise`: the process
+# ends (`sys.exit(1)`, `os._exit(2)`, `exit()`), or a web framework raises the HTTP error for
+# the handler (`abort(400)`, flask's and werkzeug's, which Quart's follows). By the bare name,
+# or by module and name.
+NEVER_RETURNS_NAMES = frozenset({"exit", "quit", "abort"})
+NEVER_RETURNS_ATTRIBUTES = frozenset({("sys", "exit"), ("os", "_exit"), ("os", "abort"), ("flask", "abort")})

@@ -3,77 +3,15 @@
 The three rules share one record: `idemlint.analysis.policy` reads every retry policy in a file (by
 library: `loops`, `tenacity`, `backoff`, `celery`, `urllib3`) into a `Policy` whose verdicts carry a
 kind, a source and the facts a message needs. Each rule here picks its verdicts and words them: its
-`messages` table, keyed by (kind, source), is every text it reports.
+`messages` table, keyed by (kind, source), is every text it reports (`policy_rule.PolicyRule`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, ClassVar
-
 from idemlint.analysis.policy import Policy, Verdict
-from idemlint.analysis.summaries import chain_origin, related_steps, via
 from idemlint.knowledge.retries import BACKOFF, CELERY, CELERY_CALL, RECURSION, REQUEUE, STAMINA, TENACITY, URLLIB3
 from idemlint.knowledge.triggers import RETRY
-from idemlint.rule import Report, Rule
-
-if TYPE_CHECKING:
-    from idemlint.context import FileContext
-
-
-class PolicyRule(Rule):
-    """A rule that reports some kinds of verdict from every retry policy in the file."""
-
-    needs_project = True  # helpers in other modules: a wait (`sleep_ms(500)`), a judge, a status error let out
-    # (kind, source) -> message; fields: {label} the retry context's name, {codes} the HTTP statuses,
-    # {caught} " (the class caught)", {methods} the methods retried, {owner} whose .retry() is called
-    messages: ClassVar[dict[tuple[str, str], str]]
-
-    def verdicts(self, policy: Policy) -> list[Verdict]:
-        raise NotImplementedError
-
-    def message(self, verdict: Verdict, origin: str = "") -> str:
-        return self.messages[verdict.kind, verdict.source].format(
-            label=verdict.label,
-            codes=", ".join(str(s) for s in verdict.statuses),
-            caught=f" ({verdict.caught})" if verdict.caught else "",
-            methods=", ".join(verdict.methods) or "every method",
-            owner=verdict.owner,
-            origin=origin,
-            via=via(verdict.chain) if verdict.chain else "",
-            setting=verdict.setting,
-        )
-
-    # kinds of verdict too new to have been judged on real code: their own evidence, so the
-    # calibration table measures them apart, and `medium` until it has (not the rule's measure)
-    new_kinds: ClassVar[dict[tuple[str, str], str]] = {
-        ("no-wait", "loop"): "a retry loop with no wait",
-        ("no-wait", RECURSION): "a retry loop with no wait",
-    }
-
-    def check(self, ctx: FileContext) -> Iterator[Report]:
-        if ctx.program_run_by_hand:
-            # a program a person runs (a script, a management command, a `__main__`) is one client someone
-            # watches: no herd, no fleet, no endless loop nobody sees. Its repeats are IDM001's and IDM301's.
-            return
-        for policy in ctx.policies.policies:
-            for verdict in self.verdicts(policy):
-                origin, lines = chain_origin(verdict.chain, "origin") if verdict.chain else ("", ())
-                message = self.message(verdict, origin)
-                if "$context" in message:
-                    lines = (*lines, ("context", policy.anchor))
-                lines = (*lines, *verdict.lines)
-                related = related_steps(verdict.callee, verdict.chain) if verdict.callee and verdict.chain else ()
-                unmeasured = self.new_kinds.get((verdict.kind, verdict.source))
-                yield Report(
-                    verdict.node,
-                    message,
-                    fix=verdict.fix,
-                    lines=lines,
-                    related=related,
-                    evidence=unmeasured,
-                    confidence="medium" if unmeasured else None,
-                )
+from idemlint.rules.policy_rule import PolicyRule
 
 
 class RetryNonRetryable(PolicyRule):
@@ -91,8 +29,9 @@ class RetryNonRetryable(PolicyRule):
         "`autoretry_for=(Exception,)` or `except Exception: raise self.retry(...)`; and status lists that retry HTTP "
         "400, 401, 403, 404, 405, 410 or 422 (`status_forcelist`, `retry_if_result`, `if resp.status_code in (...)` in "
         "a retry loop; not a branch that waits for the header saying when to come back, `X-RateLimit-Reset` or "
-        "`Retry-After`: GitHub's 403 is a throttle). (urllib3 `Retry(allowed_methods=...)` that includes POST or PATCH "
-        "retries a side effect, not an error: IDM301 reports it.) A Celery Task class that declares `autoretry_for` "
+        "`Retry-After`: GitHub's 403 is a throttle), and a loop that sends a write and leaves only on a success (`if "
+        "r.status_code == 200: break`, then round again after a 400 or a 401 too). (urllib3 `Retry(allowed_methods=...)` "
+        "that includes POST or PATCH retries a side effect, not an error: IDM301 reports it.) A Celery Task class that declares `autoretry_for` "
         "(used as `base=` by tasks here or in other modules) is judged where its settings are written, once for every "
         "task that inherits them. A task's own `autoretry_for=(HTTPError,)` is reported where a status error may reach "
         "it: `raise_for_status()` or `raise HTTPError(...)` in the task or in a project function it calls or hands on, "
@@ -126,8 +65,8 @@ class RetryNonRetryable(PolicyRule):
 | `Exception` / bare `except:` | never as a class: list the transient ones |
 """
     known_problems = (
-        "A handler that catches `Exception` but inspects it (`if not is_transient(e): raise`) is not reported. Retry "
-        "loops of the form `if resp.ok: return` that retry every other status are not reported yet."
+        "A handler that catches `Exception` but inspects it (`if not is_transient(e): raise`) is not reported. A loop "
+        "that reads (`GET`) and leaves on `if resp.ok: return` is not reported: it may wait for a 404 to turn into a 200."
     )
     bad = """\
 import requests
@@ -203,6 +142,10 @@ def fetch_rates():
         ("non-retryable-status", BACKOFF): "{label} retries on HTTP {codes}, which a retry cannot fix",
         ("non-retryable-status", "loop"): (
             "the retry loop on line $context retries on HTTP {codes}, which a retry cannot fix"
+        ),
+        ("every-failure-status", "loop"): (
+            "the retry loop on line $context leaves only on a success: it sends again after every other answer, 4xx "
+            "included, which a retry cannot fix"
         ),
         ("non-retryable-status", URLLIB3): (
             "Retry(status_forcelist=...) retries HTTP {codes}, which a retry cannot fix"

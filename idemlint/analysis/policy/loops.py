@@ -16,6 +16,7 @@ from idemlint.analysis.policy.lost_races import waits_for_another_writer
 from idemlint.analysis.policy.no_wait import immediate_retry, sleeps_inside
 from idemlint.analysis.policy.outer_bounds import goes_round_only_when_counted, passed_every_round, under_a_deadline
 from idemlint.analysis.policy.records import Policy, Verdict
+from idemlint.analysis.policy.success_only import retries_every_failure
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.http import NETWORK_ERRORS, THROTTLE_HEADER, THROTTLE_STATUS
@@ -80,6 +81,8 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
             ):
                 fix = jitter_sleep(model, node.args[0].value) if fixed_on_every_way(model, node.args[0].value) else None
                 policy.no_jitter.append(Verdict("fixed-wait", "loop", node, label, fix=fix))
+    if (success := retries_every_failure(model, context, nodes)) is not None:
+        policy.non_retryable_statuses.append(Verdict("every-failure-status", "loop", success, label))
     if context.kind == "loop" and not spins and (handler := immediate_retry(model, loop, nodes)) is not None:
         policy.no_jitter.append(Verdict("no-wait", "loop", handler, label))
     if isinstance(loop, cst.While) and talks and not reconnects:

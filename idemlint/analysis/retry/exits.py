@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel
-from idemlint.knowledge.retries import EMPTY_CONTAINER_ERRORS, NOT_READY_ERRORS, TAKE_METHODS
+from idemlint.knowledge.retries import (
+    EMPTY_CONTAINER_ERRORS,
+    NEVER_RETURNS_ATTRIBUTES,
+    NEVER_RETURNS_NAMES,
+    NOT_READY_ERRORS,
+    TAKE_METHODS,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -120,17 +126,17 @@ def _ends_by(statements: Sequence[cst.CSTNode], leaving: tuple[type[cst.CSTNode]
 
 
 def exits_the_process(statement: cst.CSTNode) -> bool:
-    """`sys.exit(1)`, `exit()`, `os._exit(2)`: raises SystemExit (or ends the process), so the
-    loop goes no further."""
+    """`sys.exit(1)`, `exit()`, `os._exit(2)`, flask's `abort(404)`: a call that never returns
+    (it raises SystemExit or the HTTP error, or ends the process), so the block goes no further."""
     if not (isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call)):
         return False
     func = statement.value.func
     if isinstance(func, cst.Name):
-        return func.value in ("exit", "quit")
+        return func.value in NEVER_RETURNS_NAMES
     return (
         isinstance(func, cst.Attribute)
         and isinstance(func.value, cst.Name)
-        and (func.value.value, func.attr.value) in (("sys", "exit"), ("os", "_exit"), ("os", "abort"))
+        and (func.value.value, func.attr.value) in NEVER_RETURNS_ATTRIBUTES
     )
 
 

@@ -63,11 +63,9 @@ def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext
         return None  # `while True: try: while not stopping: serve() ... except: log; sleep`: a supervisor
     if checks_readiness(model, loop):
         return RetryContext("poll", "loop", loop, loop, None, "polling loop")
-    if _catches_and_reattempts(model, loop, counter_names):
-        gated = gated_on_idempotency(model, loop)
-        return RetryContext("loop", "loop", loop, loop, None, "retry loop", idempotent_only=gated)
-    if _sleeps_between_attempts(model, loop, counter_names):
-        if _waits_for_readiness(model, loop, counter_names):
+    catches = _catches_and_reattempts(model, loop, counter_names)
+    if catches or _sleeps_between_attempts(model, loop, counter_names):
+        if not catches and _waits_for_readiness(model, loop, counter_names):
             return RetryContext("poll", "loop", loop, loop, None, "polling loop")
         refused = goes_round_only_when_refused(model, loop)
         gated = gated_on_idempotency(model, loop)

@@ -16,7 +16,7 @@ from idemlint.analysis.retry.exits import (
     guarded_continue,
     loop_nodes,
 )
-from idemlint.knowledge.http import REFUSED_STATUSES
+from idemlint.knowledge.http import RATE_LIMIT_WORDS, REFUSED_STATUSES
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -31,11 +31,57 @@ def goes_round_only_when_refused(model: ModuleModel, loop: cst.For | cst.While) 
     nodes = loop_nodes(model, loop)
     if any(isinstance(n, cst.Continue) for n in nodes):
         return False
-    if any(isinstance(n, (cst.Try, cst.TryStar)) and goes_round_on_failure(model, n) for n in nodes):
-        return False
+    tries = [n for n in nodes if isinstance(n, (cst.Try, cst.TryStar)) and goes_round_on_failure(model, n)]
+    if tries:
+        # `except APIError as e: wait = self._handle_rate_limit(e); if wait is None: break`:
+        # every handler that goes round leaves first unless the error was a refusal
+        rounds = [h for t in tries for h in t.handlers if not always_leaves(list(h.body.body))]
+        return bool(rounds) and all(_leaves_unless_refused(model, handler) for handler in rounds)
     return any(
         isinstance(statement, cst.If) and always_leaves(list(statement.body.body)) and _unless_refused(statement.test)
         for statement in loop.body.body
+    )
+
+
+def _leaves_unless_refused(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    """A handler that, before anything else can send the loop round, leaves unless the error
+    said "later": a test on its status (`if e.status != 429: raise`) or on what a rate-limit
+    reading of it gave (`wait = handle_rate_limit(e)`; `if wait is None: break`)."""
+    named: set[str] = set()
+    for statement in handler.body.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            if any(isinstance(small, (cst.Continue, cst.Return, cst.Raise, cst.Break)) for small in statement.body):
+                return False  # leaves or goes round before any test of the refusal
+            for small in statement.body:
+                if (
+                    isinstance(small, cst.Assign)
+                    and isinstance(small.value, cst.Call)
+                    and RATE_LIMIT_WORDS.search(model.call_name(small.value) or "")
+                ):
+                    named |= {t.target.value for t in small.targets if isinstance(t.target, cst.Name)}
+            continue
+        if isinstance(statement, cst.If) and always_leaves(list(statement.body.body)):
+            if _unless_refused(statement.test) or _no_wait_given(statement.test, named):
+                return True
+        return False  # a statement that may go round, or a test on something else
+    return False
+
+
+def _no_wait_given(test: cst.BaseExpression, named: set[str]) -> bool:
+    """`wait is None`, `not wait` (alone or as one side of an `or`) for a rate-limit reading's
+    result: true when the error was no refusal."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return _no_wait_given(test.left, named) or _no_wait_given(test.right, named)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return isinstance(test.expression, cst.Name) and test.expression.value in named
+    return (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Name)
+        and test.left.value in named
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Is)
+        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and test.comparisons[0].comparator.value == "None"
     )
 
 

@@ -1,0 +1,71 @@
+"""The base of the retry-policy rules: each picks verdicts from the file's `Policy` records and
+words them through its `messages` table, keyed by (kind, source)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, ClassVar
+
+from idemlint.analysis.policy import Policy, Verdict
+from idemlint.analysis.summaries import chain_origin, related_steps, via
+from idemlint.knowledge.retries import RECURSION
+from idemlint.rule import Report, Rule
+
+if TYPE_CHECKING:
+    from idemlint.context import FileContext
+
+
+class PolicyRule(Rule):
+    """A rule that reports some kinds of verdict from every retry policy in the file."""
+
+    needs_project = True  # helpers in other modules: a wait (`sleep_ms(500)`), a judge, a status error let out
+    # (kind, source) -> message; fields: {label} the retry context's name, {codes} the HTTP statuses,
+    # {caught} " (the class caught)", {methods} the methods retried, {owner} whose .retry() is called
+    messages: ClassVar[dict[tuple[str, str], str]]
+
+    def verdicts(self, policy: Policy) -> list[Verdict]:
+        raise NotImplementedError
+
+    def message(self, verdict: Verdict, origin: str = "") -> str:
+        return self.messages[verdict.kind, verdict.source].format(
+            label=verdict.label,
+            codes=", ".join(str(s) for s in verdict.statuses),
+            caught=f" ({verdict.caught})" if verdict.caught else "",
+            methods=", ".join(verdict.methods) or "every method",
+            owner=verdict.owner,
+            origin=origin,
+            via=via(verdict.chain) if verdict.chain else "",
+            setting=verdict.setting,
+        )
+
+    # kinds of verdict too new to have been judged on real code: their own evidence, so the
+    # calibration table measures them apart, and `medium` until it has (not the rule's measure)
+    new_kinds: ClassVar[dict[tuple[str, str], str]] = {
+        ("no-wait", "loop"): "a retry loop with no wait",
+        ("no-wait", RECURSION): "a retry loop with no wait",
+        ("every-failure-status", "loop"): "a retry loop that leaves only on a success",
+    }
+
+    def check(self, ctx: FileContext) -> Iterator[Report]:
+        if ctx.program_run_by_hand:
+            # a program a person runs (a script, a management command, a `__main__`) is one client someone
+            # watches: no herd, no fleet, no endless loop nobody sees. Its repeats are IDM001's and IDM301's.
+            return
+        for policy in ctx.policies.policies:
+            for verdict in self.verdicts(policy):
+                origin, lines = chain_origin(verdict.chain, "origin") if verdict.chain else ("", ())
+                message = self.message(verdict, origin)
+                if "$context" in message:
+                    lines = (*lines, ("context", policy.anchor))
+                lines = (*lines, *verdict.lines)
+                related = related_steps(verdict.callee, verdict.chain) if verdict.callee and verdict.chain else ()
+                unmeasured = self.new_kinds.get((verdict.kind, verdict.source))
+                yield Report(
+                    verdict.node,
+                    message,
+                    fix=verdict.fix,
+                    lines=lines,
+                    related=related,
+                    evidence=unmeasured,
+                    confidence="medium" if unmeasured else None,
+                )
