@@ -189,6 +189,16 @@ def kwarg_predicates(model: ModuleModel, call: cst.Call) -> list[Predicate]:
             value = _predicate_value(kind)
             # `order__status=...` constrains a related row, not this one: kept as `order__status`.
             found.append(Predicate("__".join(parts), op, value))
+        elif arg.star == "**" and isinstance(arg.value, cst.Name):
+            # `filter(**criteria)` where `criteria = {"request_state": PENDING, ...}`, written once
+            criteria = model.sole_value(arg.value)
+            if isinstance(criteria, cst.Dict):
+                keyed = [
+                    cst.Arg(e.value, keyword=cst.Name(key))
+                    for e in criteria.elements
+                    if isinstance(e, cst.DictElement) and (key := string_value(e.key) or "").isidentifier()
+                ]
+                found.extend(kwarg_predicates(model, cst.Call(call.func, keyed)))
         else:
             for node in model.iter_nodes(arg.value):  # Q(status="paid") | Q(...)
                 if isinstance(node, cst.Call) and (model.call_name(node) or "").endswith("Q"):

@@ -12,7 +12,7 @@ from idemlint.analysis.db.chains import chain_calls, django_predicates, locks, p
 from idemlint.analysis.db.records import DbRead, DbWrite
 from idemlint.analysis.db.scopes import persist_calls, source_order
 from idemlint.analysis.flow import origin_nodes
-from idemlint.analysis.model import ModuleModel, keyword
+from idemlint.analysis.model import ModuleModel, keyword, local_callee, method_of
 from idemlint.knowledge.orms import DATABASE_IMPORTS, MODEL_BASE, NOT_ROW_BASES
 
 if TYPE_CHECKING:
@@ -96,7 +96,13 @@ def record_reads(model: ModuleModel, reads: list[DbRead], writes: list[DbWrite])
         if anchor is not None:
             node, origin = anchor
             locked = origin == "loop variable" and _drawn_from_a_lock(model, node)
-            filters = _chosen_by(model, node, reads) if origin == "loop variable" else ()
+            filters = (
+                _chosen_by(model, node, reads)
+                if origin == "loop variable"
+                else _returned_from_query(model, node)
+                if origin == "helper result"
+                else ()
+            )
             found.append(DbRead(node, None, locked, (), name, filters, record=origin))
     return found
 
@@ -107,14 +113,51 @@ def _chosen_by(model: ModuleModel, loop: cst.CSTNode, reads: list[DbRead]) -> tu
     if not isinstance(loop, cst.For):
         return ()
     sources = [loop.iter, *origin_nodes(model, loop.iter)]
+    # the queries the loop iterates: the outermost calls, each with its chain, not a subquery in
+    # one of its arguments (`.exclude(pk__in=Model.objects.filter(...).values_list("id"))`)
+    calls = [node for node in sources if isinstance(node, cst.Call)]
+    outer = [c for c in calls if not any(other is not c and model.is_inside(c, other) for other in calls)]
+    chains = [chain_calls(c) for c in outer]
+    on_a_chain = {id(link) for chain in chains for link in chain}
     for read in reads:
-        if read.filters and any(read.call is node or model.is_inside(read.call, node) for node in sources):
+        if read.filters and (read.call is loop.iter or id(read.call) in on_a_chain):
             return read.filters
-    for node in sources:  # a queryset iterated as it is: `Model.objects.filter(...)` is no read call of its own
-        if isinstance(node, cst.Call):
-            found = django_predicates(model, chain_calls(node))
-            if found:
-                return tuple(found)
+    for chain in chains:  # a queryset iterated as it is: `Model.objects.filter(...)` is no read call of its own
+        found = django_predicates(model, chain)
+        if found:
+            return tuple(found)
+    return ()
+
+
+def _returned_from_query(model: ModuleModel, call: cst.CSTNode) -> tuple[Predicate, ...]:
+    """`user = self.get_object()`, `match = self._pending(pk)`: a row a helper of this module
+    returns from a query that names states (`return Match.objects.get(pk=pk, status=PENDING)`),
+    or, for a view's `get_object()`, a row drawn from its `get_queryset()` or `queryset = ...`
+    (`return StagedUser.objects.filter(request_state=PENDING)`): found only in those states."""
+    if not isinstance(call, cst.Call):
+        return ()
+    callee = local_callee(model, call)
+    queries: list[cst.BaseExpression] = []
+    if callee is None and isinstance(call.func, cst.Attribute) and call.func.attr.value == "get_object":
+        owner = model.enclosing_class(call) if model.dotted(call.func.value) == "self" else None
+        callee = method_of(owner, "get_queryset") if owner is not None else None
+        if owner is not None and callee is None:
+            queries = [
+                s.value
+                for line in owner.body.body
+                if isinstance(line, cst.SimpleStatementLine)
+                for s in line.body
+                if isinstance(s, cst.Assign)
+                and any(isinstance(t.target, cst.Name) and t.target.value == "queryset" for t in s.targets)
+            ]
+    if callee is not None:
+        queries = [r.value for r in model.returns.get(callee, ()) if r.value is not None]
+    if len(queries) != 1:
+        return ()  # several ways out: a precondition only if each names it
+    for node in (queries[0], *origin_nodes(model, queries[0])):
+        found = django_predicates(model, chain_calls(node)) if isinstance(node, cst.Call) else []
+        if found:
+            return tuple(found)
     return ()
 
 
