@@ -42,15 +42,18 @@ class FileContext:
         """The project index, or (for a file checked alone, as flake8 does) this module's own facts."""
         if self._project is not EMPTY:
             return self._project
+        from idemlint.analysis.managers import declared_managers, join_manager_filters
         from idemlint.analysis.unique_keys import declared_keys
 
         facts = setter_facts(self.source, self.model.vocabulary)
         unique_keys, versioned = declared_keys(self.source)
+        managers, declared = declared_managers(self.source)
         return ProjectIndex(
             frozenset(n for n, g in facts.items() if g),
             frozenset(n for n, g in facts.items() if not g),
             unique_keys=unique_keys,
             versioned_models=frozenset(model for model, is_versioned in versioned.items() if is_versioned),
+            manager_filters=join_manager_filters([managers], [declared]),
         )
 
     @cached_property

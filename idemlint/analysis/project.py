@@ -21,6 +21,7 @@ from idemlint.analysis.caller_guards import NO_CALLS, CallFacts, call_facts, joi
 from idemlint.analysis.final_states import Evidence, evidence_of, join_evidence, parse_state_tests
 from idemlint.analysis.fresh_records import NO_FRESH, FreshFacts, fresh_facts, join_fresh_facts
 from idemlint.analysis.machines import Moves, declared_moves, join
+from idemlint.analysis.managers import ManagerColumns, ModelManagers, declared_managers, join_manager_filters
 from idemlint.analysis.project_index import ProjectIndex, renamed_as, spelled_name
 from idemlint.analysis.setter_facts import setter_facts
 from idemlint.analysis.unique_keys import declared_keys, join_unique_keys, versioned_models
@@ -53,6 +54,7 @@ class FileFacts:
     package: bool = False  # an `__init__.py`: its folder is a package
     versioned: Mapping[str, bool] = field(default_factory=dict)  # whether each of its models compares a version
     fresh: FreshFacts = NO_FRESH  # the calls it makes with a row it just made, and its other names (production code)
+    managers: tuple[ManagerColumns, ModelManagers] = ({}, {})  # the filtering managers it defines, its models' managers
 
 
 def file_facts(
@@ -91,6 +93,7 @@ def file_facts(
             relative.endswith("__init__.py"),
             versioned,
             fresh_facts(source, tree) if summarise else NO_FRESH,
+            declared_managers(source),
         )
     except Exception:  # a bug on odd input: the index goes on without this file; its own check reports the error
         return FileFacts()
@@ -205,6 +208,7 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         fresh_from_callers=join_fresh_facts(f.fresh for f in files),
         unique_keys=join_unique_keys(unique_keys),
         versioned_models=versioned_models(f.versioned for f in files),
+        manager_filters=join_manager_filters((f.managers[0] for f in files), (f.managers[1] for f in files)),
         module_aliases=aliases,
     )
     return follow_calls(index, modules) if modules else index

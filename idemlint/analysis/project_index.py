@@ -68,6 +68,8 @@ class ProjectIndex:
     unique_keys: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
     # the models whose ORM writes compare a version column (`analysis/unique_keys.py`)
     versioned_models: frozenset[str] = frozenset()
+    # the columns a model's managers filter every query on (`analysis/managers.py`): model -> attribute -> columns
+    manager_filters: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
     # modules imported under a name (`import trio as event_loop` in `pkg/compat.py`):
     # `pkg.compat.event_loop` -> `trio`
     module_aliases: Mapping[str, str] = field(default_factory=dict)
@@ -104,6 +106,9 @@ class ProjectIndex:
                     sorted(self.fresh_from_callers),
                     sorted((model, sorted(sorted(k) for k in keys)) for model, keys in self.unique_keys.items()),
                     sorted(self.versioned_models),
+                    sorted(
+                        (m, sorted((a, sorted(c)) for a, c in by.items())) for m, by in self.manager_filters.items()
+                    ),
                     sorted(self.module_aliases.items()),
                 )
             )

@@ -184,13 +184,23 @@ def names_an_address(model: ModuleModel, url: cst.BaseExpression) -> bool:
     if text is not None:
         return text.startswith(("http://", "https://", "/", "{")) or "/" in text
     if isinstance(url, cst.BinaryOperation) and isinstance(url.operator, cst.Add):
-        return names_an_address(model, url.left) or names_an_address(model, url.right)
-    named = url.func if isinstance(url, cst.Call) else url
-    dotted = (model.dotted(named) or "").lower()
-    return any(word in dotted for word in _ADDRESS_WORDS)
+        return _names_a_url(model, url.left) or _names_a_url(model, url.right)
+    if isinstance(url, cst.Call):
+        return _names_a_url(model, url.func)
+    dotted = (model.dotted(url) or "").lower()
+    return any(word in dotted for word in ("url", "uri", "path", "endpoint", "href", "link"))
 
 
-_ADDRESS_WORDS = ("url", "uri", "path", "endpoint", "href", "link")
+# a name's last word that says it is (or makes) a web address: `base_url`, `urljoin`, `build_uri`,
+# `api_endpoint`; not `path` or `link` (a file path, `ShortLink`), nor `during` or `security`
+_URL_WORD = re.compile(r"(^|_)(url|uri|endpoint)s?(_|$)|^urljoin$", re.IGNORECASE)
+
+
+def _names_a_url(model: ModuleModel, node: cst.BaseExpression) -> bool:
+    text = static_text(model, node)
+    if text is not None:
+        return text.startswith(("http://", "https://", "/"))
+    return bool(_URL_WORD.search((model.dotted(node) or "").rsplit(".", 1)[-1]))
 
 
 def _local_value(model: ModuleModel, name: cst.Name) -> cst.BaseExpression | None:

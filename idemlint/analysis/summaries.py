@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.calls import call_target
+from idemlint.analysis.db.decisions import guarding_tests
 from idemlint.analysis.direct_facts import (
     calls_of,
     direct_facts,
@@ -198,21 +199,24 @@ def _verb_defaults(function: cst.FunctionDef) -> tuple[tuple[str, str], ...]:
 
 
 def callers_naming_a_write(
-    model: ModuleModel, function: cst.FunctionDef, parameter: str, seen: frozenset[cst.FunctionDef] = frozenset()
+    model: ModuleModel, function: cst.FunctionDef, parameter: str, seen: set[cst.FunctionDef] | None = None
 ) -> Iterator[tuple[cst.Call, str]]:
     """The calls in this module to `function` that make its `parameter`, an HTTP method, a
     write that is not safe to repeat (POST or PATCH): by naming one, in any case, or by leaving
     out a parameter whose default is one. A caller that hands on its own parameter
     (`call_endpoint(url, method="POST")` calling `self.do_api_query(..., method=method)`) names
-    what its own callers name there. With the method found this way, a request core that
-    retries whatever its callers ask for is known to retry a POST."""
+    what its own callers name there, unless it chooses by the method whether to make that
+    call (`if method in SAFE_METHODS: return self._send_with_retries(...)`). With the method
+    found this way, a request core that retries whatever its callers ask for is known to
+    retry a POST. Each function is searched once."""
     binding = Summary(
         params=tuple(positional_parameters(model, function)),
         verb_param=parameter,
         verb_effect=(),
         verb_defaults=_verb_defaults(function),
     )
-    seen = seen | {function}
+    seen = set() if seen is None else seen
+    seen.add(function)
     for call in model.calls:
         if local_callee(model, call) is not function:
             continue
@@ -220,8 +224,14 @@ def callers_naming_a_write(
         method, forwarded = binding.verb_binding(passed_arguments(call, own_params(caller) if caller else frozenset()))
         if method in NOT_IDEMPOTENT_METHODS:
             yield call, method
-        elif forwarded and caller is not None and caller not in seen:
+        elif forwarded and caller is not None and caller not in seen and not _chosen_by(model, call, forwarded):
             yield from callers_naming_a_write(model, caller, forwarded, seen)
+
+
+def _chosen_by(model: ModuleModel, call: cst.Call, name: str) -> bool:
+    """The call is made or skipped by a test on `name` (`if method in SAFE: ...`, or a guard
+    before it that leaves): only some of the values the caller is given reach it."""
+    return any(name in model.names_read(test) for _refuses, test in guarding_tests(model, call))
 
 
 def _through_calls(

@@ -247,7 +247,7 @@ DECISION_CALL = re.compile(r"retr|attempt|give_?up|backoff|continue|again", re.I
 
 # Calls that never return, so a block that ends with one leaves like a `raise`: the process
 # ends (`sys.exit(1)`, `os._exit(2)`, `exit()`), or a web framework raises the HTTP error for
-# the handler (`abort(400)`, flask's and werkzeug's, which Quart's follows). By the bare name,
-# or by module and name.
-NEVER_RETURNS_NAMES = frozenset({"exit", "quit", "abort"})
+# the handler (`flask.abort(400)`; a bare `abort(...)` counts when given an HTTP status first,
+# `analysis/retry/exits.py`). By the bare name, or by module and name.
+NEVER_RETURNS_NAMES = frozenset({"exit", "quit"})
 NEVER_RETURNS_ATTRIBUTES = frozenset({("sys", "exit"), ("os", "_exit"), ("os", "abort"), ("flask", "abort")})

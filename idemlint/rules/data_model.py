@@ -17,6 +17,7 @@ from idemlint.analysis.db import (
     is_locked,
     loaded_read,
     lock_won_before,
+    manager_filters_on,
     moves_its_flag,
     races,
     state_checked_under_a_lock,
@@ -303,7 +304,7 @@ class NonMonotonicTransition(Rule):
         "statement: `UPDATE orders SET status='paid' WHERE id=%s`, `Order.objects.filter(pk=pk).update(status='paid')`, "
         "`update(Order).where(Order.id == oid).values(status='paid')`, or `order.status = 'paid'; order.save()` on an "
         "instance loaded in the function without a locked, checked read, by a query that does not name the states it "
-        "accepts (`get(pk=pk, state=FULFILLED)` is a precondition, as is a view's `get_queryset()` or `queryset` that `get_object()` draws from, a helper of the module returning such a query's row, or a loop over one). Not reported where Python tests the current state "
+        "accepts (`get(pk=pk, state=FULFILLED)` is a precondition, as is a view's `get_queryset()` or `queryset` that `get_object()` draws from, a helper of the module returning such a query's row, a loop over one, or a query through a manager whose `get_queryset()` filters on the state: `objects = PendingManager()`). Not reported where Python tests the current state "
         "against another state first (`if c.status != PENDING: raise`, also in a helper of the module given the record "
         "or giving it back: `check_identity(identity)`): a late message is refused there, and a "
         "duplicate that races between the test and the write is IDM101's (a read-decide-write), as is a write IDM101 "
@@ -379,7 +380,7 @@ def ship(conn, order_id):
         return ((*cls.triggers[0], *extra), *cls.triggers[1:])
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
-        model, db = ctx.model, ctx.db
+        model, db, filtering = ctx.model, ctx.db, ctx.project.manager_filters
         racy = races(model, db)
         # one finding per function, record and column: the branches of an `if/elif` that each set
         # it (a status recomputed from an event) are one decision, not several
@@ -395,8 +396,10 @@ def ship(conn, order_id):
                     read = loaded_read(model, db, write)
                     if read is None or read.locked and column in read.columns:
                         continue  # not loaded here (may be new), or claimed by a locked filtered read
-                    if any(p.column == column for p in read.filters):
-                        continue  # found only in the states its query names: a precondition (unlocked, a race)
+                    if any(p.column == column for p in read.filters) or manager_filters_on(
+                        read.call, column, filtering
+                    ):
+                        continue  # found only in the states its query (or its manager) names: a precondition
                     if read.record and is_locked(model, db, read):
                         continue  # written under a lock the function took (LOCK TABLE, FOR UPDATE)
                     if decided_by_its_callers(
@@ -405,7 +408,7 @@ def ship(conn, order_id):
                         continue  # locked, chosen by state or made just before by every caller; a row's first state
                     if validated_first(model, read, write.node, column):
                         continue  # a helper given (or giving back) the record tests its state first
-                elif any(
+                elif manager_filters_on(write.call, column, filtering) or any(
                     p.column == column or VERSION_COLUMNS.match(p.column) or moves_its_flag(write, p)
                     for p in write.where
                 ):

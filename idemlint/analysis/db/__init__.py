@@ -28,6 +28,7 @@ from idemlint.analysis.db.decisions import (
     first_or_framework_move,
     held_by_callers,
     loaded_read,
+    manager_filters_on,
     moves_its_flag,
     validated_first,
 )
@@ -77,5 +78,6 @@ __all__ = [
     "locked_together",
     "moves_its_flag",
     "validated_first",
+    "manager_filters_on",
     "races",
 ]

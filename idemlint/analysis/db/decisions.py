@@ -4,7 +4,7 @@ loaded the instance a write assigns to."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
@@ -407,3 +407,19 @@ def _raises_unless_the_state(model: ModuleModel, function: cst.FunctionDef, colu
         ):
             return True
     return False
+
+
+def manager_filters_on(
+    call: cst.CSTNode | None, column: str, filters: Mapping[str, Mapping[str, frozenset[str]]]
+) -> bool:
+    """The query runs through a manager that filters every query on `column`
+    (`PendingHousehold.objects.filter(...)`, `objects = PendingManager()`): a precondition the
+    call does not spell (`analysis/managers.py`)."""
+    chain = chain_calls(call) if isinstance(call, cst.Call) else []
+    root = chain[-1].func if chain else None
+    if not isinstance(root, cst.Attribute) or not isinstance(root.value, cst.Attribute):
+        return False
+    manager = root.value
+    if not isinstance(manager.value, cst.Name):
+        return False
+    return column in filters.get(manager.value.value.lower(), {}).get(manager.attr.value, frozenset())

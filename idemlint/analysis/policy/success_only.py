@@ -10,6 +10,7 @@ from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.retry import RetryContext, always_leaves
 from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS
+from idemlint.knowledge.retries import is_attempt_counter
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -36,9 +37,24 @@ def retries_every_failure(model: ModuleModel, context: RetryContext, nodes: list
     answers = {id(n) for n in origin_nodes(model, success.test)}
     if not any(id(write) in answers for write in writes):
         return None  # a test on another answer (`if ready.ok:` before the write)
+    if success.orelse is not None:
+        return None  # `else: raise ApiError(...)`: the other answers are judged there
     block = model.parents.get(success)
     after = list(block.body)[list(block.body).index(success) + 1 :] if isinstance(block, cst.IndentedBlock) else []
-    return None if always_leaves(after) else success  # `raise RuntimeError(status)` next: it ends there
+    if always_leaves(after):
+        return None  # `raise RuntimeError(status)` next: it ends there
+    loop = context.node
+    counters = model.names_read(loop.target) if isinstance(loop, cst.For) else set()
+    for branch in nodes:
+        if (
+            isinstance(branch, cst.If)
+            and branch is not success
+            and id(branch) not in handled
+            and always_leaves(list(branch.body.body))
+            and not all(is_attempt_counter(name) or name in counters for name in model.names_read(branch.test))
+        ):
+            return None  # `if error["type"] in PERMANENT: raise`: the answers are sorted another way
+    return success
 
 
 def _names_a_status(model: ModuleModel, test: cst.BaseExpression) -> bool:
@@ -65,5 +81,5 @@ def _success_only(model: ModuleModel, test: cst.BaseExpression) -> bool:
             codes.append(target.comparator)
         else:
             return False
-    numbers = [c for c in codes if isinstance(c, cst.Integer)]
-    return bool(numbers) and all(200 <= int(c.value) <= 300 for c in numbers) and _names_a_status(model, test)
+    numbers = [c.evaluated_value for c in codes if isinstance(c, cst.Integer)]
+    return bool(numbers) and all(200 <= n <= 300 for n in numbers) and _names_a_status(model, test)

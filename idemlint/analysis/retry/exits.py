@@ -131,6 +131,8 @@ def exits_the_process(statement: cst.CSTNode) -> bool:
     if not (isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call)):
         return False
     func = statement.value.func
+    if isinstance(func, cst.Name) and func.value == "abort":
+        return _aborts_with_a_status(statement.value)
     if isinstance(func, cst.Name):
         return func.value in NEVER_RETURNS_NAMES
     return (
@@ -138,6 +140,20 @@ def exits_the_process(statement: cst.CSTNode) -> bool:
         and isinstance(func.value, cst.Name)
         and (func.value.value, func.attr.value) in NEVER_RETURNS_ATTRIBUTES
     )
+
+
+def _aborts_with_a_status(call: cst.Call) -> bool:
+    """`abort(404)`, `abort(HTTPStatus.CONFLICT, ...)`: a web framework's abort (flask's,
+    werkzeug's, quart's, bottle's), known by the HTTP status it is given first; a project's own
+    `abort(txn, reason)` may return."""
+    first = call.args[0].value if call.args and call.args[0].keyword is None else None
+    if isinstance(first, cst.Integer):
+        return 100 <= first.evaluated_value <= 599
+    return isinstance(first, cst.Attribute) and ("HTTP" in first.attr.value or _names_http_status(first.value))
+
+
+def _names_http_status(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in ("HTTPStatus", "status", "codes")
 
 
 def ends_by_leaving(statements: Sequence[cst.CSTNode]) -> bool:

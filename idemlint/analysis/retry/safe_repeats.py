@@ -35,6 +35,8 @@ def goes_round_only_when_refused(model: ModuleModel, loop: cst.For | cst.While) 
     if tries:
         # `except APIError as e: wait = self._handle_rate_limit(e); if wait is None: break`:
         # every handler that goes round leaves first unless the error was a refusal
+        if any(t.orelse is not None or not always_leaves(list(t.body.body)) for t in tries):
+            return False  # an answer may send it round too (`if resp.status_code < 500: return`, then on)
         rounds = [h for t in tries for h in t.handlers if not always_leaves(list(h.body.body))]
         return bool(rounds) and all(_leaves_unless_refused(model, handler) for handler in rounds)
     return any(

@@ -20,4 +20,4 @@ api = ApiClient("https://pay.example.com")
 
 @shared_task(autoretry_for=(ConnectionError,), max_retries=3, retry_backoff=True)
 def charge(order_id):
-    return api.post("/charges", {"order": order_id})  # expect: IDM301 "ApiClient.post() makes self.session.post() without an idempotency key"
+    return api.post("/charges", {"order": order_id})  # expect: IDM301 "api.post()"

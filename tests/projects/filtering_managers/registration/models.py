@@ -1,0 +1,16 @@
+from django.db import models
+
+from registration.managers import LiveManager, PendingManager
+
+
+class Household(models.Model):
+    merge_status = models.CharField(max_length=10, default="pending")
+    is_removed = models.BooleanField(default=False)
+    objects = LiveManager()
+
+
+class PendingHousehold(Household):
+    objects = PendingManager()
+
+    class Meta:
+        proxy = True
