@@ -17,6 +17,8 @@ import ast
 import re
 from collections.abc import Iterable, Mapping
 
+from idemlint.analysis.syntax import parsed_if
+
 ManagerColumns = Mapping[str, frozenset[str]]  # manager class -> the columns its get_queryset() filters on
 ModelManagers = Mapping[str, Mapping[str, str]]  # model -> manager attribute (`objects`) -> manager class
 ManagerFilters = dict[str, dict[str, frozenset[str]]]  # model -> manager attribute -> the columns filtered
@@ -29,12 +31,8 @@ _LOOKUPS = frozenset({"exact", "iexact", "in", "lt", "lte", "gt", "gte", "isnull
 def declared_managers(source: bytes | str) -> tuple[dict[str, frozenset[str]], dict[str, dict[str, str]]]:
     """(the managers this file defines that filter, the managers its classes declare); ({}, {})
     for most files."""
-    raw = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
-    if not _MENTIONS.search(raw):
-        return {}, {}
-    try:
-        tree = ast.parse(raw)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    tree = parsed_if(source, _MENTIONS)
+    if tree is None:
         return {}, {}
     managers: dict[str, frozenset[str]] = {}
     declared: dict[str, dict[str, str]] = {}

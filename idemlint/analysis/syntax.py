@@ -3,7 +3,9 @@ values of plain literals and call arguments. Below the module model: no facts of
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -115,3 +117,15 @@ def walk_nodes(
             continue
         found = children.get(node)
         stack.extend(reversed(found if found is not None else syntax_children(node)))
+
+
+def parsed_if(source: bytes | str, mentions: re.Pattern[bytes]) -> ast.Module | None:
+    """The standard library's tree of a file whose bytes match `mentions` (a cheap test first:
+    most files name no model or manager), or None, also for a file that does not parse."""
+    raw = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
+    if not mentions.search(raw):
+        return None
+    try:
+        return ast.parse(raw)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None

@@ -32,6 +32,7 @@ import ast
 import re
 from collections.abc import Iterable, Mapping
 
+from idemlint.analysis.syntax import parsed_if
 from idemlint.knowledge.orms import PARTIAL_INDEX_ARGUMENT, SQLALCHEMY_VERSION_ARGUMENT, VERSION_FIELDS
 
 UniqueKeys = dict[str, tuple[frozenset[str], ...]]  # model -> the column sets kept unique
@@ -47,12 +48,8 @@ def declared_keys(source: bytes | str) -> tuple[UniqueKeys, Versioned]:
     """The unique keys of each model class one file defines (a class with a field or column),
     none for a model that declares none, and whether each compares a version column; ({}, {})
     for most files."""
-    raw = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
-    if not _MENTIONS.search(raw):
-        return {}, {}
-    try:
-        tree = ast.parse(raw)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    tree = parsed_if(source, _MENTIONS)
+    if tree is None:
         return {}, {}
     found: UniqueKeys = {}
     versioned: Versioned = {}
