@@ -43,15 +43,22 @@ def declared_managers(source: bytes | str) -> tuple[dict[str, frozenset[str]], d
         if columns:
             managers[node.name] = columns
         for statement in node.body:
+            targets = (
+                statement.targets
+                if isinstance(statement, ast.Assign)
+                else [statement.target]
+                if isinstance(statement, ast.AnnAssign)  # `objects: PendingManager = PendingManager()`
+                else []
+            )
+            value = getattr(statement, "value", None)
             if (
-                isinstance(statement, ast.Assign)
-                and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name)
-                and isinstance(statement.value, ast.Call)
-                and not statement.value.args
-                and (manager := _called_name(statement.value.func))
+                len(targets) == 1
+                and isinstance(targets[0], ast.Name)
+                and isinstance(value, ast.Call)
+                and not value.args
+                and (manager := _called_name(value.func))
             ):
-                declared.setdefault(node.name.lower(), {})[statement.targets[0].id] = manager
+                declared.setdefault(node.name.lower(), {})[targets[0].id] = manager
     return managers, declared
 
 

@@ -17,12 +17,12 @@ from idemlint.analysis.db import (
     is_locked,
     loaded_read,
     lock_won_before,
-    manager_filters_on,
     moves_its_flag,
     races,
     state_checked_under_a_lock,
     tested_before,
     validated_first,
+    via_manager,
 )
 from idemlint.analysis.machines import Declared, backward_from, never_backward, predecessors, written_state
 from idemlint.analysis.summary_records import Step
@@ -396,8 +396,8 @@ def ship(conn, order_id):
                     read = loaded_read(model, db, write)
                     if read is None or read.locked and column in read.columns:
                         continue  # not loaded here (may be new), or claimed by a locked filtered read
-                    if any(p.column == column for p in read.filters) or manager_filters_on(
-                        read.call, column, filtering
+                    if any(p.column == column for p in read.filters) or via_manager(
+                        model, read.call, column, filtering
                     ):
                         continue  # found only in the states its query (or its manager) names: a precondition
                     if read.record and is_locked(model, db, read):
@@ -408,7 +408,7 @@ def ship(conn, order_id):
                         continue  # locked, chosen by state or made just before by every caller; a row's first state
                     if validated_first(model, read, write.node, column):
                         continue  # a helper given (or giving back) the record tests its state first
-                elif manager_filters_on(write.call, column, filtering) or any(
+                elif via_manager(model, write.call, column, filtering) or any(
                     p.column == column or VERSION_COLUMNS.match(p.column) or moves_its_flag(write, p)
                     for p in write.where
                 ):

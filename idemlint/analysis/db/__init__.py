@@ -28,9 +28,9 @@ from idemlint.analysis.db.decisions import (
     first_or_framework_move,
     held_by_callers,
     loaded_read,
-    manager_filters_on,
     moves_its_flag,
     validated_first,
+    via_manager,
 )
 from idemlint.analysis.db.locks import is_locked, lock_won_before, locked_together, state_checked_under_a_lock
 from idemlint.analysis.db.races import Race, compared_values, races, tested_before
@@ -78,6 +78,6 @@ __all__ = [
     "locked_together",
     "moves_its_flag",
     "validated_first",
-    "manager_filters_on",
+    "via_manager",
     "races",
 ]

@@ -409,14 +409,19 @@ def _raises_unless_the_state(model: ModuleModel, function: cst.FunctionDef, colu
     return False
 
 
-def manager_filters_on(
-    call: cst.CSTNode | None, column: str, filters: Mapping[str, Mapping[str, frozenset[str]]]
+def via_manager(
+    model: ModuleModel, call: cst.CSTNode | None, column: str, filters: Mapping[str, Mapping[str, frozenset[str]]]
 ) -> bool:
     """The query runs through a manager that filters every query on `column`
-    (`PendingHousehold.objects.filter(...)`, `objects = PendingManager()`): a precondition the
-    call does not spell (`analysis/managers.py`)."""
+    (`PendingHousehold.objects.filter(...)`, `objects = PendingManager()`), also by way of a
+    name the query was assigned to once (`rows = PendingHousehold.objects.filter(...)`, then
+    `rows.update(...)`): a precondition the call does not spell (`analysis/managers.py`)."""
     chain = chain_calls(call) if isinstance(call, cst.Call) else []
     root = chain[-1].func if chain else None
+    if isinstance(root, cst.Attribute) and isinstance(root.value, cst.Name) and filters:
+        held = model.sole_value(root.value)
+        chain = chain_calls(held) if isinstance(held, cst.Call) else []
+        root = chain[-1].func if chain else None
     if not isinstance(root, cst.Attribute) or not isinstance(root.value, cst.Attribute):
         return False
     manager = root.value

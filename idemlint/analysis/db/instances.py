@@ -126,7 +126,7 @@ def _chosen_by(model: ModuleModel, loop: cst.CSTNode, reads: list[DbRead]) -> tu
         found = django_predicates(model, chain)
         if found:
             return tuple(found)
-    return ()
+    return _returned_from_query(model, loop.iter)  # `for match in self._pending_matches():`
 
 
 def _returned_from_query(model: ModuleModel, call: cst.CSTNode) -> tuple[Predicate, ...]:

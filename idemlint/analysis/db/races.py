@@ -21,7 +21,7 @@ from idemlint.analysis.db.records import VERSION_COLUMNS, DbRead, DbWrite
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.db.side_effects import side_effect_in
 from idemlint.analysis.flow import line_of, origin_nodes, runs_before
-from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.analysis.model import ModuleModel, method_of, string_value
 from idemlint.analysis.retry.exits import always_leaves
 from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
 
@@ -254,9 +254,13 @@ def _value_key(model: ModuleModel, expr: cst.BaseExpression) -> str | None:
     return model.dotted(expr)
 
 
-def compared_values(model: ModuleModel, test: cst.BaseExpression, column: str) -> set[str | None]:
-    """What a test compares `column` with: `x.status != "paid"` gives {'paid'}."""
+def compared_values(model: ModuleModel, test: cst.BaseExpression, column: str, follow: bool = True) -> set[str | None]:
+    """What a test compares `column` with: `x.status != "paid"` gives {'paid'}; also through a
+    method or property of the class the test is written in (`if self.ready_to_be_published:`,
+    whose `return self.status in (PENDING, UNPUBLISHED)` compares the state)."""
     found: set[str | None] = set()
+    for returned in _own_checks(model, test) if follow else ():
+        found |= compared_values(model, returned, column, follow=False)
     for node in (test, *model.iter_nodes(test)):
         if type(node) is not cst.Comparison:
             continue
@@ -270,6 +274,25 @@ def compared_values(model: ModuleModel, test: cst.BaseExpression, column: str) -
                 else:
                     found.add(_value_key(model, side))
     found.discard(None)
+    return found
+
+
+def _own_checks(model: ModuleModel, test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """What the methods of the enclosing class that `test` reads on `self` return (and the
+    values those returns were computed from): `self.ready_to_be_published`, `self.can_pay()`."""
+    owner = model.enclosing_class(test)
+    if owner is None:
+        return []
+    found: list[cst.BaseExpression] = []
+    for node in (test, *model.iter_nodes(test)):
+        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
+            method = method_of(owner, node.attr.value)
+            for ret in model.returns.get(method, ()) if method is not None else ():
+                if ret.value is not None:
+                    found += [
+                        ret.value,
+                        *(n for n in origin_nodes(model, ret.value) if isinstance(n, cst.BaseExpression)),
+                    ]
     return found
 
 

@@ -20,6 +20,7 @@ from idemlint.analysis.retry.answers import goes_round_on_a_failed_answer, only_
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.counters import attempt_counters, gives_up_on_last_attempt, spends_an_attempt_flag
 from idemlint.analysis.retry.exits import (
+    always_leaves,
     ends_by_leaving,
     ends_with_continue,
     goes_round_on_failure,
@@ -101,7 +102,7 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
         n
         for n in nodes
         if isinstance(n, cst.If)
-        and (leaves_loop(model, n.body) or reads_only and _waits_while_not_ready(model, n))
+        and (leaves_loop(model, n.body) or reads_only and _waits_while_not_ready(model, n, loop))
         and not model.names_read(n.test) <= counters
     ]
     return bool(exits)
@@ -111,10 +112,13 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
 _NOT_READY = re.compile(r"pending|running|processing|in_progress|queued|generating|building|not_?ready", re.I)
 
 
-def _waits_while_not_ready(model: ModuleModel, branch: cst.If) -> bool:
+def _waits_while_not_ready(model: ModuleModel, branch: cst.If, loop: cst.For | cst.While) -> bool:
     """`if row["pending"] == 1: sleep(2); continue` followed by (or with an `else:` that does)
-    a return or break: the loop leaves once the answer stops saying "not yet"."""
-    if not ends_with_continue(branch.body.body):
+    a return or break: the loop leaves once the answer stops saying "not yet". The last
+    statement of the loop goes round without a `continue` (`if status == "processing":
+    sleep(1)` then `else: return result`)."""
+    last = loop.body.body[-1] if isinstance(loop.body, cst.IndentedBlock) and loop.body.body else None
+    if not ends_with_continue(branch.body.body) and not (branch is last and not always_leaves(branch.body.body)):
         return False
     if not (leaves_after(model, branch) or branch.orelse is not None and leaves_loop(model, branch.orelse)):
         return False

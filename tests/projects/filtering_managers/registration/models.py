@@ -14,3 +14,8 @@ class PendingHousehold(Household):
 
     class Meta:
         proxy = True
+
+
+class PendingDocument(models.Model):
+    merge_status = models.CharField(max_length=10, default="pending")
+    objects: PendingManager = PendingManager()
