@@ -5,10 +5,11 @@ A manager whose `get_queryset()` filters (`return super().get_queryset().filter(
 PENDING)`) makes every `PendingHousehold.objects....` query name that column: a write through it
 (`PendingHousehold.objects.filter(rdi=rdi).update(merge_status=MERGED)`) moves only rows still in
 the state the manager names, as if the filter were written at the call. A file gives the managers
-it defines (class name -> the columns their `get_queryset()` filters on) and the managers its
-models declare (model, lower-cased as the database analysis names tables -> attribute -> class
-name); the project joins the two, by class name, wherever each is written. A manager class name
-defined twice filters on the columns both definitions name.
+it defines (qualified class name -> the columns their `get_queryset()` requires to equal or be
+among values: an `exclude()` or `isnull` is no precondition) and the managers its models declare
+(model, lower-cased as the database analysis names tables -> attribute -> the manager's
+qualified name, through the file's imports); the project joins the two wherever each is
+written. A model name two classes share is used only if both declare the same managers.
 """
 
 from __future__ import annotations
@@ -18,30 +19,41 @@ import re
 from collections.abc import Iterable, Mapping
 
 from idemlint.analysis.syntax import parsed_if
+from idemlint.analysis.unique_keys import UniqueKeys, Versioned, declared_keys
 
 ManagerColumns = Mapping[str, frozenset[str]]  # manager class -> the columns its get_queryset() filters on
 ModelManagers = Mapping[str, Mapping[str, str]]  # model -> manager attribute (`objects`) -> manager class
 ManagerFilters = dict[str, dict[str, frozenset[str]]]  # model -> manager attribute -> the columns filtered
 
-_MENTIONS = re.compile(rb"get_queryset|Manager\(")
-# what ends a Django lookup (`status__in`): the column is what comes before it
-_LOOKUPS = frozenset({"exact", "iexact", "in", "lt", "lte", "gt", "gte", "isnull", "ne"})
+_MENTIONS = re.compile(rb"get_queryset|Manager\(|Field\(|ForeignKey\(|class Meta")
+# what a file must name to declare a model's keys or managers (this and `unique_keys`' test)
+_MODEL_MENTIONS = re.compile(rb"get_queryset|Manager\(|Field\(|ForeignKey\(|class Meta|unique|primary_key|Column\(")
+# the lookups that require a column to hold one of some values (`status__in`)
+_REQUIRES = frozenset({"exact", "iexact", "in"})
 
 
-def declared_managers(source: bytes | str) -> tuple[dict[str, frozenset[str]], dict[str, dict[str, str]]]:
-    """(the managers this file defines that filter, the managers its classes declare); ({}, {})
-    for most files."""
-    tree = parsed_if(source, _MENTIONS)
+def declared_managers(
+    source: bytes | str, tree: ast.Module | None = None, module: str = ""
+) -> tuple[dict[str, frozenset[str]], dict[str, dict[str, str]]]:
+    """(the managers this file defines, by qualified name, and the columns each filters on;
+    the managers its classes declare, by the qualified name the file's imports give them);
+    ({}, {}) for most files. `module`: the file's module name ("" when unknown: names stay
+    as the file spells them)."""
+    tree = tree or parsed_if(source, _MENTIONS)
     if tree is None:
         return {}, {}
+    imported = _imported_names(tree, module)
+    prefix = f"{module}." if module else ""
     managers: dict[str, frozenset[str]] = {}
     declared: dict[str, dict[str, str]] = {}
     for node in ast.walk(tree):
         if not isinstance(node, ast.ClassDef):
             continue
-        columns = _filtered_columns(node)
-        if columns:
-            managers[node.name] = columns
+        if node.name.endswith("Manager") or any(
+            isinstance(s, ast.FunctionDef) and s.name == "get_queryset" for s in node.body
+        ):
+            managers[prefix + node.name] = _filtered_columns(node)  # none: a manager that filters nothing
+        attributes: dict[str, str] = {}
         for statement in node.body:
             targets = (
                 statement.targets
@@ -56,10 +68,66 @@ def declared_managers(source: bytes | str) -> tuple[dict[str, frozenset[str]], d
                 and isinstance(targets[0], ast.Name)
                 and isinstance(value, ast.Call)
                 and not value.args
+                and not value.keywords
                 and (manager := _called_name(value.func))
+                and not manager.endswith(("Field", "ForeignKey"))
             ):
-                declared.setdefault(node.name.lower(), {})[targets[0].id] = manager
+                attributes[targets[0].id] = _qualified(value.func, imported, prefix)
+        if attributes or _declares_fields(node):
+            declared[node.name.lower()] = attributes  # none: a model on Django's own manager
     return managers, declared
+
+
+def _declares_fields(cls: ast.ClassDef) -> bool:
+    """A model class: it declares a field (`models.CharField(...)`) or a `class Meta`."""
+    return any(
+        isinstance(s, ast.ClassDef)
+        and s.name == "Meta"
+        or isinstance(s, (ast.Assign, ast.AnnAssign))
+        and isinstance(s.value, ast.Call)
+        and _called_name(s.value.func).endswith(("Field", "ForeignKey"))
+        for s in cls.body
+    )
+
+
+def model_facts(
+    source: bytes | str, module: str = ""
+) -> tuple[UniqueKeys, Versioned, tuple[dict[str, frozenset[str]], dict[str, dict[str, str]]]]:
+    """What a file declares of its models, from one parse: their unique keys, whether each
+    compares a version column (`unique_keys.declared_keys`), and its managers."""
+    tree = parsed_if(source, _MODEL_MENTIONS)
+    if tree is None:
+        return {}, {}, ({}, {})
+    unique_keys, versioned = declared_keys(source, tree)
+    return unique_keys, versioned, declared_managers(source, tree, module)
+
+
+def _imported_names(tree: ast.Module, module: str) -> dict[str, str]:
+    """The names the file's `from ... import ...` bind, qualified (`from .managers import
+    PendingManager` in `app.models` gives `app.managers.PendingManager`)."""
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            base = module.split(".")[: -node.level] if node.level else []
+            origin = ".".join([*base, *([node.module] if node.module else [])])
+            for alias in node.names:
+                found[alias.asname or alias.name] = f"{origin}.{alias.name}" if origin else alias.name
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                found[alias.asname or alias.name.split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0]
+                )
+    return found
+
+
+def _qualified(func: ast.expr, imported: Mapping[str, str], prefix: str) -> str:
+    """`PendingManager` -> where it was imported from (or this module); `managers.Pending`
+    -> the module `managers` names, and the class."""
+    if isinstance(func, ast.Name):
+        return imported.get(func.id, prefix + func.id)
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return f"{imported.get(func.value.id, func.value.id)}.{func.attr}"
+    return _called_name(func)
 
 
 def _called_name(func: ast.expr) -> str:
@@ -67,21 +135,20 @@ def _called_name(func: ast.expr) -> str:
 
 
 def _filtered_columns(cls: ast.ClassDef) -> frozenset[str]:
-    """The columns `get_queryset()` filters on, when it has one way out: `return
-    super().get_queryset().filter(status=PENDING)`."""
-    method = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "get_queryset"), None)
-    if method is None:
-        return frozenset()
-    returns = [n for n in ast.walk(method) if isinstance(n, ast.Return) and n.value is not None]
+    """The columns `get_queryset()` (its last definition, as Python keeps) requires to equal a
+    value or be among some, when it has one way out: `return
+    super().get_queryset().filter(status=PENDING)`. Not an `exclude()`, nor `isnull` or `ne`."""
+    methods = [s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "get_queryset"]
+    returns = [n for n in ast.walk(methods[-1]) if isinstance(n, ast.Return) and n.value is not None] if methods else []
     if len(returns) != 1:
         return frozenset()
     columns: set[str] = set()
     node: ast.expr | None = returns[0].value
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        if node.func.attr in ("filter", "exclude"):
+        if node.func.attr == "filter":
             for keyword in node.keywords:
                 parts = (keyword.arg or "").lower().split("__")
-                while len(parts) > 1 and parts[-1] in _LOOKUPS:
+                if len(parts) > 1 and parts[-1] in _REQUIRES:
                     parts.pop()
                 if len(parts) == 1 and parts[0]:
                     columns.add(parts[0])  # `order__status` constrains a related row: not this one's
@@ -97,10 +164,14 @@ def join_manager_filters(
     for part in managers:
         for name, columns in part.items():
             filtering[name] = filtering[name] & columns if name in filtering else columns
-    joined: dict[str, dict[str, frozenset[str]]] = {}
+    models: dict[str, Mapping[str, str] | None] = {}
     for declaring in declared:
         for model, attributes in declaring.items():
-            for attribute, manager in attributes.items():
-                if filtering.get(manager):
-                    joined.setdefault(model, {})[attribute] = filtering[manager]
+            # two classes of one name (two apps' `Order`) that declare different managers: unknown
+            models[model] = attributes if models.get(model, attributes) == attributes else None
+    joined: dict[str, dict[str, frozenset[str]]] = {}
+    for model, found in models.items():
+        for attribute, manager in (found or {}).items():
+            if filtering.get(manager):
+                joined.setdefault(model, {})[attribute] = filtering[manager]
     return joined

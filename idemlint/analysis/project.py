@@ -21,10 +21,10 @@ from idemlint.analysis.caller_guards import NO_CALLS, CallFacts, call_facts, joi
 from idemlint.analysis.final_states import Evidence, evidence_of, join_evidence, parse_state_tests
 from idemlint.analysis.fresh_records import NO_FRESH, FreshFacts, fresh_facts, join_fresh_facts
 from idemlint.analysis.machines import Moves, declared_moves, join
-from idemlint.analysis.managers import ManagerColumns, ModelManagers, declared_managers, join_manager_filters
+from idemlint.analysis.managers import ManagerColumns, ModelManagers, join_manager_filters, model_facts
 from idemlint.analysis.project_index import ProjectIndex, renamed_as, spelled_name
 from idemlint.analysis.setter_facts import setter_facts
-from idemlint.analysis.unique_keys import declared_keys, join_unique_keys, versioned_models
+from idemlint.analysis.unique_keys import join_unique_keys, versioned_models
 from idemlint.knowledge.sdks import REMOTE_PACKAGES
 from idemlint.knowledge.states import FAILED_STATE_WORDS, STATE_COLUMNS
 from idemlint.knowledge.vocabulary import DEFAULT
@@ -79,7 +79,7 @@ def file_facts(
         roots = config.src if config is not None else ("src",)
         machines = declared_moves(source, relative) if summarise else {}
         tree = parse_state_tests(source, relative) if summarise else None
-        unique_keys, versioned = declared_keys(source)
+        unique_keys, versioned, managers = model_facts(source, module_name(relative, roots))
         return FileFacts(
             setter_facts(source, config.vocabulary if config is not None else DEFAULT),
             summaries,
@@ -93,7 +93,7 @@ def file_facts(
             relative.endswith("__init__.py"),
             versioned,
             fresh_facts(source, tree) if summarise else NO_FRESH,
-            declared_managers(source),
+            managers,
         )
     except Exception:  # a bug on odd input: the index goes on without this file; its own check reports the error
         return FileFacts()

@@ -44,11 +44,11 @@ _IS_NULL = re.compile(r"^\s*\w+\s+IS\s+NULL\s*$", re.IGNORECASE)
 _FIELD_CALL = re.compile(r"(Field|Column|column|ForeignKey|relationship)$")
 
 
-def declared_keys(source: bytes | str) -> tuple[UniqueKeys, Versioned]:
+def declared_keys(source: bytes | str, tree: ast.Module | None = None) -> tuple[UniqueKeys, Versioned]:
     """The unique keys of each model class one file defines (a class with a field or column),
     none for a model that declares none, and whether each compares a version column; ({}, {})
     for most files."""
-    tree = parsed_if(source, _MENTIONS)
+    tree = tree or parsed_if(source, _MENTIONS)
     if tree is None:
         return {}, {}
     found: UniqueKeys = {}

@@ -23,6 +23,8 @@ VERSION_FIELDS = frozenset(
 PARTIAL_INDEX_ARGUMENT = re.compile(r"^(\w+_where|condition)$")
 # a read that fetches one row or fails with a 404
 GET_OR_404 = frozenset({"django.shortcuts.get_object_or_404"})
+# the modules whose class-based views draw `get_object()` from `get_queryset()` or `queryset`
+VIEW_FRAMEWORKS = ("rest_framework.", "django.")
 # libraries that store rows, and module paths that name a project's own models: a module that
 # imports one holds rows, not a desktop app's objects or a worker's process state
 DATABASE_IMPORTS = re.compile(

@@ -192,7 +192,7 @@ def kwarg_predicates(model: ModuleModel, call: cst.Call) -> list[Predicate]:
         elif arg.star == "**" and isinstance(arg.value, cst.Name):
             # `filter(**criteria)` where `criteria = {"request_state": PENDING, ...}`, written once
             criteria = model.sole_value(arg.value)
-            if isinstance(criteria, cst.Dict):
+            if isinstance(criteria, cst.Dict) and not _loses_keys(model, arg.value):
                 keyed = [
                     cst.Arg(e.value, keyword=cst.Name(key))
                     for e in criteria.elements
@@ -204,6 +204,25 @@ def kwarg_predicates(model: ModuleModel, call: cst.Call) -> list[Predicate]:
                 if isinstance(node, cst.Call) and (model.call_name(node) or "").endswith("Q"):
                     found.extend(kwarg_predicates(model, node))
     return found
+
+
+def _loses_keys(model: ModuleModel, name: cst.Name) -> bool:
+    """`criteria.pop("status")`, `del criteria["status"]`, `criteria.update(...)`: the dict the
+    name holds may lose or change the keys it was written with."""
+    scope = model.scope_of(name)
+    for node in model.iter_nodes(scope):
+        if (
+            isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and node.value.value == name.value
+            and node.attr.value in ("pop", "popitem", "update", "clear")
+        ):
+            return True
+        if isinstance(node, cst.Del) and any(
+            isinstance(n, cst.Name) and n.value == name.value for n in model.iter_nodes(node.target)
+        ):
+            return True
+    return False
 
 
 def _predicate_value(kind: str) -> str:

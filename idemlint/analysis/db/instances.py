@@ -8,12 +8,12 @@ import re
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.db.chains import chain_calls, django_predicates, locks, python_value_kind
+from idemlint.analysis.db.chains import chain_calls, django_predicates, kwarg_predicates, locks, python_value_kind
 from idemlint.analysis.db.records import DbRead, DbWrite
 from idemlint.analysis.db.scopes import persist_calls, source_order
 from idemlint.analysis.flow import origin_nodes
-from idemlint.analysis.model import ModuleModel, keyword, local_callee, method_of
-from idemlint.knowledge.orms import DATABASE_IMPORTS, MODEL_BASE, NOT_ROW_BASES
+from idemlint.analysis.model import ModuleModel, keyword, local_callee
+from idemlint.knowledge.orms import DATABASE_IMPORTS, MODEL_BASE, NOT_ROW_BASES, VIEW_FRAMEWORKS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -107,6 +107,9 @@ def record_reads(model: ModuleModel, reads: list[DbRead], writes: list[DbWrite])
     return found
 
 
+_KEEPS_THE_ROWS = frozenset({"list", "tuple", "sorted", "reversed", "iter"})
+
+
 def _chosen_by(model: ModuleModel, loop: cst.CSTNode, reads: list[DbRead]) -> tuple[Predicate, ...]:
     """`for site in Site.objects.filter(state=DONE)` (directly, or through a name bound to the
     query): each row the loop gives was found in the states the query names."""
@@ -117,6 +120,16 @@ def _chosen_by(model: ModuleModel, loop: cst.CSTNode, reads: list[DbRead]) -> tu
     # one of its arguments (`.exclude(pk__in=Model.objects.filter(...).values_list("id"))`)
     calls = [node for node in sources if isinstance(node, cst.Call)]
     outer = [c for c in calls if not any(other is not c and model.is_inside(c, other) for other in calls)]
+    # `list(qs)`, `sorted(qs, key=...)`, `reversed(qs)`: the rows of the query inside
+    outer = [
+        c.args[0].value
+        if isinstance(c.func, cst.Name)
+        and c.func.value in _KEEPS_THE_ROWS
+        and c.args
+        and isinstance(c.args[0].value, cst.Call)
+        else c
+        for c in outer
+    ]
     chains = [chain_calls(c) for c in outer]
     on_a_chain = {id(link) for chain in chains for link in chain}
     for read in reads:
@@ -132,16 +145,22 @@ def _chosen_by(model: ModuleModel, loop: cst.CSTNode, reads: list[DbRead]) -> tu
 def _returned_from_query(model: ModuleModel, call: cst.CSTNode) -> tuple[Predicate, ...]:
     """`user = self.get_object()`, `match = self._pending(pk)`: a row a helper of this module
     returns from a query that names states (`return Match.objects.get(pk=pk, status=PENDING)`),
-    or, for a view's `get_object()`, a row drawn from its `get_queryset()` or `queryset = ...`
-    (`return StagedUser.objects.filter(request_state=PENDING)`): found only in those states."""
+    or, for `get_object()` in a view that derives straight from Django's or DRF's, a row drawn
+    from its own `get_queryset()` or `queryset = ...` (`return
+    StagedUser.objects.filter(request_state=PENDING)`): found only in those states. One way out
+    only, the query written there or assigned once to the name returned; its `filter()` or
+    `get()` naming a state or states, not an `exclude()`."""
     if not isinstance(call, cst.Call):
         return ()
     callee = local_callee(model, call)
     queries: list[cst.BaseExpression] = []
     if callee is None and isinstance(call.func, cst.Attribute) and call.func.attr.value == "get_object":
-        owner = model.enclosing_class(call) if model.dotted(call.func.value) == "self" else None
-        callee = method_of(owner, "get_queryset") if owner is not None else None
-        if owner is not None and callee is None:
+        owner = model.enclosing_class(call) if model.dotted(call.func.value) == "self" and not call.args else None
+        if owner is None or not _derives_from_a_framework(model, owner):
+            return ()  # `get_object(queryset=...)`, or a base of the project's own may choose otherwise
+        methods = [s for s in owner.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "get_queryset"]
+        callee = methods[-1] if methods else None
+        if callee is None:
             queries = [
                 s.value
                 for line in owner.body.body
@@ -154,11 +173,29 @@ def _returned_from_query(model: ModuleModel, call: cst.CSTNode) -> tuple[Predica
         queries = [r.value for r in model.returns.get(callee, ()) if r.value is not None]
     if len(queries) != 1:
         return ()  # several ways out: a precondition only if each names it
-    for node in (queries[0], *origin_nodes(model, queries[0])):
-        found = django_predicates(model, chain_calls(node)) if isinstance(node, cst.Call) else []
-        if found:
-            return tuple(found)
-    return ()
+    query: cst.BaseExpression | None = queries[0]
+    if isinstance(query, cst.Name):
+        query = model.sole_value(query)  # `qs = ....filter(...)`, assigned once, then `return qs`
+    return _chosen_states(model, query) if isinstance(query, cst.Call) else ()
+
+
+def _chosen_states(model: ModuleModel, query: cst.Call) -> tuple[Predicate, ...]:
+    """What a query's `filter()` and `get()` require a column to equal or be among."""
+    found = [
+        predicate
+        for link in chain_calls(query)
+        if isinstance(link.func, cst.Attribute) and link.func.attr.value in ("filter", "get")
+        for predicate in kwarg_predicates(model, link)
+        if predicate.op in ("eq", "in")
+    ]
+    return tuple(found)
+
+
+def _derives_from_a_framework(model: ModuleModel, owner: cst.ClassDef) -> bool:
+    """Every base of the class is Django's or DRF's (`GenericViewSet`, `UpdateAPIView`): its
+    `get_object()` is theirs, drawn from `get_queryset()` or `queryset`."""
+    bases = [model.qualname(b.value) or "" for b in owner.bases]
+    return bool(bases) and all(b.startswith(VIEW_FRAMEWORKS) for b in bases)
 
 
 def _drawn_from_a_lock(model: ModuleModel, loop: cst.CSTNode) -> bool:
