@@ -34,8 +34,7 @@ def retries_every_failure(model: ModuleModel, context: RetryContext, nodes: list
     if len(tests) != 1 or not always_leaves(list(tests[0].body.body)) or not _success_only(model, tests[0].test):
         return None
     success = tests[0]
-    answers = {id(n) for n in origin_nodes(model, success.test)}
-    if not any(id(write) in answers for write in writes):
+    if not _tests_the_answer(model, success.test, writes, nodes):
         return None  # a test on another answer (`if ready.ok:` before the write)
     if success.orelse is not None:
         return None  # `else: raise ApiError(...)`: the other answers are judged there
@@ -55,6 +54,25 @@ def retries_every_failure(model: ModuleModel, context: RetryContext, nodes: list
         ):
             return None  # `if error["type"] in PERMANENT: raise`: the answers are sorted another way
     return success
+
+
+def _tests_the_answer(
+    model: ModuleModel, test: cst.BaseExpression, writes: list[cst.Call], nodes: list[cst.CSTNode]
+) -> bool:
+    """The test reads what a write of the loop answered: through names (`r = post(...)`) or an
+    attribute the loop sets to it (`self.response = self.session.post(...)`)."""
+    answers = {id(n) for n in origin_nodes(model, test)}
+    if any(id(write) in answers for write in writes):
+        return True
+    sent = {id(w) for w in writes}
+    held = {
+        model.dotted(target.target)
+        for node in nodes
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and id(node.value) in sent
+        for target in node.targets
+        if isinstance(target.target, cst.Attribute)
+    }
+    return any(isinstance(n, cst.Attribute) and model.dotted(n) in held for n in model.iter_nodes(test))
 
 
 def _names_a_status(model: ModuleModel, test: cst.BaseExpression) -> bool:
