@@ -42,12 +42,10 @@ class FileContext:
         """The project index, or (for a file checked alone, as flake8 does) this module's own facts."""
         if self._project is not EMPTY:
             return self._project
-        from idemlint.analysis.managers import declared_managers, join_manager_filters
-        from idemlint.analysis.unique_keys import declared_keys
+        from idemlint.analysis.managers import join_manager_filters, model_facts
 
         facts = setter_facts(self.source, self.model.vocabulary)
-        unique_keys, versioned = declared_keys(self.source)
-        managers, declared = declared_managers(self.source)
+        unique_keys, versioned, (managers, declared) = model_facts(self.source)
         return ProjectIndex(
             frozenset(n for n, g in facts.items() if g),
             frozenset(n for n, g in facts.items() if not g),

@@ -44,6 +44,7 @@ NO_FRESH: FreshFacts = ((), (), frozenset(), ())
 _MAY_MAKE = re.compile(rb"\.(?:a?create|a?save|delay|apply_async|si?)\(")
 _DEFINED = re.compile(rb"\bdef[ \t]+(\w+)")
 _RECEIVER = "<receiver>"
+_ON_THE_CLASS = "<called on the class>"  # `Model.method(a, b)`: positions count from the first parameter but `cls`
 
 
 def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
@@ -79,6 +80,8 @@ def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
                 for slot, record in slots
                 if record in made or record in kept
             )
+            if sources and any(slot == _ON_THE_CLASS for slot, _record in slots):
+                sources = ((_ON_THE_CLASS, ""), *sources)  # how the positions count
             if sources:
                 handed.append((name, sources))
             else:
@@ -127,8 +130,10 @@ def join_fresh_facts(files: Iterable[FreshFacts]) -> frozenset[str]:
 
 def _by_parameter(params: tuple[str, ...], sources: tuple[tuple[str, str], ...]) -> dict[str, str]:
     """Which parameter each slot of a call fills: positions after `self` for a method (its
-    receiver is `self`), keywords by name."""
-    offset = 1 if params[:1] in (("self",), ("cls",)) else 0
+    receiver is `self`), or from the first parameter for one called on its class
+    (`Plans.start(account, payment)`: after `cls` for a classmethod), keywords by name."""
+    on_the_class = any(slot == _ON_THE_CLASS for slot, _origin in sources)
+    offset = 1 if params[:1] == ("cls",) or not on_the_class and params[:1] == ("self",) else 0
     filled: dict[str, str] = {}
     for slot, origin in sources:
         if slot == _RECEIVER:
@@ -257,8 +262,9 @@ def _called(call: ast.Call) -> tuple[str, list[tuple[str, str]], ast.expr]:
         and func.value.id[:1].isupper()
         and positional
     ):
-        # `Batch.attach(batch, upload)`: the class's method, given its `self` first
-        return func.attr, [(_RECEIVER, _record(positional[0])), *_slots(positional[1:], keywords)], func
+        # `Batch.attach(batch, upload)`: the class's method, given its `self` first (a
+        # classmethod's `cls` is the class itself, and a staticmethod has none)
+        return func.attr, [(_ON_THE_CLASS, ""), *slots], func
     if isinstance(func, ast.Attribute):
         return func.attr, [*slots, (_RECEIVER, _record(func.value))], func
     return "", slots, func

@@ -18,22 +18,31 @@ import ast
 import re
 from collections.abc import Iterable, Mapping
 
+from idemlint.analysis.calls import absolute
 from idemlint.analysis.syntax import parsed_if
-from idemlint.analysis.unique_keys import UniqueKeys, Versioned, declared_keys
+from idemlint.analysis.unique_keys import (
+    FIELD_CALL,
+    KEY_MENTIONS,
+    UniqueKeys,
+    Versioned,
+    callee_name,
+    declared_keys,
+    defines_fields,
+)
 
 ManagerColumns = Mapping[str, frozenset[str]]  # manager class -> the columns its get_queryset() filters on
 ModelManagers = Mapping[str, Mapping[str, str]]  # model -> manager attribute (`objects`) -> manager class
 ManagerFilters = dict[str, dict[str, frozenset[str]]]  # model -> manager attribute -> the columns filtered
 
 _MENTIONS = re.compile(rb"get_queryset|Manager\(|Field\(|ForeignKey\(|class Meta")
-# what a file must name to declare a model's keys or managers (this and `unique_keys`' test)
-_MODEL_MENTIONS = re.compile(rb"get_queryset|Manager\(|Field\(|ForeignKey\(|class Meta|unique|primary_key|Column\(")
+# what a file must name to declare a model's keys or managers: either module's test
+_MODEL_MENTIONS = re.compile(KEY_MENTIONS.pattern + b"|" + _MENTIONS.pattern)
 # the lookups that require a column to hold one of some values (`status__in`)
 _REQUIRES = frozenset({"exact", "iexact", "in"})
 
 
 def declared_managers(
-    source: bytes | str, tree: ast.Module | None = None, module: str = ""
+    source: bytes | str, tree: ast.Module | None = None, module: str = "", is_package: bool = False
 ) -> tuple[dict[str, frozenset[str]], dict[str, dict[str, str]]]:
     """(the managers this file defines, by qualified name, and the columns each filters on;
     the managers its classes declare, by the qualified name the file's imports give them);
@@ -42,7 +51,7 @@ def declared_managers(
     tree = tree or parsed_if(source, _MENTIONS)
     if tree is None:
         return {}, {}
-    imported = _imported_names(tree, module)
+    imported = _imported_names(tree, module, is_package)
     prefix = f"{module}." if module else ""
     managers: dict[str, frozenset[str]] = {}
     declared: dict[str, dict[str, str]] = {}
@@ -69,29 +78,17 @@ def declared_managers(
                 and isinstance(value, ast.Call)
                 and not value.args
                 and not value.keywords
-                and (manager := _called_name(value.func))
-                and not manager.endswith(("Field", "ForeignKey"))
+                and (manager := callee_name(value))
+                and not FIELD_CALL.search(manager)
             ):
                 attributes[targets[0].id] = _qualified(value.func, imported, prefix)
-        if attributes or _declares_fields(node):
+        if attributes or defines_fields(node):
             declared[node.name.lower()] = attributes  # none: a model on Django's own manager
     return managers, declared
 
 
-def _declares_fields(cls: ast.ClassDef) -> bool:
-    """A model class: it declares a field (`models.CharField(...)`) or a `class Meta`."""
-    return any(
-        isinstance(s, ast.ClassDef)
-        and s.name == "Meta"
-        or isinstance(s, (ast.Assign, ast.AnnAssign))
-        and isinstance(s.value, ast.Call)
-        and _called_name(s.value.func).endswith(("Field", "ForeignKey"))
-        for s in cls.body
-    )
-
-
 def model_facts(
-    source: bytes | str, module: str = ""
+    source: bytes | str, module: str = "", is_package: bool = False
 ) -> tuple[UniqueKeys, Versioned, tuple[dict[str, frozenset[str]], dict[str, dict[str, str]]]]:
     """What a file declares of its models, from one parse: their unique keys, whether each
     compares a version column (`unique_keys.declared_keys`), and its managers."""
@@ -99,17 +96,17 @@ def model_facts(
     if tree is None:
         return {}, {}, ({}, {})
     unique_keys, versioned = declared_keys(source, tree)
-    return unique_keys, versioned, declared_managers(source, tree, module)
+    return unique_keys, versioned, declared_managers(source, tree, module, is_package)
 
 
-def _imported_names(tree: ast.Module, module: str) -> dict[str, str]:
+def _imported_names(tree: ast.Module, module: str, is_package: bool) -> dict[str, str]:
     """The names the file's `from ... import ...` bind, qualified (`from .managers import
-    PendingManager` in `app.models` gives `app.managers.PendingManager`)."""
+    PendingManager` in `app.models` gives `app.managers.PendingManager`; in
+    `app/models/__init__.py`, `app.models.managers.PendingManager`)."""
     found: dict[str, str] = {}
     for node in tree.body:
         if isinstance(node, ast.ImportFrom):
-            base = module.split(".")[: -node.level] if node.level else []
-            origin = ".".join([*base, *([node.module] if node.module else [])])
+            origin = absolute("." * node.level + (node.module or ""), module, is_package)
             for alias in node.names:
                 found[alias.asname or alias.name] = f"{origin}.{alias.name}" if origin else alias.name
         elif isinstance(node, ast.Import):
@@ -127,11 +124,7 @@ def _qualified(func: ast.expr, imported: Mapping[str, str], prefix: str) -> str:
         return imported.get(func.id, prefix + func.id)
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
         return f"{imported.get(func.value.id, func.value.id)}.{func.attr}"
-    return _called_name(func)
-
-
-def _called_name(func: ast.expr) -> str:
-    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    return func.attr if isinstance(func, ast.Attribute) else ""
 
 
 def _filtered_columns(cls: ast.ClassDef) -> frozenset[str]:

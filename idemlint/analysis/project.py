@@ -79,7 +79,9 @@ def file_facts(
         roots = config.src if config is not None else ("src",)
         machines = declared_moves(source, relative) if summarise else {}
         tree = parse_state_tests(source, relative) if summarise else None
-        unique_keys, versioned, managers = model_facts(source, module_name(relative, roots))
+        unique_keys, versioned, managers = model_facts(
+            source, module_name(relative, roots), relative.endswith("__init__.py")
+        )
         return FileFacts(
             setter_facts(source, config.vocabulary if config is not None else DEFAULT),
             summaries,

@@ -39,22 +39,22 @@ UniqueKeys = dict[str, tuple[frozenset[str], ...]]  # model -> the column sets k
 Versioned = dict[str, bool]  # model -> whether its ORM writes compare a version column (optimistic locking)
 
 # the bytes a file must hold to define a model (a field or column) before its AST is read
-_MENTIONS = re.compile(rb"unique|primary_key|Field\(|Column\(|mapped_column\(|ForeignKey\(")
+KEY_MENTIONS = re.compile(rb"unique|primary_key|Field\(|Column\(|mapped_column\(|ForeignKey\(")
 _IS_NULL = re.compile(r"^\s*\w+\s+IS\s+NULL\s*$", re.IGNORECASE)
-_FIELD_CALL = re.compile(r"(Field|Column|column|ForeignKey|relationship)$")
+FIELD_CALL = re.compile(r"(Field|Column|column|ForeignKey|relationship)$")
 
 
 def declared_keys(source: bytes | str, tree: ast.Module | None = None) -> tuple[UniqueKeys, Versioned]:
     """The unique keys of each model class one file defines (a class with a field or column),
     none for a model that declares none, and whether each compares a version column; ({}, {})
     for most files."""
-    tree = tree or parsed_if(source, _MENTIONS)
+    tree = tree or parsed_if(source, KEY_MENTIONS)
     if tree is None:
         return {}, {}
     found: UniqueKeys = {}
     versioned: Versioned = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and _defines_fields(node):
+        if isinstance(node, ast.ClassDef) and defines_fields(node):
             found[node.name.lower()] = tuple(sorted(set(_class_keys(node)), key=sorted))
             versioned[node.name.lower()] = versioned.get(node.name.lower(), True) and _has_version_column(node)
     return found, versioned
@@ -92,12 +92,13 @@ def _plain(column: str) -> str:
     return column[:-3] if column.endswith("_id") else column
 
 
-def _defines_fields(cls: ast.ClassDef) -> bool:
+def defines_fields(cls: ast.ClassDef) -> bool:
+    """A model class: it declares a field or column (`models.CharField(...)`, `Column(...)`)."""
     for statement in cls.body:
         value = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
         if isinstance(value, ast.Call):
-            callee = _callee(value)
-            if _FIELD_CALL.search(callee):
+            callee = callee_name(value)
+            if FIELD_CALL.search(callee):
                 return True
     return False
 
@@ -137,14 +138,14 @@ def _has_version_column(cls: ast.ClassDef) -> bool:
             ):
                 return True
         elif names and isinstance(value, ast.Call):
-            callee = _callee(value)
+            callee = callee_name(value)
             if callee in VERSION_FIELDS:
                 return True
     return False
 
 
 def _declares_unique(call: ast.Call) -> bool:
-    callee = _callee(call)
+    callee = callee_name(call)
     if callee == "OneToOneField":
         return True
     return any(k.arg in ("unique", "primary_key") and _is_true(k.value) for k in call.keywords)
@@ -166,7 +167,7 @@ def _constraints(value: ast.expr) -> Iterable[frozenset[str]]:
     for element in elements:
         if not isinstance(element, ast.Call):
             continue
-        callee = _callee(element)
+        callee = callee_name(element)
         unique_index = callee == "Index" and any(k.arg == "unique" and _is_true(k.value) for k in element.keywords)
         if callee != "UniqueConstraint" and not unique_index:
             continue
@@ -198,7 +199,7 @@ def _new_rows_meet(condition: ast.expr, key: frozenset[str]) -> bool:
         )
     if not isinstance(condition, ast.Call):
         return False
-    callee = _callee(condition)
+    callee = callee_name(condition)
     if callee == "is_":
         return len(condition.args) == 1 and _is_none(condition.args[0])
     if callee in ("and_", "text"):
@@ -233,7 +234,7 @@ def _column_name(expr: ast.expr) -> str | None:
     return None
 
 
-def _callee(call: ast.Call) -> str:
+def callee_name(call: ast.Call) -> str:
     """The last name of what is called: `Index` in `sa.Index(...)` and in `Index(...)`."""
     return call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
 

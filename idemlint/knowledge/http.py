@@ -51,7 +51,7 @@ CLIENT_NAME = re.compile(
     r"(^|_)(session|sess|client|http|https|api|httpx|requests|http_client|api_client|rest)$", re.IGNORECASE
 )
 # ... but not a store's client, whose `get` reads a key, not a resource (`redis_client.get(k)`)
-NOT_AN_HTTP_CLIENT = re.compile(r"redis|cache|memcache|kv|store|storage|db", re.IGNORECASE)
+NOT_AN_HTTP_CLIENT = re.compile(r"(^|_)(redis|cache|memcache|kv|store|storage|db)(_|$)", re.IGNORECASE)
 # the effect libraries whose requests go through urllib3, so a mounted `Retry(...)` adapter may
 # retry them ("http": a client known only by its name, which may be a requests session)
 URLLIB3_BACKED = frozenset({"requests", "urllib3", "http"})

@@ -12,7 +12,7 @@ from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.records import IDENTITY, DbRead, DbWrite
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import origin_nodes, runs_before
-from idemlint.analysis.model import ModuleModel, local_callee, string_value
+from idemlint.analysis.model import ModuleModel, local_callee, positional_parameters, string_value
 from idemlint.analysis.retry import always_leaves
 from idemlint.knowledge.orms import TRANSITION_HOOKS
 
@@ -384,26 +384,46 @@ def validated_first(model: ModuleModel, read: DbRead, node: cst.CSTNode, column:
         callee = local_callee(model, call)
         if callee is None:
             continue
-        given = [a for a in call.args if isinstance(a.value, cst.Name) and a.value.value == record]
-        assign = model.parents.get(call)
-        returned = isinstance(assign, cst.Assign) and any(
-            isinstance(t.target, cst.Name) and t.target.value == record for t in assign.targets
-        )
-        if (given or returned) and _raises_unless_the_state(model, callee, column):
+        if _raises_unless_the_state(model, callee, column, _names_of_the_record(model, call, callee, record)):
             return True
     return False
 
 
-def _raises_unless_the_state(model: ModuleModel, function: cst.FunctionDef, column: str) -> bool:
-    """`if identity.status != "enabled": raise ...` in the helper."""
+def _names_of_the_record(model: ModuleModel, call: cst.Call, callee: cst.FunctionDef, record: str) -> set[str]:
+    """What the helper calls the record: the parameter it is passed as (`check(order)` into
+    `def check(o)`), or the names it returns when the call's result is the record
+    (`order = self.validate(pk)` after `return match`)."""
+    names: set[str] = set()
+    positional = positional_parameters(model, callee)
+    for index, arg in enumerate(a for a in call.args if a.keyword is None and not a.star):
+        if isinstance(arg.value, cst.Name) and arg.value.value == record and index < len(positional):
+            names.add(positional[index])
+    for arg in call.args:
+        if arg.keyword is not None and isinstance(arg.value, cst.Name) and arg.value.value == record:
+            names.add(arg.keyword.value)
+    assign = model.parents.get(call)
+    if isinstance(assign, cst.Assign) and any(
+        isinstance(t.target, cst.Name) and t.target.value == record for t in assign.targets
+    ):
+        names |= {r.value.value for r in model.returns.get(callee, ()) if isinstance(r.value, cst.Name)}
+    return names
+
+
+def _raises_unless_the_state(model: ModuleModel, function: cst.FunctionDef, column: str, names: set[str]) -> bool:
+    """`if identity.status != "enabled": raise ...` in the helper, on the record itself (not
+    `order.customer.status`, nor another parameter's state)."""
     for node in model.iter_nodes(function.body):
-        if not isinstance(node, cst.If):
+        if not isinstance(node, cst.If) or not names:
             continue
         last = node.body.body[-1] if node.body.body else None
         if not (isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, cst.Raise) for s in last.body)):
             continue
         if any(
-            isinstance(n, cst.Attribute) and n.attr.value == column for n in (node.test, *model.iter_nodes(node.test))
+            isinstance(n, cst.Attribute)
+            and n.attr.value == column
+            and isinstance(n.value, cst.Name)
+            and n.value.value in names
+            for n in (node.test, *model.iter_nodes(node.test))
         ):
             return True
     return False

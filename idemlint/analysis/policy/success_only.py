@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel
+from idemlint.analysis.request_parts import repeat_safe_endpoint
 from idemlint.analysis.retry import RetryContext, always_leaves
 from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS
 from idemlint.knowledge.retries import is_attempt_counter
@@ -27,7 +28,12 @@ def retries_every_failure(model: ModuleModel, context: RetryContext, nodes: list
         return None
     handled = {id(n) for h in nodes if isinstance(h, cst.ExceptHandler) for n in model.iter_nodes(h)}
     calls = [n for n in nodes if isinstance(n, cst.Call) and id(n) not in handled]
-    writes = [c for c in calls if (model.call_name(c) or "").rsplit(".", 1)[-1] in WRITE_METHOD_FUNCTIONS]
+    writes = [
+        c
+        for c in calls
+        if (model.call_name(c) or "").rsplit(".", 1)[-1] in WRITE_METHOD_FUNCTIONS
+        and not repeat_safe_endpoint(model, c)  # a POST that only reads (`/_search`)
+    ]
     if not writes or any((model.call_name(c) or "").endswith("raise_for_status") for c in calls):
         return None
     tests = [n for n in nodes if isinstance(n, cst.If) and id(n) not in handled and _names_a_status(model, n.test)]
@@ -99,5 +105,6 @@ def _success_only(model: ModuleModel, test: cst.BaseExpression) -> bool:
             codes.append(target.comparator)
         else:
             return False
-    numbers = [c.evaluated_value for c in codes if isinstance(c, cst.Integer)]
-    return bool(numbers) and all(200 <= n <= 300 for n in numbers) and _names_a_status(model, test)
+    bounds = [t.comparator for t in test.comparisons if isinstance(t.operator, cst.LessThan)]
+    numbers = [c.evaluated_value - (c in bounds) for c in codes if isinstance(c, cst.Integer)]
+    return bool(numbers) and all(200 <= n <= 299 for n in numbers) and _names_a_status(model, test)

@@ -93,8 +93,7 @@ def runs_once_per_loop(model: ModuleModel, node: cst.CSTNode, loop: cst.For | cs
             continue
         if any(isinstance(a, (cst.For, cst.While)) for a in chain[index + 1 :]):
             continue  # in a loop inside the retry: its `break` leaves that loop only
-        leaving: tuple[type[cst.CSTNode], ...] = (cst.Return, cst.Raise, cst.Break)
-        if _ends_by(list(block.body), leaving) and not any(
+        if always_leaves(list(block.body)) and not any(
             isinstance(n, cst.Continue) for n in loop_nodes_of_block(model, block)
         ):
             return True
@@ -112,17 +111,6 @@ def loop_nodes_of_block(model: ModuleModel, block: cst.CSTNode) -> list[cst.CSTN
         if not isinstance(current, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             stack.extend(model.children_of(current))
     return out
-
-
-def _ends_by(statements: Sequence[cst.CSTNode], leaving: tuple[type[cst.CSTNode], ...]) -> bool:
-    last = statements[-1] if statements else None
-    if isinstance(last, cst.SimpleStatementLine):
-        return any(isinstance(s, leaving) or exits_the_process(s) for s in last.body)
-    if isinstance(last, cst.If) and last.orelse is not None:
-        other = last.orelse
-        other_body = [other] if isinstance(other, cst.If) else list(other.body.body)
-        return _ends_by(list(last.body.body), leaving) and _ends_by(other_body, leaving)
-    return False
 
 
 def exits_the_process(statement: cst.CSTNode) -> bool:

@@ -26,3 +26,7 @@ class LiveInvoiceManager(models.Manager):
 class LiveInvoice(models.Model):
     status = models.CharField(max_length=10)
     objects = LiveInvoiceManager()
+
+
+class Claim(models.Model):
+    merge_status = models.CharField(max_length=10)

@@ -26,6 +26,15 @@ class Feed(models.Model):
 class Account(models.Model):
     plan_status = models.CharField(max_length=10)
 
+    def pause(self, payment):
+        self.plan_status = "paused"  # expect: IDM103 "sets plan_status to 'paused' with no precondition" its self is the account
+        self.save()
+
 
 class Payment(models.Model):
     account = models.ForeignKey(Account, on_delete=models.CASCADE)
+    status = models.CharField(max_length=10)
+
+    def confirm(self, account):
+        self.status = "confirmed"  # ok: IDM103 called on its class with the payment the caller just made as self
+        self.save()

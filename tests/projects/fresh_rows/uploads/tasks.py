@@ -126,3 +126,23 @@ def flag_feed(pk=None, args=None):
     feed = Feed.objects.get(pk=pk)
     feed.status = Status.FAILED  # expect: IDM103 "sets status to Status.FAILED with no precondition"
     feed.save()
+
+
+class Plans:
+    """Called on the class: a classmethod's positions start after `cls`, a staticmethod's at
+    its first parameter. The fresh row is the payment, not the account."""
+
+    @classmethod
+    def start(cls, account, payment):
+        account.plan_status = "started"  # expect: IDM103 "sets plan_status to 'started' with no precondition"
+        account.save()
+
+    @staticmethod
+    def renew(note, account, payment):
+        account.plan_status = "renewed"  # expect: IDM103 "sets plan_status to 'renewed' with no precondition"
+        account.save()
+
+    @staticmethod
+    def settle(note, payment, account):
+        payment.status = "settled"  # ok: IDM103 the payment is the row the caller just made
+        payment.save()

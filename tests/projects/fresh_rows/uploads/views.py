@@ -2,9 +2,10 @@
 
 from celery import chain
 
-from uploads.models import Crawl, Feed, Payment, Upload
+from uploads.models import Account, Crawl, Feed, Payment, Upload
 from uploads.serializers import UploadSerializer
 from uploads.tasks import (
+    Plans,
     activate,
     check_feed,
     flag_feed,
@@ -93,3 +94,12 @@ def upload_and_notify(kind):
 def flag_feed_with_delay_keywords():
     feed = Feed.objects.create()
     flag_feed.delay(args=(feed.pk,))  # a celery task's `.delay` passes these as keywords, not positions
+
+
+def subscribe(account):
+    payment = Payment.objects.create(account=account)
+    Plans.start(account, payment)
+    Plans.renew("yearly", account, payment)
+    Plans.settle("paid", payment, account)
+    Account.pause(account, payment)
+    Payment.confirm(payment, account)
