@@ -93,8 +93,47 @@ def test_the_parents_method_called_from_an_override_is_no_locked_call() -> None:
 
 def test_records_are_matched_as_written() -> None:
     source = b"def f(self):\n    for paper in self.papers.filter(state=1):\n        paper.accept()\n"
-    guarded, chosen, _other, _defined, _inside = call_facts(source, ast.parse(source))
+    guarded, chosen, *_rest = call_facts(source, ast.parse(source))
     assert guarded == chosen == {"accept"}
+
+
+MANAGER = (
+    "class Requests(Manager):\n"
+    "    def pending(self, b):\n        return self.get(barrier=b, state=1)\n"
+    "    def newest(self, b):\n        return self.filter(barrier=b).last()\n"
+    "    def either(self, b):\n        if b:\n            return self.pending(b)\n        return None\n"
+    "    def answered(self, b):\n        return Response(data=b, status=200)\n"
+)
+
+
+def test_a_record_a_function_chose_by_state_is_decided() -> None:
+    for caller in (
+        "def view(b):\n    req = Req.objects.pending(b)\n    req.accept()\n",  # a manager's method
+        "def view(b):\n    req = Req.objects.either(b)\n    if req:\n        req.accept()\n",  # through another
+        "def view(pk):\n    req = Req.objects.get(pk=pk, state__in=[1, 2])\n    req.accept()\n",  # its own query
+        "def view(pk):\n    req = get_object_or_404(Req, pk=pk, state=1)\n    req.accept()\n",  # Django's shortcut
+        # the returned record called at once (in a file parsed for its state test)
+        "def view(b):\n    if b.state == 1:\n        Req.objects.pending(b).accept()\n",
+    ):
+        assert decided(DEFINED, MANAGER, caller) == {"accept"}, caller
+
+
+def test_a_record_chosen_otherwise_or_bound_again_is_not() -> None:
+    for caller in (
+        "def view(b):\n    req = Req.objects.newest(b)\n    req.accept()\n",  # chosen by no state
+        "def view(b):\n    req = Req.objects.answered(b)\n    req.accept()\n",  # a state handed to a call
+        "def view(pk):\n    req = render(Req.objects.filter(state=1))\n    req.accept()\n",
+        "def view(pk):\n    req = get_object_or_404(Req, pk=pk)\n    req.accept()\n",
+        "def view(b, other):\n    req = Req.objects.pending(b)\n    if other:\n        req = other\n    req.accept()\n",
+        "def view(b):\n    req = Req.objects.pending(b)\n    req = Req.objects.get(pk=b)\n    req.accept()\n",
+    ):
+        assert decided(DEFINED, MANAGER, caller) == frozenset(), caller
+    twice = "class Other(Manager):\n    def pending(self, b):\n        return self.get(pk=b)\n"
+    inline = "def view(b):\n    if b.state == 1:\n        Req.objects.pending(b).accept()\n"
+    assert decided(DEFINED, MANAGER, twice, inline) == frozenset()
+    caller = "def view(b):\n    req = Req.objects.pending(b)\n    req.accept()\n"
+    assert decided(DEFINED, MANAGER, twice, caller) == frozenset()  # which `pending` returned it is unknown
+    assert decided(DEFINED, MANAGER, caller, locked=True) == frozenset()  # chosen, but read with no lock
 
 
 def test_what_runs_later_or_under_a_local_lock_is_not_decided() -> None:

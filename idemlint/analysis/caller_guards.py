@@ -4,7 +4,10 @@ for records a state filter chose.
 A model method or helper often writes a state with no test of its own (`def reject(self):
 self.state = REJECTED`) because each caller holds the row first (`select_for_update().get(...)`,
 `with cache.lock(...)`), or hands it only records a state filter chose (`for req in
-Request.objects.filter(state=PENDING): req.withdraw()`). The precondition is the callers', as
+Request.objects.filter(state=PENDING): req.withdraw()`, `req = Request.objects.get(pk=pk,
+state=PENDING)`, or `req = barrier.get_pending_request()` where that function returns only such
+rows: `analysis/chosen_rows.py`). A name bound again after the query, in any branch, holds
+none of this. The precondition is the callers', as
 it would be were the write inline there, and IDM103 does not report the write inside such a
 function. A caller's unlocked test (`if req.state == PENDING: req.accept()`) is not enough:
 another writer may come between the test and the write (IDM101 reports the call where it knows
@@ -33,19 +36,36 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
-from idemlint.analysis.final_states import is_state_attribute
+from idemlint.analysis.chosen_rows import (
+    called_name,
+    chosen_by_state,
+    chosen_row_returners,
+    query_chooses_state,
+    returns_chosen_rows,
+)
 from idemlint.analysis.machines import dotted_name
 from idemlint.knowledge.locks import ROW_LOCK_METHODS, names_a_lock_decorator, names_a_shared_lock
+from idemlint.knowledge.orms import NOT_ROWS, ROW_QUERY_METHODS
 
 # per file: (names of calls made only under a lock or on a record a state filter chose; those
 # of them some call of which holds no lock (only the filter's choice); every other name the file
 # calls at its top level, references, queues or spells in a string; the names it defines with
 # `def`, with repeats; for each name called plainly inside functions, those functions' names:
-# such a call is decided where every function making it is)
+# such a call is decided where every function making it is; the functions it defines that
+# return only rows a state filter chose, each with the functions whose rows it returns in turn
+# (`return self.get_draft(app)`); each call on a record some function returned, as (the name
+# called, the function that returned the record, the function making the call): decided if
+# that function returns only rows a state filter chose, plain otherwise)
 CallFacts = tuple[
-    frozenset[str], frozenset[str], frozenset[str], tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]
+    frozenset[str],
+    frozenset[str],
+    frozenset[str],
+    tuple[str, ...],
+    tuple[tuple[str, tuple[str, ...]], ...],
+    tuple[tuple[str, tuple[str, ...]], ...],
+    tuple[tuple[str, str, str], ...],
 ]
-NO_CALLS: CallFacts = (frozenset(), frozenset(), frozenset(), (), ())
+NO_CALLS: CallFacts = (frozenset(), frozenset(), frozenset(), (), (), (), ())
 
 # every identifier a file names (a call, `accept.delay(`, `callback=req.accept`, `return
 # req.accept`, `getattr(req, "accept")`), but the one a `def` defines
@@ -117,6 +137,13 @@ _FOR_STATE = re.compile(
 )
 
 
+# a record bound to a call's result and handed a method soon after (`req = Req.objects.pending(b)`,
+# then `req.accept(`): the function that returned it may return only rows a state filter chose
+_CALL_ON_RETURNED = re.compile(
+    rb"^[ \t]+(\w+)[ \t]*=[ \t]*[\w.]+\([^\n]*\n(?:[^\n]*\n){0,12}?[ \t]+\1\.\w+\(", re.MULTILINE
+)
+
+
 def _may_decide(source: bytes) -> bool:
     return (
         b"_for_update(" in source
@@ -125,6 +152,7 @@ def _may_decide(source: bytes) -> bool:
         and _WITH_LOCK.search(source) is not None
         or (b"state" in source or b"status" in source)
         and _FOR_STATE.search(source) is not None
+        or _CALL_ON_RETURNED.search(source) is not None
     )
 
 
@@ -134,6 +162,7 @@ _CALLED = re.compile(rb"\.(\w+)\(")  # a method call: `signup.anonymize(`
 # the caller waits for it), or the row's own lock, which every other writer of the row waits for too
 _LOCKED, _ROW_LOCKED, _READ_UNDER_LOCK = "<a lock>", "<a row lock>", "<read under the lock> "
 _LOCKED_CALL, _CHOSEN, _PLAIN, _LATER = "locked", "chosen", "plain", "later"  # how a call is made
+_VIA = "returned by "  # in `tested`, `returned by <function> <record>`; as how a call is made, `returned by <function>`
 
 
 def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
@@ -150,17 +179,19 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             tree = None
     if tree is None:
-        return frozenset(), frozenset(), names_used(source, defined), defined, ()
+        return frozenset(), frozenset(), names_used(source, defined), defined, (), (), ()
     guarded: set[str] = set()
     chosen: set[str] = set()
     other: set[str] = set()
     inside: dict[str, set[str]] = {}
+    via: set[tuple[str, str, str]] = set()
+    returning: list[tuple[str, tuple[str, ...]]] = []
     funcs: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             held = (_LOCKED,) if any(_names_a_lock(d) for d in node.decorator_list) else ()
             for call, how in _calls_in(node.body, held):
-                name = _called_name(call)
+                name = called_name(call)
                 funcs.add(id(call.func))
                 if not name:
                     continue
@@ -170,8 +201,13 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
                         chosen.add(name)
                 elif how == _PLAIN:
                     inside.setdefault(name, set()).add(node.name)
+                elif how.startswith(_VIA):
+                    via.add((name, how[len(_VIA) :], node.name))
                 else:
                     other.add(name)  # in a lambda: it runs later, in no function's lock
+            returned = returns_chosen_rows(node)
+            if returned is not None:
+                returning.append((node.name, returned))
     other |= names_used_otherwise(tree, funcs)
     return (
         frozenset(guarded - other),
@@ -179,6 +215,8 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
         frozenset(other - {""}),
         defined,
         tuple(sorted((name, tuple(sorted(callers))) for name, callers in inside.items() if name not in other)),
+        tuple(sorted(returning)),
+        tuple(sorted(v for v in via if v[0] not in other)),
     )
 
 
@@ -192,7 +230,9 @@ def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozens
     used: set[str] = set()
     definitions: dict[str, int] = {}
     callers: dict[str, set[str]] = {}
-    for calls_guarded, calls_chosen, calls_other, defined, inside in files:
+    returning: dict[str, tuple[str, ...]] = {}
+    via: set[tuple[str, str, str]] = set()
+    for calls_guarded, calls_chosen, calls_other, defined, inside, returns, calls_via in files:
         guarded.update(calls_guarded)
         used.update(calls_other)
         if locked:
@@ -201,6 +241,16 @@ def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozens
             definitions[name] = definitions.get(name, 0) + 1
         for name, functions in inside:
             callers.setdefault(name, set()).update(functions)
+        returning.update(returns)
+        via.update(calls_via)
+    returners = chosen_row_returners(returning, definitions)
+    for name, returner, function in via:
+        if returner not in returners:
+            callers.setdefault(name, set()).add(function)  # a record of unknown choice: a plain call
+        elif locked:
+            used.add(name)  # rows a filter chose, read without a lock
+        else:
+            guarded.add(name)
     candidates = {n for n in guarded | callers.keys() if n not in used and definitions.get(n) == 1}
     decided: set[str] = set()
     while True:  # every call in a decided function (or the function itself) is decided: follow to the end
@@ -225,33 +275,74 @@ def _calls_in(body: list[ast.stmt], tested: tuple[str, ...]) -> Iterator[tuple[a
             yield from _calls_of(statement.test, tested)
             yield from _calls_in(statement.body, tested)
             yield from _calls_in(statement.orelse, tested)
+            tested = _forget(statement, tested)
             continue
         if isinstance(statement, (ast.For, ast.AsyncFor)):
             yield from _calls_of(statement.iter, tested)
-            chosen = (_key(statement.target),) if _chosen_by_state(statement.iter) else ()
+            chosen = (_key(statement.target),) if chosen_by_state(statement.iter) else ()
             yield from _calls_in(statement.body, tested + chosen)
             yield from _calls_in(statement.orelse, tested)
+            tested = _forget(statement, tested)
             continue
         if isinstance(statement, (ast.With, ast.AsyncWith)):
             for item in statement.items:
                 yield from _calls_of(item.context_expr, tested)
             locks = any(_takes_shared_lock(item.context_expr) for item in statement.items)
             yield from _calls_in(statement.body, (*tested, _LOCKED) if locks else tested)
+            tested = _forget(statement, tested)
             continue
         if isinstance(statement, ast.Try) or type(statement).__name__ == "TryStar":
             for block in (statement.body, *(h.body for h in statement.handlers), statement.orelse, statement.finalbody):  # type: ignore[attr-defined]
                 yield from _calls_in(block, tested)
+            tested = _forget(statement, tested)
             continue
         if isinstance(statement, ast.Match):
             yield from _calls_of(statement.subject, tested)
             for case in statement.cases:
                 yield from _calls_in(case.body, tested)
+            tested = _forget(statement, tested)
             continue
         yield from _calls_of(statement, tested)
-        if _LOCKED in tested and isinstance(statement, ast.Assign):  # a record read under the named lock
-            tested = (*tested, *(_READ_UNDER_LOCK + _key(t) for t in statement.targets))
+        if isinstance(statement, ast.Assign):
+            tested = _bound(statement, tested)
         if _locks_rows(statement):
             tested = (*tested, _ROW_LOCKED)  # `select_for_update().get(...)`: the rest of the block holds the row
+
+
+def _forget(statement: ast.stmt, tested: tuple[str, ...]) -> tuple[str, ...]:
+    """`tested` after a compound statement: a record it binds again in some branch (`if
+    replacement: req = replacement`) may no longer be the one a filter chose or a function
+    returned."""
+    keys = {
+        _key(target)
+        for node in ast.walk(statement)
+        for target in (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor))
+            else [item.optional_vars for item in node.items if item.optional_vars is not None]
+            if isinstance(node, (ast.With, ast.AsyncWith))
+            else []
+        )
+    }
+    return tuple(t for t in tested if not (t.startswith(_VIA) and t.rsplit(" ", 1)[-1] in keys) and t not in keys)
+
+
+def _bound(statement: ast.Assign, tested: tuple[str, ...]) -> tuple[str, ...]:
+    """`tested` after an assignment: a record read under the named lock, a record a state
+    filter chose (`req = Request.objects.get(pk=pk, state=PENDING)`), or one a function
+    returned (`req = barrier.get_active_request()`: decided if that function returns only such
+    rows); a name bound again holds none of these any more."""
+    keys = {_key(t) for t in statement.targets}
+    tested = tuple(t for t in tested if t not in keys and not (t.startswith(_VIA) and t.rsplit(" ", 1)[-1] in keys))
+    if _LOCKED in tested:
+        return (*tested, *(_READ_UNDER_LOCK + key for key in keys))
+    value = statement.value
+    how = _chosen_or_returned(value) if isinstance(value, ast.Call) and len(keys) == 1 else _PLAIN
+    if how == _CHOSEN:
+        return (*tested, *keys)
+    return (*tested, f"{how} {keys.pop()}") if how.startswith(_VIA) else tested
 
 
 def _calls_of(node: ast.AST, tested: tuple[str, ...]) -> Iterator[tuple[ast.Call, str]]:
@@ -270,8 +361,31 @@ def _calls_of(node: ast.AST, tested: tuple[str, ...]) -> Iterator[tuple[ast.Call
                 yield call, _LOCKED_CALL
             elif _LOCKED in tested or bool(tested) and any(_key(record) in tested for record in records):
                 yield call, _CHOSEN  # a filter's rows, or a record read before the named lock: no lock on its read
+            elif isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
+                yield call, _chosen_or_returned(call.func.value)  # `Req.objects.pending(b).accept()`
             else:
-                yield call, _PLAIN
+                returned = [_returner(record, tested) for record in records]
+                yield call, next((_VIA + r for r in returned if r), _PLAIN)
+
+
+def _chosen_or_returned(query: ast.Call) -> str:
+    """How a call on the record another call gives is made: on rows a state filter chose, on
+    what some function returned, or plainly."""
+    name = called_name(query)
+    if name in NOT_ROWS:
+        return _PLAIN
+    if query_chooses_state(query):
+        return _CHOSEN
+    return _VIA + name if name and name not in ROW_QUERY_METHODS else _PLAIN
+
+
+def _returner(record: ast.expr, tested: tuple[str, ...]) -> str:
+    """The function that returned the record a call is given, as `tested` holds it, or ''."""
+    key = _key(record)
+    for held in tested:
+        if held.startswith(_VIA) and held.endswith(" " + key):
+            return held[len(_VIA) : -len(key) - 1]
+    return ""
 
 
 def _read_under_lock(call: ast.Call, tested: tuple[str, ...]) -> bool:
@@ -320,30 +434,6 @@ def _names_a_lock(decorator: ast.expr) -> bool:
         return False
     name = dotted_name(decorator.func)
     return name is not None and names_a_lock_decorator(name)
-
-
-def _chosen_by_state(iterable: ast.expr) -> bool:
-    """Rows a state filter chose: `.filter(state=PENDING)`, `state__in=[...]`, `.filter(Req.state
-    == PENDING)`; not `state__isnull=False`, not `.exclude(state=DONE)`, which admit any other state."""
-    for node in ast.walk(iterable):
-        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Attribute) and node.func.attr == "exclude"):
-            for keyword in node.keywords:
-                column, _, lookup = (keyword.arg or "").partition("__")
-                if is_state_attribute(column) and lookup in ("", "in", "exact"):
-                    return True
-        if (
-            isinstance(node, ast.Compare)
-            and isinstance(node.left, ast.Attribute)
-            and is_state_attribute(node.left.attr)
-            and all(isinstance(op, (ast.Eq, ast.In)) for op in node.ops)
-        ):
-            return True
-    return False
-
-
-def _called_name(call: ast.Call) -> str:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _key(expr: ast.AST) -> str:

@@ -50,3 +50,15 @@ MAKES_A_ROW = frozenset({"create", "acreate", "save", "asave"})
 # `task.apply_async(args=...)` and its immutable signature `task.si(...)` (not `task.s(...)`, whose
 # first argument in a chain is the previous task's result)
 QUEUES_A_CALL = frozenset({"delay", "apply_async", "si"})
+
+# an ORM's own query methods: a project function of one of these names is not what a caller's
+# `x = Model.objects.get(...)` calls
+ROW_QUERY_METHODS = frozenset(
+    {"get", "first", "last", "earliest", "latest", "filter", "exclude", "all", "one", "one_or_none", "scalar"}
+    | {"scalar_one", "scalar_one_or_none", "scalars", "select_related", "prefetch_related", "order_by", "get_object"}
+    | {"get_or_create", "update_or_create", "create", "aget", "afirst", "alast"}
+)
+# query methods that give a count, a truth, a value or an action, not rows
+NOT_ROWS = frozenset({"exists", "count", "aggregate", "values", "values_list", "update", "delete", "aexists", "acount"})
+# the query methods whose arguments choose the rows (`filter(state=PENDING)`, `get(pk=pk, status=...)`)
+ROW_FILTERS = frozenset({"filter", "filter_by", "where", "get", "aget"})

@@ -87,8 +87,16 @@ class DbAnalysis:
         func = call.func
         if not isinstance(func, cst.Attribute):
             if model.call_name(call) in GET_OR_404 and call.args:
+                filters = tuple(kwarg_predicates(model, call))  # `get_object_or_404(Order, pk=pk, state=PAID)`
                 self.reads.append(
-                    DbRead(call, model_name(model, call.args[0].value), False, (), assigned_name(model, call))
+                    DbRead(
+                        call,
+                        model_name(model, call.args[0].value),
+                        False,
+                        tuple(p.column for p in filters),
+                        assigned_name(model, call),
+                        filters,
+                    )
                 )
             else:
                 self._state_setter_call(call)

@@ -1,0 +1,120 @@
+"""Rows a state filter chose, as stdlib `ast` reads them: a query that requires a state
+(`Req.objects.filter(state=PENDING)`, `get_object_or_404(Req, pk=pk, status=...)`), and the
+functions that return only such rows (`def get_active(self): return self.get(status__in=
+[ISSUED, REINSTATED])`), found per file and joined over the project. A record they give is
+found only in those states, which is a precondition for the state written to it next."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from idemlint.analysis.final_states import is_state_attribute
+from idemlint.knowledge.orms import GET_OR_404, NOT_ROWS, ROW_FILTERS, ROW_QUERY_METHODS
+
+_SHORTCUTS = frozenset(name.rsplit(".", 1)[-1] for name in GET_OR_404)  # as a file may call them, unqualified
+
+
+def chosen_row_returners(returning: dict[str, tuple[str, ...]], definitions: dict[str, int]) -> set[str]:
+    """The functions that return only rows a state filter chose, directly or through another
+    such function (`get_draft_or_active(app)` returns `get_draft(app)` or `get_active(app)`).
+    Each must be defined once in the project: a name two classes define may return anything."""
+    found: set[str] = set()
+    while True:
+        more = {
+            name
+            for name, through in returning.items()
+            if name not in found and definitions.get(name) == 1 and set(through) <= found
+        }
+        if not more:
+            return found
+        found |= more
+
+
+def returns_chosen_rows(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...] | None:
+    """Whether every value the function returns is a row (or rows) a state filter chose
+    (`return self.requests.get(status=NEEDS_REVIEW)`) or what another function returns
+    (`return self.get_draft(app)`), those functions' names; None when some return is anything
+    else, or there is none. A bare `return` or `return None` gives no row."""
+    through: list[str] = []
+    returned = False
+    for node in _own_nodes(function):
+        if not isinstance(node, ast.Return) or node.value is None:
+            continue
+        value = node.value
+        if isinstance(value, ast.Constant) and value.value is None:
+            continue
+        if not isinstance(value, ast.Call) or called_name(value) in NOT_ROWS:
+            return None
+        if query_chooses_state(value):
+            returned = True
+        elif isinstance(value.func, (ast.Name, ast.Attribute)) and called_name(value) not in ROW_QUERY_METHODS:
+            through.append(called_name(value))
+            returned = True
+        else:
+            return None
+    return tuple(sorted(set(through))) if returned else None
+
+
+def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+    """The nodes of a function's own body, not of functions or classes defined in it."""
+    pending: list[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            pending.extend(ast.iter_child_nodes(node))
+
+
+def chosen_by_state(iterable: ast.expr) -> bool:
+    """Rows a state filter chose: `.filter(state=PENDING)`, `state__in=[...]`, `.filter(Req.state
+    == PENDING)`; not `state__isnull=False`, not `.exclude(state=DONE)`, which admit any other state."""
+    for node in ast.walk(iterable):
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Attribute) and node.func.attr == "exclude"):
+            for keyword in node.keywords:
+                column, _, lookup = (keyword.arg or "").partition("__")
+                if is_state_attribute(column) and lookup in ("", "in", "exact"):
+                    return True
+        if (
+            isinstance(node, ast.Compare)
+            and isinstance(node.left, ast.Attribute)
+            and is_state_attribute(node.left.attr)
+            and all(isinstance(op, (ast.Eq, ast.In)) for op in node.ops)
+        ):
+            return True
+    return False
+
+
+def query_chooses_state(call: ast.Call) -> bool:
+    """A query whose own `filter()`/`get()` requires a state (`Request.objects.filter(
+    state=PENDING).first()`, `.get(pk=pk, status__in=[...])`, `.filter(Req.state == PENDING)`,
+    Django's `get_object_or_404(Req, pk=pk, state=PENDING)`): not a state given to another call
+    (`render(..., {"rows": X.filter(state=A)})`, `Response(status=200)`)."""
+    if called_name(call) in _SHORTCUTS:
+        return _requires_a_state(call)
+    link: ast.expr = call
+    while isinstance(link, ast.Call) and isinstance(link.func, ast.Attribute):
+        if link.func.attr in ROW_FILTERS and _requires_a_state(link):
+            return True
+        link = link.func.value
+    return False
+
+
+def _requires_a_state(query: ast.Call) -> bool:
+    """`state=PENDING`, `status__in=[...]`, `Req.state == PENDING` among a query's arguments."""
+    for keyword in query.keywords:
+        column, _, lookup = (keyword.arg or "").partition("__")
+        if is_state_attribute(column) and lookup in ("", "in", "exact"):
+            return True
+    return any(
+        isinstance(arg, ast.Compare)
+        and isinstance(arg.left, ast.Attribute)
+        and is_state_attribute(arg.left.attr)
+        and all(isinstance(op, (ast.Eq, ast.In)) for op in arg.ops)
+        for arg in query.args
+    )
+
+
+def called_name(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
