@@ -200,11 +200,75 @@ def _converges(model: ModuleModel, db: DbAnalysis, race: Race, write: DbWrite) -
         if value is None:
             return False
         if db.is_state_column(column):
-            if _value_key(model, value) not in compared_values(model, race.test, column):
+            if _value_key(model, value) not in compared_values(model, race.test, column) and not (
+                write.sets.get(column, ("expr", ""))[0] in _CONSTANT_KINDS
+                and _admits_named_states_only(model, race, write, column)
+            ):
                 return False
         elif _accumulates(model, value, column, write.instance):
             return False  # builds on the old value: `x.n = x.n + 1`, `F("credits") - amount`
     return True
+
+
+_CONSTANT_KINDS = ("literal", "bool", "null", "constant")  # as `python_value_kind` gives them
+
+
+def _admits_named_states_only(model: ModuleModel, race: Race, write: DbWrite, column: str) -> bool:
+    """The write runs only while the column is empty (`if not x.sent_at_state:`, `if x.state is
+    None:`, or past `if x.state: return`), or, for a flag written True or False, only while it
+    holds the other value (`if x.open: x.open = False`). Every run that passes fills or flips
+    it to the one constant written, so a duplicate that passed as well writes the same. A test
+    that names states (`if x.status == "pending": x.status = "paid"`) is not enough: another
+    move out of that state (to cancelled) may come between, and the write overwrites it."""
+    holds = _holds_when(model, race.test, write.node)
+    if holds is None:
+        return False
+    flag = write.sets.get(column, ("expr", ""))[0] == "bool"
+    joined = cst.And if holds else cst.Or  # what holds of each part: all of an `and`, none of an `or`
+    return any(_pins(part, column, holds, flag) for part in _flattened([race.test], joined))
+
+
+def _flattened(parts: list[cst.BaseExpression], joined: type) -> list[cst.BaseExpression]:
+    found: list[cst.BaseExpression] = []
+    for part in parts:
+        if type(part) is cst.BooleanOperation and type(part.operator) is joined:
+            found += _flattened([part.left, part.right], joined)
+        else:
+            found.append(part)
+    return found
+
+
+def _pins(part: cst.BaseExpression, column: str, holds: bool, flag: bool) -> bool:
+    """Whether `part`, being `holds`, pins the column to empty (`not x.col`, `x.col is None`
+    true; `x.col`, `x.col is not None` false), or a flag to one value (`x.col` either way)."""
+    negated = type(part) is cst.UnaryOperation and type(part.operator) is cst.Not
+    inner = part.expression if negated else part  # type: ignore[attr-defined]
+    truth = holds != negated  # what `inner` is where the write runs
+    if type(inner) is cst.Attribute:
+        return inner.attr.value.lower() == column and (flag or not truth)
+    if type(inner) is not cst.Comparison or len(inner.comparisons) != 1:
+        return False
+    if type(inner.left) is not cst.Attribute or inner.left.attr.value.lower() != column:
+        return False
+    comparison = inner.comparisons[0]
+    if type(comparison.comparator) is not cst.Name or comparison.comparator.value != "None":
+        return False
+    operator = type(comparison.operator)
+    return operator in ((cst.Is, cst.Equal) if truth else (cst.IsNot, cst.NotEqual))
+
+
+def _holds_when(model: ModuleModel, test: cst.BaseExpression, node: cst.CSTNode) -> bool | None:
+    """Whether `test` is true where `node` runs: in the body of its `if` (True), in its `else`
+    or past an earlier `if` whose body leaves (False); None where unknown."""
+    owner = model.parents.get(test)
+    if type(owner) is not cst.If:
+        return None
+    ancestors = set(map(id, model.ancestors(node)))
+    if id(owner.body) in ancestors:
+        return True
+    if owner.orelse is not None and id(owner.orelse) in ancestors:
+        return False
+    return False if always_leaves(list(owner.body.body), or_continues=True) else None
 
 
 def _accumulates(model: ModuleModel, value: cst.BaseExpression, column: str, instance: str | None) -> bool:
