@@ -15,6 +15,7 @@ from idemlint.knowledge.http import (
     CLIENT_NAME,
     HTTP_MODULES,
     NOT_AN_HTTP_CLIENT,
+    READING_VERBS,
     RELATIVE_CHANGE_KEY,
     REPEAT_SAFE_ENDPOINT_WORDS,
     WRITE_METHODS,
@@ -126,13 +127,31 @@ def repeat_safe_endpoint(model: ModuleModel, call: cst.Call) -> bool:
     if _graphql_read(model, call):
         return True
     url = url_argument(call)
-    url = _local_value(model, url) if isinstance(url, cst.Name) else url
+    url = (_local_value(model, url) or _module_constant(model, url)) if isinstance(url, cst.Name) else url
     if url is None:
         return False
     texts = [string_value(n) or "" for n in (url, *model.iter_nodes(url)) if isinstance(n, cst.SimpleString)]
     texts += [n.value for n in (url, *model.iter_nodes(url)) if isinstance(n, cst.FormattedStringText)]
     words = {w.lower() for text in texts for w in _WORD.findall(text.replace("_", " "))}
-    return bool(words & REPEAT_SAFE_ENDPOINT_WORDS)
+    return bool(words & REPEAT_SAFE_ENDPOINT_WORDS) or _names_a_read(texts[-1] if texts else "")
+
+
+def _names_a_read(text: str) -> bool:
+    """An RPC-style path whose operation reads (`/2/sharing/get_shared_link_file`,
+    `/v1/listInvoices`): its last segment starts with a reading verb and names no write
+    (`get_or_create_user` creates)."""
+    segment = text.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    words = [w.lower() for w in _WORD.findall(re.sub(r"([a-z])([A-Z])", r"\1 \2", segment).replace("_", " "))]
+    return bool(words) and words[0] in READING_VERBS and not set(words) & ACTING_WORDS
+
+
+def _module_constant(model: ModuleModel, name: cst.Name) -> cst.BaseExpression | None:
+    """The value of a module constant assigned once (`DOWNLOAD_URL = "https://..."`)."""
+    scope = model.scope_of(name)
+    if scope is model.module or model.bindings_of(scope, name.value):
+        return None  # read at the top level, or a name of the function's own
+    bound = model.bindings_of(model.module, name.value)
+    return bound[0].value if len(bound) == 1 else None
 
 
 def _graphql_read(model: ModuleModel, call: cst.Call) -> bool:

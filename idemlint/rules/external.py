@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from idemlint.analysis.direct_facts import own_params
 from idemlint.analysis.effects import SideEffect
-from idemlint.analysis.model import iter_nodes
+from idemlint.analysis.model import ModuleModel, iter_nodes
+from idemlint.analysis.policy.loops import filters_exception
 from idemlint.analysis.summaries import (
     Callee,
     Chain,
@@ -74,7 +75,9 @@ class UnkeyedRetriedSideEffect(Rule):
         "request, a call that declares itself idempotent (`idempotent=True`), a PATCH whose body is a dict of "
         'literal fields with no relative change (`{"status": "errored"}`, not `{"delta": n}` or JSON '
         "Patch's `op`), and a request whose path or calling function names a removal, a revocation or a read "
-        '(`/unlink_users/`, `revoke_token()`, `/_search`), or a GraphQL query it posts (`json={"query": "query '
+        "(`/unlink_users/`, `revoke_token()`, `/_search`, an RPC path whose last part starts with a reading verb: "
+        "`/2/sharing/get_shared_link_file`, not `get_or_create_account`), or a GraphQL query it posts "
+        '(`json={"query": "query '
         '..."}`; a `mutation` is reported), or a write sent only when a lookup of the same resource, made first '
         "on each attempt, found nothing "
         '(`rules = requests.get(f"{api}/rules").json()`, then `if not rules: requests.post(f"{api}/rules", ...)`, '
@@ -268,7 +271,9 @@ class TimeoutAsFailure(Rule):
         "only on some branch is not. A helper of this module named for a failure action (`_refund_failure()`) "
         "counts only if its body does more than print or log. A side-effecting call behind a wrapper whose class "
         "cannot be seen is not recognised unless it is declared in `side-effect-calls` (a service looked up by "
-        "its interface, `find_service(IPayments)`, is followed to its implementations)."
+        "its interface, `find_service(IPayments)`, is followed to its implementations). A catch-all handler that "
+        "sorts what it caught and retries some of it (`if is_transient(exc): raise self.retry(exc=exc)`) is not "
+        "reported: whether a timeout is retried there is its classifier's to say, which idemlint does not read."
     )
     bad = """\
 import requests
@@ -320,6 +325,8 @@ def capture(order):
                 earlier = try_node.handlers[: list(try_node.handlers).index(handler)]
                 if any(timeout_caught(ctx.model, h) for h in earlier):
                     continue  # a catch-all after a clause that already takes the timeouts
+                if _retries_what_it_sorts(ctx.model, handler):
+                    continue  # `if is_transient(exc): raise self.retry(...)`: a timeout may be among those retried
 
             effect = self._effect_in(ctx, try_node.body)
             if effect is None:
@@ -364,3 +371,17 @@ def capture(order):
                 if callee is not None and callee.summary.effect_for(passed_arguments(node)):
                     return f"{callee.name}()"
         return None
+
+
+def _retries_what_it_sorts(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    """A catch-all handler that sorts what it caught and retries some of it (`if
+    is_transient(exc): raise self.retry(exc=exc)`, `continue`): which side a timeout falls on is
+    the project's own classifier's to say, not a definite failure."""
+    if not isinstance(handler, cst.ExceptHandler) or not filters_exception(handler):
+        return False
+    return any(
+        isinstance(node, cst.Continue)
+        or isinstance(node, cst.Call)
+        and (model.dotted(node.func) or "").endswith(".retry")
+        for node in model.iter_nodes(handler.body)
+    )

@@ -65,7 +65,8 @@ class RetryNonRetryable(PolicyRule):
 | `Exception` / bare `except:` | never as a class: list the transient ones |
 """
     known_problems = (
-        "A handler that catches `Exception` but inspects it (`if not is_transient(e): raise`) is not reported. A loop "
+        "A handler that catches `Exception` but inspects it (`if not is_transient(e): raise`, or a Celery task's "
+        "`if is_transient(exc): raise self.retry(exc=exc)`) is not reported. A loop "
         "that reads (`GET`) and leaves on `if resp.ok: return` is not reported: it may wait for a 404 to turn into a 200."
     )
     bad = """\

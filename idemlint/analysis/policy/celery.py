@@ -11,6 +11,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, keyword
 from idemlint.analysis.policy.common import handler_catches_all, is_catch_all, is_false, is_none
 from idemlint.analysis.policy.delays import has_random
+from idemlint.analysis.policy.loops import filters_exception
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry import ClassSetting, RetryContext, class_settings, task_keywords
 from idemlint.analysis.status_errors import ProjectRaisers, hooked_module, may_raise_status_error
@@ -115,10 +116,11 @@ def read_task_object_retry(model: ModuleModel, call: cst.Call, retried: set[cst.
 
 
 def _retrying_handlers(model: ModuleModel, context: RetryContext) -> Iterator[cst.ExceptHandler]:
-    """`except Exception as exc: raise self.retry(exc=exc)` in a Celery task."""
+    """`except Exception as exc: raise self.retry(exc=exc)` in a Celery task; not one that sorts
+    what it caught first (`if is_transient(exc): raise self.retry(exc=exc)`, then `raise`)."""
     assert isinstance(context.node, cst.FunctionDef)
     for node in model.iter_nodes(context.node.body):
-        if isinstance(node, cst.ExceptHandler) and handler_catches_all(model, node):
+        if isinstance(node, cst.ExceptHandler) and handler_catches_all(model, node) and not filters_exception(node):
             if any(
                 isinstance(n, cst.Call) and (model.dotted(n.func) or "").endswith(".retry")
                 for n in model.iter_nodes(node.body)
