@@ -8,12 +8,15 @@ from idemlint.analysis.caller_guards import call_facts, join_call_facts
 from idemlint.analysis.final_states import parse_state_tests
 
 
-def decided(*sources: str, locked: bool = False) -> frozenset[str]:
+def decided(*sources: str, locked: bool = False, qualified: bool = False) -> frozenset[str]:
+    """The functions decided by their callers: by name (`close`), or with `qualified` by class
+    too (`Review.close`: decided where the calls made on a record of that class are)."""
     files = []
     for source in sources:
         raw = source.encode()
         files.append(call_facts(raw, parse_state_tests(raw)))
-    return join_call_facts(files, locked=locked)
+    found = join_call_facts(files, locked=locked)
+    return found if qualified else frozenset(name for name in found if "." not in name)
 
 
 DEFINED = "class Req:\n    def accept(self): ...\n    def close(self): ...\n"
@@ -229,3 +232,22 @@ def test_a_lock_every_caller_takes_holds_back_duplicate_runs() -> None:
     assert decided(DEFINED, named, locked=True) == {"close"}
     maybe = "def view(pk, lock):\n    q = Req.objects.select_for_update() if lock else Req.objects\n    req = q.get(pk=pk)\n    req.close()\n"
     assert decided(DEFINED, maybe) == frozenset()  # the lock is taken in one branch only
+
+
+TWO_CLASSES = (
+    "class Preprint(Model):\n    state = 1\n    def decline(self): ...\n"
+    "class Review(Model):\n    state = 1\n    def decline(self): ...\n"
+)
+
+
+def test_a_method_two_classes_define_is_judged_by_the_record_s_class() -> None:
+    # each class's `decline`, where the caller's record says which class it is
+    reviewer = "def view(pk):\n    review = get_object_or_404(Review, pk=pk, state__in=[1, 2])\n    review.decline()\n"
+    manager = "def manage(pk):\n    preprint = Preprint.objects.get(pk=pk)\n    preprint.decline()\n"
+    assert decided(TWO_CLASSES, reviewer, manager, qualified=True) == {"Review.decline"}
+    unknown = "def other(thing):\n    thing.decline()\n"  # a record of no known class may be a review
+    assert decided(TWO_CLASSES, reviewer, manager, unknown, qualified=True) == frozenset()
+    inherited = "class Late(Review):\n    pass\n\ndef late(pk):\n    Late.objects.get(pk=pk).decline()\n"
+    assert decided(TWO_CLASSES, reviewer, inherited, qualified=True) == frozenset()  # runs Review's decline
+    own = "def mine(pk):\n    for review in Review.objects.filter(state=1):\n        review.decline()\n"
+    assert decided(TWO_CLASSES, own, manager, qualified=True) == {"Review.decline"}

@@ -7,33 +7,36 @@ self.state = REJECTED`) because each caller holds the row first (`select_for_upd
 Request.objects.filter(state=PENDING): req.withdraw()`, `req = Request.objects.get(pk=pk,
 state=PENDING)`, or `req = barrier.get_pending_request()` where that function returns only such
 rows: `analysis/chosen_rows.py`). A name bound again after the query, in any branch, holds
-none of this. The precondition is the callers', as
-it would be were the write inline there, and IDM103 does not report the write inside such a
+none of this. The precondition is the callers', as it would be were the write inline there, and IDM103 does not report the write inside such a
 function. A caller's unlocked test (`if req.state == PENDING: req.accept()`) is not enough:
 another writer may come between the test and the write (IDM101 reports the call where it knows
 the callee writes the state), so the write stays reported.
 
-A function counts as decided by its callers when its name is defined once in the project (a name
-several classes define may be a framework's entry point in one of them: a view's action, a
-signal receiver), at least one call of it is so made, and the name appears nowhere else: not in
+A function counts as decided by its callers when its name is defined once in the project, or,
+as a method, its class's name for it is (`Review.decline` where `Preprint` defines a `decline`
+too), at least one call that may run it is so made, and the name appears nowhere else: not in
 another call, not handed on as a value (`map(self.reject, ...)`, `callback=reject`), not queued
 as a task (`reject.delay(...)`), not in a string (`getattr(req, "reject")`), not in a lambda run
 later (`on_commit(lambda: req.reject())`), not run as the parent's (`super().reject()`: the
-framework may call the override with no lock). A call inside the function itself (recursion)
-runs in a run already decided. Under a named lock (`with cache.lock(key):`), a call on a record
-read inside the lock holds it as the row's lock would, for IDM101 too; on a record read before
-the lock, only as the callers' precondition (the test inside may be stale). In a file whose
-bytes show no state test, no lock and no call of a method it defines, every identifier counts
-as such a use (a regular expression reads them); the rest are parsed with stdlib `ast` (the
-parse the final-state evidence already made, where there is one). Names are all that is matched: a library's method of the same name
-called under a lock counts as a call of it.
+framework may call the override with no lock). A call on a record whose class its binding
+shows (`review = get_object_or_404(Review, ...)`, `Review.objects.get(...)`, a loop over
+`Review.objects.filter(...)`, `self` in a method of `Review`) may run only that class's method,
+or one it inherits; a call on a record of unknown class may run any of them. A call inside the
+function itself (recursion) runs in a run already decided. Under a named lock (`with
+cache.lock(key):`), a call on a record read inside the lock holds it as the row's lock would,
+for IDM101 too; on a record read before the lock, only as the callers' precondition (the test
+inside may be stale). In a file whose bytes show no state test, no lock, no call of a method it
+defines and no call on a record another call just gave, every identifier counts as such a use
+(a regular expression reads them: `analysis/names_used.py`); the rest are parsed with stdlib
+`ast` (the parse the final-state evidence already made, where there is one). Names and class
+names are all that is matched: a library's method of the same name called under a lock counts
+as a call of it.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from idemlint.analysis.chosen_rows import (
@@ -41,9 +44,12 @@ from idemlint.analysis.chosen_rows import (
     chosen_by_state,
     chosen_row_returners,
     query_chooses_state,
+    record_class,
     returns_chosen_rows,
+    rows_class,
 )
 from idemlint.analysis.machines import dotted_name
+from idemlint.analysis.names_used import names_used, names_used_otherwise
 from idemlint.knowledge.locks import ROW_LOCK_METHODS, names_a_lock_decorator, names_a_shared_lock
 from idemlint.knowledge.orms import NOT_ROWS, ROW_QUERY_METHODS
 
@@ -66,64 +72,6 @@ CallFacts = tuple[
     tuple[tuple[str, str, str], ...],
 ]
 NO_CALLS: CallFacts = (frozenset(), frozenset(), frozenset(), (), (), (), ())
-
-# every identifier a file names (a call, `accept.delay(`, `callback=req.accept`, `return
-# req.accept`, `getattr(req, "accept")`), but the one a `def` defines
-_USED = re.compile(rb"[A-Za-z_]\w*")
-# what names nothing: a docstring, a string of prose (`"You cannot confirm this change"`).
-# Every string is matched from its opening quote, escapes and all, so the scan keeps in step
-# with the code; only a triple-quoted string or a sentence (three words or more, no code's
-# punctuation) is dropped. A string of names (`"reject save".split()`, `"app.tasks.reject"`), a
-# template or f-string (`{`, `}`) and comments are kept: they may name a method
-_STRING = re.compile(
-    rb'"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""'
-    rb"|'''(?:[^'\\]|\\[\s\S]|'(?!''))*'''"
-    rb'|"(?:[^"\\\n]|\\[\s\S])*"'
-    rb"|'(?:[^'\\\n]|\\[\s\S])*'"
-)
-_SENTENCE = re.compile(rb"^[A-Za-z][^(){}\[\]=+*/%<>&|@#\\]*$")
-
-
-def names_used(source: bytes, defined: tuple[str, ...]) -> frozenset[str]:
-    """Every identifier a file names outside its prose, but those its `def`s only define."""
-    tokens = Counter(_USED.findall(_without_prose(source)))
-    for name in defined:
-        tokens[name.encode()] -= 1  # a `def` names what it defines, it does not use it
-    return frozenset(n.decode() for n, count in tokens.items() if count > 0)
-
-
-_DOTTED = re.compile(r"^[A-Za-z_]\w*(?:[.:][A-Za-z_]\w*)*$")
-
-
-def names_used_otherwise(tree: ast.Module, counted: set[int]) -> set[str]:
-    """The names a parsed file uses but in the calls already `counted` (by the id of the node
-    naming the function): module-level calls, every name used as a value, and strings
-    (`getattr(r, "accept")`, `"app.tasks.accept"`)."""
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and id(node) not in counted:
-            found.add(node.attr)
-        elif isinstance(node, ast.Name) and id(node) not in counted:
-            found.add(node.id)
-        elif isinstance(node, ast.alias) and node.asname and node.asname != node.name:
-            found.add(node.name.rsplit(".", 1)[-1])  # `from app.tasks import reject as refuse`: used as another name
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _DOTTED.match(node.value):
-            found.update(node.value.replace(":", ".").split("."))  # `"reject"`, `"app.tasks.reject"`
-    return found
-
-
-def _without_prose(source: bytes) -> bytes:
-    def keep(match: re.Match[bytes]) -> bytes:
-        text = match.group()
-        if b"{" in text or b"}" in text:
-            return text
-        if text[:3] in (b'"""', b"'''"):
-            return b" "
-        body = text[1:-1]
-        return b" " if len(body.split()) >= 3 and _SENTENCE.match(body) else text
-
-    return _STRING.sub(keep, source)
-
 
 # what may make a call decided: a row lock, a `with` of a lock, a loop over a state filter; a
 # file that shows none is read by the regular expression alone, parsed or not
@@ -163,6 +111,8 @@ _CALLED = re.compile(rb"\.(\w+)\(")  # a method call: `signup.anonymize(`
 _LOCKED, _ROW_LOCKED, _READ_UNDER_LOCK = "<a lock>", "<a row lock>", "<read under the lock> "
 _LOCKED_CALL, _CHOSEN, _PLAIN, _LATER = "locked", "chosen", "plain", "later"  # how a call is made
 _VIA = "returned by "  # in `tested`, `returned by <function> <record>`; as how a call is made, `returned by <function>`
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_OF = "of class "  # in `tested`, `of class <Class> <record>`: the record's class, where its binding says it
 
 
 def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
@@ -187,22 +137,29 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
     via: set[tuple[str, str, str]] = set()
     returning: list[tuple[str, tuple[str, ...]]] = []
     funcs: set[int] = set()
+    owners = {
+        id(f): c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body if isinstance(f, _DEFS)
+    }
+    defined += tuple(f"{owners[id(f)]}.{f.name}" for f in ast.walk(tree) if isinstance(f, _DEFS) and id(f) in owners)
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if isinstance(node, _DEFS):
             held = (_LOCKED,) if any(_names_a_lock(d) for d in node.decorator_list) else ()
-            for call, how in _calls_in(node.body, held):
+            owner = owners.get(id(node), "")
+            me = f"{owner}.{node.name}" if owner else node.name
+            for call, how, of in _calls_in(node.body, (*held, f"{_OF}{owner} self") if owner else held):
                 name = called_name(call)
                 funcs.add(id(call.func))
                 if not name:
                     continue
+                key = f"{of}.{name}" if of else name  # `Review.decline` where the record's class is known
                 if how in (_LOCKED_CALL, _CHOSEN):
-                    guarded.add(name)
+                    guarded.add(key)
                     if how == _CHOSEN:
-                        chosen.add(name)
+                        chosen.add(key)
                 elif how == _PLAIN:
-                    inside.setdefault(name, set()).add(node.name)
+                    inside.setdefault(key, set()).add(me)
                 elif how.startswith(_VIA):
-                    via.add((name, how[len(_VIA) :], node.name))
+                    via.add((key, how[len(_VIA) :], me))
                 else:
                     other.add(name)  # in a lambda: it runs later, in no function's lock
             returned = returns_chosen_rows(node)
@@ -210,14 +167,19 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
                 returning.append((node.name, returned))
     other |= names_used_otherwise(tree, funcs)
     return (
-        frozenset(guarded - other),
-        frozenset(chosen - other),
+        frozenset(k for k in guarded if _base(k) not in other),
+        frozenset(k for k in chosen if _base(k) not in other),
         frozenset(other - {""}),
         defined,
-        tuple(sorted((name, tuple(sorted(callers))) for name, callers in inside.items() if name not in other)),
+        tuple(sorted((k, tuple(sorted(callers))) for k, callers in inside.items() if _base(k) not in other)),
         tuple(sorted(returning)),
-        tuple(sorted(v for v in via if v[0] not in other)),
+        tuple(sorted(v for v in via if _base(v[0]) not in other)),
     )
+
+
+def _base(key: str) -> str:
+    """The function name a key is for: `decline` of `Review.decline`."""
+    return key.rsplit(".", 1)[-1]
 
 
 def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozenset[str]:
@@ -227,6 +189,7 @@ def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozens
     a lock (the row's, or a named one each caller takes, as `with lock:` around a test and its
     write inline): rows a filter chose were read without one, so a test on the record may be stale."""
     guarded: set[str] = set()
+    unlocked: set[str] = set()  # with `locked`, the calls made on rows a filter chose
     used: set[str] = set()
     definitions: dict[str, int] = {}
     callers: dict[str, set[str]] = {}
@@ -236,7 +199,7 @@ def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozens
         guarded.update(calls_guarded)
         used.update(calls_other)
         if locked:
-            used.update(calls_chosen)
+            unlocked.update(calls_chosen)
         for name in defined:
             definitions[name] = definitions.get(name, 0) + 1
         for name, functions in inside:
@@ -244,28 +207,44 @@ def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozens
         returning.update(returns)
         via.update(calls_via)
     returners = chosen_row_returners(returning, definitions)
-    for name, returner, function in via:
+    for key, returner, function in via:
         if returner not in returners:
-            callers.setdefault(name, set()).add(function)  # a record of unknown choice: a plain call
+            callers.setdefault(key, set()).add(function)  # a record of unknown choice: a plain call
         elif locked:
-            used.add(name)  # rows a filter chose, read without a lock
+            unlocked.add(key)  # rows a filter chose, read without a lock
         else:
-            guarded.add(name)
-    candidates = {n for n in guarded | callers.keys() if n not in used and definitions.get(n) == 1}
+            guarded.add(key)
+    keys: dict[str, set[str]] = {}  # function name -> the keys its calls are made under
+    for key in guarded | unlocked | callers.keys():
+        keys.setdefault(_base(key), set()).add(key)
+    targets = set(keys) | {  # each function name called, and each class's own definition of one
+        name for name in definitions if "." in name and _base(name) in keys
+    }
+    candidates = {t for t in targets if _base(t) not in used and definitions.get(t) == 1}
+    reaching = {  # the calls that may run each candidate: its own class's, and those of unknown or inheriting class
+        t: {k for k in keys.get(_base(t), ()) if "." not in t or k == t or "." not in k or not definitions.get(k)}
+        for t in candidates
+    }
+    candidates = {t for t in candidates if not reaching[t] & unlocked}
     decided: set[str] = set()
+
+    def is_decided(function: str) -> bool:
+        return function in decided or _base(function) in decided
+
     while True:  # every call in a decided function (or the function itself) is decided: follow to the end
-        more = {
-            n
-            for n in candidates - decided
-            if all(f in decided or f == n for f in callers.get(n, ()))
-            and (n in guarded or any(f in decided for f in callers.get(n, ())))
-        }
+        more = set()
+        for target in candidates - decided:
+            making = {f for k in reaching[target] for f in callers.get(k, ())}
+            if all(is_decided(f) or f == target for f in making) and (
+                reaching[target] & guarded or any(is_decided(f) for f in making)
+            ):
+                more.add(target)
         if not more:
             return frozenset(decided)
         decided |= more
 
 
-def _calls_in(body: list[ast.stmt], tested: tuple[str, ...]) -> Iterator[tuple[ast.Call, str]]:
+def _calls_in(body: list[ast.stmt], tested: tuple[str, ...]) -> Iterator[tuple[ast.Call, str, str]]:
     """Each call in a block (not in nested functions), and whether it is made under a lock or
     on a record a state filter chose. `tested`: those records so far (as written), and `_LOCKED`."""
     for statement in body:
@@ -280,7 +259,9 @@ def _calls_in(body: list[ast.stmt], tested: tuple[str, ...]) -> Iterator[tuple[a
         if isinstance(statement, (ast.For, ast.AsyncFor)):
             yield from _calls_of(statement.iter, tested)
             chosen = (_key(statement.target),) if chosen_by_state(statement.iter) else ()
-            yield from _calls_in(statement.body, tested + chosen)
+            owner = rows_class(statement.iter)
+            typed = (f"{_OF}{owner} {_key(statement.target)}",) if owner else ()
+            yield from _calls_in(statement.body, tested + chosen + typed)
             yield from _calls_in(statement.orelse, tested)
             tested = _forget(statement, tested)
             continue
@@ -326,7 +307,15 @@ def _forget(statement: ast.stmt, tested: tuple[str, ...]) -> tuple[str, ...]:
             else []
         )
     }
-    return tuple(t for t in tested if not (t.startswith(_VIA) and t.rsplit(" ", 1)[-1] in keys) and t not in keys)
+    return tuple(t for t in tested if t not in keys and _record_of(t) not in keys)
+
+
+def _record_of(held: str) -> str:
+    """The record a `returned by`/`of class` entry of `tested` is about ('' for others)."""
+    for prefix in (_VIA, _OF):
+        if held.startswith(prefix):
+            return held[len(prefix) :].split(" ", 1)[-1]
+    return ""
 
 
 def _bound(statement: ast.Assign, tested: tuple[str, ...]) -> tuple[str, ...]:
@@ -335,37 +324,55 @@ def _bound(statement: ast.Assign, tested: tuple[str, ...]) -> tuple[str, ...]:
     returned (`req = barrier.get_active_request()`: decided if that function returns only such
     rows); a name bound again holds none of these any more."""
     keys = {_key(t) for t in statement.targets}
-    tested = tuple(t for t in tested if t not in keys and not (t.startswith(_VIA) and t.rsplit(" ", 1)[-1] in keys))
+    tested = tuple(t for t in tested if t not in keys and _record_of(t) not in keys)
+    value = statement.value
+    owner = record_class(value) if len(keys) == 1 else ""
+    if owner:
+        tested = (*tested, f"{_OF}{owner} {next(iter(keys))}")
     if _LOCKED in tested:
         return (*tested, *(_READ_UNDER_LOCK + key for key in keys))
-    value = statement.value
     how = _chosen_or_returned(value) if isinstance(value, ast.Call) and len(keys) == 1 else _PLAIN
     if how == _CHOSEN:
         return (*tested, *keys)
     return (*tested, f"{how} {keys.pop()}") if how.startswith(_VIA) else tested
 
 
-def _calls_of(node: ast.AST, tested: tuple[str, ...]) -> Iterator[tuple[ast.Call, str]]:
-    """The calls in a statement or expression; one in a lambda (`on_commit(lambda: r.reject())`)
+def _calls_of(node: ast.AST, tested: tuple[str, ...]) -> Iterator[tuple[ast.Call, str, str]]:
+    """The calls in a statement or expression, each with how it is made and the class of the
+    record it is made on ('' where unknown); one in a lambda (`on_commit(lambda: r.reject())`)
     runs later, when the lock is gone, and is never decided."""
     later = {id(n) for lam in ast.walk(node) if isinstance(lam, ast.Lambda) for n in ast.walk(lam.body)}
     for call in ast.walk(node):
-        if isinstance(call, ast.Call) and id(call) in later:
-            yield call, _LATER
-        elif isinstance(call, ast.Call):
-            records = [call.func.value] if isinstance(call.func, ast.Attribute) else []
-            records += [arg for arg in (*call.args, *(k.value for k in call.keywords))]
-            if _is_super(call.func):
-                yield call, _LATER  # the parent's method: the override's own callers decide nothing here
-            elif _ROW_LOCKED in tested or _LOCKED in tested and _read_under_lock(call, tested):
-                yield call, _LOCKED_CALL
-            elif _LOCKED in tested or bool(tested) and any(_key(record) in tested for record in records):
-                yield call, _CHOSEN  # a filter's rows, or a record read before the named lock: no lock on its read
-            elif isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
-                yield call, _chosen_or_returned(call.func.value)  # `Req.objects.pending(b).accept()`
-            else:
-                returned = [_returner(record, tested) for record in records]
-                yield call, next((_VIA + r for r in returned if r), _PLAIN)
+        if isinstance(call, ast.Call):
+            yield call, _LATER if id(call) in later else _how(call, tested), _receiver_class(call, tested)
+
+
+def _how(call: ast.Call, tested: tuple[str, ...]) -> str:
+    records = [call.func.value] if isinstance(call.func, ast.Attribute) else []
+    records += [arg for arg in (*call.args, *(k.value for k in call.keywords))]
+    if _is_super(call.func):
+        return _LATER  # the parent's method: the override's own callers decide nothing here
+    if _ROW_LOCKED in tested or _LOCKED in tested and _read_under_lock(call, tested):
+        return _LOCKED_CALL
+    if _LOCKED in tested or bool(tested) and any(_key(record) in tested for record in records):
+        return _CHOSEN  # a filter's rows, or a record read before the named lock: no lock on its read
+    if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
+        return _chosen_or_returned(call.func.value)  # `Req.objects.pending(b).accept()`
+    returned = [_returner(record, tested) for record in records]
+    return next((_VIA + r for r in returned if r), _PLAIN)
+
+
+def _receiver_class(call: ast.Call, tested: tuple[str, ...]) -> str:
+    """The class of the record a method is called on, where its binding says it (`review =
+    get_object_or_404(Review, ...)`, `for r in Review.objects.filter(...)`, `self` in a method
+    of `Review`) or the call that gives it does (`Review.objects.get(pk=pk).decline()`)."""
+    if not isinstance(call.func, ast.Attribute):
+        return ""
+    receiver = call.func.value
+    if isinstance(receiver, ast.Call):
+        return record_class(receiver)
+    key = _key(receiver)
+    return next((t[len(_OF) :].split(" ", 1)[0] for t in tested if t.startswith(_OF) and _record_of(t) == key), "")
 
 
 def _chosen_or_returned(query: ast.Call) -> str:

@@ -13,6 +13,11 @@ from idemlint.analysis.final_states import is_state_attribute
 from idemlint.knowledge.orms import GET_OR_404, NOT_ROWS, ROW_FILTERS, ROW_QUERY_METHODS
 
 _SHORTCUTS = frozenset(name.rsplit(".", 1)[-1] for name in GET_OR_404)  # as a file may call them, unqualified
+# query methods that give rows to iterate, not one row
+_QUERYSETS = frozenset(
+    {"filter", "exclude", "all", "order_by", "select_related", "prefetch_related", "only", "defer", "using"}
+    | {"select_for_update", "annotate", "distinct", "none", "reverse"}
+)
 
 
 def chosen_row_returners(returning: dict[str, tuple[str, ...]], definitions: dict[str, int]) -> set[str]:
@@ -118,3 +123,44 @@ def _requires_a_state(query: ast.Call) -> bool:
 def called_name(call: ast.Call) -> str:
     func = call.func
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def record_class(value: ast.expr) -> str:
+    """The model class of the record a value gives, where the value says it: Django's
+    `get_object_or_404(Review, ...)`, a manager's row (`Review.objects.get(pk=pk)`,
+    `Review.objects.pending_for(b)`; not a queryset, a count or a list), or a new instance
+    (`Review(...)`, `Review.objects.create(...)`). '' where unknown."""
+    if not isinstance(value, ast.Call):
+        return ""
+    if called_name(value) in _SHORTCUTS and value.args:
+        return _tail(value.args[0])
+    if isinstance(value.func, ast.Name) and value.func.id[:1].isupper():
+        return value.func.id  # `Review(...)`: a class called (a function would be lower-case)
+    name = called_name(value)
+    if name in NOT_ROWS or name in _QUERYSETS:
+        return ""
+    return _managed(value)
+
+
+def rows_class(iterable: ast.expr) -> str:
+    """The model class of the rows a loop is given (`for r in Review.objects.filter(...)`)."""
+    if isinstance(iterable, ast.Call) and called_name(iterable) in _QUERYSETS:
+        return _managed(iterable)
+    return ""
+
+
+def _managed(query: ast.Call) -> str:
+    """`Review` of a chain that starts at `Review.objects`."""
+    link: ast.expr = query
+    while isinstance(link, ast.Call) and isinstance(link.func, ast.Attribute):
+        link = link.func.value
+        if isinstance(link, ast.Attribute) and link.attr == "objects":
+            return _tail(link.value)
+    return ""
+
+
+def _tail(expr: ast.expr) -> str:
+    """`Review` of `Review` or `models.Review`; '' for anything else."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    return expr.attr if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) else ""

@@ -26,7 +26,7 @@ import ast
 import re
 from collections.abc import Iterable
 
-from idemlint.analysis.caller_guards import names_used, names_used_otherwise
+from idemlint.analysis.names_used import names_used, names_used_otherwise
 from idemlint.knowledge.orms import MAKES_A_ROW, QUEUES_A_CALL
 
 # a call handing something over: (function name, [(slot, where from)]). A slot is a position

@@ -56,7 +56,8 @@ QUEUES_A_CALL = frozenset({"delay", "apply_async", "si"})
 ROW_QUERY_METHODS = frozenset(
     {"get", "first", "last", "earliest", "latest", "filter", "exclude", "all", "one", "one_or_none", "scalar"}
     | {"scalar_one", "scalar_one_or_none", "scalars", "select_related", "prefetch_related", "order_by", "get_object"}
-    | {"get_or_create", "update_or_create", "create", "aget", "afirst", "alast"}
+    | {"get_or_create", "update_or_create", "create", "aget", "afirst", "alast", "select_for_update", "using"}
+    | {"only", "defer", "annotate", "distinct", "none", "reverse"}
 )
 # query methods that give a count, a truth, a value or an action, not rows
 NOT_ROWS = frozenset({"exists", "count", "aggregate", "values", "values_list", "update", "delete", "aexists", "acount"})

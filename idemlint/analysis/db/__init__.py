@@ -18,15 +18,13 @@ WHERE/filter constrains, and whether its row count is read. A *read* is a SELECT
 - `races`: IDM101's read-decide-write races
 """
 
+from idemlint.analysis.db.callers import decided_by_its_callers, first_or_framework_move, held_by_callers
 from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.classify import DbAnalysis
 from idemlint.analysis.db.counts import count_conditions
 from idemlint.analysis.db.decisions import (
-    decided_by_its_callers,
     deciding_tests,
     decisions,
-    first_or_framework_move,
-    held_by_callers,
     loaded_read,
     moves_its_flag,
     validated_first,

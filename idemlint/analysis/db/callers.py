@@ -1,0 +1,101 @@
+"""Preconditions held where a write's function is called, or where the write runs once per
+row: callers that lock the row or hand over rows a state filter chose
+(`analysis/caller_guards.py`), callers that hand over a row they just made
+(`analysis/fresh_records.py`), the row's first state, a framework's own transition hooks."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.db.chains import chain_calls
+from idemlint.analysis.db.decisions import just_created
+from idemlint.analysis.db.records import DbRead
+from idemlint.analysis.model import ModuleModel
+from idemlint.knowledge.orms import TRANSITION_HOOKS
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.analysis.project_index import ProjectIndex
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+def held_by_callers(model: ModuleModel, record: str | None, node: cst.CSTNode, functions: frozenset[str]) -> bool:
+    """`record` is `self` or a parameter of a function among `functions` (by name, or as a
+    method by its class's), which the project calls only under a lock or on rows a state
+    filter chose (`analysis/caller_guards.py`)."""
+    scope = model.enclosing_function(node)
+    if record not in ("self", "parameter") or scope is None:
+        return False
+    block = model.parents.get(scope)
+    owner = model.parents.get(block) if block is not None else None
+    qualified = f"{owner.name.value}.{scope.name.value}" if isinstance(owner, cst.ClassDef) else ""
+    return scope.name.value in functions or qualified in functions  # `Review.decline`: by the record's class
+
+
+def decided_by_its_callers(
+    model: ModuleModel, read: DbRead, node: cst.CSTNode, project: ProjectIndex, retried: bool
+) -> bool:
+    """The write's precondition is where its function is called, or it runs once per row: every
+    caller locks the row or hands over rows a state filter chose; every caller hands over a row
+    it just made, and nothing retries the write (only that run writes it: a retry runs it again
+    after it may have moved on); the row's first state (`if created:` of a `post_save`
+    receiver), frappe's `on_submit`."""
+    return (
+        held_by_callers(model, read.record, node, project.decided_by_callers)
+        or not retried
+        and _handed_fresh(model, read, node, project.fresh_from_callers)
+        or first_or_framework_move(model, read.record, node)
+    )
+
+
+def _handed_fresh(model: ModuleModel, read: DbRead, node: cst.CSTNode, parameters: frozenset[str]) -> bool:
+    """The record is a parameter the project fills only with a row the caller just made
+    (`analysis/fresh_records.py`: `function:parameter`), or is loaded by one's key
+    (`ProcessingQueue.objects.get(pk=pk)`, `get(pk=upload.pk)`), not a row it leads to
+    (`get(pk=upload.docket_id)`)."""
+    scope = model.enclosing_function(node)
+    if scope is None:
+        return False
+    if read.record in ("parameter", "self"):
+        return f"{scope.name.value}:{read.instance}" in parameters
+    if not isinstance(read.call, cst.Call):
+        return False
+    for link in chain_calls(read.call):
+        if isinstance(link.func, cst.Attribute) and link.func.attr.value == "exclude":
+            continue  # `exclude(pk=pk)`: every row but that one
+        for arg in link.args:
+            if arg.keyword is None or arg.keyword.value not in ("pk", "id"):
+                continue
+            value = arg.value
+            if isinstance(value, cst.Attribute) and value.attr.value in ("pk", "id"):
+                value = value.value
+            if isinstance(value, cst.Name) and f"{scope.name.value}:{value.value}" in parameters:
+                return True
+    return False
+
+
+def first_or_framework_move(model: ModuleModel, record: str | None, node: cst.CSTNode) -> bool:
+    """A state write on a record that runs once per row: a parameter's under `if created:`
+    (its first state), `self`'s in an ORM's once-per-move hook (frappe's `on_submit`)."""
+    if record == "parameter":
+        return just_created(model, node)
+    return record == "self" and runs_once_per_move(model, node)
+
+
+def runs_once_per_move(model: ModuleModel, node: cst.CSTNode) -> bool:
+    """`node` is in a method the ORM the module imports runs once per checked, locked move of a
+    document (frappe's `on_submit`): a state written there follows that move."""
+    function, owner = model.enclosing_function(node), model.enclosing_class(node)
+    if (
+        function is None
+        or owner is None
+        or not any((model.dotted(base.value) or "").endswith("Document") for base in owner.bases)
+    ):
+        return False  # a hook of the framework's documents only
+    hooks = (
+        h for library, h in TRANSITION_HOOKS.items() if any(q.split(".")[0] == library for q in model.imports.values())
+    )
+    return any(function.name.value in h for h in hooks)
