@@ -129,6 +129,15 @@ def test_a_record_chosen_otherwise_or_bound_again_is_not() -> None:
         "def view(pk):\n    req = get_object_or_404(Req, pk=pk)\n    req.accept()\n",
         "def view(b, other):\n    req = Req.objects.pending(b)\n    if other:\n        req = other\n    req.accept()\n",
         "def view(b):\n    req = Req.objects.pending(b)\n    req = Req.objects.get(pk=b)\n    req.accept()\n",
+        # bound again by unpacking, `except ... as`, a `match` capture, a loop's next round, a move
+        "def view(b, other):\n    req = Req.objects.pending(b)\n    req, n = other, 1\n    req.accept()\n",
+        "def view(b):\n    req = Req.objects.pending(b)\n    try:\n        go()\n"
+        "    except Exception as req:\n        req.accept()\n",
+        "def view(b, cmd):\n    req = Req.objects.pending(b)\n    match cmd:\n        case {'r': req}:\n"
+        "            req.accept()\n",
+        "def view(b, rows):\n    req = Req.objects.pending(b)\n    for row in rows:\n        req.accept()\n"
+        "        req = row\n",
+        "def view(b):\n    req = Req.objects.pending(b)\n    req.state = 3\n    req.accept()\n",
     ):
         assert decided(DEFINED, MANAGER, caller) == frozenset(), caller
     twice = "class Other(Manager):\n    def pending(self, b):\n        return self.get(pk=b)\n"

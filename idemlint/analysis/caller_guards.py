@@ -37,21 +37,17 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from idemlint.analysis.chosen_rows import (
     called_name,
-    chosen_by_state,
     chosen_row_returners,
-    query_chooses_state,
-    record_class,
     returns_chosen_rows,
-    rows_class,
 )
+from idemlint.analysis.held_records import CHOSEN, LOCK, LOCKED_CALL, PLAIN, VIA, Records, calls_in
 from idemlint.analysis.machines import dotted_name
 from idemlint.analysis.names_used import names_used, names_used_otherwise
-from idemlint.knowledge.locks import ROW_LOCK_METHODS, names_a_lock_decorator, names_a_shared_lock
-from idemlint.knowledge.orms import NOT_ROWS, ROW_QUERY_METHODS
+from idemlint.knowledge.locks import names_a_lock_decorator
 
 # per file: (names of calls made only under a lock or on a record a state filter chose; those
 # of them some call of which holds no lock (only the filter's choice); every other name the file
@@ -105,14 +101,10 @@ def _may_decide(source: bytes) -> bool:
 
 
 _DEFINED = re.compile(rb"\bdef[ \t]+(\w+)")
+_CLASS_DEFINED = re.compile(rb"^[ \t]*class[ \t]+(\w+)", re.MULTILINE)
 _CALLED = re.compile(rb"\.(\w+)\(")  # a method call: `signup.anonymize(`
-# in `tested`: a shared lock is held (every record is decided under it, and a duplicate run of
-# the caller waits for it), or the row's own lock, which every other writer of the row waits for too
-_LOCKED, _ROW_LOCKED, _READ_UNDER_LOCK = "<a lock>", "<a row lock>", "<read under the lock> "
-_LOCKED_CALL, _CHOSEN, _PLAIN, _LATER = "locked", "chosen", "plain", "later"  # how a call is made
-_VIA = "returned by "  # in `tested`, `returned by <function> <record>`; as how a call is made, `returned by <function>`
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_OF = "of class "  # in `tested`, `of class <Class> <record>`: the record's class, where its binding says it
+_CLASS = "class "  # among a file's definitions, `class Review`: a class name two modules define is no one class
 
 
 def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
@@ -129,7 +121,8 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             tree = None
     if tree is None:
-        return frozenset(), frozenset(), names_used(source, defined), defined, (), (), ()
+        classes = tuple(_CLASS + name.decode() for name in _CLASS_DEFINED.findall(source))
+        return frozenset(), frozenset(), names_used(source, defined), defined + classes, (), (), ()
     guarded: set[str] = set()
     chosen: set[str] = set()
     other: set[str] = set()
@@ -141,25 +134,26 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
         id(f): c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body if isinstance(f, _DEFS)
     }
     defined += tuple(f"{owners[id(f)]}.{f.name}" for f in ast.walk(tree) if isinstance(f, _DEFS) and id(f) in owners)
+    defined += tuple(_CLASS + c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef))
     for node in ast.walk(tree):
         if isinstance(node, _DEFS):
-            held = (_LOCKED,) if any(_names_a_lock(d) for d in node.decorator_list) else ()
+            held = {LOCK} if any(_names_a_lock(d) for d in node.decorator_list) else set()
             owner = owners.get(id(node), "")
             me = f"{owner}.{node.name}" if owner else node.name
-            for call, how, of in _calls_in(node.body, (*held, f"{_OF}{owner} self") if owner else held):
+            for call, how, of in calls_in(node.body, Records(locks=held)):
                 name = called_name(call)
                 funcs.add(id(call.func))
                 if not name:
                     continue
                 key = f"{of}.{name}" if of else name  # `Review.decline` where the record's class is known
-                if how in (_LOCKED_CALL, _CHOSEN):
+                if how in (LOCKED_CALL, CHOSEN):
                     guarded.add(key)
-                    if how == _CHOSEN:
+                    if how == CHOSEN:
                         chosen.add(key)
-                elif how == _PLAIN:
+                elif how == PLAIN:
                     inside.setdefault(key, set()).add(me)
-                elif how.startswith(_VIA):
-                    via.add((key, how[len(_VIA) :], me))
+                elif how.startswith(VIA):
+                    via.add((key, how[len(VIA) :], me))
                 else:
                     other.add(name)  # in a lambda: it runs later, in no function's lock
             returned = returns_chosen_rows(node)
@@ -195,17 +189,24 @@ def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozens
     callers: dict[str, set[str]] = {}
     returning: dict[str, tuple[str, ...]] = {}
     via: set[tuple[str, str, str]] = set()
-    for calls_guarded, calls_chosen, calls_other, defined, inside, returns, calls_via in files:
-        guarded.update(calls_guarded)
-        used.update(calls_other)
-        if locked:
-            unlocked.update(calls_chosen)
+    files = list(files)
+    for _guarded, _chosen, _other, defined, _inside, _returns, _via in files:
         for name in defined:
             definitions[name] = definitions.get(name, 0) + 1
+    twice = {name[len(_CLASS) :] for name, count in definitions.items() if name.startswith(_CLASS) and count > 1}
+
+    def known(key: str) -> str:  # `Review.approve` as `approve` where two modules define a `Review`
+        return _base(key) if key.split(".", 1)[0] in twice else key
+
+    for calls_guarded, calls_chosen, calls_other, _defined, inside, returns, calls_via in files:
+        guarded.update(map(known, calls_guarded))
+        used.update(calls_other)
+        if locked:
+            unlocked.update(map(known, calls_chosen))
         for name, functions in inside:
-            callers.setdefault(name, set()).update(functions)
+            callers.setdefault(known(name), set()).update(map(known, functions))
         returning.update(returns)
-        via.update(calls_via)
+        via.update((known(key), returner, known(function)) for key, returner, function in calls_via)
     returners = chosen_row_returners(returning, definitions)
     for key, returner, function in via:
         if returner not in returners:
@@ -244,196 +245,6 @@ def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozens
         decided |= more
 
 
-def _calls_in(body: list[ast.stmt], tested: tuple[str, ...]) -> Iterator[tuple[ast.Call, str, str]]:
-    """Each call in a block (not in nested functions), and whether it is made under a lock or
-    on a record a state filter chose. `tested`: those records so far (as written), and `_LOCKED`."""
-    for statement in body:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        if isinstance(statement, (ast.If, ast.While)):  # a test is no lock: what it guards is decided only as before
-            yield from _calls_of(statement.test, tested)
-            yield from _calls_in(statement.body, tested)
-            yield from _calls_in(statement.orelse, tested)
-            tested = _forget(statement, tested)
-            continue
-        if isinstance(statement, (ast.For, ast.AsyncFor)):
-            yield from _calls_of(statement.iter, tested)
-            chosen = (_key(statement.target),) if chosen_by_state(statement.iter) else ()
-            owner = rows_class(statement.iter)
-            typed = (f"{_OF}{owner} {_key(statement.target)}",) if owner else ()
-            yield from _calls_in(statement.body, tested + chosen + typed)
-            yield from _calls_in(statement.orelse, tested)
-            tested = _forget(statement, tested)
-            continue
-        if isinstance(statement, (ast.With, ast.AsyncWith)):
-            for item in statement.items:
-                yield from _calls_of(item.context_expr, tested)
-            locks = any(_takes_shared_lock(item.context_expr) for item in statement.items)
-            yield from _calls_in(statement.body, (*tested, _LOCKED) if locks else tested)
-            tested = _forget(statement, tested)
-            continue
-        if isinstance(statement, ast.Try) or type(statement).__name__ == "TryStar":
-            for block in (statement.body, *(h.body for h in statement.handlers), statement.orelse, statement.finalbody):  # type: ignore[attr-defined]
-                yield from _calls_in(block, tested)
-            tested = _forget(statement, tested)
-            continue
-        if isinstance(statement, ast.Match):
-            yield from _calls_of(statement.subject, tested)
-            for case in statement.cases:
-                yield from _calls_in(case.body, tested)
-            tested = _forget(statement, tested)
-            continue
-        yield from _calls_of(statement, tested)
-        if isinstance(statement, ast.Assign):
-            tested = _bound(statement, tested)
-        if _locks_rows(statement):
-            tested = (*tested, _ROW_LOCKED)  # `select_for_update().get(...)`: the rest of the block holds the row
-
-
-def _forget(statement: ast.stmt, tested: tuple[str, ...]) -> tuple[str, ...]:
-    """`tested` after a compound statement: a record it binds again in some branch (`if
-    replacement: req = replacement`) may no longer be the one a filter chose or a function
-    returned."""
-    keys = {
-        _key(target)
-        for node in ast.walk(statement)
-        for target in (
-            node.targets
-            if isinstance(node, ast.Assign)
-            else [node.target]
-            if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor))
-            else [item.optional_vars for item in node.items if item.optional_vars is not None]
-            if isinstance(node, (ast.With, ast.AsyncWith))
-            else []
-        )
-    }
-    return tuple(t for t in tested if t not in keys and _record_of(t) not in keys)
-
-
-def _record_of(held: str) -> str:
-    """The record a `returned by`/`of class` entry of `tested` is about ('' for others)."""
-    for prefix in (_VIA, _OF):
-        if held.startswith(prefix):
-            return held[len(prefix) :].split(" ", 1)[-1]
-    return ""
-
-
-def _bound(statement: ast.Assign, tested: tuple[str, ...]) -> tuple[str, ...]:
-    """`tested` after an assignment: a record read under the named lock, a record a state
-    filter chose (`req = Request.objects.get(pk=pk, state=PENDING)`), or one a function
-    returned (`req = barrier.get_active_request()`: decided if that function returns only such
-    rows); a name bound again holds none of these any more."""
-    keys = {_key(t) for t in statement.targets}
-    tested = tuple(t for t in tested if t not in keys and _record_of(t) not in keys)
-    value = statement.value
-    owner = record_class(value) if len(keys) == 1 else ""
-    if owner:
-        tested = (*tested, f"{_OF}{owner} {next(iter(keys))}")
-    if _LOCKED in tested:
-        return (*tested, *(_READ_UNDER_LOCK + key for key in keys))
-    how = _chosen_or_returned(value) if isinstance(value, ast.Call) and len(keys) == 1 else _PLAIN
-    if how == _CHOSEN:
-        return (*tested, *keys)
-    return (*tested, f"{how} {keys.pop()}") if how.startswith(_VIA) else tested
-
-
-def _calls_of(node: ast.AST, tested: tuple[str, ...]) -> Iterator[tuple[ast.Call, str, str]]:
-    """The calls in a statement or expression, each with how it is made and the class of the
-    record it is made on ('' where unknown); one in a lambda (`on_commit(lambda: r.reject())`)
-    runs later, when the lock is gone, and is never decided."""
-    later = {id(n) for lam in ast.walk(node) if isinstance(lam, ast.Lambda) for n in ast.walk(lam.body)}
-    for call in ast.walk(node):
-        if isinstance(call, ast.Call):
-            yield call, _LATER if id(call) in later else _how(call, tested), _receiver_class(call, tested)
-
-
-def _how(call: ast.Call, tested: tuple[str, ...]) -> str:
-    records = [call.func.value] if isinstance(call.func, ast.Attribute) else []
-    records += [arg for arg in (*call.args, *(k.value for k in call.keywords))]
-    if _is_super(call.func):
-        return _LATER  # the parent's method: the override's own callers decide nothing here
-    if _ROW_LOCKED in tested or _LOCKED in tested and _read_under_lock(call, tested):
-        return _LOCKED_CALL
-    if _LOCKED in tested or bool(tested) and any(_key(record) in tested for record in records):
-        return _CHOSEN  # a filter's rows, or a record read before the named lock: no lock on its read
-    if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
-        return _chosen_or_returned(call.func.value)  # `Req.objects.pending(b).accept()`
-    returned = [_returner(record, tested) for record in records]
-    return next((_VIA + r for r in returned if r), _PLAIN)
-
-
-def _receiver_class(call: ast.Call, tested: tuple[str, ...]) -> str:
-    """The class of the record a method is called on, where its binding says it (`review =
-    get_object_or_404(Review, ...)`, `for r in Review.objects.filter(...)`, `self` in a method
-    of `Review`) or the call that gives it does (`Review.objects.get(pk=pk).decline()`)."""
-    if not isinstance(call.func, ast.Attribute):
-        return ""
-    receiver = call.func.value
-    if isinstance(receiver, ast.Call):
-        return record_class(receiver)
-    key = _key(receiver)
-    return next((t[len(_OF) :].split(" ", 1)[0] for t in tested if t.startswith(_OF) and _record_of(t) == key), "")
-
-
-def _chosen_or_returned(query: ast.Call) -> str:
-    """How a call on the record another call gives is made: on rows a state filter chose, on
-    what some function returned, or plainly."""
-    name = called_name(query)
-    if name in NOT_ROWS:
-        return _PLAIN
-    if query_chooses_state(query):
-        return _CHOSEN
-    return _VIA + name if name and name not in ROW_QUERY_METHODS else _PLAIN
-
-
-def _returner(record: ast.expr, tested: tuple[str, ...]) -> str:
-    """The function that returned the record a call is given, as `tested` holds it, or ''."""
-    key = _key(record)
-    for held in tested:
-        if held.startswith(_VIA) and held.endswith(" " + key):
-            return held[len(_VIA) : -len(key) - 1]
-    return ""
-
-
-def _read_under_lock(call: ast.Call, tested: tuple[str, ...]) -> bool:
-    """The record a call acts on was read under the named lock: bound in its block
-    (`order = Order.objects.get(pk=pk)`, then `order.cancel()`) or read in the call itself
-    (`Order.objects.get(pk=pk).cancel()`)."""
-    if not isinstance(call.func, ast.Attribute):
-        return False
-    record = call.func.value
-    return isinstance(record, ast.Call) or _READ_UNDER_LOCK + _key(record) in tested
-
-
-def _is_super(func: ast.expr) -> bool:
-    """`super().accept`, `super(Cls, self).accept`."""
-    return (
-        isinstance(func, ast.Attribute)
-        and isinstance(func.value, ast.Call)
-        and isinstance(func.value.func, ast.Name)
-        and func.value.func.id == "super"
-    )
-
-
-def _locks_rows(statement: ast.stmt) -> bool:
-    """`select_for_update()` in the statement, not in one branch of a conditional expression
-    (`... if lock else Model.objects`): that one may not run."""
-    branches = {id(n) for e in ast.walk(statement) if isinstance(e, ast.IfExp) for n in ast.walk(e)}
-    return any(
-        isinstance(node, ast.Attribute) and node.attr in ROW_LOCK_METHODS and id(node) not in branches
-        for node in ast.walk(statement)
-    )
-
-
-def _takes_shared_lock(expr: ast.expr) -> bool:
-    """`with cache.lock(key):`, `with advisory_lock(name):`: a call that takes a lock other
-    processes honour (a bare name may hold a `threading.Lock()`: not one)."""
-    if not isinstance(expr, ast.Call):
-        return False
-    name = dotted_name(expr.func) or (expr.func.attr if isinstance(expr.func, ast.Attribute) else "")
-    return bool(name) and names_a_shared_lock(name)
-
-
 def _names_a_lock(decorator: ast.expr) -> bool:
     """`@huey.lock_task("name")`: every run of the function holds the lock, its calls with it.
     Called with the lock's name or key: a bare `@locked` takes an object's own lock."""
@@ -441,8 +252,3 @@ def _names_a_lock(decorator: ast.expr) -> bool:
         return False
     name = dotted_name(decorator.func)
     return name is not None and names_a_lock_decorator(name)
-
-
-def _key(expr: ast.AST) -> str:
-    """A record as written (`req`, `self.paper`), the same read or assigned."""
-    return ast.unparse(expr)

@@ -43,7 +43,7 @@ def returns_chosen_rows(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tup
     else, or there is none. A bare `return` or `return None` gives no row."""
     through: list[str] = []
     returned = False
-    for node in _own_nodes(function):
+    for node in own_nodes(function):
         if not isinstance(node, ast.Return) or node.value is None:
             continue
         value = node.value
@@ -61,7 +61,7 @@ def returns_chosen_rows(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tup
     return tuple(sorted(set(through))) if returned else None
 
 
-def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+def own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
     """The nodes of a function's own body, not of functions or classes defined in it."""
     pending: list[ast.AST] = list(function.body)
     while pending:
@@ -74,20 +74,12 @@ def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast
 def chosen_by_state(iterable: ast.expr) -> bool:
     """Rows a state filter chose: `.filter(state=PENDING)`, `state__in=[...]`, `.filter(Req.state
     == PENDING)`; not `state__isnull=False`, not `.exclude(state=DONE)`, which admit any other state."""
-    for node in ast.walk(iterable):
-        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Attribute) and node.func.attr == "exclude"):
-            for keyword in node.keywords:
-                column, _, lookup = (keyword.arg or "").partition("__")
-                if is_state_attribute(column) and lookup in ("", "in", "exact"):
-                    return True
-        if (
-            isinstance(node, ast.Compare)
-            and isinstance(node.left, ast.Attribute)
-            and is_state_attribute(node.left.attr)
-            and all(isinstance(op, (ast.Eq, ast.In)) for op in node.ops)
-        ):
-            return True
-    return False
+    return any(
+        isinstance(node, ast.Call)
+        and not (isinstance(node.func, ast.Attribute) and node.func.attr == "exclude")
+        and _requires_a_state(node)
+        for node in ast.walk(iterable)
+    )
 
 
 def query_chooses_state(call: ast.Call) -> bool:
@@ -99,6 +91,8 @@ def query_chooses_state(call: ast.Call) -> bool:
         return _requires_a_state(call)
     link: ast.expr = call
     while isinstance(link, ast.Call) and isinstance(link.func, ast.Attribute):
+        if link.func.attr not in ROW_QUERY_METHODS | ROW_FILTERS:
+            return False  # `....get(state=S).get_parent()`: what a row's method gives, in any state
         if link.func.attr in ROW_FILTERS and _requires_a_state(link):
             return True
         link = link.func.value
@@ -150,12 +144,17 @@ def rows_class(iterable: ast.expr) -> str:
 
 
 def _managed(query: ast.Call) -> str:
-    """`Review` of a chain that starts at `Review.objects`."""
+    """`Review` of a query chain that starts at `Review.objects` (a method of the manager's own
+    first: `Review.objects.pending_for(b)`); not of what a row's method gives
+    (`Review.objects.get(pk=pk).get_parent()`)."""
     link: ast.expr = query
     while isinstance(link, ast.Call) and isinstance(link.func, ast.Attribute):
-        link = link.func.value
-        if isinstance(link, ast.Attribute) and link.attr == "objects":
-            return _tail(link.value)
+        inner = link.func.value
+        if isinstance(inner, ast.Attribute) and inner.attr == "objects":
+            return _tail(inner.value)
+        if link.func.attr not in ROW_QUERY_METHODS:
+            return ""
+        link = inner
     return ""
 
 

@@ -26,6 +26,7 @@ import ast
 import re
 from collections.abc import Iterable
 
+from idemlint.analysis.chosen_rows import own_nodes
 from idemlint.analysis.names_used import names_used, names_used_otherwise
 from idemlint.knowledge.orms import MAKES_A_ROW, QUEUES_A_CALL
 
@@ -66,7 +67,7 @@ def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
     makers = {f.name for f in functions if _returns_a_new_row(f, frozenset())}
     for function in functions:
         params = tuple(a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs))
-        stored = {n.id for n in _own_nodes(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        stored = {n.id for n in own_nodes(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         kept = {p for p in params if p not in stored}  # `upload = upload.duplicate_of`: no longer what was handed
         signatures.append((function.name, params, tuple(sorted(set(params) - kept))))
         made = _rows_made(function, makers) - set(params)
@@ -151,7 +152,7 @@ def _by_parameter(params: tuple[str, ...], sources: tuple[tuple[str, str], ...])
 def _returns_a_new_row(function: ast.FunctionDef | ast.AsyncFunctionDef, makers: frozenset[str]) -> bool:
     """Every `return` of the function gives a row it has just made (`return
     Item.objects.create(...)`): a helper of the file that makes rows."""
-    returns = [n for n in _own_nodes(function) if isinstance(n, ast.Return)]
+    returns = [n for n in own_nodes(function) if isinstance(n, ast.Return)]
     made = _rows_made(function, makers)
     return bool(returns) and all(
         r.value is not None
@@ -169,7 +170,7 @@ def _rows_made(function: ast.FunctionDef | ast.AsyncFunctionDef, makers: frozens
     creates = "create" in function.name.lower().split("_")
     holding = frozenset(
         node.targets[0].id
-        for node in _own_nodes(function)
+        for node in own_nodes(function)
         if isinstance(node, ast.Assign)
         and len(node.targets) == 1
         and isinstance(node.targets[0], ast.Name)
@@ -178,12 +179,12 @@ def _rows_made(function: ast.FunctionDef | ast.AsyncFunctionDef, makers: frozens
     )
     verdicts: dict[str, bool] = {}
     judged: set[int] = set()
-    for node in _own_nodes(function):
+    for node in own_nodes(function):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             judged.add(id(node.targets[0]))
             verdicts[name] = verdicts.get(name, True) and _makes_a_row(node.value, creates, makers, holding)
-    for node in _own_nodes(function):
+    for node in own_nodes(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and id(node) not in judged:
             verdicts[node.id] = False  # bound some other way too: in a loop, unpacked, `as job`
     return {name for name, makes in verdicts.items() if makes}
@@ -213,18 +214,7 @@ def _makes_a_row(
 
 def _calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterable[ast.Call]:
     """The calls in the function's own body, not in functions nested in it."""
-    return (node for node in _own_nodes(function) if isinstance(node, ast.Call))
-
-
-def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterable[ast.AST]:
-    """The nodes of the function's own body, not of functions nested in it."""
-    stack: list[ast.AST] = list(function.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        yield node
-        stack.extend(ast.iter_child_nodes(node))
+    return (node for node in own_nodes(function) if isinstance(node, ast.Call))
 
 
 def _called(call: ast.Call) -> tuple[str, list[tuple[str, str]], ast.expr]:

@@ -15,12 +15,11 @@ from idemlint.knowledge.http import (
     CLIENT_NAME,
     HTTP_MODULES,
     NOT_AN_HTTP_CLIENT,
-    READING_VERBS,
     RELATIVE_CHANGE_KEY,
     REPEAT_SAFE_ENDPOINT_WORDS,
     WRITE_METHODS,
 )
-from idemlint.knowledge.repeats import ACTING_WORDS, LOOKUP_WORDS
+from idemlint.knowledge.repeats import names_a_lookup
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -133,40 +132,65 @@ def repeat_safe_endpoint(model: ModuleModel, call: cst.Call) -> bool:
     texts = [string_value(n) or "" for n in (url, *model.iter_nodes(url)) if isinstance(n, cst.SimpleString)]
     texts += [n.value for n in (url, *model.iter_nodes(url)) if isinstance(n, cst.FormattedStringText)]
     words = {w.lower() for text in texts for w in _WORD.findall(text.replace("_", " "))}
-    return bool(words & REPEAT_SAFE_ENDPOINT_WORDS) or _names_a_read(texts[-1] if texts else "")
+    return bool(words & REPEAT_SAFE_ENDPOINT_WORDS) or _names_a_read(url) and not _graphql_mutation(model, call)
 
 
-def _names_a_read(text: str) -> bool:
+def _names_a_read(url: cst.BaseExpression) -> bool:
     """An RPC-style path whose operation reads (`/2/sharing/get_shared_link_file`,
-    `/v1/listInvoices`): its last segment starts with a reading verb and names no write
-    (`get_or_create_user` creates)."""
-    segment = text.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    `f"{API}/v1/listInvoices"`): its last segment, written out, is named for a lookup and for
+    nothing that acts or takes (`get_or_create_user`, `get_next_number`, `fetchAndLock`). Not
+    `/query` or `/count`: an endpoint named by a noun may take writes."""
+    if isinstance(url, cst.FormattedString):
+        last = url.parts[-1] if url.parts else None
+        text = last.value if isinstance(last, cst.FormattedStringText) else ""  # `f"{api}/list/{id}"`: unknown
+    else:
+        text = string_value(url) or ""
+    segment = text.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] if "/" in text else ""
     words = [w.lower() for w in _WORD.findall(re.sub(r"([a-z])([A-Z])", r"\1 \2", segment).replace("_", " "))]
-    return bool(words) and words[0] in READING_VERBS and not set(words) & ACTING_WORDS
+    return names_a_lookup(words) and words[0] not in ("query", "count")
+
+
+def _graphql_mutation(model: ModuleModel, call: cst.Call) -> bool:
+    """A GraphQL `mutation` posted: a write, whatever its path says."""
+    return _graphql_opening(model, call).startswith("mutation")
 
 
 def _module_constant(model: ModuleModel, name: cst.Name) -> cst.BaseExpression | None:
-    """The value of a module constant assigned once (`DOWNLOAD_URL = "https://..."`)."""
-    scope = model.scope_of(name)
-    if scope is model.module or model.bindings_of(scope, name.value):
-        return None  # read at the top level, or a name of the function's own
+    """The value of a module constant assigned once (`DOWNLOAD_URL = "https://..."`), read in
+    a function where no function around it binds the name and no function declares it
+    `global` (which may assign it anew)."""
+    scope: cst.CSTNode | None = model.scope_of(name)
+    while scope is not None and scope is not model.module:
+        if model.bindings_of(scope, name.value):
+            return None  # a name of the function's own, or of one around it
+        scope = model.scope_of(scope)
+    if scope is None or any(
+        isinstance(node, cst.Global) and any(n.name.value == name.value for n in node.names)
+        for node in model.iter_nodes(model.module, stop_at_functions=False)
+    ):
+        return None
     bound = model.bindings_of(model.module, name.value)
-    return bound[0].value if len(bound) == 1 else None
+    return bound[0].value if len(bound) == 1 and bound[0].kind == "assign" else None
 
 
 def _graphql_read(model: ModuleModel, call: cst.Call) -> bool:
     """A GraphQL query posted (`json={"query": "query ($user: String) { ... }"}`, or `"{ ... }"`):
     a read, whatever the method; a `mutation` is not."""
+    opening = _graphql_opening(model, call)
+    return opening.startswith("{") or re.match(r"query\b", opening) is not None
+
+
+def _graphql_opening(model: ModuleModel, call: cst.Call) -> str:
+    """How the GraphQL document a call posts starts (`json={"query": "mutation ..."}`), or ''."""
     body = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "json"), None)
     body = _local_value(model, body) if isinstance(body, cst.Name) else body
     if not isinstance(body, cst.Dict):
-        return False
+        return ""
     query = next(
         (e.value for e in body.elements if isinstance(e, cst.DictElement) and string_value(e.key) == "query"), None
     )
     query = _local_value(model, query) if isinstance(query, cst.Name) else query
-    opening = (_leading_text(query) or "").lstrip() if query is not None else ""
-    return opening.startswith("{") or re.match(r"query\b", opening) is not None
+    return (_leading_text(query) or "").lstrip() if query is not None else ""
 
 
 def _leading_text(expr: cst.BaseExpression) -> str | None:
@@ -350,8 +374,7 @@ def _reads(model: ModuleModel, call: cst.Call) -> bool:
             receiver in HTTP_MODULES or CLIENT_NAME.search(last) is not None and not NOT_AN_HTTP_CLIENT.search(last)
         )
         return client and (name == "get" or _any_literal_method(call) == "GET")
-    words = name.lower().lstrip("_").split("_")
-    return words[0] in LOOKUP_WORDS and not set(words) & ACTING_WORDS
+    return names_a_lookup(name.lower().lstrip("_").split("_"))
 
 
 def _same_resource(model: ModuleModel, read: cst.Call, write: cst.Call) -> bool:

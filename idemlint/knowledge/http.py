@@ -24,9 +24,6 @@ REPEAT_SAFE_ENDPOINT_WORDS = frozenset(
     {"unlink", "revoke", "deactivate", "unsubscribe", "unassign", "disable", "search", "lookup", "validate"}
     | {"preview", "estimate", "exists"}
 )
-# the verbs an RPC-style endpoint's last path segment starts with when it only reads, whatever
-# the method (`/2/sharing/get_shared_link_file`, `/v1/listInvoices`, `/files/download`)
-READING_VERBS = frozenset({"get", "list", "read", "fetch", "download", "describe", "query", "count", "find"})
 # a PATCH body key that changes a value by an amount or an operation (`{"delta": 5}`, JSON
 # Patch's `op`) rather than setting it: without one, a PATCH of literal fields is absolute
 RELATIVE_CHANGE_KEY = re.compile(r"delta|incr|decr|append|push|adjust|^add|^op$|_by$", re.IGNORECASE)

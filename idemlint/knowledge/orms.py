@@ -60,6 +60,9 @@ ROW_QUERY_METHODS = frozenset(
     | {"only", "defer", "annotate", "distinct", "none", "reverse"}
 )
 # query methods that give a count, a truth, a value or an action, not rows
-NOT_ROWS = frozenset({"exists", "count", "aggregate", "values", "values_list", "update", "delete", "aexists", "acount"})
+NOT_ROWS = frozenset(
+    {"exists", "count", "aggregate", "values", "values_list", "update", "delete", "aexists", "acount"}
+    | {"get_or_create", "update_or_create", "aget_or_create", "aupdate_or_create"}  # a (row, created) pair
+)
 # the query methods whose arguments choose the rows (`filter(state=PENDING)`, `get(pk=pk, status=...)`)
 ROW_FILTERS = frozenset({"filter", "filter_by", "where", "get", "aget"})

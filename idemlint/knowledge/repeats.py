@@ -13,7 +13,12 @@ CREATE_IF_ABSENT_METHODS = frozenset({"get_or_create", "aget_or_create"})
 # the first word of a call that looks something up (`search_account_by_email(...)`,
 # `api.list_rules()`, `find_user(...)`), when no word of it acts (see ACTING_WORDS): a write sent
 # only where such a lookup found nothing is create-if-absent, and a repeat looks first
-LOOKUP_WORDS = frozenset({"get", "find", "search", "lookup", "list", "fetch", "query", "exists"})
+LOOKUP_WORDS = frozenset({"get", "find", "search", "lookup", "list", "fetch", "query", "exists", "read", "download"})
+# words that say a lookup also takes or makes something: `get_next_number`, `fetchAndLock`,
+# `get_or_create`, `get_new_address`, `claim_coupon`
+TAKING_WORDS = frozenset(
+    {"new", "next", "lock", "claim", "reserve", "allocate", "issue", "acquire", "pop", "and", "or"}
+)
 # removals of a thing, which stays removed when removed twice (`os.remove`, `shutil.rmtree`,
 # `storage.delete(name)`, `qs.delete()`, `helpers.rm_file(path)`, a row's `soft_delete()`, a
 # cache cleared: `clear_project_cache(pk)`, a named resource torn down: `drop_database(name)`,
@@ -37,3 +42,9 @@ ACTING_WORDS = frozenset(
     {"create", "send", "post", "put", "update", "delete", "remove", "charge", "capture", "refund", "transfer", "submit"}
     | {"publish", "insert", "add"}
 )
+
+
+def names_a_lookup(words: list[str]) -> bool:
+    """Words of a name (`search_accounts`, `get_shared_link_file`) that say it only looks up:
+    the first names a lookup, and none names an act or a taking."""
+    return bool(words) and words[0] in LOOKUP_WORDS and not set(words) & (ACTING_WORDS | TAKING_WORDS)

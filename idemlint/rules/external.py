@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from idemlint.analysis.direct_facts import own_params
 from idemlint.analysis.effects import SideEffect
-from idemlint.analysis.model import ModuleModel, iter_nodes
-from idemlint.analysis.policy.loops import filters_exception
+from idemlint.analysis.model import iter_nodes
+from idemlint.analysis.policy.sorting import may_retry_a_timeout
 from idemlint.analysis.summaries import (
     Callee,
     Chain,
@@ -272,8 +272,10 @@ class TimeoutAsFailure(Rule):
         "counts only if its body does more than print or log. A side-effecting call behind a wrapper whose class "
         "cannot be seen is not recognised unless it is declared in `side-effect-calls` (a service looked up by "
         "its interface, `find_service(IPayments)`, is followed to its implementations). A catch-all handler that "
-        "sorts what it caught and retries some of it (`if is_transient(exc): raise self.retry(exc=exc)`) is not "
-        "reported: whether a timeout is retried there is its classifier's to say, which idemlint does not read."
+        "sorts what it caught and retries some of it (`if is_transient(exc): raise self.retry(exc=exc)`, or "
+        "`continue` in a retry loop) is not reported: whether a timeout is retried there is its classifier's to "
+        "say, which idemlint does not read. One whose retry is only for classes that hold no timeout (`if "
+        "isinstance(exc, HTTPError) and ...`) is."
     )
     bad = """\
 import requests
@@ -325,7 +327,7 @@ def capture(order):
                 earlier = try_node.handlers[: list(try_node.handlers).index(handler)]
                 if any(timeout_caught(ctx.model, h) for h in earlier):
                     continue  # a catch-all after a clause that already takes the timeouts
-                if _retries_what_it_sorts(ctx.model, handler):
+                if isinstance(handler, cst.ExceptHandler) and may_retry_a_timeout(ctx.model, handler):
                     continue  # `if is_transient(exc): raise self.retry(...)`: a timeout may be among those retried
 
             effect = self._effect_in(ctx, try_node.body)
@@ -371,17 +373,3 @@ def capture(order):
                 if callee is not None and callee.summary.effect_for(passed_arguments(node)):
                     return f"{callee.name}()"
         return None
-
-
-def _retries_what_it_sorts(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
-    """A catch-all handler that sorts what it caught and retries some of it (`if
-    is_transient(exc): raise self.retry(exc=exc)`, `continue`): which side a timeout falls on is
-    the project's own classifier's to say, not a definite failure."""
-    if not isinstance(handler, cst.ExceptHandler) or not filters_exception(handler):
-        return False
-    return any(
-        isinstance(node, cst.Continue)
-        or isinstance(node, cst.Call)
-        and (model.dotted(node.func) or "").endswith(".retry")
-        for node in model.iter_nodes(handler.body)
-    )

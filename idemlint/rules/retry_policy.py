@@ -66,7 +66,9 @@ class RetryNonRetryable(PolicyRule):
 """
     known_problems = (
         "A handler that catches `Exception` but inspects it (`if not is_transient(e): raise`, or a Celery task's "
-        "`if is_transient(exc): raise self.retry(exc=exc)`) is not reported. A loop "
+        "`if is_transient(exc): raise self.retry(exc=exc)`, every retry in a branch of such a test) is not "
+        "reported; one that leaves one kind out and retries the rest (`if isinstance(exc, KeyError): return`, then "
+        "`raise self.retry(...)`) is. A loop "
         "that reads (`GET`) and leaves on `if resp.ok: return` is not reported: it may wait for a 404 to turn into a 200."
     )
     bad = """\

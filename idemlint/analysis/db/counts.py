@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING
 
 from idemlint.analysis.db.chains import chain_calls
-from idemlint.analysis.db.records import OWN_KEYS, VERSION_COLUMNS
+from idemlint.analysis.db.records import FIXED_VALUE_KINDS, OWN_KEYS, VERSION_COLUMNS
 from idemlint.analysis.db.side_effects import absolute_value, answers_after, effect_after
 from idemlint.analysis.model import iter_nodes, local_callee, positional_parameters, string_value
 from idemlint.knowledge.roles import (
@@ -186,7 +186,7 @@ def writes_fixed_values(model: ModuleModel, write: DbWrite) -> bool:
         if value is not None:
             if not absolute_value(model, value):
                 return False
-        elif kind not in ("literal", "constant", "bool", "null") and not _SQL_CLOCK.match(text):
+        elif kind not in FIXED_VALUE_KINDS and not _SQL_CLOCK.match(text):
             return False
     return True
 

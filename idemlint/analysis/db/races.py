@@ -17,7 +17,7 @@ from idemlint.analysis.db.decisions import (
     same_record,
 )
 from idemlint.analysis.db.locks import is_locked, locked_together, row_locked_first
-from idemlint.analysis.db.records import VERSION_COLUMNS, DbRead, DbWrite
+from idemlint.analysis.db.records import FIXED_VALUE_KINDS, VERSION_COLUMNS, DbRead, DbWrite
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.db.side_effects import side_effect_in
 from idemlint.analysis.flow import line_of, origin_nodes, runs_before
@@ -201,16 +201,13 @@ def _converges(model: ModuleModel, db: DbAnalysis, race: Race, write: DbWrite) -
             return False
         if db.is_state_column(column):
             if _value_key(model, value) not in compared_values(model, race.test, column) and not (
-                write.sets.get(column, ("expr", ""))[0] in _CONSTANT_KINDS
+                write.sets.get(column, ("expr", ""))[0] in FIXED_VALUE_KINDS
                 and _admits_named_states_only(model, race, write, column)
             ):
                 return False
         elif _accumulates(model, value, column, write.instance):
             return False  # builds on the old value: `x.n = x.n + 1`, `F("credits") - amount`
     return True
-
-
-_CONSTANT_KINDS = ("literal", "bool", "null", "constant")  # as `python_value_kind` gives them
 
 
 def _admits_named_states_only(model: ModuleModel, race: Race, write: DbWrite, column: str) -> bool:
@@ -225,7 +222,7 @@ def _admits_named_states_only(model: ModuleModel, race: Race, write: DbWrite, co
         return False
     flag = write.sets.get(column, ("expr", ""))[0] == "bool"
     joined = cst.And if holds else cst.Or  # what holds of each part: all of an `and`, none of an `or`
-    return any(_pins(part, column, holds, flag) for part in _flattened([race.test], joined))
+    return any(_pins(model, part, (write.instance, column), holds, flag) for part in _flattened([race.test], joined))
 
 
 def _flattened(parts: list[cst.BaseExpression], joined: type) -> list[cst.BaseExpression]:
@@ -238,23 +235,31 @@ def _flattened(parts: list[cst.BaseExpression], joined: type) -> list[cst.BaseEx
     return found
 
 
-def _pins(part: cst.BaseExpression, column: str, holds: bool, flag: bool) -> bool:
-    """Whether `part`, being `holds`, pins the column to empty (`not x.col`, `x.col is None`
-    true; `x.col`, `x.col is not None` false), or a flag to one value (`x.col` either way)."""
+def _pins(model: ModuleModel, part: cst.BaseExpression, field: tuple[str | None, str], holds: bool, flag: bool) -> bool:
+    """Whether `part`, being `holds`, pins the written record's column (`field`: the instance
+    and the column; `order.state`, not `order.parent.state`) to empty (`not x.col`, `x.col is
+    None` true; `x.col`, `x.col is not None` false), or a flag to one value (`x.col` either way)."""
     negated = type(part) is cst.UnaryOperation and type(part.operator) is cst.Not
     inner = part.expression if negated else part  # type: ignore[attr-defined]
     truth = holds != negated  # what `inner` is where the write runs
     if type(inner) is cst.Attribute:
-        return inner.attr.value.lower() == column and (flag or not truth)
-    if type(inner) is not cst.Comparison or len(inner.comparisons) != 1:
-        return False
-    if type(inner.left) is not cst.Attribute or inner.left.attr.value.lower() != column:
+        return _is_field(model, inner, field) and (flag or not truth)
+    if type(inner) is not cst.Comparison or len(inner.comparisons) != 1 or not _is_field(model, inner.left, field):
         return False
     comparison = inner.comparisons[0]
     if type(comparison.comparator) is not cst.Name or comparison.comparator.value != "None":
         return False
     operator = type(comparison.operator)
     return operator in ((cst.Is, cst.Equal) if truth else (cst.IsNot, cst.NotEqual))
+
+
+def _is_field(model: ModuleModel, node: cst.BaseExpression, field: tuple[str | None, str]) -> bool:
+    return (
+        type(node) is cst.Attribute
+        and node.attr.value.lower() == field[1]
+        and field[0] is not None
+        and model.dotted(node.value) == field[0]
+    )
 
 
 def _holds_when(model: ModuleModel, test: cst.BaseExpression, node: cst.CSTNode) -> bool | None:

@@ -62,6 +62,8 @@ DJANGO_CHAIN = {
     "distinct",
 }
 SA_READ_TERMINALS = {"first", "one", "one_or_none", "scalar", "scalar_one", "scalar_one_or_none", "get", "all"}
+# the kinds of value (as `python_value_kind` gives them) that are the same on every run
+FIXED_VALUE_KINDS = frozenset({"literal", "constant", "bool", "null"})
 VERSION_COLUMNS = re.compile(
     r"^(version|revision|rev|seq|sequence|lock_version|etag|generation|updated_at|modified_at|row_version)$"
 )

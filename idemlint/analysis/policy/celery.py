@@ -11,8 +11,8 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, keyword
 from idemlint.analysis.policy.common import handler_catches_all, is_catch_all, is_false, is_none
 from idemlint.analysis.policy.delays import has_random
-from idemlint.analysis.policy.loops import filters_exception
 from idemlint.analysis.policy.records import Policy, Verdict
+from idemlint.analysis.policy.sorting import retries_only_what_it_sorts
 from idemlint.analysis.retry import ClassSetting, RetryContext, class_settings, task_keywords
 from idemlint.analysis.status_errors import ProjectRaisers, hooked_module, may_raise_status_error
 from idemlint.knowledge.http import HTTP_STATUS_ERRORS
@@ -120,7 +120,11 @@ def _retrying_handlers(model: ModuleModel, context: RetryContext) -> Iterator[cs
     what it caught first (`if is_transient(exc): raise self.retry(exc=exc)`, then `raise`)."""
     assert isinstance(context.node, cst.FunctionDef)
     for node in model.iter_nodes(context.node.body):
-        if isinstance(node, cst.ExceptHandler) and handler_catches_all(model, node) and not filters_exception(node):
+        if (
+            isinstance(node, cst.ExceptHandler)
+            and handler_catches_all(model, node)
+            and not retries_only_what_it_sorts(model, node)
+        ):
             if any(
                 isinstance(n, cst.Call) and (model.dotted(n.func) or "").endswith(".retry")
                 for n in model.iter_nodes(node.body)

@@ -16,6 +16,7 @@ from idemlint.analysis.policy.lost_races import waits_for_another_writer
 from idemlint.analysis.policy.no_wait import immediate_retry, sleeps_inside
 from idemlint.analysis.policy.outer_bounds import goes_round_only_when_counted, passed_every_round, under_a_deadline
 from idemlint.analysis.policy.records import Policy, Verdict
+from idemlint.analysis.policy.sorting import either_branch_leaves, filters_exception
 from idemlint.analysis.policy.success_only import retries_every_failure
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
 from idemlint.analysis.timeouts import LOGGING_CALL
@@ -384,7 +385,7 @@ def _bounds_the_loop(model: ModuleModel, node: cst.If, counters: frozenset[str] 
     """An `if` on a comparison (`attempts >= limit`), or on a helper that owns the bound (`if
     self._check_give_up(timeout=..., start_time=...): raise`, `if not should_retry(status,
     attempts): raise` given the loop's counter), with a branch that leaves."""
-    if not _either_branch_leaves(node):
+    if not either_branch_leaves(node):
         return False
     return _has_comparison(node.test, model) or any(
         isinstance(n, (cst.Name, cst.Attribute))
@@ -402,35 +403,6 @@ def _is_status_test(model: ModuleModel, test: cst.BaseExpression) -> bool:
         or isinstance(test, (cst.Name, cst.Attribute))
         and "status" in (model.dotted(test) or "")
     )
-
-
-def filters_exception(handler: cst.ExceptHandler) -> bool:
-    """`except Exception as e: if not retryable(e): raise` inspects what it caught, directly or
-    through a value taken from it (`status = status_of(e)` ... `if not should_retry(status):
-    raise`): it classifies the failure, so it does not retry every exception."""
-    if handler.name is None or not isinstance(handler.name.name, cst.Name):
-        return False
-    read = {handler.name.name.value}  # the caught exception and the names assigned from it
-    for node in iter_nodes(handler.body):
-        if isinstance(node, cst.Assign) and _reads(node.value, read):
-            read.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
-        elif isinstance(node, cst.If) and _reads(node.test, read) and _either_branch_leaves(node):
-            return True
-    return False
-
-
-def _reads(expr: cst.BaseExpression, names: set[str]) -> bool:
-    return any(isinstance(n, cst.Name) and n.value in names for n in expr_nodes(expr))
-
-
-def _either_branch_leaves(node: cst.If) -> bool:
-    """`if attempts < limit: sleep() else: raise` bounds the loop as well as `if ...: raise`."""
-    if always_leaves(list(node.body.body)):
-        return True
-    other = node.orelse
-    if other is None:
-        return False
-    return always_leaves([other] if isinstance(other, cst.If) else list(other.body.body))
 
 
 def _has_comparison(test: cst.BaseExpression, model: ModuleModel | None = None) -> bool:

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.policy.common import handler_catches_all
 from idemlint.analysis.policy.delays import SettingCall, deterministic_delay, no_setting
-from idemlint.analysis.policy.loops import filters_exception, reraised_before
+from idemlint.analysis.policy.loops import reraised_before
 from idemlint.analysis.policy.no_wait import immediate_recursion
 from idemlint.analysis.policy.records import Policy, Verdict
+from idemlint.analysis.policy.sorting import filters_exception
 from idemlint.analysis.retry.answers import says_retryable
 from idemlint.knowledge.retries import RECURSION, SLEEPS
 

@@ -1,0 +1,248 @@
+"""How each call in a function is made, as `analysis/caller_guards.py` judges it: under a lock
+(the row's, or a named one every caller takes), on a record a state filter chose, on a record
+some project function returned, or plainly; and the class of the record it is made on, where
+the record's binding shows it.
+
+A block is walked in order, knowing what each name holds (`Records`): a record read under the
+named lock, one a state filter chose (`for req in Req.objects.filter(state=S)`, `req =
+Req.objects.get(pk=pk, state=S)`, `get_object_or_404(Req, state=S)`), one a function returned
+(`req = barrier.get_pending()`: decided where that function returns only such rows), its
+class (`Review.objects.get(...)`, `Review(...)`). A name bound again in any way (unpacked,
+`except ... as`, a `match` capture, a walrus, in a branch or a loop's body) holds none of it
+any more. Lookups go up a chain of blocks, so a long function costs no more than its length."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from idemlint.analysis.chosen_rows import called_name, chosen_by_state, query_chooses_state, record_class, rows_class
+from idemlint.analysis.final_states import is_state_attribute
+from idemlint.analysis.machines import dotted_name
+from idemlint.knowledge.locks import ROW_LOCK_METHODS, names_a_shared_lock
+from idemlint.knowledge.orms import NOT_ROWS, ROW_QUERY_METHODS
+
+LOCKED_CALL, CHOSEN, PLAIN, LATER = "locked", "chosen", "plain", "later"  # how a call is made
+VIA = "returned by "  # how a call on what a function returned is made: `returned by <function>`
+LOCK, ROW_LOCK = "a lock", "a row lock"  # what a block holds: a shared lock, or the row's own
+
+
+@dataclass(frozen=True)
+class Held:
+    """What one name holds: read under the named lock, chosen by a state filter, returned by a
+    function (its name), of a class (its name)."""
+
+    under_lock: bool = False
+    chosen: bool = False
+    returned_by: str = ""
+    of_class: str = ""
+
+
+_NOTHING = Held()
+
+
+@dataclass
+class Records:
+    """What a block knows as it runs: the locks it holds and what each name holds; a block
+    inside another asks its parent for what it does not know itself."""
+
+    parent: Records | None = None
+    locks: set[str] = field(default_factory=set)
+    names: dict[str, Held] = field(default_factory=dict)
+
+    def inner(self, *locks: str) -> Records:
+        return Records(self, {*self.locks, *locks})
+
+    def held(self, key: str) -> Held:
+        block: Records | None = self
+        while block is not None:
+            if key in block.names:
+                return block.names[key]
+            block = block.parent
+        return _NOTHING
+
+    def forget(self, keys: set[str]) -> None:
+        for key in keys:
+            self.names[key] = _NOTHING
+
+
+def calls_in(body: list[ast.stmt], records: Records) -> Iterator[tuple[ast.Call, str, str]]:
+    """Each call in a block (not in nested functions), how it is made, and the class of the
+    record it is made on ('' where unknown). `records` is the block's own: it is updated."""
+    for statement in body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(statement, (ast.If, ast.While)):  # a test is no lock: what it guards is decided only as before
+            yield from _calls_of(statement.test, records)
+            inner = records.inner()
+            if isinstance(statement, ast.While):
+                inner.forget(bound_names(statement))  # the body may run again after it binds a name
+            yield from calls_in(statement.body, inner)
+            yield from calls_in(statement.orelse, records.inner())
+        elif isinstance(statement, (ast.For, ast.AsyncFor)):
+            yield from _calls_of(statement.iter, records)
+            inner = records.inner()
+            inner.forget(bound_names(statement))
+            target, owner = _key(statement.target), rows_class(statement.iter)
+            inner.names[target] = Held(chosen=chosen_by_state(statement.iter), of_class=owner)
+            yield from calls_in(statement.body, inner)
+            yield from calls_in(statement.orelse, records.inner())
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
+            for item in statement.items:
+                yield from _calls_of(item.context_expr, records)
+            locks = any(_takes_shared_lock(item.context_expr) for item in statement.items)
+            inner = records.inner(LOCK) if locks else records.inner()
+            inner.forget({name for item in statement.items for name in bound_names(item)})  # `as req`
+            yield from calls_in(statement.body, inner)
+        elif isinstance(statement, ast.Try) or type(statement).__name__ == "TryStar":
+            for block in (statement.body, statement.orelse, statement.finalbody):  # type: ignore[attr-defined]
+                yield from calls_in(block, records.inner())
+            for handler in statement.handlers:  # type: ignore[attr-defined]
+                inner = records.inner()
+                inner.forget({handler.name} if handler.name else set())  # `except Exception as req`
+                yield from calls_in(handler.body, inner)
+        elif isinstance(statement, ast.Match):
+            yield from _calls_of(statement.subject, records)
+            for case in statement.cases:
+                inner = records.inner()
+                inner.forget(bound_names(case.pattern))  # `case {"req": req}:`
+                yield from calls_in(case.body, inner)
+        else:
+            yield from _calls_of(statement, records)
+            bound = bound_names(statement)
+            records.forget(bound)
+            if isinstance(statement, ast.Assign) and len(bound) == 1 and len(statement.targets) == 1:
+                records.names[next(iter(bound))] = _binding(statement.value, LOCK in records.locks)
+            if _locks_rows(statement):
+                records.locks.add(ROW_LOCK)  # `select_for_update().get(...)`: the rest of the block holds the row
+            continue
+        records.forget(bound_names(statement))  # a name bound in a branch may hold anything after it
+
+
+def bound_names(node: ast.AST) -> set[str]:
+    """Every record a statement binds, as written (`req`, `self.paper`): assigned, unpacked,
+    annotated, by a walrus, a loop, `with ... as`, `except ... as`, a `match` capture, an import."""
+    found: set[str] = set()
+    for child in ast.walk(node):
+        if isinstance(child, (ast.Name, ast.Attribute, ast.Subscript)) and isinstance(child.ctx, ast.Store):
+            found.add(_key(child))
+            if isinstance(child, ast.Attribute) and is_state_attribute(child.attr):
+                found.add(_key(child.value))  # `req.state = ACTIVE`: no longer in the state a filter chose
+        elif isinstance(child, ast.ExceptHandler) and child.name:
+            found.add(child.name)
+        elif isinstance(child, (ast.MatchAs, ast.MatchStar)) and child.name:
+            found.add(child.name)
+        elif isinstance(child, ast.MatchMapping) and child.rest:
+            found.add(child.rest)
+        elif isinstance(child, ast.alias):
+            found.add(child.asname or child.name.split(".", 1)[0])
+    return found
+
+
+def _binding(value: ast.expr, locked: bool) -> Held:
+    """What a name bound to `value` holds."""
+    if not isinstance(value, ast.Call):
+        return Held(under_lock=locked)
+    how = chosen_or_returned(value)
+    return Held(
+        under_lock=locked,
+        chosen=how == CHOSEN,
+        returned_by=how[len(VIA) :] if how.startswith(VIA) else "",
+        of_class=record_class(value),
+    )
+
+
+def _calls_of(node: ast.AST, records: Records) -> Iterator[tuple[ast.Call, str, str]]:
+    """The calls in a statement or expression; one in a lambda (`on_commit(lambda: r.reject())`)
+    runs later, when the lock is gone, and is never decided."""
+    later = {id(n) for lam in ast.walk(node) if isinstance(lam, ast.Lambda) for n in ast.walk(lam.body)}
+    for call in ast.walk(node):
+        if isinstance(call, ast.Call):
+            yield call, LATER if id(call) in later else _how(call, records), _receiver_class(call, records)
+
+
+def _how(call: ast.Call, records: Records) -> str:
+    """How a call is made, judged by the record it acts on."""
+    if _is_super(call.func):
+        return LATER  # the parent's method: the override's own callers decide nothing here
+    receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+    if ROW_LOCK in records.locks or LOCK in records.locks and _read_under_lock(receiver, records):
+        return LOCKED_CALL
+    if isinstance(receiver, ast.Call):
+        return CHOSEN if LOCK in records.locks else chosen_or_returned(receiver)  # `Req.objects.pending(b).accept()`
+    arguments = [*call.args, *(k.value for k in call.keywords)]
+    own = records.held(_key(receiver)) if receiver is not None else _NOTHING
+    # a record's own method acts on the record (`waiver.approve(change)`: on the waiver); a
+    # module's or a helper object's acts on what it is handed (`helpers.close(req)`)
+    acted_on: list[ast.expr] = [receiver] if receiver is not None else []
+    if own == _NOTHING:
+        acted_on += arguments
+    held = [records.held(_key(record)) for record in acted_on]
+    if LOCK in records.locks or any(h.chosen for h in held):
+        return CHOSEN  # a filter's rows, or a record read before the named lock: no lock on its read
+    return next((VIA + h.returned_by for h in held if h.returned_by), PLAIN)
+
+
+def _receiver_class(call: ast.Call, records: Records) -> str:
+    """The class of the record a method is called on, where its binding says it (`review =
+    get_object_or_404(Review, ...)`, `for r in Review.objects.filter(...)`) or the call that
+    gives it does (`Review.objects.get(pk=pk).decline()`)."""
+    if not isinstance(call.func, ast.Attribute):
+        return ""
+    receiver = call.func.value
+    return record_class(receiver) if isinstance(receiver, ast.Call) else records.held(_key(receiver)).of_class
+
+
+def chosen_or_returned(query: ast.Call) -> str:
+    """How a call on the record another call gives is made: on rows a state filter chose, on
+    what some function returned, or plainly."""
+    name = called_name(query)
+    if name in NOT_ROWS:
+        return PLAIN
+    if query_chooses_state(query):
+        return CHOSEN
+    return VIA + name if name and name not in ROW_QUERY_METHODS else PLAIN
+
+
+def _read_under_lock(receiver: ast.expr | None, records: Records) -> bool:
+    """The record a call acts on was read under the named lock: bound in its block (`order =
+    Order.objects.get(pk=pk)`, then `order.cancel()`) or read in the call itself
+    (`Order.objects.get(pk=pk).cancel()`)."""
+    if receiver is None:
+        return False
+    return isinstance(receiver, ast.Call) or records.held(_key(receiver)).under_lock
+
+
+def _is_super(func: ast.expr) -> bool:
+    """`super().accept`, `super(Cls, self).accept`."""
+    return (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "super"
+    )
+
+
+def _locks_rows(statement: ast.stmt) -> bool:
+    """`select_for_update()` in the statement, not in one branch of a conditional expression
+    (`... if lock else Model.objects`): that one may not run."""
+    branches = {id(n) for e in ast.walk(statement) if isinstance(e, ast.IfExp) for n in ast.walk(e)}
+    return any(
+        isinstance(node, ast.Attribute) and node.attr in ROW_LOCK_METHODS and id(node) not in branches
+        for node in ast.walk(statement)
+    )
+
+
+def _takes_shared_lock(expr: ast.expr) -> bool:
+    """`with cache.lock(key):`, `with advisory_lock(name):`: a call that takes a lock other
+    processes honour (a bare name may hold a `threading.Lock()`: not one)."""
+    if not isinstance(expr, ast.Call):
+        return False
+    name = dotted_name(expr.func) or (expr.func.attr if isinstance(expr.func, ast.Attribute) else "")
+    return bool(name) and names_a_shared_lock(name)
+
+
+def _key(expr: ast.AST) -> str:
+    """A record as written (`req`, `self.paper`), the same read or assigned."""
+    return ast.unparse(expr)
