@@ -47,8 +47,8 @@ def asks_for_a_token(call: cst.Call, target: str | None) -> bool:
     """An OAuth token request: a token endpoint URL, or a `grant_type` in the body it posts."""
     if target and _TOKEN_URL.search(target):
         return True
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value in ("data", "json") and isinstance(arg.value, cst.Dict):
+    for arg in call.args:  # the body, by keyword or by position (a caller handing it to a request core)
+        if (arg.keyword is None or arg.keyword.value in ("data", "json")) and isinstance(arg.value, cst.Dict):
             if any(string_value(e.key) == "grant_type" for e in arg.value.elements if isinstance(e, cst.DictElement)):
                 return True
     return False
@@ -127,6 +127,7 @@ def repeat_safe_endpoint(model: ModuleModel, call: cst.Call) -> bool:
         return True
     url = url_argument(call)
     url = (_local_value(model, url) or _module_constant(model, url)) if isinstance(url, cst.Name) else url
+    url = _instance_value(model, url) or url if isinstance(url, cst.Attribute) else url
     if url is None:
         return False
     texts = [string_value(n) or "" for n in (url, *model.iter_nodes(url)) if isinstance(n, cst.SimpleString)]
@@ -148,6 +149,23 @@ def _names_a_read(url: cst.BaseExpression) -> bool:
     segment = text.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] if "/" in text else ""
     words = [w.lower() for w in _WORD.findall(re.sub(r"([a-z])([A-Z])", r"\1 \2", segment).replace("_", " "))]
     return names_a_lookup(words) and words[0] not in ("query", "count")
+
+
+def _instance_value(model: ModuleModel, url: cst.Attribute) -> cst.BaseExpression | None:
+    """The value of `self.company_url` where its class assigns it once
+    (`self.company_url = urljoin(self.base_url, "companies/search/")` in `__init__`)."""
+    owner = model.enclosing_class(url)
+    if owner is None or not (isinstance(url.value, cst.Name) and url.value.value == "self"):
+        return None
+    values = [
+        value
+        for target, value, _statement in model.attribute_assigns
+        if isinstance(target.value, cst.Name)
+        and target.value.value == "self"
+        and target.attr.value == url.attr.value
+        and model.enclosing_class(target) is owner
+    ]
+    return values[0] if len(values) == 1 else None
 
 
 def _graphql_mutation(model: ModuleModel, call: cst.Call) -> bool:

@@ -38,6 +38,7 @@ from idemlint.analysis.direct_facts import (
 from idemlint.analysis.flow import origin_calls
 from idemlint.analysis.inheritance import CallSite, inherit
 from idemlint.analysis.model import iter_nodes, local_callee, method_of, positional_parameters, string_value
+from idemlint.analysis.request_parts import asks_for_a_token
 from idemlint.analysis.status_errors import status_error_chains, status_error_leaves
 from idemlint.analysis.summary_records import (
     MAX_DEPTH,
@@ -222,8 +223,10 @@ def callers_naming_a_write(
             continue
         caller = model.enclosing_function(call)
         method, forwarded = binding.verb_binding(passed_arguments(call, own_params(caller) if caller else frozenset()))
-        if method in NOT_IDEMPOTENT_METHODS:
-            yield call, method
+        if method in NOT_IDEMPOTENT_METHODS and not asks_for_a_token(
+            call, model.dotted(call.args[1].value) if len(call.args) > 1 else None
+        ):
+            yield call, method  # not a token request (`_api_request("post", AUTH_URL, json={"grant_type": ...})`)
         elif forwarded and caller is not None and caller not in seen and not _chosen_by(model, call, forwarded):
             yield from callers_naming_a_write(model, caller, forwarded, seen)
 

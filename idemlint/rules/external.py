@@ -20,6 +20,7 @@ from idemlint.analysis.summaries import (
     via,
 )
 from idemlint.analysis.timeouts import records_failure, timeout_caught
+from idemlint.knowledge.retries import URLLIB3_RETRY
 from idemlint.knowledge.triggers import EFFECT_WORDS, RETRY, TIMEOUT_WORDS, TRANSPORT_METHOD_SETTINGS
 from idemlint.rule import Report, Rule
 
@@ -52,7 +53,9 @@ class UnkeyedRetriedSideEffect(Rule):
         "adyen, square, ...); boto3 `send_message`/`publish` to FIFO queues and topics without "
         "`MessageDeduplicationId`. A urllib3 `Retry(allowed_methods=...)` (also through `**retry_args`) that lets POST or PATCH be re-sent "
         "retries them at the transport (low confidence), also where a project's subclass of `Retry` sets them "
-        'for its callers (`kwargs["allowed_methods"] = ... | {"POST"}` before `super().__init__(**kwargs)`). '
+        'for its callers (`kwargs["allowed_methods"] = ... | {"POST"}` before `super().__init__(**kwargs)`); '
+        "not in a client class that sends nothing a repeat would do twice through it (only GETs, or a POST to a "
+        "search path, held in `self.search_url`). "
         "A helper that makes such a call (in this module or, through the project "
         "index, in another, up to four calls deep) and is called on every attempt is reported at that call; so "
         "is a method a project class inherits from an SDK client it extends (`class Campaigns(BrazeClient)`, "
@@ -233,7 +236,7 @@ def _transport_retries_of_writes(ctx: FileContext) -> Iterator[Report]:
     confidence: a call that sends its own key, or an endpoint that dedupes, is safe."""
     for policy in ctx.policies.policies:
         for verdict in policy.non_retryable_statuses:
-            if verdict.kind == "unsafe-methods":
+            if verdict.kind == "unsafe-methods" and _sends_a_write(ctx, verdict.node):
                 methods = ", ".join(verdict.methods) or "every method, POST and PATCH included"
                 yield Report(
                     verdict.node,
@@ -373,3 +376,17 @@ def capture(order):
                 if callee is not None and callee.summary.effect_for(passed_arguments(node)):
                     return f"{callee.name}()"
         return None
+
+
+def _sends_a_write(ctx: FileContext, setting: cst.CSTNode) -> bool:
+    """A client class that retries writes at its transport sends one: a request that is not
+    safe to repeat and carries no key, or one whose method a caller names. A client that only
+    reads, or only posts a search, re-sends nothing that acts. Outside a class the session may
+    go anywhere."""
+    owner = ctx.model.enclosing_class(setting)
+    if owner is None or any(ctx.model.qualname(base.value) in URLLIB3_RETRY for base in owner.bases):
+        return True  # a project's own `Retry`: a policy for whoever mounts it
+    effects = ctx.effects
+    return any(
+        ctx.model.is_inside(e.call, owner) and not e.retry_safe and e.keyed is not True for e in effects.effects
+    ) or any(ctx.model.is_inside(r.call, owner) for r in effects.verb_requests)
