@@ -79,6 +79,8 @@ class _Syntactic:
         self.start = self.state.offset
 
     def __exit__(self, *exc_info: object) -> None:
+        if exc_info[0] is not None:
+            return  # code generation stopped (too deep): record nothing, let its error through
         spans = self.state.spans
         start = self.start if self.start_node is None else spans[self.start_node][0]
         end = self.state.offset if self.end_node is None else spans[self.end_node][1]

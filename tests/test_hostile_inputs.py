@@ -193,3 +193,11 @@ def test_valid_python_beyond_libcst_limits_is_reported_as_such() -> None:
     result = check_source(TRIGGER + "topics = (\n" + parts + "\n)\n", "topics.py", Config(), ALL_RULES)
     assert [f.code for f in result.findings] == ["IDM900"]
     assert "valid Python that libcst cannot parse" in result.findings[0].message
+
+
+def test_a_two_thousand_branch_elif_chain_is_analysed() -> None:
+    # each `elif` nests one level deeper in the tree: resolving positions ran out of stack, and
+    # the span recorder then failed on every level on the way out, burying the error
+    branches = "".join(f"    elif x == {i}:\n        y = {i}\n" for i in range(1, 2000))
+    source = BUGGY + "\n\ndef pick(x):\n    if x == 0:\n        y = 0\n" + branches + "    return y\n"
+    assert codes(source) == [(8, "IDM001")]

@@ -50,9 +50,13 @@ class Records:
     parent: Records | None = None
     locks: set[str] = field(default_factory=set)
     names: dict[str, Held] = field(default_factory=dict)
+    bound_cache: dict[int, frozenset[str]] = field(default_factory=dict)  # shared by a function's blocks
 
     def inner(self, *locks: str) -> Records:
-        return Records(self, {*self.locks, *locks})
+        return Records(self, {*self.locks, *locks}, bound_cache=self.bound_cache)
+
+    def bound(self, node: ast.AST) -> frozenset[str]:
+        return bound_names(node, self.bound_cache)
 
     def held(self, key: str) -> Held:
         block: Records | None = self
@@ -62,7 +66,7 @@ class Records:
             block = block.parent
         return _NOTHING
 
-    def forget(self, keys: set[str]) -> None:
+    def forget(self, keys: set[str] | frozenset[str]) -> None:
         for key in keys:
             self.names[key] = _NOTHING
 
@@ -73,71 +77,109 @@ def calls_in(body: list[ast.stmt], records: Records) -> Iterator[tuple[ast.Call,
     for statement in body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        if isinstance(statement, (ast.If, ast.While)):  # a test is no lock: what it guards is decided only as before
+        if isinstance(statement, ast.If):  # a test is no lock: what it guards is decided only as before
             yield from _calls_of(statement.test, records)
-            inner = records.inner()
-            if isinstance(statement, ast.While):
-                inner.forget(bound_names(statement))  # the body may run again after it binds a name
-            yield from calls_in(statement.body, inner)
+            records.forget(records.bound(statement.test))  # `if (req := other):`
+            yield from calls_in(statement.body, records.inner())
             yield from calls_in(statement.orelse, records.inner())
+        elif isinstance(statement, ast.While):  # its test and body run again after the body binds a name
+            again = records.inner()
+            again.forget(records.bound(statement))
+            yield from _calls_of(statement.test, again)
+            yield from calls_in(statement.body, again.inner())
+            yield from calls_in(statement.orelse, again.inner())
         elif isinstance(statement, (ast.For, ast.AsyncFor)):
             yield from _calls_of(statement.iter, records)
             inner = records.inner()
-            inner.forget(bound_names(statement))
+            inner.forget(records.bound(statement))
             target, owner = _key(statement.target), rows_class(statement.iter)
             inner.names[target] = Held(chosen=chosen_by_state(statement.iter), of_class=owner)
             yield from calls_in(statement.body, inner)
-            yield from calls_in(statement.orelse, records.inner())
+            after = records.inner()
+            after.forget(records.bound(statement))  # `else:` runs after the body's last round
+            yield from calls_in(statement.orelse, after)
         elif isinstance(statement, (ast.With, ast.AsyncWith)):
             for item in statement.items:
                 yield from _calls_of(item.context_expr, records)
             locks = any(_takes_shared_lock(item.context_expr) for item in statement.items)
             inner = records.inner(LOCK) if locks else records.inner()
-            inner.forget({name for item in statement.items for name in bound_names(item)})  # `as req`
+            inner.forget({name for item in statement.items for name in records.bound(item)})  # `as req`
             yield from calls_in(statement.body, inner)
         elif isinstance(statement, ast.Try) or type(statement).__name__ == "TryStar":
-            for block in (statement.body, statement.orelse, statement.finalbody):  # type: ignore[attr-defined]
-                yield from calls_in(block, records.inner())
+            yield from calls_in(statement.body, records.inner())  # type: ignore[attr-defined]
+            tried = {name for s in statement.body for name in records.bound(s)}  # type: ignore[attr-defined]
             for handler in statement.handlers:  # type: ignore[attr-defined]
                 inner = records.inner()
-                inner.forget({handler.name} if handler.name else set())  # `except Exception as req`
+                inner.forget(tried | ({handler.name} if handler.name else set()))  # `except Exception as req`
                 yield from calls_in(handler.body, inner)
+            for block in (statement.orelse, statement.finalbody):  # type: ignore[attr-defined]
+                inner = records.inner()
+                inner.forget(tried)  # the body may have bound them anew
+                yield from calls_in(block, inner)
         elif isinstance(statement, ast.Match):
             yield from _calls_of(statement.subject, records)
+            records.forget(records.bound(statement.subject))
             for case in statement.cases:
                 inner = records.inner()
-                inner.forget(bound_names(case.pattern))  # `case {"req": req}:`
+                inner.forget(records.bound(case.pattern))  # `case {"req": req}:`
+                if case.guard is not None:
+                    yield from _calls_of(case.guard, inner)
+                    inner.forget(records.bound(case.guard))
                 yield from calls_in(case.body, inner)
         else:
             yield from _calls_of(statement, records)
-            bound = bound_names(statement)
+            bound = records.bound(statement)
             records.forget(bound)
             if isinstance(statement, ast.Assign) and len(bound) == 1 and len(statement.targets) == 1:
                 records.names[next(iter(bound))] = _binding(statement.value, LOCK in records.locks)
             if _locks_rows(statement):
                 records.locks.add(ROW_LOCK)  # `select_for_update().get(...)`: the rest of the block holds the row
             continue
-        records.forget(bound_names(statement))  # a name bound in a branch may hold anything after it
+        records.forget(records.bound(statement))  # a name bound in a branch may hold anything after it
 
 
-def bound_names(node: ast.AST) -> set[str]:
-    """Every record a statement binds, as written (`req`, `self.paper`): assigned, unpacked,
-    annotated, by a walrus, a loop, `with ... as`, `except ... as`, a `match` capture, an import."""
-    found: set[str] = set()
-    for child in ast.walk(node):
-        if isinstance(child, (ast.Name, ast.Attribute, ast.Subscript)) and isinstance(child.ctx, ast.Store):
-            found.add(_key(child))
-            if isinstance(child, ast.Attribute) and is_state_attribute(child.attr):
-                found.add(_key(child.value))  # `req.state = ACTIVE`: no longer in the state a filter chose
-        elif isinstance(child, ast.ExceptHandler) and child.name:
-            found.add(child.name)
-        elif isinstance(child, (ast.MatchAs, ast.MatchStar)) and child.name:
-            found.add(child.name)
-        elif isinstance(child, ast.MatchMapping) and child.rest:
-            found.add(child.rest)
-        elif isinstance(child, ast.alias):
-            found.add(child.asname or child.name.split(".", 1)[0])
-    return found
+def bound_names(node: ast.AST, cache: dict[int, frozenset[str]] | None = None) -> frozenset[str]:
+    """Every record a node binds, as written (`req`, `self.paper`): assigned, unpacked,
+    annotated, by a walrus, a loop, `with ... as`, `except ... as`, a `match` capture, an import;
+    `req.state = X` binds `req` anew too (it is no longer in the state a filter chose). With a
+    `cache`, each node is read once however deep the statements nest (an `elif` chain)."""
+    cache = {} if cache is None else cache
+    pending: list[tuple[ast.AST, bool]] = [(node, False)]
+    while pending:
+        current, children_done = pending.pop()
+        if id(current) in cache:
+            continue
+        children = list(ast.iter_child_nodes(current))
+        if not children_done:
+            pending.append((current, True))
+            pending.extend((child, False) for child in children if id(child) not in cache)
+            continue
+        found = _binds(current)
+        for child in children:
+            found |= cache.get(id(child), _NONE)
+        cache[id(current)] = frozenset(found) if found else _NONE
+    return cache[id(node)]
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+def _binds(node: ast.AST) -> set[str]:
+    """What one node itself binds."""
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
+        found = {_key(node)}
+        if isinstance(node, ast.Attribute) and is_state_attribute(node.attr):
+            found.add(_key(node.value))  # `req.state = ACTIVE`: no longer in the state a filter chose
+        return found
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return {node.name}
+    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        return {node.name}
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return {node.rest}
+    if isinstance(node, ast.alias):
+        return {node.asname or node.name.split(".", 1)[0]}
+    return set()
 
 
 def _binding(value: ast.expr, locked: bool) -> Held:

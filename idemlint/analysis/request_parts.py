@@ -128,8 +128,8 @@ def repeat_safe_endpoint(model: ModuleModel, call: cst.Call) -> bool:
     url = url_argument(call)
     url = (_local_value(model, url) or _module_constant(model, url)) if isinstance(url, cst.Name) else url
     url = _instance_value(model, url) or url if isinstance(url, cst.Attribute) else url
-    if url is None:
-        return False
+    if url is None or any(isinstance(n, cst.IfExp) for n in (url, *model.iter_nodes(url))):
+        return False  # `".../validate" if dry_run else ".../orders"`: which one is sent is not known
     texts = [string_value(n) or "" for n in (url, *model.iter_nodes(url)) if isinstance(n, cst.SimpleString)]
     texts += [n.value for n in (url, *model.iter_nodes(url)) if isinstance(n, cst.FormattedStringText)]
     words = {w.lower() for text in texts for w in _WORD.findall(text.replace("_", " "))}

@@ -42,3 +42,6 @@ TIMEOUT_EXCEPTIONS = {
     "braintree.exceptions.TimeoutError",
     "braintree.exceptions.RequestTimeoutError",
 }
+# classes a timeout is also an instance of, beyond the timeout-bearing ones above: a test of one
+# of these may let a timeout through
+TIMEOUT_BASES = frozenset({"Exception", "BaseException", "OSError", "IOError", "EnvironmentError", "socket.error"})

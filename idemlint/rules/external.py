@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from idemlint.analysis.direct_facts import own_params
 from idemlint.analysis.effects import SideEffect
-from idemlint.analysis.model import iter_nodes
+from idemlint.analysis.model import ModuleModel, iter_nodes
 from idemlint.analysis.policy.sorting import may_retry_a_timeout
 from idemlint.analysis.summaries import (
     Callee,
@@ -383,10 +383,37 @@ def _sends_a_write(ctx: FileContext, setting: cst.CSTNode) -> bool:
     safe to repeat and carries no key, or one whose method a caller names. A client that only
     reads, or only posts a search, re-sends nothing that acts. Outside a class the session may
     go anywhere."""
-    owner = ctx.model.enclosing_class(setting)
-    if owner is None or any(ctx.model.qualname(base.value) in URLLIB3_RETRY for base in owner.bases):
+    model = ctx.model
+    owner = model.enclosing_class(setting)
+    if owner is None or any(model.qualname(base.value) in URLLIB3_RETRY for base in owner.bases):
         return True  # a project's own `Retry`: a policy for whoever mounts it
+    if _extended_or_reached_into(model, owner):
+        return True
     effects = ctx.effects
     return any(
         ctx.model.is_inside(e.call, owner) and not e.retry_safe and e.keyed is not True for e in effects.effects
     ) or any(ctx.model.is_inside(r.call, owner) for r in effects.verb_requests)
+
+
+def _extended_or_reached_into(model: ModuleModel, owner: cst.ClassDef) -> bool:
+    """Whether code outside the class may send through its session: a class of the module
+    built on it (`class Orders(Client)`), or an attribute the class sets on `self` read on
+    something else (`client.session.post(...)`)."""
+    name = owner.name.value
+    if any(
+        isinstance(node, cst.ClassDef) and any(model.dotted(b.value) == name for b in node.bases)
+        for node in model.iter_nodes(model.module, stop_at_functions=False)
+    ):
+        return True
+    own = {
+        target.attr.value
+        for target, _value, _statement in model.attribute_assigns
+        if model.enclosing_class(target) is owner and model.dotted(target.value) == "self"
+    }
+    return any(
+        isinstance(node, cst.Attribute)
+        and node.attr.value in own
+        and model.dotted(node.value) != "self"
+        and not model.is_inside(node, owner)
+        for node in model.iter_nodes(model.module, stop_at_functions=False)
+    )

@@ -12,7 +12,7 @@ from idemlint.analysis.model import ModuleModel, iter_nodes
 from idemlint.analysis.policy.common import expr_nodes
 from idemlint.analysis.retry import always_leaves
 from idemlint.analysis.retry.loops import classify_loop
-from idemlint.knowledge.timeouts import TIMEOUT_EXCEPTIONS
+from idemlint.knowledge.timeouts import TIMEOUT_BASES, TIMEOUT_EXCEPTIONS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -92,26 +92,80 @@ def _retries_in(model: ModuleModel, handler: cst.ExceptHandler) -> list[cst.CSTN
 
 
 def _sorted_before(model: ModuleModel, handler: cst.ExceptHandler, node: cst.CSTNode) -> cst.BaseExpression | None:
-    """The test on what the handler caught whose branch holds `node`, if there is one."""
+    """The test on what the handler caught that lets `node` run only for some of it: an `if`
+    whose branch holds it, or an earlier `if` whose body leaves (`if not is_transient(exc):
+    raise`). A test that only leaves named classes out (`if isinstance(exc, KeyError): return`,
+    or the `else:` of one) lets every other through, and sorts nothing."""
     read = _caught_names(handler)
+    child = node
     for ancestor in model.ancestors(node):
         if ancestor is handler:
             return None
-        if isinstance(ancestor, cst.If) and not model.is_inside(node, ancestor.test) and _reads(ancestor.test, read):
-            return ancestor.test
+        if isinstance(ancestor, cst.If) and child is not ancestor.test and _sorts(model, ancestor.test, read):
+            classes = _names_classes(model, ancestor.test)
+            if classes is None or classes == (child is ancestor.body):
+                return ancestor.test  # in the body of a test, or the `else:` of a negated class test
+        if isinstance(ancestor, cst.IndentedBlock):
+            for previous in ancestor.body:
+                if previous is child:
+                    break
+                if (
+                    isinstance(previous, cst.If)
+                    and _sorts(model, previous.test, read)
+                    and always_leaves(list(previous.body.body))
+                    and _names_classes(model, previous.test) is not True
+                ):
+                    return previous.test  # `if not is_transient(exc): raise`, then the retry
+        child = ancestor
+    return None
+
+
+def _sorts(model: ModuleModel, test: cst.BaseExpression, read: set[str]) -> bool:
+    """A test that reads what was caught for more than being there (`exc is not None`)."""
+    if not _reads(test, read):
+        return False
+    return not (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and model.dotted(test.comparisons[0].comparator) == "None"
+    )
+
+
+def _names_classes(model: ModuleModel, test: cst.BaseExpression) -> bool | None:
+    """True for a test that holds for named classes (`isinstance(exc, KeyError)`), False for its
+    negation (`not isinstance(...)`), None for any other test (a classifier's answer)."""
+    negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+    inner = test.expression if negated else test  # type: ignore[attr-defined]
+    if isinstance(inner, cst.Call) and model.dotted(inner.func) == "isinstance":
+        return not negated
     return None
 
 
 def _may_pass_a_timeout(model: ModuleModel, test: cst.BaseExpression) -> bool:
     """A test of the caught exception's class lets a timeout through only if it names one, or a
-    base class of one; a test of anything else (a classifier's answer, a status) may."""
-    classes = [
-        arg.value
+    base class of one; a negated one, one of classes it cannot name (`isinstance(exc,
+    RETRYABLE)`), or a test of anything else (a classifier's answer, a status) may."""
+    checks = [
+        node
         for node in expr_nodes(test)
         if isinstance(node, cst.Call) and model.dotted(node.func) == "isinstance" and len(node.args) == 2
-        for arg in node.args[1:]
     ]
-    if not classes:
+    if not checks or any(isinstance(n, cst.UnaryOperation) for n in expr_nodes(test)):
         return True
-    named = [e.value for c in classes for e in (c.elements if isinstance(c, cst.Tuple) else [c])]  # type: ignore[union-attr]
-    return any((model.qualname(e) or "") in TIMEOUT_EXCEPTIONS | {"Exception", "BaseException"} for e in named)
+    named: list[cst.BaseExpression] = []
+    for check in checks:
+        classes = check.args[1].value
+        if isinstance(classes, cst.Tuple):
+            if any(isinstance(e, cst.StarredElement) for e in classes.elements):
+                return True  # `isinstance(exc, (*TRANSIENT, KeyError))`: not all named here
+            named += [e.value for e in classes.elements]
+        else:
+            named.append(classes)
+    for expr in named:
+        name = model.qualname(expr)
+        held = model.resolve(model.scope_of(expr), expr.value) if isinstance(expr, cst.Name) else []
+        if name is None or any(b.kind not in ("import", "def") for b in held):
+            return True  # a class computed or held in a name (`RETRYABLE = (Timeout, ...)`)
+        if name in TIMEOUT_EXCEPTIONS | TIMEOUT_BASES:
+            return True
+    return False
