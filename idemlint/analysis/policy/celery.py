@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, keyword
-from idemlint.analysis.policy.common import handler_catches_all, is_catch_all, is_false, is_none
+from idemlint.analysis.policy.common import handler_catches_all, is_catch_all, is_false, is_none, is_task_retry
 from idemlint.analysis.policy.delays import has_random
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.policy.sorting import retries_only_what_it_sorts
@@ -43,7 +43,7 @@ def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> No
     _read_settings(model, keywords, label, policy)
     assert isinstance(context.node, cst.FunctionDef)
     for node in model.iter_nodes(context.node.body):
-        if isinstance(node, cst.Call) and (model.dotted(node.func) or "").endswith(".retry"):
+        if is_task_retry(node, model):
             if not any(isinstance(a, cst.ExceptHandler) for a in model.ancestors(node)):
                 continue  # `if not ready: raise self.retry(countdown=5)` polls; it does not retry a failure
             # a bound task's own `.retry()`: named `self.retry()` whatever the parameter is called
@@ -125,10 +125,7 @@ def _retrying_handlers(model: ModuleModel, context: RetryContext) -> Iterator[cs
             and handler_catches_all(model, node)
             and not retries_only_what_it_sorts(model, node)
         ):
-            if any(
-                isinstance(n, cst.Call) and (model.dotted(n.func) or "").endswith(".retry")
-                for n in model.iter_nodes(node.body)
-            ):
+            if any(is_task_retry(n, model) for n in model.iter_nodes(node.body)):
                 yield node
 
 

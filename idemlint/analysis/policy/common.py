@@ -4,7 +4,7 @@ statuses, and literal values (`None`, `False`, `0`)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes, runs_before
@@ -76,6 +76,11 @@ def handler_around(model: ModuleModel, node: cst.CSTNode) -> cst.ExceptHandler |
 def expr_nodes(expr: cst.CSTNode) -> Iterator[cst.CSTNode]:
     yield expr
     yield from iter_nodes(expr)
+
+
+def is_task_retry(node: cst.CSTNode, model: ModuleModel) -> TypeGuard[cst.Call]:
+    """A task's own `.retry(...)` (`raise self.retry(exc=exc)`, whatever the bound task is named)."""
+    return isinstance(node, cst.Call) and (model.dotted(node.func) or "").endswith(".retry")
 
 
 def is_none(expr: cst.BaseExpression) -> bool:

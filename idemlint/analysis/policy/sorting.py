@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, iter_nodes
-from idemlint.analysis.policy.common import expr_nodes
+from idemlint.analysis.policy.common import expr_nodes, is_task_retry
 from idemlint.analysis.retry import always_leaves
 from idemlint.analysis.retry.loops import classify_loop
 from idemlint.knowledge.timeouts import TIMEOUT_BASES, TIMEOUT_EXCEPTIONS
@@ -84,10 +84,7 @@ def _retries_in(model: ModuleModel, handler: cst.ExceptHandler) -> list[cst.CSTN
     return [
         node
         for node in iter_nodes(handler.body)
-        if isinstance(node, cst.Call)
-        and (model.dotted(node.func) or "").endswith(".retry")
-        or isinstance(node, cst.Continue)
-        and retrying_loop
+        if is_task_retry(node, model) or isinstance(node, cst.Continue) and retrying_loop
     ]
 
 
