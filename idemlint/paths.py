@@ -39,9 +39,10 @@ def is_migration_file(path: str) -> bool:
 # Where code runs, from its root-relative path: a finding in a one-off script, an example, a
 # management command or developer tooling is of less harm than one on a request path or in a
 # task (run by hand, one at a time, or never in production).
-# (`tools/`, `bin/`, `dev/`, `ci/` only at the top: `anthropic/lib/tools/` is a package of the product)
+# (`tools/`, `bin/`, `dev/`, `ci/` only at the top: `anthropic/lib/tools/` is a package of the product;
+# an evaluation or benchmark harness, `evals/`, `benchmarks/`, wherever it sits, is run by its developers)
 _SCRIPT_FILE = re.compile(
-    r"(^|/)(scripts?|\.github|docs?)/|^(bin|tools|dev|devtools|ci)/"
+    r"(^|/)(scripts?|\.github|docs?|evals?|benchmarks?)/|^(bin|tools|dev|devtools|ci)/"
     r"|(^|/)(setup|manage|noxfile|fabfile|conftest|__main__)\.py$"
 )
 _EXAMPLE_FILE = re.compile(r"(^|/)(examples?|samples?|demos?|tutorials?)/")

@@ -97,6 +97,9 @@ def test_the_engine_takes_confidence_from_the_shipped_table() -> None:
         # a `tools` package inside the product (an SDK's tool runner) is the product
         ("src/sdk/lib/tools/runner.py", "source"),
         ("shop/dev/fixtures.py", "source"),
+        # an evaluation or benchmark harness beside the product is run by its developers
+        ("themes/evals/synthetic/generator.py", "script"),
+        ("benchmarks/speed.py", "script"),
     ],
 )
 def test_roles_from_paths(path: str, role: str) -> None:
