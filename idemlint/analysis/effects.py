@@ -174,7 +174,7 @@ class EffectAnalysis:
     def _effect(self, call: cst.Call, library: str, operation: str, method: str | None, retry_safe: bool) -> SideEffect:
         # An SDK call's "target" is the API object it acts on (stripe.Refund), not an argument.
         target = request_target(self.model, call) if method or library == AWS_SDK else operation.rsplit(".", 1)[0]
-        if method and asks_for_a_token(call, target):
+        if method and asks_for_a_token(self.model, call, target):
             retry_safe = True  # an OAuth token request changes nothing on the server
         if method and (
             repeat_safe_endpoint(self.model, call)

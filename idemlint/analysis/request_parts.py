@@ -43,13 +43,17 @@ def _any_literal_method(call: cst.Call) -> str | None:
 _TOKEN_URL = re.compile(r"oauth2?/token|access_?token|/token/?$", re.IGNORECASE)
 
 
-def asks_for_a_token(call: cst.Call, target: str | None) -> bool:
-    """An OAuth token request: a token endpoint URL, or a `grant_type` in the body it posts."""
+def asks_for_a_token(model: ModuleModel, call: cst.Call, target: str | None) -> bool:
+    """An OAuth token request: a token endpoint URL, or a `grant_type` in the form it sends
+    (its body, or its query: `params=`), written there or in a name the function sets once."""
     if target and _TOKEN_URL.search(target):
         return True
     for arg in call.args:  # the body, by keyword or by position (a caller handing it to a request core)
-        if (arg.keyword is None or arg.keyword.value in ("data", "json")) and isinstance(arg.value, cst.Dict):
-            if any(string_value(e.key) == "grant_type" for e in arg.value.elements if isinstance(e, cst.DictElement)):
+        value = arg.value
+        if isinstance(value, cst.Name):
+            value = _local_value(model, value) or value  # `payload = {"grant_type": ...}`, then `data=payload`
+        if (arg.keyword is None or arg.keyword.value in ("data", "json", "params")) and isinstance(value, cst.Dict):
+            if any(string_value(e.key) == "grant_type" for e in value.elements if isinstance(e, cst.DictElement)):
                 return True
     return False
 
@@ -71,6 +75,8 @@ def url_argument(call: cst.Call) -> cst.BaseExpression | None:
 
 def request_target(model: ModuleModel, call: cst.Call) -> str | None:
     url = url_argument(call)
+    if isinstance(url, cst.Name):
+        url = _local_value(model, url) or url  # `token_url = f"{base}/oauth/token"`, then `post(token_url, ...)`
     if url is None:
         return None
     text = static_text(model, url) or model.module.code_for_node(url)

@@ -223,7 +223,7 @@ def callers_naming_a_write(
             continue
         caller = model.enclosing_function(call)
         method, forwarded = binding.verb_binding(passed_arguments(call, own_params(caller) if caller else frozenset()))
-        if method in NOT_IDEMPOTENT_METHODS and not asks_for_a_token(call, None):
+        if method in NOT_IDEMPOTENT_METHODS and not asks_for_a_token(model, call, None):
             yield call, method  # not one whose body asks for a token (`json={"grant_type": ...}`)
         elif forwarded and caller is not None and caller not in seen and not _chosen_by(model, call, forwarded):
             yield from callers_naming_a_write(model, caller, forwarded, seen)

@@ -44,6 +44,7 @@ class PolicyRule(Rule):
         ("no-wait", "loop"): "a retry loop with no wait",
         ("no-wait", RECURSION): "a retry loop with no wait",
         ("every-failure-status", "loop"): "a retry loop that leaves only on a success",
+        ("no-bound", RECURSION): "a recursive retry that counts no attempts",
     }
 
     def check(self, ctx: FileContext) -> Iterator[Report]:

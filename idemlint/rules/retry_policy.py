@@ -370,6 +370,10 @@ def publish(event):
         (TENACITY, "`stop=stop_after_attempt(5) | stop_after_delay(60)`."),
         (BACKOFF, "`max_tries=5` and/or `max_time=60`."),
         ("Celery", "`max_retries=5` (the default is 3); dead-letter the task afterwards."),
+        (
+            "recursion",
+            "Pass an attempt counter and step it: `return get_token(..., retries=retries - 1)`, raising at zero.",
+        ),
     )
     fix_safety = "No automatic fix: only the author knows the right bound. The suggestion names the parameter to add."
     triggers = (RETRY,)
@@ -387,6 +391,10 @@ def publish(event):
         ),
         ("endless-count", "loop"): "the retry loop counts attempts with itertools.count() and never stops",
         ("no-bound", "poll"): "the polling loop has no attempt limit and no deadline",
+        ("no-bound", RECURSION): (
+            "the recursive retry calls itself again with the arguments it was given and counts no attempts, "
+            "so only the recursion limit ends it"
+        ),
         ("no-bound", CELERY): "the Celery task retries forever (max_retries=None)",
         ("no-bound", CELERY_CALL): "{owner}.retry(max_retries=None) retries forever",
         ("no-bound", URLLIB3): "Retry(total=None) sets no bound on retries",

@@ -4,8 +4,9 @@ calls the function again is what retries: a catch-all there retries every except
 and a sleep there with no random part waits the same for every client (IDM202), as does no
 wait at all (`policy.no_wait`). A sleep on
 the way to the first attempt paces requests. A recursion under a test that the answer is
-retryable (`if is_retryable(status): sleep(2); return self.get(...)`) is judged by its sleeps; it is not a wait between attempts. The depth of
-the recursion bounds it, so it is never unbounded (IDM203)."""
+retryable (`if is_retryable(status): sleep(2); return self.get(...)`) is judged by its sleeps; it is not a wait between attempts. One that
+hands itself the arguments it was given and counts no attempts anywhere (`return
+get_token(client_id, secret, url)`) is bounded by nothing but the recursion limit (IDM203)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from idemlint.analysis.policy.no_wait import immediate_recursion
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.policy.sorting import filters_exception
 from idemlint.analysis.retry.answers import says_retryable
+from idemlint.analysis.retry.functions import counts_attempts
 from idemlint.knowledge.retries import RECURSION, SLEEPS
 
 if TYPE_CHECKING:
@@ -59,3 +61,5 @@ def read_recursion(
                 policy.no_jitter.append(Verdict("fixed-wait", RECURSION, node, context.label))
     if isinstance(context.node, cst.FunctionDef) and immediate_recursion(model, context.node, handler, context.anchor):
         policy.no_jitter.append(Verdict("no-wait", RECURSION, handler, context.label))
+    if isinstance(context.node, cst.FunctionDef) and not counts_attempts(model, context.node):
+        policy.unbounded.append(Verdict("no-bound", RECURSION, context.anchor, context.label))

@@ -187,15 +187,15 @@ def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryConte
     """`def _request(self, ..., retries=3): ... except X: return self._request(..., retries=retries - 1)`:
     a function that calls itself from a failure handler (or under a test that the answer is
     retryable: `if self.is_retryable_status(status):`, `if status == 503:`) with its attempt
-    counter stepped is retried as a whole (a call on the success path, `return poll(job, tries
-    - 1)`, is a poll)."""
+    counter stepped, or with the very arguments it was given (`return get_token(client_id,
+    secret, url)`, `return self.fetch(*args, **kwargs)`: the same request again), is retried as
+    a whole. A call on the success path (`return poll(job, tries - 1)`) is a poll, and one handed
+    something new (`lookup(mirrors, index + 1)`) a search."""
     counters = {
         p.name.value
         for p in (*function.params.params, *function.params.kwonly_params)
         if is_attempt_counter(p.name.value)
     }
-    if not counters:
-        return None
     name = function.name.value
     method = isinstance(model.parents.get(model.parents.get(function)), cst.ClassDef)  # type: ignore[arg-type]
     for node in model.iter_nodes(function.body):
@@ -209,14 +209,71 @@ def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryConte
             and isinstance(func.value, cst.Name)
             and func.value.value in ("self", "cls")
         ) or (isinstance(func, cst.Name) and func.value == name and not method)
-        failed = any(
+        if not calls_itself or not any(
             isinstance(a, (cst.ExceptHandler, cst.ExceptStarHandler))
             or (isinstance(a, cst.If) and model.is_inside(node, a.body) and says_retryable(model, a.test))
             for a in model.ancestors(node)
-        )
-        if calls_itself and failed and any(_steps(arg.value, counters) for arg in node.args):
+        ):
+            continue
+        if counters and any(_steps(arg.value, counters) for arg in node.args):
+            return RetryContext("recursive", "custom", function, node, None, "recursive retry")
+        if node.args and _forwards_its_arguments(function, node):
             return RetryContext("recursive", "custom", function, node, None, "recursive retry")
     return None
+
+
+def counts_attempts(model: ModuleModel, function: cst.FunctionDef) -> bool:
+    """The function tests or steps a count of attempts (`if retries <= 0:`, `self.attempts += 1`):
+    what bounds a recursion that hands itself the same arguments again. A transport's own
+    setting (`HTTPAdapter(max_retries=15)`) counts the transport's attempts, not these."""
+    counted = [
+        part
+        for node in model.iter_nodes(function.body)
+        if isinstance(node, (cst.Comparison, cst.AugAssign, cst.If, cst.While, cst.IfExp))
+        for part in (
+            (node.target,)
+            if isinstance(node, cst.AugAssign)
+            else (node.test,)
+            if not isinstance(node, cst.Comparison)
+            else (node,)
+        )
+    ]
+    return any(
+        isinstance(name, cst.Name)
+        and is_attempt_counter(name.value)
+        or isinstance(name, cst.Attribute)
+        and is_attempt_counter(name.attr.value)
+        for part in counted
+        for name in (part, *model.iter_nodes(part))
+    )
+
+
+def _forwards_its_arguments(function: cst.FunctionDef, call: cst.Call) -> bool:
+    """Every argument of the call is one of the function's own parameters, in its own place:
+    `get_token(client_id, secret, url)`, `self.fetch(*args, **kwargs)`, `send(url, body=body)`."""
+    params = function.params
+    positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+    if positional[:1] in (["self"], ["cls"]):
+        positional = positional[1:]
+    star = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
+    double = params.star_kwarg.name.value if params.star_kwarg is not None else None
+    named = set(positional) | {p.name.value for p in params.kwonly_params}
+    for index, arg in enumerate(call.args):
+        value = arg.value
+        if not isinstance(value, cst.Name):
+            return False
+        if arg.star == "*":
+            if value.value != star:
+                return False
+        elif arg.star == "**":
+            if value.value != double:
+                return False
+        elif arg.keyword is not None:
+            if arg.keyword.value != value.value or value.value not in named:
+                return False
+        elif index >= len(positional) or positional[index] != value.value:
+            return False
+    return True
 
 
 def _steps(expr: cst.BaseExpression, counters: set[str]) -> bool:
