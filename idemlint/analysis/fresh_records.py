@@ -6,9 +6,14 @@ serializer.save()` in `perform_create`, `status = FeedStatus.objects.create(...)
 the work that runs it (`process_upload(pq)`, `mark_done.si(status.pk)`), which writes the row's
 state with no test of its own. Only that run writes the row: a duplicate request makes a row of
 its own, so the write moves no other run's record back (IDM103). The facts are the callers',
-per parameter: a function the project defines once, called (or queued: `.delay(...)`,
-`.apply_async(args=...)`, `.si(...)`) only with such a row or its key in that parameter's
-place, or with a parameter of a function that is itself so called (followed to the end). A row
+per parameter: a function the project defines (under one name, however many times: every call
+of the name must hand it over, and every definition with that parameter is judged by them),
+called, queued (`.delay(...)`, `.apply_async(args=...)`, `.si(...)`) or handed with its
+arguments to what calls it later (`Thread(target=f, args=(pk,))`, `executor.submit(f, pk)`,
+`partial(f.delay, pk)`: knowledge/orms.py) only with such a row, its key, or its key column of
+another name (`token=export.token`), in that parameter's place, or with a parameter of a function
+that is itself so called, or the row it loads by one (`get(pk=pk)`, `get_run_by_id(db, pk)`,
+followed to the end). A row
 is made where every binding of its name makes one: `Model.objects.create(...)`,
 `serializer.save()` in a function that creates, from a serializer given no instance (elsewhere
 it may hold one), a helper of the same file that returns a row it made (`item =
@@ -28,8 +33,10 @@ from collections.abc import Iterable
 
 from idemlint.analysis.chosen_rows import own_nodes
 from idemlint.analysis.names_used import names_used, names_used_otherwise
-from idemlint.knowledge.orms import MAKES_A_ROW, QUEUES_A_CALL
+from idemlint.knowledge.orms import KEY_COLUMN, MAKES_A_ROW, ONE_ROW_LOOKUPS, QUEUES_A_CALL, RUNS_A_FUNCTION_LATER
 
+# a name handed over, and the column of it handed ("" for the row or its key)
+Record = tuple[str, str]
 # a call handing something over: (function name, [(slot, where from)]). A slot is a position
 # ("0"), a keyword, or "<receiver>" (`row.activate()`); where from is "" for a row the caller
 # just made, or "caller:parameter" for the caller's own parameter, handed on
@@ -42,7 +49,9 @@ NO_FRESH: FreshFacts = ((), (), frozenset(), ())
 
 # a file that may make a row or hand one on (queued, or called plainly: any call of a name it
 # does not define is one), parsed; the rest give only the names they use
-_MAY_MAKE = re.compile(rb"\.(?:a?create|a?save|delay|apply_async|si?)\(")
+_MAY_MAKE = re.compile(
+    rb"\.(?:a?create|a?save|delay|apply_async|si?)\(|\b(?:%s)\(" % "|".join(RUNS_A_FUNCTION_LATER).encode()
+)
 _DEFINED = re.compile(rb"\bdef[ \t]+(\w+)")
 _RECEIVER = "<receiver>"
 _ON_THE_CLASS = "<called on the class>"  # `Model.method(a, b)`: positions count from the first parameter but `cls`
@@ -71,15 +80,16 @@ def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
         kept = {p for p in params if p not in stored}  # `upload = upload.duplicate_of`: no longer what was handed
         signatures.append((function.name, params, tuple(sorted(set(params) - kept))))
         made = _rows_made(function, makers) - set(params)
+        loaded = _rows_loaded(function, kept)
         for call in _calls(function):
             name, slots, callee = _called(call)
             if not name:
                 continue
             counted.add(id(callee))
             sources = tuple(
-                (slot, "" if record in made else f"{function.name}:{record}")
-                for slot, record in slots
-                if record in made or record in kept
+                (slot, origin)
+                for slot, (record, attribute) in slots
+                if (origin := _origin(function.name, record, attribute, made, kept, loaded)) is not None
             )
             if sources and any(slot == _ON_THE_CLASS for slot, _record in slots):
                 sources = ((_ON_THE_CLASS, ""), *sources)  # how the positions count
@@ -91,12 +101,29 @@ def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
     return tuple(handed), tuple(signatures), frozenset(other), defined
 
 
+def _origin(
+    function: str, record: str, attribute: str, made: set[str], kept: set[str], loaded: dict[str, str]
+) -> str | None:
+    """Where a handed value comes from: "" for a row made here (or its key), "=token" for a
+    made row's key column of another name, "f:p" for what the function's parameter holds (a
+    row loaded by it: "f:p@token" where looked up by that column), None for anything else."""
+    if record in made:
+        return f"={attribute}" if attribute else ""
+    if attribute:
+        return None
+    if record in kept:
+        return f"{function}:{record}"
+    return loaded.get(record)
+
+
 def join_fresh_facts(files: Iterable[FreshFacts]) -> frozenset[str]:
     """The parameters (`function:parameter`) the project fills only with a row the caller just
-    made, or with a parameter itself so filled."""
+    made (or its key), or with a parameter itself so filled; `function:parameter=token` where
+    what fills it is such a row's key column of that name. A name several functions define is
+    judged by every call of it, against each definition's parameters."""
     calls: dict[str, list[tuple[tuple[str, str], ...]]] = {}
     used: set[str] = set()
-    signatures: dict[str, tuple[str, ...]] = {}
+    signatures: dict[str, list[tuple[str, ...]]] = {}
     rebound: set[str] = set()
     definitions: dict[str, int] = {}
     for handed, defined_with, other, defined in files:
@@ -104,29 +131,49 @@ def join_fresh_facts(files: Iterable[FreshFacts]) -> frozenset[str]:
         for name, sources in handed:
             calls.setdefault(name, []).append(sources)
         for name, params, again in defined_with:
-            signatures[name] = params
+            signatures.setdefault(name, []).append(params)
             rebound.update(f"{name}:{p}" for p in again)
         for name in defined:
             definitions[name] = definitions.get(name, 0) + 1
-    wanted: dict[str, list[dict[str, str]]] = {}  # function:parameter -> per call, where it came from
+    wanted: dict[str, list[str]] = {}  # function:parameter -> where each call's value came from
     for name, made in calls.items():
-        if name in used or definitions.get(name) != 1 or name not in signatures:
-            continue
-        params = signatures[name]
-        per_call = [_by_parameter(params, sources) for sources in made]
-        for param in params:
-            if f"{name}:{param}" not in rebound and all(param in call for call in per_call):
-                wanted[f"{name}:{param}"] = [{"": call[param]} for call in per_call]
-    found: set[str] = set()
-    while True:  # a parameter handed on is fresh where the one it came from is
-        more = {
-            key
-            for key, origins in wanted.items()
-            if key not in found and all(o[""] == "" or o[""] in found for o in origins)
-        }
+        defined_as = signatures.get(name, [])
+        if name in used or not defined_as or definitions.get(name) != len(defined_as):
+            continue  # used some other way, or defined where it is not read
+        filled = []
+        for params in defined_as:
+            per_call = [_by_parameter(params, sources) for sources in made]
+            filled.append({p: [call[p] for call in per_call] for p in params if all(p in call for call in per_call)})
+        for param in {p for params in defined_as for p in params}:
+            if f"{name}:{param}" in rebound or any(
+                param in params and param not in by_param for params, by_param in zip(defined_as, filled, strict=True)
+            ):
+                continue  # some definition has it and some call does not fill it
+            wanted[f"{name}:{param}"] = [origin for by_param in filled for origin in by_param.get(param, ())]
+    resolved: dict[str, str] = {}
+    while True:  # a parameter handed on holds what the one it came from holds
+        more: dict[str, str] = {}
+        for key, origins in wanted.items():
+            if key not in resolved:
+                values = {_resolved(origin, resolved) for origin in origins}
+                held = values.pop() if len(values) == 1 else None
+                if held is not None:
+                    more[key] = held
         if not more:
-            return frozenset(found)
-        found |= more
+            return frozenset(key if column == "" else f"{key}={column}" for key, column in resolved.items())
+        resolved.update(more)
+
+
+def _resolved(origin: str, resolved: dict[str, str]) -> str | None:
+    """What a value of this origin holds: a fresh row or its key (""), a fresh row's key column
+    of another name ("token"), or not known (None)."""
+    if origin == "" or origin.startswith("="):
+        return origin[1:]
+    source, _, column = origin.partition("@")
+    holds = resolved.get(source)
+    if not column or holds is None:
+        return holds
+    return "" if holds == column else None  # loaded by the column the fresh row's key was handed as
 
 
 def _by_parameter(params: tuple[str, ...], sources: tuple[tuple[str, str], ...]) -> dict[str, str]:
@@ -213,34 +260,47 @@ def _makes_a_row(
 
 
 def _calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterable[ast.Call]:
-    """The calls in the function's own body, not in functions nested in it."""
-    return (node for node in own_nodes(function) if isinstance(node, ast.Call))
+    """The calls in the function's own body, not in functions nested in it; those of a lambda
+    that takes nothing are its own (`transaction.on_commit(lambda: run.delay(row.pk))`)."""
+    for node in own_nodes(function):
+        if isinstance(node, ast.Call):
+            yield node
+        elif isinstance(node, ast.Lambda) and not _takes_anything(node.args):
+            yield from (n for n in ast.walk(node.body) if isinstance(n, ast.Call))
 
 
-def _called(call: ast.Call) -> tuple[str, list[tuple[str, str]], ast.expr]:
+def _takes_anything(args: ast.arguments) -> bool:
+    return bool(args.posonlyargs or args.args or args.kwonlyargs or args.vararg or args.kwarg)
+
+
+def _called(call: ast.Call) -> tuple[str, list[tuple[str, Record]], ast.expr]:
     """(the function's name, [(slot, the record handed there)], the node that names it):
     `process(pq)`, `pq.process()`, queued as a task (`process.delay(pq.pk)`,
-    `process.apply_async(args=(pq.pk,))`, `process.si(pq.pk)`)."""
+    `process.apply_async(args=(pq.pk,))`, `process.si(pq.pk)`), or handed with its arguments
+    to what runs it later (`Thread(target=process, args=(pq.pk,))`, `submit(process, pq)`)."""
     func = call.func
     positional = list(call.args)
     keywords = [(k.arg, k.value) for k in call.keywords if k.arg]
     if isinstance(func, ast.Attribute) and func.attr == "s":
         return "", [], func  # a chain's signature: its first argument is the previous task's result
+    later = _run_later(call)
+    if later is not None:
+        return later
     if (
         isinstance(func, ast.Attribute)
         and func.attr in QUEUES_A_CALL
         and isinstance(func.value, (ast.Name, ast.Attribute))
     ):
         task = func.value
+        if func.attr == "apply_async":  # `apply_async((pk,), {"kind": k})`: its arguments as a sequence and a mapping
+            given = positional
+            positional = list(given[0].elts) if given and isinstance(given[0], (ast.Tuple, ast.List)) else []
+            keywords = _mapping(given[1]) if len(given) > 1 and isinstance(given[1], ast.Dict) else []
         for keyword in call.keywords if func.attr == "apply_async" else ():
             if keyword.arg == "args" and isinstance(keyword.value, (ast.Tuple, ast.List)):
                 positional += keyword.value.elts
             elif keyword.arg == "kwargs" and isinstance(keyword.value, ast.Dict):
-                keywords += [
-                    (k.value, v)
-                    for k, v in zip(keyword.value.keys, keyword.value.values, strict=True)
-                    if isinstance(k, ast.Constant) and isinstance(k.value, str)
-                ]
+                keywords += _mapping(keyword.value)
         name = task.id if isinstance(task, ast.Name) else task.attr
         return name, _slots(positional, keywords), task
     slots = _slots(positional, keywords)
@@ -254,18 +314,102 @@ def _called(call: ast.Call) -> tuple[str, list[tuple[str, str]], ast.expr]:
     ):
         # `Batch.attach(batch, upload)`: the class's method, given its `self` first (a
         # classmethod's `cls` is the class itself, and a staticmethod has none)
-        return func.attr, [(_ON_THE_CLASS, ""), *slots], func
+        return func.attr, [(_ON_THE_CLASS, ("", "")), *slots], func
     if isinstance(func, ast.Attribute):
         return func.attr, [*slots, (_RECEIVER, _record(func.value))], func
     return "", slots, func
 
 
-def _slots(positional: list[ast.expr], keywords: list[tuple[str, ast.expr]]) -> list[tuple[str, str]]:
+def _run_later(call: ast.Call) -> tuple[str, list[tuple[str, Record]], ast.expr] | None:
+    """A function handed with its arguments to what calls it later (knowledge/orms.py:
+    RUNS_A_FUNCTION_LATER): the function named, and what it will be handed."""
+    func = call.func
+    spec = RUNS_A_FUNCTION_LATER.get(func.id if isinstance(func, ast.Name) else getattr(func, "attr", ""))
+    if spec is None or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    where, start, args_keyword, kwargs_keyword = spec
+    if isinstance(where, str):
+        target = next((k.value for k in call.keywords if k.arg == where), None)
+    else:
+        target = call.args[where] if len(call.args) > where else None
+    if isinstance(target, ast.Attribute) and target.attr in QUEUES_A_CALL:
+        target = target.value  # `partial(mail.delay, row.pk)`: the task, queued later
+    if not isinstance(target, (ast.Name, ast.Attribute)):
+        return None
+    positional = list(call.args[start:]) if start is not None else []
+    keywords = [(k.arg, k.value) for k in call.keywords if k.arg] if start is not None else []
+    for keyword in call.keywords:
+        if args_keyword and keyword.arg == args_keyword and isinstance(keyword.value, (ast.Tuple, ast.List)):
+            positional += keyword.value.elts
+        elif kwargs_keyword and keyword.arg == kwargs_keyword and isinstance(keyword.value, ast.Dict):
+            keywords += _mapping(keyword.value)
+    name = target.id if isinstance(target, ast.Name) else target.attr
+    return name, _slots(positional, keywords), target
+
+
+def _mapping(value: ast.Dict) -> list[tuple[str, ast.expr]]:
+    return [
+        (k.value, v)
+        for k, v in zip(value.keys, value.values, strict=True)
+        if isinstance(k, ast.Constant) and isinstance(k.value, str)
+    ]
+
+
+def _slots(positional: list[ast.expr], keywords: list[tuple[str, ast.expr]]) -> list[tuple[str, Record]]:
     return [(str(i), _record(a)) for i, a in enumerate(positional)] + [(k, _record(v)) for k, v in keywords]
 
 
-def _record(argument: ast.expr) -> str:
-    """The name a passed row is known by: `pq`, `pq.pk`, `pq.id`."""
-    if isinstance(argument, ast.Attribute) and argument.attr in ("pk", "id") and isinstance(argument.value, ast.Name):
-        return argument.value.id
-    return argument.id if isinstance(argument, ast.Name) else ""
+def _record(argument: ast.expr) -> Record:
+    """The name a passed row is known by, and the column of it passed: `pq` or its key
+    (`pq.pk`, `pq.id`) as ("pq", ""), a key column of another name (`export.token`) as
+    ("export", "token"); any other attribute is not the row."""
+    if isinstance(argument, ast.Attribute) and isinstance(argument.value, ast.Name):
+        if argument.attr in ("pk", "id"):
+            return argument.value.id, ""
+        if KEY_COLUMN.search(argument.attr):
+            return argument.value.id, argument.attr
+        return "", ""
+    return (argument.id if isinstance(argument, ast.Name) else ""), ""
+
+
+def _rows_loaded(function: ast.FunctionDef | ast.AsyncFunctionDef, kept: set[str]) -> dict[str, str]:
+    """Names every binding of which loads one row by a parameter's value, with where that value
+    comes from: `run = Run.objects.get(pk=run_id)` or `crud.get_run_by_id(db, run_id)` as
+    "f:run_id", `Export.objects.get(token=token)` as "f:token@token". The row is what the
+    parameter held, if it held a fresh row's key."""
+    origins: dict[str, str | None] = {}
+    judged: set[int] = set()
+    for node in own_nodes(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            judged.add(id(node.targets[0]))
+            found = _loaded_by(node.value, kept)
+            origin = f"{function.name}:{found}" if found else None
+            origins[name] = origin if origins.get(name, origin) == origin else None
+    for node in own_nodes(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and id(node) not in judged:
+            origins[node.id] = None  # bound some other way too
+    return {name: origin for name, origin in origins.items() if origin}
+
+
+def _loaded_by(value: ast.expr, kept: set[str]) -> str | None:
+    """The parameter a one-row lookup is keyed by ("run_id", or "token@token" for a lookup by
+    a column other than the key): an ORM's `get(pk=p)`, `get_object_or_404(Model, pk=p)`,
+    `session.get(Model, p)`, or a helper named for a lookup by key (`get_run_by_id(db, p)`)."""
+    if isinstance(value, ast.Await):
+        value = value.value
+    if not isinstance(value, ast.Call):
+        return None
+    func = value.func
+    called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    given = [a.id for a in value.args if isinstance(a, ast.Name) and a.id in kept]
+    if called in ONE_ROW_LOOKUPS:
+        for keyword in value.keywords:
+            if keyword.arg and isinstance(keyword.value, ast.Name) and keyword.value.id in kept:
+                column = keyword.arg
+                return keyword.value.id if column in ("pk", "id") else f"{keyword.value.id}@{column}"
+        second = value.args[1] if len(value.args) == 2 and not value.keywords else None
+        return second.id if called == "get" and isinstance(second, ast.Name) and second.id in kept else None
+    if called.endswith(("_by_id", "_by_pk")) and len(given) == 1 and not value.keywords:
+        return given[0]
+    return None

@@ -50,6 +50,30 @@ MAKES_A_ROW = frozenset({"create", "acreate", "save", "asave"})
 # `task.apply_async(args=...)` and its immutable signature `task.si(...)` (not `task.s(...)`, whose
 # first argument in a chain is the previous task's result)
 QUEUES_A_CALL = frozenset({"delay", "apply_async", "si"})
+# a column of a row that names that row alone, handed in place of the row (`export.token`,
+# `job.uuid`); a foreign key (`export.owner_id`) names another row
+KEY_COLUMN = re.compile(r"^(?:uuid|guid|token|key|slug)$|_(?:uuid|guid|token|key)$")
+# an ORM's lookups that give one row or raise: `Model.objects.get(pk=...)`, SQLAlchemy's
+# `session.get(Model, pk)`, Django's `get_object_or_404(Model, pk=...)`
+ONE_ROW_LOOKUPS = frozenset({"get", "aget", "get_object_or_404", "aget_object_or_404"})
+# what is handed a function and the arguments to call it with later, in another thread, process
+# or job: (the function's position, or the keyword naming it; the position its own positional
+# arguments start from, or None where they come as a sequence; the keyword of that sequence; the
+# keyword of a mapping of its keyword arguments). `threading.Thread(target=f, args=(...))`,
+# APScheduler's `add_job(f, args=[...])`, `executor.submit(f, ...)`, Starlette's
+# `background_tasks.add_task(f, ...)`, `asyncio.to_thread(f, ...)`, `loop.run_in_executor(None,
+# f, ...)`, RQ's `queue.enqueue(f, ...)`, `functools.partial(f, ...)`
+RUNS_A_FUNCTION_LATER: dict[str, tuple[int | str, int | None, str, str]] = {
+    "Thread": ("target", None, "args", "kwargs"),
+    "Process": ("target", None, "args", "kwargs"),
+    "add_job": (0, None, "args", "kwargs"),
+    "submit": (0, 1, "", ""),
+    "add_task": (0, 1, "", ""),
+    "to_thread": (0, 1, "", ""),
+    "run_in_executor": (1, 2, "", ""),
+    "enqueue": (0, 1, "", ""),
+    "partial": (0, 1, "", ""),
+}
 
 # an ORM's own query methods: a project function of one of these names is not what a caller's
 # `x = Model.objects.get(...)` calls

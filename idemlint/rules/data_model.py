@@ -26,10 +26,10 @@ from idemlint.analysis.db import (
 )
 from idemlint.analysis.machines import Declared, backward_from, never_backward, predecessors, written_state
 from idemlint.analysis.summary_records import Step
-from idemlint.knowledge.orms import DJANGO, DJANGO_MODULES, SQLALCHEMY, SQLALCHEMY_MODULES
 from idemlint.knowledge.states import STATE_COLUMNS
 from idemlint.knowledge.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS
 from idemlint.rule import Report, Rule
+from idemlint.rules.data_wording import condition_hint, lower_confidence
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -175,7 +175,7 @@ def on_payment_succeeded(event):
             yield Report(
                 write.node,
                 message,
-                suggestion=_condition_hint(ctx, write, *_decided_states(ctx, race)),
+                suggestion=condition_hint(ctx, write, *_decided_states(ctx, race)),
                 lines=(("where", race.test if read.record else read.call),),
                 confidence=lower_confidence(ctx, read),
                 evidence=_RECORD_EVIDENCE.get(read.record or "", "read in the function"),
@@ -225,14 +225,6 @@ _RECORD_ORIGINS = {
 }
 
 
-def lower_confidence(ctx: FileContext, read: DbRead | None = None) -> str | None:
-    """Lower than the rule's where harm is less likely: a management command or script (run by
-    hand, one at a time), or a parameter or loop variable (the caller may hold a lock)."""
-    if ctx.run_by_hand:
-        return "low"
-    return "low" if read is not None and read.record in ("parameter", "loop variable") else None
-
-
 def _preferred_assignment(ctx: FileContext, first: DbWrite, test: object) -> DbWrite:
     """Among the assignments to one instance decided by one test, report the state one."""
     found = races(ctx.model, ctx.db)
@@ -250,46 +242,12 @@ def _preferred_assignment(ctx: FileContext, first: DbWrite, test: object) -> DbW
     return first
 
 
-def sql_placeholder(ctx: FileContext, write: DbWrite) -> str:
-    """The SQL parameter style the write itself uses: `?` (sqlite3), `$1` (asyncpg), `%s`."""
-    if write.kind != "sql" or write.call is None:
-        return "%s"
-    text = ctx.module.code_for_node(write.call)
-    return "?" if "?" in text else "$1" if "$1" in text else ":id" if ":id" in text else "%s"
-
-
 def _decided_states(ctx: FileContext, race: Race) -> tuple[str, str]:
     """(the states the decision compared its column with, the column) for the help text:
     `if order.status == "pending"` gives ("'pending'", "status")."""
     column = race.columns[0] if len(race.columns) == 1 and race.columns[0] != "*" else "status"
     values = sorted(v for v in compared_values(ctx.model, race.test, column) if v)
     return (", ".join(values) if values else "<the state it was read in>"), column
-
-
-def _condition_hint(ctx: FileContext, write: DbWrite, states: str, column: str = "status") -> str:
-    """Where the precondition goes, in the write's own library, with the states the code read."""
-    if write.kind == SQLALCHEMY or write.kind in ("attribute", "setter", "service") and _writes_through_sqlalchemy(ctx):
-        return (
-            f"Put the precondition in the write and branch on `.rowcount`: `update(Model).where(Model.id == id_, "
-            f"Model.{column}.in_([{states}])).values({column}=...)`; or `with_for_update()` on the read."
-        )
-    if write.kind in (DJANGO, "attribute", "setter", "service"):
-        return (
-            f"Put the precondition in the write and branch on its count: `Model.objects.filter(pk=pk, "
-            f"{column}__in=[{states}]).update({column}=...)`; or `select_for_update()` the read in `transaction.atomic()`."
-        )
-    mark = sql_placeholder(ctx, write)
-    return (
-        f"Put the precondition in the write and branch on its row count: `UPDATE ... SET {column} = ... WHERE id = {mark} "
-        f"AND {column} IN ({states})`; or lock the row for the read (`SELECT ... FOR UPDATE`)."
-    )
-
-
-def _writes_through_sqlalchemy(ctx: FileContext) -> bool:
-    """A module that imports SQLAlchemy (or Flask-SQLAlchemy, SQLModel) and not Django: its
-    instances are written by a session's flush."""
-    modules = ctx.model.imports.values()
-    return any(SQLALCHEMY_MODULES.match(m) for m in modules) and not any(DJANGO_MODULES.match(m) for m in modules)
 
 
 class NonMonotonicTransition(Rule):
@@ -328,7 +286,9 @@ class NonMonotonicTransition(Rule):
         "chose (`for r in qs.filter(state=PENDING): r.reject()`) has its precondition in the callers and is not reported "
         "(an unlocked test there is not enough), nor is a first state (`if created:`, `post_save`), nor a write in a "
         "function every caller hands a row it just made (`upload = serializer.save(); process(upload)`, "
-        "`task.delay(row.pk)` after `row = Row.objects.create(...)`): only that run writes the row."
+        "`task.delay(row.pk)` after `row = Row.objects.create(...)`, `Thread(target=run, args=(row.pk,))`, `task.delay("
+        "token=row.token)` then `get(token=token)`, and on through the row loaded by that key; a method several classes "
+        "define counts where every call of its name is on such a row): only that run writes the row."
     )
     why = (
         "Messages arrive late, twice, and out of order. A transition with no precondition lets a late "
@@ -437,7 +397,7 @@ def ship(conn, order_id):
                 write.statement,
                 f"{write.described()} sets {column} to {_spelt(kind, text)} with no "
                 f"precondition on its current value{more}{backward_from(declared)}",
-                suggestion=_condition_hint(ctx, write, predecessors(declared, kind, text), column),
+                suggestion=condition_hint(ctx, write, predecessors(declared, kind, text), column),
                 confidence=lower_confidence(ctx, read),
                 evidence="the project's state machine" if declared else None,
                 related=tuple(

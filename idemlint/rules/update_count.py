@@ -15,7 +15,7 @@ from idemlint.analysis.summaries import chain_origin, related_steps, via
 from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
 from idemlint.knowledge.triggers import DATABASE, UPDATE
 from idemlint.rule import Report, Rule
-from idemlint.rules.data_model import lower_confidence, sql_placeholder
+from idemlint.rules.data_wording import lower_confidence, sql_placeholder
 
 if TYPE_CHECKING:
     import libcst as cst

@@ -12,7 +12,7 @@ from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.decisions import just_created
 from idemlint.analysis.db.records import DbRead
 from idemlint.analysis.model import ModuleModel
-from idemlint.knowledge.orms import TRANSITION_HOOKS
+from idemlint.knowledge.orms import ONE_ROW_LOOKUPS, TRANSITION_HOOKS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -54,8 +54,9 @@ def decided_by_its_callers(
 def _handed_fresh(model: ModuleModel, read: DbRead, node: cst.CSTNode, parameters: frozenset[str]) -> bool:
     """The record is a parameter the project fills only with a row the caller just made
     (`analysis/fresh_records.py`: `function:parameter`), or is loaded by one's key
-    (`ProcessingQueue.objects.get(pk=pk)`, `get(pk=upload.pk)`), not a row it leads to
-    (`get(pk=upload.docket_id)`)."""
+    (`ProcessingQueue.objects.get(pk=pk)`, `get(pk=upload.pk)`) or by the key column of
+    another name it was handed (`get(token=token)`, `function:parameter=token`), not a row it
+    leads to (`get(pk=upload.docket_id)`)."""
     scope = model.enclosing_function(node)
     if scope is None:
         return False
@@ -66,14 +67,19 @@ def _handed_fresh(model: ModuleModel, read: DbRead, node: cst.CSTNode, parameter
     for link in chain_calls(read.call):
         if isinstance(link.func, cst.Attribute) and link.func.attr.value == "exclude":
             continue  # `exclude(pk=pk)`: every row but that one
+        func = link.func
+        unique = (func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")) in ONE_ROW_LOOKUPS
         for arg in link.args:
-            if arg.keyword is None or arg.keyword.value not in ("pk", "id"):
+            if arg.keyword is None:
                 continue
-            value = arg.value
-            if isinstance(value, cst.Attribute) and value.attr.value in ("pk", "id"):
-                value = value.value
-            if isinstance(value, cst.Name) and f"{scope.name.value}:{value.value}" in parameters:
-                return True
+            column, value = arg.keyword.value, arg.value
+            if column in ("pk", "id"):
+                if isinstance(value, cst.Attribute) and value.attr.value in ("pk", "id"):
+                    value = value.value
+                if isinstance(value, cst.Name) and f"{scope.name.value}:{value.value}" in parameters:
+                    return True
+            elif unique and isinstance(value, cst.Name) and f"{scope.name.value}:{value.value}={column}" in parameters:
+                return True  # `get(token=token)`, handed a fresh row's token
     return False
 
 

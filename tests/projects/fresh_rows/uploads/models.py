@@ -38,3 +38,22 @@ class Payment(models.Model):
     def confirm(self, account):
         self.status = "confirmed"  # ok: IDM103 called on its class with the payment the caller just made as self
         self.save()
+
+
+class Export(models.Model):
+    status = models.IntegerField(choices=Status.choices, default=Status.ENQUEUED)
+    token = models.CharField(max_length=40, unique=True)
+    owner_id = models.IntegerField()
+    batch = models.IntegerField()
+
+
+class Archive(models.Model):
+    status = models.IntegerField(choices=Status.choices, default=Status.ENQUEUED)
+
+    def finish(self):
+        self.status = Status.SUCCESSFUL  # ok: IDM103 every `finish` call in the project is on a row just made
+        self.save()
+
+    def abandon(self):
+        self.status = Status.FAILED  # expect: IDM103 "sets status to Status.FAILED with no precondition" one `abandon` call is on a row found
+        self.save()
