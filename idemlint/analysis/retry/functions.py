@@ -217,7 +217,11 @@ def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryConte
             continue
         if counters and any(_steps(arg.value, counters) for arg in node.args):
             return RetryContext("recursive", "custom", function, node, None, "recursive retry")
-        if node.args and _forwards_its_arguments(function, node):
+        if (
+            node.args
+            and _forwards_its_arguments(model, function, node)
+            and not _runs_what_it_is_handed(model, function)
+        ):
             return RetryContext("recursive", "custom", function, node, None, "recursive retry")
     return None
 
@@ -248,9 +252,26 @@ def counts_attempts(model: ModuleModel, function: cst.FunctionDef) -> bool:
     )
 
 
-def _forwards_its_arguments(function: cst.FunctionDef, call: cst.Call) -> bool:
-    """Every argument of the call is one of the function's own parameters, in its own place:
-    `get_token(client_id, secret, url)`, `self.fetch(*args, **kwargs)`, `send(url, body=body)`."""
+def _runs_what_it_is_handed(model: ModuleModel, function: cst.FunctionDef) -> bool:
+    """The function calls a callable it is handed (`await func()`): a supervisor that starts a
+    caller's task again when it dies (`catch_everything_and_restart(func)`), not a retry of an
+    operation of its own. Such a task is meant to run for ever; what it repeats is its callers'."""
+    params = {p.name.value for p in (*function.params.params, *function.params.kwonly_params)}
+    return any(
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in params
+        for node in model.iter_nodes(function.body)
+    )
+
+
+def _forwards_its_arguments(model: ModuleModel, function: cst.FunctionDef, call: cst.Call) -> bool:
+    """Every argument of the call is one of the function's own parameters, in its own place and
+    never bound anew in it: `get_token(client_id, secret, url)`, `self.fetch(*args, **kwargs)`,
+    `send(url, body=body)`; not `pt = reroute(pt)` then `execute(db, pt)`, a new input."""
+    if any(
+        isinstance(arg.value, cst.Name) and any(b.kind != "param" for b in model.bindings_of(function, arg.value.value))
+        for arg in call.args
+    ):
+        return False
     params = function.params
     positional = [p.name.value for p in (*params.posonly_params, *params.params)]
     if positional[:1] in (["self"], ["cls"]):
