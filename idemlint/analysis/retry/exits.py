@@ -5,11 +5,13 @@ Shared by loop classification, the loop policy reader and the database analysis.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import ModuleModel
+from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
 from idemlint.knowledge.retries import (
     EMPTY_CONTAINER_ERRORS,
     NEVER_RETURNS_ATTRIBUTES,
@@ -205,6 +207,11 @@ def goes_round_on_failure(model: ModuleModel, try_node: cst.Try | cst.TryStar) -
 
 
 def means_not_ready(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    """What the handler lets go round is "nothing there yet", not a failure: an empty queue
+    (`except queue.Empty:`), or, on a request that only reads, an answer of 202 Accepted (`if
+    exc.code != HTTPStatus.ACCEPTED: raise`: the server has the work in hand and not done)."""
+    if goes_round_only_when_accepted(model, handler):
+        return True
     caught = handler.type
     if caught is None:
         return False
@@ -221,3 +228,51 @@ def means_not_ready(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptS
             for n in model.iter_nodes(attempt.body)
         )
     )
+
+
+# the answer that says "accepted, not done yet": 202, as a number or a constant's name
+_ACCEPTED = re.compile(r"^(?:202|(?:\w+\.)*(?:ACCEPTED|HTTP_202_ACCEPTED|codes\.accepted))$")
+_STATUS_ATTRIBUTES = frozenset({"code", "status", "status_code"})
+
+
+def goes_round_only_when_accepted(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    """The handler first leaves for every status of what it caught but 202 (`if exc.code !=
+    202: raise`), and the attempt it guards sends no write: a poll of work the server accepted."""
+    body = handler.body.body
+    first = body[0] if body else None
+    attempt = model.parents.get(handler)
+    if (
+        not isinstance(first, cst.If)
+        or not isinstance(attempt, (cst.Try, cst.TryStar))
+        or not always_leaves(first.body.body)
+    ):
+        return False
+    test = first.test
+    if not (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.NotEqual)
+        and isinstance(test.left, cst.Attribute)
+        and test.left.attr.value in _STATUS_ATTRIBUTES
+        and _ACCEPTED.match(
+            model.dotted(test.comparisons[0].comparator) or model.module.code_for_node(test.comparisons[0].comparator)
+        )
+    ):
+        return False
+    return not any(isinstance(n, cst.Call) and sends_a_write(model, n) for n in model.iter_nodes(attempt.body))
+
+
+def sends_a_write(model: ModuleModel, call: cst.Call) -> bool:
+    """A call that sends or stores something: a writing HTTP method or verb (`post`, `create`,
+    `send`...), or `session.request("POST", url)`."""
+    if _WRITING.search((model.call_name(call) or "").rsplit(".", 1)[-1]):
+        return True
+    return any((string_value(arg.value) or "").upper() in WRITE_METHODS for arg in call.args)
+
+
+# what a function that writes calls: a writing HTTP method or a verb that makes, sends,
+# stores or moves something
+_WRITING = re.compile(
+    rf"^({'|'.join(sorted(WRITE_METHOD_FUNCTIONS))}|create|send|submit|charge|execute|enqueue|publish|save|commit|"
+    r"refund|transfer|pay|capture|cancel|update|insert|write|upload|order)(_\w+)?$"
+)

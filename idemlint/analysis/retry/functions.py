@@ -12,6 +12,7 @@ from idemlint.analysis.model import ModuleModel, keyword, local_callee, position
 from idemlint.analysis.retry.answers import says_retryable
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.loops import raises_until_ready
+from idemlint.knowledge.keys import CLOCK_CALLS
 from idemlint.knowledge.retries import (
     CELERY,
     CELERY_TASK_KEYWORDS,
@@ -227,9 +228,10 @@ def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryConte
 
 
 def counts_attempts(model: ModuleModel, function: cst.FunctionDef) -> bool:
-    """The function tests or steps a count of attempts (`if retries <= 0:`, `self.attempts += 1`):
-    what bounds a recursion that hands itself the same arguments again. A transport's own
-    setting (`HTTPAdapter(max_retries=15)`) counts the transport's attempts, not these."""
+    """The function tests or steps a count of attempts (`if retries <= 0:`, `self.attempts += 1`)
+    or compares the clock (`if time.time() - started > 15: raise`): what bounds a recursion
+    that hands itself the same arguments again. A transport's own setting
+    (`HTTPAdapter(max_retries=15)`) counts the transport's attempts, not these."""
     counted = [
         part
         for node in model.iter_nodes(function.body)
@@ -243,7 +245,10 @@ def counts_attempts(model: ModuleModel, function: cst.FunctionDef) -> bool:
         )
     ]
     return any(
-        isinstance(name, cst.Name)
+        isinstance(name, cst.Call)
+        and isinstance(part, cst.Comparison)
+        and (model.call_name(name) or "") in CLOCK_CALLS
+        or isinstance(name, cst.Name)
         and is_attempt_counter(name.value)
         or isinstance(name, cst.Attribute)
         and is_attempt_counter(name.attr.value)

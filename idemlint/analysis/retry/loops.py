@@ -24,15 +24,16 @@ from idemlint.analysis.retry.exits import (
     ends_by_leaving,
     ends_with_continue,
     goes_round_on_failure,
+    goes_round_only_when_accepted,
     guarded_continue,
     leaves_after,
     leaves_loop,
     loop_nodes,
     means_not_ready,
+    sends_a_write,
 )
 from idemlint.analysis.retry.not_retries import checks_readiness, restarts_a_service
 from idemlint.analysis.retry.safe_repeats import gated_on_idempotency, goes_round_only_when_refused
-from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
 from idemlint.knowledge.retries import NEXT_ITEM_CALLS, RETRY_ITERATORS, SLEEPS, is_attempt_counter
 
 if TYPE_CHECKING:
@@ -92,12 +93,12 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
     # ends it on a bad answer rather than sending it round, and `if row["pending"]: sleep();
     # continue` then `return row` leaves once the answer says ready. A loop that sends a write
     # each pass re-sends it: a retry whatever it tests.
-    reads_only = not any(_writes(model, n) for n in nodes if isinstance(n, cst.Call))
+    reads_only = not any(sends_a_write(model, n) for n in nodes if isinstance(n, cst.Call))
     tests = [n.test for n in nodes if isinstance(n, cst.If) and not (reads_only and _raises(n.body.body))]
     if isinstance(loop, cst.While):
         tests.append(loop.test)
-    if any(says_failure(model, test) for test in tests):
-        return False
+    if any(says_failure(model, test) for test in tests if not model.names_read(test) <= counters):
+        return False  # (`if retry > 0:` tests the loop's count, not an answer)
     exits = [
         n
         for n in nodes
@@ -105,7 +106,13 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
         and (leaves_loop(model, n.body) or reads_only and _waits_while_not_ready(model, n, loop))
         and not model.names_read(n.test) <= counters
     ]
-    return bool(exits)
+    accepted = any(  # `except E as exc: if exc.code != 202: raise` and `else: break`: until the work is done
+        isinstance(n, (cst.Try, cst.TryStar))
+        and any(goes_round_only_when_accepted(model, h) for h in n.handlers)
+        and any(ends_by_leaving(list(block.body)) for block in (n.body, *((n.orelse.body,) if n.orelse else ())))
+        for n in nodes
+    )
+    return bool(exits) or accepted
 
 
 # what a value says while the work is still under way: `row["pending"] == 1`, `state == "running"`
@@ -131,14 +138,6 @@ def _waits_while_not_ready(model: ModuleModel, branch: cst.If, loop: cst.For | c
     )
 
 
-def _writes(model: ModuleModel, call: cst.Call) -> bool:
-    """A call that sends or stores something: a writing HTTP method or verb (`post`, `create`,
-    `send`...), or `session.request("POST", url)`."""
-    if _WRITING.search((model.call_name(call) or "").rsplit(".", 1)[-1]):
-        return True
-    return any((string_value(arg.value) or "").upper() in WRITE_METHODS for arg in call.args)
-
-
 def raises_until_ready(model: ModuleModel, function: cst.FunctionDef) -> bool:
     """A function a retry decorator repeats that is a poll: it only reads (no write request:
     no POST, PUT, PATCH or DELETE, no create or send) and raises when a value it read says
@@ -148,7 +147,7 @@ def raises_until_ready(model: ModuleModel, function: cst.FunctionDef) -> bool:
     nodes = list(model.iter_nodes(function.body))
     read: set[str] = set()
     for node in nodes:
-        if isinstance(node, cst.Call) and _writes(model, node):
+        if isinstance(node, cst.Call) and sends_a_write(model, node):
             return False  # a write request, or `session.request("POST", url)`
         if isinstance(node, cst.Assign) and isinstance(node.value, (cst.Call, cst.Await, cst.Subscript, cst.Attribute)):
             read.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
@@ -159,12 +158,6 @@ def raises_until_ready(model: ModuleModel, function: cst.FunctionDef) -> bool:
     return any(model.names_read(guard.test) & read for guard in guards)
 
 
-# what a function that writes calls: a writing HTTP method or a verb that makes, sends,
-# stores or moves something
-_WRITING = re.compile(
-    rf"^({'|'.join(sorted(WRITE_METHOD_FUNCTIONS))}|create|send|submit|charge|execute|enqueue|publish|save|commit|"
-    r"refund|transfer|pay|capture|cancel|update|insert|write|upload|order)(_\w+)?$"
-)
 # a value that names an outcome rather than a readiness: `r.status != 200`, `resp.error`
 _OUTCOME = re.compile(r"^(status|error|errors|failed|failure)$", re.IGNORECASE)
 _HTTP_CODE = re.compile(r"^[1-5]\d\d$")
