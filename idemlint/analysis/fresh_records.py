@@ -12,7 +12,7 @@ called, queued (`.delay(...)`, `.apply_async(args=...)`, `.si(...)`) or handed w
 arguments to what calls it later (`Thread(target=f, args=(pk,))`, `executor.submit(f, pk)`,
 `partial(f.delay, pk)`: knowledge/orms.py) only with such a row, its key, or its key column of
 another name (`token=export.token`), in that parameter's place, or with a parameter of a function
-that is itself so called, or the row it loads by one (`get(pk=pk)`, `get_run_by_id(db, pk)`,
+that is itself so called, or the row it loads by one (`get(pk=pk)`, `session.get(Model, pk)`,
 followed to the end). A row
 is made where every binding of its name makes one: `Model.objects.create(...)`,
 `serializer.save()` in a function that creates, from a serializer given no instance (elsewhere
@@ -34,6 +34,14 @@ from collections.abc import Iterable
 from idemlint.analysis.chosen_rows import own_nodes
 from idemlint.analysis.names_used import names_used, names_used_otherwise
 from idemlint.knowledge.orms import KEY_COLUMN, MAKES_A_ROW, ONE_ROW_LOOKUPS, QUEUES_A_CALL, RUNS_A_FUNCTION_LATER
+from idemlint.knowledge.roles import (
+    ENTRY_DECORATORS,
+    ENTRY_SUFFIX,
+    ENTRY_VERBS,
+    QUEUE_DECORATORS,
+    VIEW_DECORATORS,
+    VIEW_REQUEST_PARAMETER,
+)
 
 # a name handed over, and the column of it handed ("" for the row or its key)
 Record = tuple[str, str]
@@ -75,6 +83,8 @@ def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
     functions = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
     makers = {f.name for f in functions if _returns_a_new_row(f, frozenset())}
     for function in functions:
+        if _called_from_outside(function):
+            other.add(function.name)  # a route, a view, a receiver: what it is handed comes from anywhere
         params = tuple(a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs))
         stored = {n.id for n in own_nodes(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         kept = {p for p in params if p not in stored}  # `upload = upload.duplicate_of`: no longer what was handed
@@ -99,6 +109,22 @@ def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
                 other.add(name)
     other |= names_used_otherwise(tree, counted)  # handed on as a value, at module level, in a string
     return tuple(handed), tuple(signatures), frozenset(other), defined
+
+
+def _called_from_outside(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A function a framework calls with what a client or the framework brings: a web route or
+    view (`@app.post(...)`, `@api_view`, `@action`, a `request` first), a signal receiver, a
+    scheduled or periodic job. A task queue's task (`@shared_task`) is handed what the project
+    queued."""
+    for decorator in function.decorator_list:
+        named = decorator.func if isinstance(decorator, ast.Call) else decorator
+        last = named.attr if isinstance(named, ast.Attribute) else named.id if isinstance(named, ast.Name) else ""
+        if last in QUEUE_DECORATORS:
+            continue
+        if last in ENTRY_DECORATORS or last in ENTRY_VERBS or last in VIEW_DECORATORS or last.endswith(ENTRY_SUFFIX):
+            return True
+    params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+    return VIEW_REQUEST_PARAMETER in params[:2]
 
 
 def _origin(
@@ -140,6 +166,8 @@ def join_fresh_facts(files: Iterable[FreshFacts]) -> frozenset[str]:
         defined_as = signatures.get(name, [])
         if name in used or not defined_as or definitions.get(name) != len(defined_as):
             continue  # used some other way, or defined where it is not read
+        if len(defined_as) > 1 and any(params[:1] != ("self",) for params in defined_as):
+            continue  # a method and a function of one name: a call may run either, handed anything
         filled = []
         for params in defined_as:
             per_call = [_by_parameter(params, sources) for sources in made]
@@ -260,17 +288,10 @@ def _makes_a_row(
 
 
 def _calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterable[ast.Call]:
-    """The calls in the function's own body, not in functions nested in it; those of a lambda
-    that takes nothing are its own (`transaction.on_commit(lambda: run.delay(row.pk))`)."""
-    for node in own_nodes(function):
-        if isinstance(node, ast.Call):
-            yield node
-        elif isinstance(node, ast.Lambda) and not _takes_anything(node.args):
-            yield from (n for n in ast.walk(node.body) if isinstance(n, ast.Call))
-
-
-def _takes_anything(args: ast.arguments) -> bool:
-    return bool(args.posonlyargs or args.args or args.kwonlyargs or args.vararg or args.kwarg)
+    """The calls in the function's own body, not in functions or lambdas nested in it (a
+    lambda runs later, when a name it reads may hold another row: `on_commit(lambda:
+    run.delay(row.pk))` in a loop hands every callback the last row)."""
+    return (node for node in own_nodes(function) if isinstance(node, ast.Call))
 
 
 def _called(call: ast.Call) -> tuple[str, list[tuple[str, Record]], ast.expr]:
@@ -324,10 +345,13 @@ def _run_later(call: ast.Call) -> tuple[str, list[tuple[str, Record]], ast.expr]
     """A function handed with its arguments to what calls it later (knowledge/orms.py:
     RUNS_A_FUNCTION_LATER): the function named, and what it will be handed."""
     func = call.func
-    spec = RUNS_A_FUNCTION_LATER.get(func.id if isinstance(func, ast.Name) else getattr(func, "attr", ""))
+    called_name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    spec = RUNS_A_FUNCTION_LATER.get(called_name)
     if spec is None or any(isinstance(a, ast.Starred) for a in call.args):
         return None
     where, start, args_keyword, kwargs_keyword = spec
+    if called_name == "add_job" and not _runs_once(call):
+        return None  # an interval or cron job: the function runs again and again
     if isinstance(where, str):
         target = next((k.value for k in call.keywords if k.arg == where), None)
     else:
@@ -345,6 +369,12 @@ def _run_later(call: ast.Call) -> tuple[str, list[tuple[str, Record]], ast.expr]
             keywords += _mapping(keyword.value)
     name = target.id if isinstance(target, ast.Name) else target.attr
     return name, _slots(positional, keywords), target
+
+
+def _runs_once(call: ast.Call) -> bool:
+    """APScheduler's `add_job(f, ...)` with no trigger (run now) or a "date" one."""
+    trigger = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "trigger"), None)
+    return trigger is None or isinstance(trigger, ast.Constant) and trigger.value == "date"
 
 
 def _mapping(value: ast.Dict) -> list[tuple[str, ast.expr]]:
@@ -374,8 +404,7 @@ def _record(argument: ast.expr) -> Record:
 
 def _rows_loaded(function: ast.FunctionDef | ast.AsyncFunctionDef, kept: set[str]) -> dict[str, str]:
     """Names every binding of which loads one row by a parameter's value, with where that value
-    comes from: `run = Run.objects.get(pk=run_id)` or `crud.get_run_by_id(db, run_id)` as
-    "f:run_id", `Export.objects.get(token=token)` as "f:token@token". The row is what the
+    comes from: `run = Run.objects.get(pk=run_id)` as "f:run_id", `Export.objects.get(token=token)` as "f:token@token". The row is what the
     parameter held, if it held a fresh row's key."""
     origins: dict[str, str | None] = {}
     judged: set[int] = set()
@@ -395,14 +424,14 @@ def _rows_loaded(function: ast.FunctionDef | ast.AsyncFunctionDef, kept: set[str
 def _loaded_by(value: ast.expr, kept: set[str]) -> str | None:
     """The parameter a one-row lookup is keyed by ("run_id", or "token@token" for a lookup by
     a column other than the key): an ORM's `get(pk=p)`, `get_object_or_404(Model, pk=p)`,
-    `session.get(Model, p)`, or a helper named for a lookup by key (`get_run_by_id(db, p)`)."""
+    `session.get(Model, p)`; not a helper named for one (`get_run_by_id(db, p)`), which may
+    give a row of another table."""
     if isinstance(value, ast.Await):
         value = value.value
     if not isinstance(value, ast.Call):
         return None
     func = value.func
     called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-    given = [a.id for a in value.args if isinstance(a, ast.Name) and a.id in kept]
     if called in ONE_ROW_LOOKUPS:
         for keyword in value.keywords:
             if keyword.arg and isinstance(keyword.value, ast.Name) and keyword.value.id in kept:
@@ -410,6 +439,4 @@ def _loaded_by(value: ast.expr, kept: set[str]) -> str | None:
                 return keyword.value.id if column in ("pk", "id") else f"{keyword.value.id}@{column}"
         second = value.args[1] if len(value.args) == 2 and not value.keywords else None
         return second.id if called == "get" and isinstance(second, ast.Name) and second.id in kept else None
-    if called.endswith(("_by_id", "_by_pk")) and len(given) == 1 and not value.keywords:
-        return given[0]
     return None

@@ -40,7 +40,9 @@ def _any_literal_method(call: cst.Call) -> str | None:
     return value.upper() if value else None
 
 
-_TOKEN_URL = re.compile(r"oauth2?/token|access_?token|/token/?$", re.IGNORECASE)
+# an OAuth token endpoint: `/oauth/token`, `/oauth2/token`, a path ending in `access_token` or
+# `/token`; not a collection of tokens a request creates (`/projects/{id}/access_tokens`)
+_TOKEN_URL = re.compile(r"oauth2?/token(?![\w-])|access_?token/?(?:[?#]|$)|/token/?(?:[?#]|$)", re.IGNORECASE)
 
 
 def asks_for_a_token(model: ModuleModel, call: cst.Call, target: str | None) -> bool:

@@ -51,8 +51,9 @@ MAKES_A_ROW = frozenset({"create", "acreate", "save", "asave"})
 # first argument in a chain is the previous task's result)
 QUEUES_A_CALL = frozenset({"delay", "apply_async", "si"})
 # a column of a row that names that row alone, handed in place of the row (`export.token`,
-# `job.uuid`); a foreign key (`export.owner_id`) names another row
-KEY_COLUMN = re.compile(r"^(?:uuid|guid|token|key|slug)$|_(?:uuid|guid|token|key)$")
+# `job.uuid`); one named for another thing (`invite.account_key`, `export.owner_id`) may name
+# another row
+KEY_COLUMN = re.compile(r"^(?:uuid|guid|token|key|slug)$")
 # an ORM's lookups that give one row or raise: `Model.objects.get(pk=...)`, SQLAlchemy's
 # `session.get(Model, pk)`, Django's `get_object_or_404(Model, pk=...)`
 ONE_ROW_LOOKUPS = frozenset({"get", "aget", "get_object_or_404", "aget_object_or_404"})
@@ -63,6 +64,8 @@ ONE_ROW_LOOKUPS = frozenset({"get", "aget", "get_object_or_404", "aget_object_or
 # APScheduler's `add_job(f, args=[...])`, `executor.submit(f, ...)`, Starlette's
 # `background_tasks.add_task(f, ...)`, `asyncio.to_thread(f, ...)`, `loop.run_in_executor(None,
 # f, ...)`, RQ's `queue.enqueue(f, ...)`, `functools.partial(f, ...)`
+# (APScheduler's `add_job` only with no trigger or a "date" one: an "interval" or "cron" job runs
+# again and again)
 RUNS_A_FUNCTION_LATER: dict[str, tuple[int | str, int | None, str, str]] = {
     "Thread": ("target", None, "args", "kwargs"),
     "Process": ("target", None, "args", "kwargs"),

@@ -117,13 +117,16 @@ NOTHING_ARRIVED = re.compile(r"^(Dequeue|Poll|Pop|Take|Receive|Consume|Listen)\w
 EMPTY_CONTAINER_ERRORS = frozenset({"IndexError", "KeyError"})
 TAKE_METHODS = frozenset({"pop", "popleft", "popitem"})
 
+# what asks a person for a value: a loop or recursion around one asks again, it retries nothing
+PROMPT_CALLS = frozenset({"input", "raw_input", "getpass", "prompt"})
+
 # calls that take the next item of work (`queue.get()`, `heap.pop()`, `sock.recv()`): a loop that
 # makes one before its `try` handles a new item each pass, rather than re-attempting the same one
 NEXT_ITEM_CALLS = frozenset(
     {"pop", "popleft", "heappop", "get", "get_nowait", "next", "readline", "recv", "receive", "read", "poll"}
     | {"dequeue", "take", "popitem"}
     # a person asked again (`value = input("API id: ")`): each pass tries what they type
-    | {"input", "raw_input", "getpass", "prompt"}
+    | PROMPT_CALLS
 )
 
 # operations on this machine's files: a retry of one (a file lock taken again, a file opened

@@ -32,6 +32,8 @@ ENTRY_DECORATORS = frozenset(
 )
 ENTRY_VERBS = frozenset({"get", "post", "put", "patch", "delete"})
 ENTRY_SUFFIX = "_task"  # `periodic_task`, `db_periodic_task`, `register_as_period_task`
+# of those, a task queue's: the task is handed what the project queued (`task.delay(row.pk)`)
+QUEUE_DECORATORS = frozenset({"task", "shared_task", "actor"})
 
 # a view: Django and DRF hand the request first (`def flag(request, pk)`, `def post(self, request)`)
 # and take its return themselves. A method is one by its class (a view, viewset or view mixin)

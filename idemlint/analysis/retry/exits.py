@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.analysis.model import ModuleModel, local_callee, string_value
 from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
 from idemlint.knowledge.retries import (
     EMPTY_CONTAINER_ERRORS,
@@ -237,7 +237,8 @@ _STATUS_ATTRIBUTES = frozenset({"code", "status", "status_code"})
 
 def goes_round_only_when_accepted(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
     """The handler first leaves for every status of what it caught but 202 (`if exc.code !=
-    202: raise`), and the attempt it guards sends no write: a poll of work the server accepted."""
+    202: raise`), and the loop around it sends no write, itself or through a function of the
+    module: a poll of work the server accepted."""
     body = handler.body.body
     first = body[0] if body else None
     attempt = model.parents.get(handler)
@@ -259,7 +260,21 @@ def goes_round_only_when_accepted(model: ModuleModel, handler: cst.ExceptHandler
         )
     ):
         return False
-    return not any(isinstance(n, cst.Call) and sends_a_write(model, n) for n in model.iter_nodes(attempt.body))
+    loop = next((a for a in model.ancestors(handler) if isinstance(a, (cst.For, cst.While, cst.FunctionDef))), None)
+    return not any(
+        isinstance(n, cst.Call) and _writes_here_or_in_helper(model, n)
+        for n in model.iter_nodes(loop.body if isinstance(loop, (cst.For, cst.While)) else attempt.body)
+    )
+
+
+def _writes_here_or_in_helper(model: ModuleModel, call: cst.Call) -> bool:
+    """The call sends a write, or runs a function of this module that does (`_file_report()`)."""
+    if sends_a_write(model, call):
+        return True
+    helper = local_callee(model, call)
+    return helper is not None and any(
+        isinstance(n, cst.Call) and sends_a_write(model, n) for n in model.iter_nodes(helper.body)
+    )
 
 
 def sends_a_write(model: ModuleModel, call: cst.Call) -> bool:

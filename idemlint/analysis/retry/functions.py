@@ -18,6 +18,7 @@ from idemlint.knowledge.retries import (
     CELERY_TASK_KEYWORDS,
     DRAMATIQ,
     HUEY,
+    PROMPT_CALLS,
     RETRY_DECORATORS,
     RQ,
     RQ_PREFIX,
@@ -222,6 +223,7 @@ def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryConte
             node.args
             and _forwards_its_arguments(model, function, node)
             and not _runs_what_it_is_handed(model, function)
+            and not _moves_on(model, function)
         ):
             return RetryContext("recursive", "custom", function, node, None, "recursive retry")
     return None
@@ -264,6 +266,20 @@ def _runs_what_it_is_handed(model: ModuleModel, function: cst.FunctionDef) -> bo
     params = {p.name.value for p in (*function.params.params, *function.params.kwonly_params)}
     return any(
         isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in params
+        for node in model.iter_nodes(function.body)
+    )
+
+
+def _moves_on(model: ModuleModel, function: cst.FunctionDef) -> bool:
+    """Something differs on the next call though the arguments do not: the function sets
+    state it may read (`self.base = next(self.mirrors)`, `self.failures += 1`: a next
+    candidate, or a count of its own), or asks a person again (`int(input(prompt))`)."""
+    return any(
+        isinstance(node, cst.AugAssign)
+        or isinstance(node, cst.AssignTarget)
+        and isinstance(node.target, (cst.Attribute, cst.Subscript))
+        or isinstance(node, cst.Call)
+        and (model.call_name(node) or "").rsplit(".", 1)[-1] in PROMPT_CALLS
         for node in model.iter_nodes(function.body)
     )
 

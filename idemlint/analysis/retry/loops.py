@@ -63,7 +63,7 @@ def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext
     counter_names = counter_names + attempt_counters(model, loop)
     if restarts_a_service(loop):
         return None  # `while True: try: while not stopping: serve() ... except: log; sleep`: a supervisor
-    if checks_readiness(model, loop):
+    if checks_readiness(model, loop) or _polls_accepted_work(model, loop):
         return RetryContext("poll", "loop", loop, loop, None, "polling loop")
     catches = _catches_and_reattempts(model, loop, counter_names)
     if catches or _sleeps_between_attempts(model, loop, counter_names):
@@ -97,8 +97,12 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
     tests = [n.test for n in nodes if isinstance(n, cst.If) and not (reads_only and _raises(n.body.body))]
     if isinstance(loop, cst.While):
         tests.append(loop.test)
-    if any(says_failure(model, test) for test in tests if not model.names_read(test) <= counters):
-        return False  # (`if retry > 0:` tests the loop's count, not an answer)
+    stepped = {n.target.value for n in nodes if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
+    bound_here = {n.target.value for n in nodes if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name)}
+    if any(
+        says_failure(model, test) for test in tests if not _only_counts(model.names_read(test), stepped, bound_here)
+    ):
+        return False
     exits = [
         n
         for n in nodes
@@ -106,13 +110,24 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
         and (leaves_loop(model, n.body) or reads_only and _waits_while_not_ready(model, n, loop))
         and not model.names_read(n.test) <= counters
     ]
-    accepted = any(  # `except E as exc: if exc.code != 202: raise` and `else: break`: until the work is done
+    return bool(exits)
+
+
+def _polls_accepted_work(model: ModuleModel, loop: cst.For | cst.While) -> bool:
+    """`except E as exc: if exc.code != 202: raise` and `else: break`: the loop goes round only
+    while the server says it has the work in hand, and leaves when it answers: a poll."""
+    return any(
         isinstance(n, (cst.Try, cst.TryStar))
         and any(goes_round_only_when_accepted(model, h) for h in n.handlers)
         and any(ends_by_leaving(list(block.body)) for block in (n.body, *((n.orelse.body,) if n.orelse else ())))
-        for n in nodes
+        for n in loop_nodes(model, loop)
     )
-    return bool(exits) or accepted
+
+
+def _only_counts(names: set[str], stepped: set[str], bound_here: set[str]) -> bool:
+    """A test on the loop's own count (`if retry > 0:` with `retry += 1` in the loop, against a
+    setting), not on an answer: `retry = status >= 500` in the loop makes `retry` one."""
+    return bool(names & stepped) and not names & bound_here
 
 
 # what a value says while the work is still under way: `row["pending"] == 1`, `state == "running"`

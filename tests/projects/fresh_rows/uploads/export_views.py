@@ -17,6 +17,7 @@ def start_export(request):
     export = Export.objects.create(owner_id=request.user.id, batch=1)
     threading.Thread(target=exports.run_export, args=(export.pk,)).start()
     scheduler.add_job(exports.build_export, "date", args=[export.id])
+    scheduler.add_job(exports.poll_export, "interval", minutes=5, args=[export.id])
     executor.submit(exports.compress_export, export.pk)
     transaction.on_commit(lambda: mail_export.delay(export.pk))
     deliver_export.delay(token=export.token)

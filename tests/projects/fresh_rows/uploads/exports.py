@@ -48,7 +48,7 @@ def build_export(pk):
 
 
 def _build(export):
-    export.status = Status.SUCCESSFUL  # ok: IDM103 loaded by a helper named for a lookup by key
+    export.status = Status.SUCCESSFUL  # expect: IDM103 "sets status to Status.SUCCESSFUL with no precondition" a helper named for a lookup may give another table's row
     export.save()
 
 
@@ -71,7 +71,7 @@ def _close(export):
 @shared_task
 def mail_export(pk):
     export = Export.objects.get(pk=pk)
-    export.status = Status.SUCCESSFUL  # ok: IDM103 queued on commit with a row just made
+    export.status = Status.SUCCESSFUL  # expect: IDM103 "sets status to Status.SUCCESSFUL with no precondition" queued by a lambda, which reads the name when it runs
     export.save()
 
 
@@ -107,4 +107,11 @@ def seal_export(pk):
 def tag_export(pk, kind):
     export = Export.objects.get(pk=pk)
     export.status = Status.FAILED  # expect: IDM103 "sets status to Status.FAILED with no precondition" one caller queues it with a key from a request
+    export.save()
+
+
+@shared_task
+def poll_export(pk):
+    export = Export.objects.get(pk=pk)
+    export.status = Status.IN_PROGRESS  # expect: IDM103 "sets status to Status.IN_PROGRESS with no precondition" an interval job runs it again and again
     export.save()
