@@ -108,7 +108,7 @@ RQ_PREFIX = "rq."
 # the calls that wait between attempts, in every concurrency library
 # Exceptions that say "nothing there yet" rather than "the work failed" (`queue.Empty`,
 # `asyncio.QueueEmpty`, a non-blocking read): a loop that goes round on them waits for input.
-NOT_READY_ERRORS = frozenset({"Empty", "QueueEmpty", "BlockingIOError"})
+NOT_READY_ERRORS = frozenset({"Empty", "QueueEmpty", "Full", "QueueFull", "BlockingIOError"})
 # a consumer's wait that ended with nothing to take (`DequeueTimeout`, `PollTimeout`): the
 # attempt itself waited; nothing failed (not `ReadTimeout`, a request that got no answer)
 NOTHING_ARRIVED = re.compile(r"^(Dequeue|Poll|Pop|Take|Receive|Consume|Listen)\w*Timeout$|^\w*Empty$")

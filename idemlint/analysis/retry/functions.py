@@ -11,6 +11,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, positional_parameters
 from idemlint.analysis.retry.answers import says_retryable
 from idemlint.analysis.retry.context import RetryContext
+from idemlint.analysis.retry.exits import always_leaves, means_not_ready
 from idemlint.analysis.retry.loops import raises_until_ready
 from idemlint.knowledge.keys import CLOCK_CALLS
 from idemlint.knowledge.retries import (
@@ -213,6 +214,7 @@ def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryConte
         ) or (isinstance(func, cst.Name) and func.value == name and not method)
         if not calls_itself or not any(
             isinstance(a, (cst.ExceptHandler, cst.ExceptStarHandler))
+            and not means_not_ready(model, a)  # `except queue.Full:`: waiting for room, not failing
             or (isinstance(a, cst.If) and model.is_inside(node, a.body) and says_retryable(model, a.test))
             for a in model.ancestors(node)
         ):
@@ -230,10 +232,21 @@ def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryConte
 
 
 def counts_attempts(model: ModuleModel, function: cst.FunctionDef) -> bool:
-    """The function tests or steps a count of attempts (`if retries <= 0:`, `self.attempts += 1`)
-    or compares the clock (`if time.time() - started > 15: raise`): what bounds a recursion
-    that hands itself the same arguments again. A transport's own setting
+    """The function tests or steps a count of attempts (`if retries <= 0:`, `self.attempts += 1`),
+    compares the clock (`if time.time() - started > 15: raise`), or leaves on a state of its
+    object another thread may set (`if self.stopping.is_set(): return False`): what bounds a
+    recursion that hands itself the same arguments again. A transport's own setting
     (`HTTPAdapter(max_retries=15)`) counts the transport's attempts, not these."""
+    if any(
+        isinstance(node, cst.If)
+        and always_leaves(list(node.body.body))
+        and any(
+            isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value in ("self", "cls")
+            for n in (node.test, *model.iter_nodes(node.test))
+        )
+        for node in model.iter_nodes(function.body)
+    ):
+        return True
     counted = [
         part
         for node in model.iter_nodes(function.body)
