@@ -24,7 +24,7 @@ DEFINED = "class Req:\n    def accept(self): ...\n    def close(self): ...\n"
 
 def test_an_unlocked_test_of_the_record_is_not_enough() -> None:
     caller = "def view(req):\n    if req.state != 1:\n        raise ValueError\n    req.accept()\n"
-    assert decided(DEFINED, caller) == frozenset()
+    assert decided(DEFINED, caller, qualified=True) == frozenset()
 
 
 def test_a_lock_taken_in_a_branch_holds_only_there() -> None:
@@ -32,7 +32,7 @@ def test_a_lock_taken_in_a_branch_holds_only_there() -> None:
         "def view(pk, fast):\n    if fast:\n        req = Req.objects.select_for_update().get(pk=pk)\n"
         "    req.state\n    req.close()\n"
     )
-    assert decided(DEFINED, caller) == frozenset()
+    assert decided(DEFINED, caller, qualified=True) == frozenset()
 
 
 def test_a_shared_lock_decides_what_runs_inside_it() -> None:
@@ -57,7 +57,7 @@ def test_one_unguarded_use_anywhere_undoes_it() -> None:
         "HANDLERS = {'accept': Req.accept}\n",  # handed on as a value
         "def later(req):\n    accept.delay(req.pk)\n",  # queued as a task
     ):
-        assert decided(DEFINED, guarded, other) == frozenset(), other
+        assert decided(DEFINED, guarded, other, qualified=True) == frozenset(), other
 
 
 def test_a_name_defined_twice_is_not_judged() -> None:
@@ -65,14 +65,14 @@ def test_a_name_defined_twice_is_not_judged() -> None:
     # calls the other: nothing in the project calls it, under a lock or not
     guarded = "def view(req):\n    with cache.lock(req.pk):\n        req.accept()\n"
     action = "class InviteViewSet:\n    def accept(self, request, pk):\n        self.get_object().accept()\n"
-    assert decided(DEFINED, action, guarded) == frozenset()
+    assert decided(DEFINED, action, guarded, qualified=True) == frozenset()
 
 
 def test_a_recursive_call_runs_in_a_decided_run() -> None:
     tree = "class Node:\n    def close(self):\n        for child in self.children:\n            child.close()\n"
     guarded = "def view(pk):\n    with cache.lock(pk):\n        Node.objects.get(pk=pk).close()\n"
     assert decided(tree, guarded) == {"close"}
-    assert decided(tree) == frozenset()  # no call of it is ever locked
+    assert decided(tree, qualified=True) == frozenset()  # no call of it is ever locked
 
 
 def test_a_named_lock_holds_a_record_read_inside_it() -> None:
@@ -80,7 +80,7 @@ def test_a_named_lock_holds_a_record_read_inside_it() -> None:
     assert decided(DEFINED, fresh, locked=True) == {"close"}
     stale = "def view(pk):\n    req = Req.objects.get(pk=pk)\n    with cache.lock(pk):\n        req.close()\n"
     assert decided(DEFINED, stale) == {"close"}  # the callers' precondition (IDM103)
-    assert decided(DEFINED, stale, locked=True) == frozenset()  # its test may be stale (IDM101)
+    assert decided(DEFINED, stale, locked=True, qualified=True) == frozenset()  # its test may be stale (IDM101)
 
 
 def test_the_parents_method_called_from_an_override_is_no_locked_call() -> None:
@@ -90,8 +90,8 @@ def test_the_parents_method_called_from_an_override_is_no_locked_call() -> None:
         "            return super().form_valid(form)\n"
     )
     base = "class UpdateView:\n    def form_valid(self, form): ...\n"
-    assert decided(base, view) == frozenset()
-    assert decided(base, view, locked=True) == frozenset()
+    assert decided(base, view, qualified=True) == frozenset()
+    assert decided(base, view, locked=True, qualified=True) == frozenset()
 
 
 def test_records_are_matched_as_written() -> None:
@@ -139,13 +139,17 @@ def test_a_record_chosen_otherwise_or_bound_again_is_not() -> None:
         "        req = row\n",
         "def view(b):\n    req = Req.objects.pending(b)\n    req.state = 3\n    req.accept()\n",
     ):
-        assert decided(DEFINED, MANAGER, caller) == frozenset(), caller
+        assert decided(DEFINED, MANAGER, caller, qualified=True) == frozenset(), caller
     twice = "class Other(Manager):\n    def pending(self, b):\n        return self.get(pk=b)\n"
     inline = "def view(b):\n    if b.state == 1:\n        Req.objects.pending(b).accept()\n"
-    assert decided(DEFINED, MANAGER, twice, inline) == frozenset()
+    assert decided(DEFINED, MANAGER, twice, inline, qualified=True) == frozenset()
     caller = "def view(b):\n    req = Req.objects.pending(b)\n    req.accept()\n"
-    assert decided(DEFINED, MANAGER, twice, caller) == frozenset()  # which `pending` returned it is unknown
-    assert decided(DEFINED, MANAGER, caller, locked=True) == frozenset()  # chosen, but read with no lock
+    assert (
+        decided(DEFINED, MANAGER, twice, caller, qualified=True) == frozenset()
+    )  # which `pending` returned it is unknown
+    assert (
+        decided(DEFINED, MANAGER, caller, locked=True, qualified=True) == frozenset()
+    )  # chosen, but read with no lock
 
 
 def test_what_runs_later_or_under_a_local_lock_is_not_decided() -> None:
@@ -156,13 +160,13 @@ def test_what_runs_later_or_under_a_local_lock_is_not_decided() -> None:
         # a bare name may hold a threading.Lock(), which other processes do not honour
         "_lock = threading.Lock()\n\ndef view(req):\n    with _lock:\n        req.close()\n",
     ):
-        assert decided(DEFINED, caller) == frozenset(), caller
+        assert decided(DEFINED, caller, qualified=True) == frozenset(), caller
 
 
 def test_only_filters_that_name_the_states_choose_rows() -> None:
     for iterable in ("filter(owner=o, state__isnull=False)", "exclude(state=1)", "filter(Req.state != 1)"):
         caller = f"def sweep(o):\n    for req in Req.objects.{iterable}:\n        req.close()\n    req.state == 1\n"
-        assert decided(DEFINED, caller) == frozenset(), iterable
+        assert decided(DEFINED, caller, qualified=True) == frozenset(), iterable
 
 
 def test_every_spelling_of_the_name_elsewhere_counts_as_a_use() -> None:
@@ -173,7 +177,7 @@ def test_every_spelling_of_the_name_elsewhere_counts_as_a_use() -> None:
         "def later(req):\n    action = req.close  # bound here\n",
         "def later(req):\n    if req.state == 1:\n        run(getattr(req, 'close'))\n",  # the same in a parsed file
     ):
-        assert decided(DEFINED, locked, other) == frozenset(), other
+        assert decided(DEFINED, locked, other, qualified=True) == frozenset(), other
 
 
 def test_a_call_inside_a_decided_function_is_decided() -> None:
@@ -184,7 +188,7 @@ def test_a_call_inside_a_decided_function_is_decided() -> None:
     )
     assert decided(model) == {"finish", "activate"}
     plain = "def api(t):\n    t.state == 1\n    t.finish()\n"  # another caller, unlocked
-    assert decided(model, plain) == frozenset()
+    assert decided(model, plain, qualified=True) == frozenset()
     recursive = "class Node:\n    def reopen(self):\n        self.reopen()\n"
     assert "reopen" not in decided(model, recursive)
 
@@ -201,7 +205,7 @@ def test_a_lock_decorator_holds_for_every_call_in_the_function() -> None:
         "locked",  # called with no lock's name: an object's own lock
     ):
         caller = f"@{decorator}\ndef sweep(req):\n    req.close()\n"
-        assert decided(DEFINED, caller) == frozenset(), decorator
+        assert decided(DEFINED, caller, qualified=True) == frozenset(), decorator
 
 
 def test_only_calls_under_a_lock_hold_the_row_for_a_test_made_inside() -> None:
@@ -211,7 +215,7 @@ def test_only_calls_under_a_lock_hold_the_row_for_a_test_made_inside() -> None:
     assert decided(DEFINED, swept, locked) == {"close", "accept"}
     assert decided(DEFINED, swept, locked, locked=True) == {"accept"}
     both = "def view2(pk):\n    req = Req.objects.select_for_update().get(pk=pk)\n    req.state\n    req.close()\n"
-    assert decided(DEFINED, swept, both, locked=True) == frozenset()  # one caller holds no lock
+    assert decided(DEFINED, swept, both, locked=True, qualified=True) == frozenset()  # one caller holds no lock
 
 
 def test_prose_and_docstrings_name_no_method() -> None:
@@ -231,7 +235,7 @@ def test_prose_and_docstrings_name_no_method() -> None:
         "on = {'x': close}  # 'quoted'\n",
         "go(close)  # it's closed\n",
     ):
-        assert decided(DEFINED, locked, use) == frozenset(), use
+        assert decided(DEFINED, locked, use, qualified=True) == frozenset(), use
 
 
 def test_a_lock_every_caller_takes_holds_back_duplicate_runs() -> None:
@@ -240,7 +244,7 @@ def test_a_lock_every_caller_takes_holds_back_duplicate_runs() -> None:
     # a duplicate run of the caller waits for the same lock, as with `with lock:` inline (IDM101)
     assert decided(DEFINED, named, locked=True) == {"close"}
     maybe = "def view(pk, lock):\n    q = Req.objects.select_for_update() if lock else Req.objects\n    req = q.get(pk=pk)\n    req.close()\n"
-    assert decided(DEFINED, maybe) == frozenset()  # the lock is taken in one branch only
+    assert decided(DEFINED, maybe, qualified=True) == frozenset()  # the lock is taken in one branch only
 
 
 TWO_CLASSES = (

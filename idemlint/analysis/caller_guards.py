@@ -20,8 +20,9 @@ as a task (`reject.delay(...)`), not in a string (`getattr(req, "reject")`), not
 later (`on_commit(lambda: req.reject())`), not run as the parent's (`super().reject()`: the
 framework may call the override with no lock). A call on a record whose class its binding
 shows (`review = get_object_or_404(Review, ...)`, `Review.objects.get(...)`, a loop over
-`Review.objects.filter(...)`, `self` in a method of `Review`) may run only that class's method,
-or one it inherits; a call on a record of unknown class may run any of them. A call inside the
+`Review.objects.filter(...)`) may run only that class's method, or one it inherits; a call on
+a record of unknown class may run any of them (`self` too: a subclass may override the method),
+so it can refute a class's method's precondition but not show it. A call inside the
 function itself (recursion) runs in a run already decided. Under a named lock (`with
 cache.lock(key):`), a call on a record read inside the lock holds it as the row's lock would,
 for IDM101 too; on a record read before the lock, only as the callers' precondition (the test
@@ -46,7 +47,7 @@ from idemlint.analysis.chosen_rows import (
 )
 from idemlint.analysis.held_records import CHOSEN, LOCK, LOCKED_CALL, PLAIN, VIA, Records, calls_in
 from idemlint.analysis.machines import dotted_name
-from idemlint.analysis.names_used import names_used, names_used_otherwise
+from idemlint.analysis.names_used import defined_names, names_used, names_used_otherwise
 from idemlint.knowledge.locks import names_a_lock_decorator
 
 # per file: (names of calls made only under a lock or on a record a state filter chose; those
@@ -100,7 +101,6 @@ def _may_decide(source: bytes) -> bool:
     )
 
 
-_DEFINED = re.compile(rb"\bdef[ \t]+(\w+)")
 _CLASS_DEFINED = re.compile(rb"^[ \t]*class[ \t]+(\w+)", re.MULTILINE)
 _CALLED = re.compile(rb"\.(\w+)\(")  # a method call: `signup.anonymize(`
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -113,9 +113,8 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
     A file that shows a lock or a loop over a state filter, or calls a method it defines (which
     a decided function may call), is parsed here if it was not; the rest are read by a regular
     expression alone: their names are all they give."""
-    found = _DEFINED.findall(source)
-    defined = tuple(name.decode() for name in found)
-    if tree is None and (_may_decide(source) or not set(found).isdisjoint(_CALLED.findall(source))):
+    defined = defined_names(source)
+    if tree is None and (_may_decide(source) or not {n.encode() for n in defined}.isdisjoint(_CALLED.findall(source))):
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -236,8 +235,11 @@ def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozens
         more = set()
         for target in candidates - decided:
             making = {f for k in reaching[target] for f in callers.get(k, ())}
+            # a class's own method is shown decided by a call on a record of that class; one on a
+            # record of unknown class may run it too, so it can refute (not show) the precondition
+            own = {target} if "." in target else reaching[target]
             if all(is_decided(f) or f == target for f in making) and (
-                reaching[target] & guarded or any(is_decided(f) for f in making)
+                own & guarded or any(is_decided(f) for k in own for f in callers.get(k, ()))
             ):
                 more.add(target)
         if not more:

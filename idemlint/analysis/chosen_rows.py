@@ -9,15 +9,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from idemlint.analysis.db.records import DJANGO_CHAIN
 from idemlint.analysis.final_states import is_state_attribute
 from idemlint.knowledge.orms import GET_OR_404, NOT_ROWS, ROW_FILTERS, ROW_QUERY_METHODS
 
 _SHORTCUTS = frozenset(name.rsplit(".", 1)[-1] for name in GET_OR_404)  # as a file may call them, unqualified
 # query methods that give rows to iterate, not one row
-_QUERYSETS = frozenset(
-    {"filter", "exclude", "all", "order_by", "select_related", "prefetch_related", "only", "defer", "using"}
-    | {"select_for_update", "annotate", "distinct", "none", "reverse"}
-)
+_QUERYSETS = frozenset((DJANGO_CHAIN - NOT_ROWS) | {"none", "reverse"})
 
 
 def chosen_row_returners(returning: dict[str, tuple[str, ...]], definitions: dict[str, int]) -> set[str]:

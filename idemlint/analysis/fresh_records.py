@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
-from idemlint.analysis.chosen_rows import own_nodes
-from idemlint.analysis.names_used import names_used, names_used_otherwise
+from idemlint.analysis.chosen_rows import called_name, own_nodes
+from idemlint.analysis.names_used import defined_names, names_used, names_used_otherwise
 from idemlint.knowledge.orms import KEY_COLUMN, MAKES_A_ROW, ONE_ROW_LOOKUPS, QUEUES_A_CALL, RUNS_A_FUNCTION_LATER
 from idemlint.knowledge.roles import (
     ENTRY_DECORATORS,
@@ -43,6 +44,7 @@ from idemlint.knowledge.roles import (
     VIEW_REQUEST_PARAMETER,
 )
 
+T = TypeVar("T")
 # a name handed over, and the column of it handed ("" for the row or its key)
 Record = tuple[str, str]
 # a call handing something over: (function name, [(slot, where from)]). A slot is a position
@@ -60,7 +62,6 @@ NO_FRESH: FreshFacts = ((), (), frozenset(), ())
 _MAY_MAKE = re.compile(
     rb"\.(?:a?create|a?save|delay|apply_async|si?)\(|\b(?:%s)\(" % "|".join(RUNS_A_FUNCTION_LATER).encode()
 )
-_DEFINED = re.compile(rb"\bdef[ \t]+(\w+)")
 _RECEIVER = "<receiver>"
 _ON_THE_CLASS = "<called on the class>"  # `Model.method(a, b)`: positions count from the first parameter but `cls`
 
@@ -68,7 +69,7 @@ _ON_THE_CLASS = "<called on the class>"  # `Model.method(a, b)`: positions count
 def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
     """One file's calls that hand over a row made just before (or a parameter, to follow), and
     every other name it uses. A file that makes no row is read by a regular expression alone."""
-    defined = tuple(name.decode() for name in _DEFINED.findall(source))
+    defined = defined_names(source)
     if tree is None and _MAY_MAKE.search(source):
         try:
             tree = ast.parse(source)
@@ -252,17 +253,26 @@ def _rows_made(function: ast.FunctionDef | ast.AsyncFunctionDef, makers: frozens
         and isinstance(node.value, ast.Call)
         and bool(node.value.args or any(k.arg == "instance" for k in node.value.keywords))
     )
-    verdicts: dict[str, bool] = {}
+    return set(_bound_only_by(function, lambda value: _makes_a_row(value, creates, makers, holding) or None))
+
+
+def _bound_only_by(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, judge: Callable[[ast.expr], T | None]
+) -> dict[str, T]:
+    """Names every binding of which in the function is a plain assignment that `judge` gives one
+    same answer for; a name also bound another way (in a loop, unpacked, `as job`) has none."""
+    answers: dict[str, T | None] = {}
     judged: set[int] = set()
     for node in own_nodes(function):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             judged.add(id(node.targets[0]))
-            verdicts[name] = verdicts.get(name, True) and _makes_a_row(node.value, creates, makers, holding)
+            answer = judge(node.value)
+            answers[name] = answer if answers.get(name, answer) == answer else None
     for node in own_nodes(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and id(node) not in judged:
-            verdicts[node.id] = False  # bound some other way too: in a loop, unpacked, `as job`
-    return {name for name, makes in verdicts.items() if makes}
+            answers[node.id] = None
+    return {name: answer for name, answer in answers.items() if answer is not None}
 
 
 def _makes_a_row(
@@ -275,7 +285,7 @@ def _makes_a_row(
     if not isinstance(value, ast.Call):
         return False
     func = value.func
-    called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    called = called_name(value)
     if called in makers:
         return True
     for maker in (func, *(func.args if isinstance(func, ast.Call) else ())):
@@ -344,13 +354,12 @@ def _called(call: ast.Call) -> tuple[str, list[tuple[str, Record]], ast.expr]:
 def _run_later(call: ast.Call) -> tuple[str, list[tuple[str, Record]], ast.expr] | None:
     """A function handed with its arguments to what calls it later (knowledge/orms.py:
     RUNS_A_FUNCTION_LATER): the function named, and what it will be handed."""
-    func = call.func
-    called_name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-    spec = RUNS_A_FUNCTION_LATER.get(called_name)
+    runner = called_name(call)
+    spec = RUNS_A_FUNCTION_LATER.get(runner)
     if spec is None or any(isinstance(a, ast.Starred) for a in call.args):
         return None
     where, start, args_keyword, kwargs_keyword = spec
-    if called_name == "add_job" and not _runs_once(call):
+    if runner == "add_job" and not _runs_once(call):
         return None  # an interval or cron job: the function runs again and again
     if isinstance(where, str):
         target = next((k.value for k in call.keywords if k.arg == where), None)
@@ -406,19 +415,7 @@ def _rows_loaded(function: ast.FunctionDef | ast.AsyncFunctionDef, kept: set[str
     """Names every binding of which loads one row by a parameter's value, with where that value
     comes from: `run = Run.objects.get(pk=run_id)` as "f:run_id", `Export.objects.get(token=token)` as "f:token@token". The row is what the
     parameter held, if it held a fresh row's key."""
-    origins: dict[str, str | None] = {}
-    judged: set[int] = set()
-    for node in own_nodes(function):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            judged.add(id(node.targets[0]))
-            found = _loaded_by(node.value, kept)
-            origin = f"{function.name}:{found}" if found else None
-            origins[name] = origin if origins.get(name, origin) == origin else None
-    for node in own_nodes(function):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and id(node) not in judged:
-            origins[node.id] = None  # bound some other way too
-    return {name: origin for name, origin in origins.items() if origin}
+    return _bound_only_by(function, lambda value: (found := _loaded_by(value, kept)) and f"{function.name}:{found}")
 
 
 def _loaded_by(value: ast.expr, kept: set[str]) -> str | None:
@@ -430,8 +427,7 @@ def _loaded_by(value: ast.expr, kept: set[str]) -> str | None:
         value = value.value
     if not isinstance(value, ast.Call):
         return None
-    func = value.func
-    called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    called = called_name(value)
     if called in ONE_ROW_LOOKUPS:
         for keyword in value.keywords:
             if keyword.arg and isinstance(keyword.value, ast.Name) and keyword.value.id in kept:

@@ -212,7 +212,7 @@ def _how(call: ast.Call, records: Records) -> str:
     if ROW_LOCK in records.locks or LOCK in records.locks and _read_under_lock(receiver, records):
         return LOCKED_CALL
     if isinstance(receiver, ast.Call):
-        return CHOSEN if LOCK in records.locks else chosen_or_returned(receiver)  # `Req.objects.pending(b).accept()`
+        return chosen_or_returned(receiver)  # `Req.objects.pending(b).accept()` (one read under a lock returned above)
     arguments = [*call.args, *(k.value for k in call.keywords)]
     own = records.held(_key(receiver)) if receiver is not None else _NOTHING
     # a record's own method acts on the record (`waiver.approve(change)`: on the waiver); a

@@ -26,6 +26,14 @@ _STRING = re.compile(
 _SENTENCE = re.compile(rb"^[A-Za-z][^(){}\[\]=+*/%<>&|@#\\]*$")
 
 
+_DEFINED = re.compile(rb"\bdef[ \t]+(\w+)")
+
+
+def defined_names(source: bytes) -> tuple[str, ...]:
+    """The names a file's `def`s define, repeats kept, read by a regular expression."""
+    return tuple(name.decode() for name in _DEFINED.findall(source))
+
+
 def names_used(source: bytes, defined: tuple[str, ...]) -> frozenset[str]:
     """Every identifier a file names outside its prose, but those its `def`s only define."""
     tokens = Counter(_USED.findall(_without_prose(source)))

@@ -400,10 +400,7 @@ def _extended_or_reached_into(model: ModuleModel, owner: cst.ClassDef) -> bool:
     built on it (`class Orders(Client)`), or an attribute the class sets on `self` read on
     something else (`client.session.post(...)`)."""
     name = owner.name.value
-    if any(
-        isinstance(node, cst.ClassDef) and any(model.dotted(b.value) == name for b in node.bases)
-        for node in model.iter_nodes(model.module, stop_at_functions=False)
-    ):
+    if any(any(model.dotted(b.value) == name for b in other.bases) for other in model.classes):
         return True
     own = {
         target.attr.value

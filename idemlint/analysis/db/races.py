@@ -268,10 +268,9 @@ def _holds_when(model: ModuleModel, test: cst.BaseExpression, node: cst.CSTNode)
     owner = model.parents.get(test)
     if type(owner) is not cst.If:
         return None
-    ancestors = set(map(id, model.ancestors(node)))
-    if id(owner.body) in ancestors:
+    if model.is_inside(node, owner.body):
         return True
-    if owner.orelse is not None and id(owner.orelse) in ancestors:
+    if owner.orelse is not None and model.is_inside(node, owner.orelse):
         return False
     return False if always_leaves(list(owner.body.body), or_continues=True) else None
 

@@ -232,43 +232,33 @@ def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryConte
 
 
 def counts_attempts(model: ModuleModel, function: cst.FunctionDef) -> bool:
-    """The function tests or steps a count of attempts (`if retries <= 0:`, `self.attempts += 1`),
-    compares the clock (`if time.time() - started > 15: raise`), or leaves on a state of its
-    object another thread may set (`if self.stopping.is_set(): return False`): what bounds a
-    recursion that hands itself the same arguments again. A transport's own setting
-    (`HTTPAdapter(max_retries=15)`) counts the transport's attempts, not these."""
-    if any(
-        isinstance(node, cst.If)
-        and always_leaves(list(node.body.body))
-        and any(
-            isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value in ("self", "cls")
-            for n in (node.test, *model.iter_nodes(node.test))
+    """The function tests a count of attempts (`if retries <= 0:`), compares the clock (`if
+    time.time() - started > 15: raise`), or leaves on a state of its object another thread may
+    set (`if self.stopping.is_set(): return False`): what bounds a recursion that hands itself
+    the same arguments again. A transport's own setting (`HTTPAdapter(max_retries=15)`) counts
+    the transport's attempts, not these. (One that steps a count of its own moves on: `_moves_on`.)"""
+    nodes = list(model.iter_nodes(function.body))
+    compared = [n for n in nodes if isinstance(n, cst.Comparison)]
+    tested = [n.test for n in nodes if isinstance(n, (cst.If, cst.While, cst.IfExp))]
+
+    def reads(expr: cst.CSTNode, found: Callable[[cst.CSTNode], bool]) -> bool:
+        return any(found(n) for n in (expr, *model.iter_nodes(expr)))
+
+    def counter(n: cst.CSTNode) -> bool:
+        return (isinstance(n, cst.Name) and is_attempt_counter(n.value)) or (
+            isinstance(n, cst.Attribute) and is_attempt_counter(n.attr.value)
         )
-        for node in model.iter_nodes(function.body)
-    ):
-        return True
-    counted = [
-        part
-        for node in model.iter_nodes(function.body)
-        if isinstance(node, (cst.Comparison, cst.AugAssign, cst.If, cst.While, cst.IfExp))
-        for part in (
-            (node.target,)
-            if isinstance(node, cst.AugAssign)
-            else (node.test,)
-            if not isinstance(node, cst.Comparison)
-            else (node,)
-        )
-    ]
-    return any(
-        isinstance(name, cst.Call)
-        and isinstance(part, cst.Comparison)
-        and (model.call_name(name) or "") in CLOCK_CALLS
-        or isinstance(name, cst.Name)
-        and is_attempt_counter(name.value)
-        or isinstance(name, cst.Attribute)
-        and is_attempt_counter(name.attr.value)
-        for part in counted
-        for name in (part, *model.iter_nodes(part))
+
+    def clock(n: cst.CSTNode) -> bool:
+        return isinstance(n, cst.Call) and (model.call_name(n) or "") in CLOCK_CALLS
+
+    def own_state(n: cst.CSTNode) -> bool:
+        return isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value in ("self", "cls")
+
+    return (
+        any(reads(expr, counter) for expr in (*compared, *tested))
+        or any(reads(expr, clock) for expr in compared)
+        or any(isinstance(n, cst.If) and always_leaves(list(n.body.body)) and reads(n.test, own_state) for n in nodes)
     )
 
 
@@ -276,7 +266,9 @@ def _runs_what_it_is_handed(model: ModuleModel, function: cst.FunctionDef) -> bo
     """The function calls a callable it is handed (`await func()`): a supervisor that starts a
     caller's task again when it dies (`catch_everything_and_restart(func)`), not a retry of an
     operation of its own. Such a task is meant to run for ever; what it repeats is its callers'."""
-    params = {p.name.value for p in (*function.params.params, *function.params.kwonly_params)}
+    params = {
+        p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
+    }
     return any(
         isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in params
         for node in model.iter_nodes(function.body)
@@ -307,9 +299,7 @@ def _forwards_its_arguments(model: ModuleModel, function: cst.FunctionDef, call:
     ):
         return False
     params = function.params
-    positional = [p.name.value for p in (*params.posonly_params, *params.params)]
-    if positional[:1] in (["self"], ["cls"]):
-        positional = positional[1:]
+    positional = positional_parameters(model, function)
     star = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
     double = params.star_kwarg.name.value if params.star_kwarg is not None else None
     named = set(positional) | {p.name.value for p in params.kwonly_params}

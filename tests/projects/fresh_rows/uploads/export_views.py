@@ -1,5 +1,6 @@
 """The requests that start export jobs."""
 
+import asyncio
 import threading
 from functools import partial
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +19,8 @@ def start_export(request):
     threading.Thread(target=exports.run_export, args=(export.pk,)).start()
     scheduler.add_job(exports.build_export, "date", args=[export.id])
     scheduler.add_job(exports.poll_export, "interval", minutes=5, args=[export.id])
+    scheduler.add_job(exports.sweep_export, trigger="cron", hour=3, args=[export.id])
+    loop.run_in_executor(None, exports.render_export, export.pk)
     executor.submit(exports.compress_export, export.pk)
     transaction.on_commit(lambda: mail_export.delay(export.pk))
     deliver_export.delay(token=export.token)
@@ -35,9 +38,11 @@ def start_export(request):
 def export_again(request, pk):
     threading.Thread(target=exports.run_export_again, args=(pk,)).start()
     exports.close_batch(pk)
+    asyncio.to_thread(exports.check_export, pk)
     tag_export.apply_async((pk,), {"kind": "csv"})
     found = Archive.objects.filter(pk=pk).first()
     found.abandon()
 
 
 scheduler = None
+loop = None

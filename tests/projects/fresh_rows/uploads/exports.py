@@ -115,3 +115,21 @@ def poll_export(pk):
     export = Export.objects.get(pk=pk)
     export.status = Status.IN_PROGRESS  # expect: IDM103 "sets status to Status.IN_PROGRESS with no precondition" an interval job runs it again and again
     export.save()
+
+
+def render_export(pk):
+    export = Export.objects.get(pk=pk)
+    export.status = Status.SUCCESSFUL  # ok: IDM103 run in an executor with a row just made (the function second, its arguments after)
+    export.save()
+
+
+def check_export(pk):
+    export = Export.objects.get(pk=pk)
+    export.status = Status.FAILED  # expect: IDM103 "sets status to Status.FAILED with no precondition" run in a thread with a key from a request
+    export.save()
+
+
+def sweep_export(pk):
+    export = Export.objects.get(pk=pk)
+    export.status = Status.FAILED  # expect: IDM103 "sets status to Status.FAILED with no precondition" a cron job runs it again and again
+    export.save()
