@@ -20,6 +20,7 @@ from idemlint.analysis.calls import tail_name
 from idemlint.analysis.model import local_callee
 from idemlint.analysis.policy.common import CATCH_ALL, caught_expression
 from idemlint.analysis.summary_records import Chain, Step
+from idemlint.analysis.syntax import caught_classes
 from idemlint.knowledge.http import HTTP_STATUS_ERROR_BASES, HTTP_STATUS_ERRORS, RAISES_STATUS_ERROR
 
 if TYPE_CHECKING:
@@ -138,7 +139,7 @@ def _catches_a_status_error(model: ModuleModel, handler: cst.ExceptHandler) -> b
     caught = caught_expression(model, handler)
     if caught is None:
         return True  # a bare `except:`
-    classes = [e.value for e in caught.elements] if isinstance(caught, (cst.Tuple, cst.List)) else [caught]
+    classes = caught_classes(caught)
     return any((model.qualname(c) or "") in _CATCHES_A_STATUS_ERROR for c in classes)
 
 

@@ -50,6 +50,13 @@ def positional(call: cst.Call, index: int) -> cst.Arg | None:
     return plain[index] if index < len(plain) else None
 
 
+def caught_classes(caught: cst.BaseExpression | None) -> list[cst.BaseExpression]:
+    """The classes an `except` clause names, one or a tuple of them (none for a bare `except:`)."""
+    if caught is None:
+        return []
+    return [e.value for e in caught.elements] if isinstance(caught, (cst.Tuple, cst.List)) else [caught]
+
+
 def children_of(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
     """A node's children in field order, whitespace and punctuation skipped. Code that holds
     the file's model should ask `model.children_of`: the same answer from the walk's record."""

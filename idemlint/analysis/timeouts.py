@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, string_value
+from idemlint.analysis.syntax import caught_classes
 from idemlint.knowledge.states import (
     FAILED_STATE,
     FAILURE_ACTION,
@@ -34,7 +35,7 @@ def timeout_caught(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptSt
     """The timeout-bearing exception an `except` clause catches, or None."""
     if handler.type is None:
         return "timeout (a bare except catches it)"
-    types = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
+    types = caught_classes(handler.type)
     for expr in types:
         name = model.qualname(expr) or ""
         if name in TIMEOUT_EXCEPTIONS:

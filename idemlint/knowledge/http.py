@@ -10,6 +10,18 @@ WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 # of those, the ones a second identical request can apply twice (PUT and DELETE are
 # idempotent by definition, RFC 9110 9.2.2)
 NOT_IDEMPOTENT_METHODS = frozenset({"POST", "PATCH"})
+
+# errors raised before a request left the client: a connection refused or never made, so a
+# retry of these alone re-sends nothing the server saw
+UNSENT_REQUEST_ERRORS = frozenset(
+    {
+        "httpx.ConnectError",
+        "httpx.ConnectTimeout",
+        "requests.ConnectTimeout",
+        "requests.exceptions.ConnectTimeout",
+        "aiohttp.ClientConnectorError",
+    }
+)
 # Statuses by which the server says it turned the request away before acting on it (Too Many
 # Requests): a request sent again only after one of these cannot do its work twice.
 REFUSED_STATUSES = frozenset({"429"})

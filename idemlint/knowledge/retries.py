@@ -167,7 +167,8 @@ LOST_RACE_ERRORS = re.compile(
 )
 
 # ... and what another writer of the same database causes, by the ORM's class names: a
-# duplicate insert, a row another task has not created yet (`Docket.DoesNotExist`)
+# duplicate insert, a row another task has not created yet (`Docket.DoesNotExist`). Not a lock
+# another worker holds: every task waiting on it comes back at once and contends again.
 ANOTHER_WRITER_ERRORS = re.compile(
     r"^(?:IntegrityError|UniqueViolation|DoesNotExist|ObjectDoesNotExist|NoResultFound)$"
 )

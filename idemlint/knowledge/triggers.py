@@ -30,6 +30,8 @@ DB_READ = ("select", ".get(", ".first(", "fetch", ".exists(", "[0]", "get_object
 # A call to another system: an HTTP write, an SDK's acting verb, a message sent.
 EFFECT_WORDS = (
     "insert_rows",
+    # a request core handed its method (`client.request(method=method, ...)`): it may send a POST
+    ".request(",
     ".post(",
     ".patch(",
     'post"',

@@ -9,11 +9,11 @@ from idemlint.analysis.direct_facts import own_params
 from idemlint.analysis.effects import SideEffect
 from idemlint.analysis.model import ModuleModel, iter_nodes
 from idemlint.analysis.policy.sorting import may_retry_a_timeout
+from idemlint.analysis.request_methods import caller_naming_a_write, callers_are_elsewhere
 from idemlint.analysis.summaries import (
     Callee,
     Chain,
     Step,
-    callers_naming_a_write,
     chain_origin,
     passed_arguments,
     related_steps,
@@ -67,7 +67,10 @@ class UnkeyedRetriedSideEffect(Rule):
         "is one (`def send(url, method='POST')`), through forwarding helpers, and a read where it names GET. "
         "A request core that retries itself (a loop around `self.session.request(method, ...)`, or around a "
         "helper it passes its `method` to) is reported at the retried request when a caller in the same module "
-        "names POST or PATCH (`def post(self, path): return self._call('POST', path)`). The request may be "
+        "names POST or PATCH (`def post(self, path): return self._call('POST', path)`); where no call in the "
+        "module binds its method (a generated client's `HttpClient.request(path, method, ...)`, called from "
+        "other modules), at low confidence as a request that may be a POST, unless the function is named for a "
+        "read (`fetch`, `get_page`) or retries only a connection never made (`httpx.ConnectError`). The request may be "
         "the client's method looked up by name (`getattr(self.session, method)(url)`) or a request function "
         "of a transport the module cannot see, given the method by keyword "
         "(`self._backend.http_request(method=verb, ...)`). "
@@ -156,7 +159,7 @@ def pay_invoice(invoice, key):
             if _sends_by_its_summary(ctx, request.call):
                 continue  # a project function: its summary says what it sends, below
             context = retry.repeating_context_of(request.call)
-            writer = _caller_naming_a_write(ctx, request.call, request.parameter) if context else None
+            writer = caller_naming_a_write(ctx.model, request.call, request.parameter) if context else None
             if context is not None and writer is not None:
                 yield Report(
                     request.call,
@@ -165,6 +168,16 @@ def pay_invoice(invoice, key):
                     "without an idempotency key",
                     lines=(("writer", writer[0]), ("context", context.anchor)),
                     evidence=CALLER_NAMES_THE_METHOD,
+                )
+            elif context is not None and callers_are_elsewhere(ctx.model, request.call):
+                yield Report(
+                    request.call,
+                    f"{request.operation}() sends the method its callers elsewhere name in `{request.parameter}`, "
+                    f"so it may be a POST: retried by {context.named} on line $context after a failure the server "
+                    "may have acted on, and nothing in this module sends an idempotency key",
+                    lines=(("context", context.anchor),),
+                    confidence="low",
+                    evidence=CALLERS_ELSEWHERE,
                 )
         for call in model.calls:
             context = retry.repeating_context_of(call)
@@ -185,6 +198,7 @@ def pay_invoice(invoice, key):
 
 
 CALLER_NAMES_THE_METHOD = "a retried request whose method a caller names"
+CALLERS_ELSEWHERE = "a retried request whose method its callers elsewhere name"
 
 
 def _sends_by_its_summary(ctx: FileContext, call: cst.Call) -> bool:
@@ -203,7 +217,7 @@ def _retried_request_core(ctx: FileContext, call: cst.Call, callee: Callee, cont
     if function is None:
         return
     forwarded = callee.summary.verb_binding(passed_arguments(call, own_params(function)))[1]
-    writer = _caller_naming_a_write(ctx, call, forwarded) if forwarded else None
+    writer = caller_naming_a_write(ctx.model, call, forwarded) if forwarded else None
     if writer is None or callee.summary.verb_effect is None:
         return
     origin, lines = chain_origin(callee.summary.verb_effect, "effect")
@@ -216,18 +230,6 @@ def _retried_request_core(ctx: FileContext, call: cst.Call, callee: Callee, cont
         related=related_steps(callee, callee.summary.verb_effect),
         evidence=CALLER_NAMES_THE_METHOD,
     )
-
-
-def _caller_naming_a_write(ctx: FileContext, node: cst.CSTNode, parameter: str) -> tuple[cst.Call, str, str] | None:
-    """The first call in this module that makes `parameter` of the function around `node` a POST
-    or PATCH: (the call, `its_caller()`, the method)."""
-    function = ctx.model.enclosing_function(node)
-    if function is None:
-        return None
-    for writer, method in callers_naming_a_write(ctx.model, function, parameter):
-        around = ctx.model.enclosing_function(writer)
-        return writer, f"{around.name.value}()" if around is not None else "the module", method
-    return None
 
 
 def _transport_retries_of_writes(ctx: FileContext) -> Iterator[Report]:

@@ -181,7 +181,9 @@ class RetryWithoutJitter(PolicyRule):
         "`backoff_jitter` (also through `**retry_args`, a dict written once), a project's own retry policy built with a "
         "wait but without its jitter where the constructor's jitter defaults to none (`HttpxRetry(backoff_factor=0.5)` "
         "for `def __init__(self, ..., backoff_jitter=0)`), Celery `self.retry(countdown=...)` computed without "
-        "randomness, `default_retry_delay` with no backoff, `retry_jitter=False`, and failed work put back on its queue "
+        "randomness, or a `self.retry()` after a failure that passes no `countdown=` (it waits the task's fixed "
+        "`default_retry_delay`, 180 s unless set: `retry_backoff` shapes only `autoretry_for`'s retries), "
+        "`default_retry_delay` with no backoff, `retry_jitter=False`, and failed work put back on its queue "
         "after a wait built only from its settings (a runner that counts the attempt, `task.retries -= 1`, sets "
         "`task.eta = now + timedelta(seconds=task.retry_delay)` and queues the task again). A hand-written retry loop "
         "or recursive retry that goes round again at once, with no wait at all, after a network failure (`except "
@@ -290,6 +292,10 @@ def fetch_statement(url):
         ),
         ("fixed-wait", CELERY): "the Celery task retries after a fixed default_retry_delay with no backoff or jitter",
         ("fixed-wait", CELERY_CALL): "{owner}.retry() waits a countdown with no random component",
+        ("default-wait", CELERY_CALL): (
+            "{owner}.retry() passes no countdown, so every retry waits the task's fixed default_retry_delay (180 s "
+            "unless set), with no random component (retry_backoff and retry_jitter apply only to autoretry_for)"
+        ),
         ("fixed-wait", REQUEUE): (
             "{owner} is put back on the queue after a wait with no random component, so work that failed together "
             "is retried together"

@@ -11,9 +11,13 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, keyword
 from idemlint.analysis.policy.common import handler_catches_all, is_catch_all, is_false, is_none, is_task_retry
 from idemlint.analysis.policy.delays import has_random
+from idemlint.analysis.policy.lost_races import waits_for_another_writer
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.policy.sorting import retries_only_what_it_sorts
 from idemlint.analysis.retry import ClassSetting, RetryContext, class_settings, task_keywords
+from idemlint.analysis.retry.answers import says_retryable
+from idemlint.analysis.retry.exits import means_not_ready
+from idemlint.analysis.retry.functions import inherited_base
 from idemlint.analysis.status_errors import ProjectRaisers, hooked_module, may_raise_status_error
 from idemlint.knowledge.http import HTTP_STATUS_ERRORS
 from idemlint.knowledge.retries import CELERY, CELERY_CALL
@@ -44,17 +48,62 @@ def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> No
     assert isinstance(context.node, cst.FunctionDef)
     for node in model.iter_nodes(context.node.body):
         if is_task_retry(node, model):
-            if not any(isinstance(a, cst.ExceptHandler) for a in model.ancestors(node)):
+            if not _retries_a_failure(model, node):
                 continue  # `if not ready: raise self.retry(countdown=5)` polls; it does not retry a failure
             # a bound task's own `.retry()`: named `self.retry()` whatever the parameter is called
             countdown = keyword(node, "countdown")
-            if countdown is not None and not has_random(model, countdown.value):
+            if waits_for_another_writer(model, node):
+                pass  # a row another task has not committed yet: no failing service, no herd
+            elif countdown is not None and not has_random(model, countdown.value):
                 policy.no_jitter.append(Verdict("fixed-wait", CELERY_CALL, countdown, label, owner="self"))
+            elif countdown is None and _waits_the_default_delay(model, node, keywords, context.config):
+                policy.no_jitter.append(Verdict("default-wait", CELERY_CALL, node, label, owner="self"))
             retries = keyword(node, "max_retries")
             if retries is not None and is_none(retries.value):
                 policy.unbounded.append(Verdict("no-bound", CELERY_CALL, retries, label, owner="self"))
     for handler in _retrying_handlers(model, context):
         policy.catches_all.append(Verdict("catch-all-handler", CELERY, handler, label))
+
+
+def _retries_a_failure(model: ModuleModel, call: cst.Call) -> bool:
+    """The `.retry()` answers a failure: it is in a handler of an error (not of "nothing there
+    yet", `queue.Empty`), or under a test that the answer failed in a way worth another attempt
+    (`if answer.status_code >= 500:`, `if is_retryable(answer):`). Under `if not ready:` it polls."""
+    for ancestor in model.ancestors(call):
+        if isinstance(ancestor, cst.ExceptHandler):
+            return not means_not_ready(model, ancestor)
+        if (
+            isinstance(ancestor, cst.If)
+            and model.is_inside(call, ancestor.body)
+            and says_retryable(model, ancestor.test)
+        ):
+            return True
+    return False
+
+
+def _waits_the_default_delay(
+    model: ModuleModel, call: cst.Call, keywords: dict[str, _Setting], decorator: cst.Call | None
+) -> bool:
+    """`raise self.retry(exc=exc)` with no `countdown=` or `eta=`: Celery waits the task's
+    `default_retry_delay` (180 s unless set), the same on every attempt. `retry_backoff` and
+    `retry_jitter` shape only `autoretry_for`'s retries, so they do not help here. Not where a
+    fixed `default_retry_delay` is already reported on the task, where `**options` may carry a
+    countdown, where no retry is allowed (`max_retries=0`), or where a `base=` class from
+    another module (or one that defines its own `retry()`) may set either."""
+    if keyword(call, "eta") is not None or any(a.star == "**" for a in call.args):
+        return False
+    if "default_retry_delay" in keywords and "retry_backoff" not in keywords:
+        return False  # the setting's own finding says it
+    retries = keywords.get("max_retries")
+    if retries is not None and isinstance(retries.value, cst.Integer) and retries.value.value == "0":
+        return False
+    base = inherited_base(decorator)
+    if base is None:
+        return True
+    local = model.module_defs.get(base.value) if isinstance(base, cst.Name) else None
+    return isinstance(local, cst.ClassDef) and not any(
+        isinstance(s, cst.FunctionDef) and s.name.value == "retry" for s in local.body.body
+    )
 
 
 def read_task_class(model: ModuleModel, owner: cst.ClassDef) -> Policy | None:

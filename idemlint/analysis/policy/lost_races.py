@@ -114,15 +114,15 @@ def _loop_retries_lost_races(model: ModuleModel, loop: cst.CSTNode) -> bool:
     return not any(isinstance(n, cst.Continue) and not any(model.is_inside(n, h) for h in going_round) for n in nodes)
 
 
-def waits_for_another_writer(model: ModuleModel, sleep: cst.Call, loop: cst.CSTNode) -> bool:
-    """The wait is in a handler that catches only what another writer of the project's own
-    database causes: a lost race, a duplicate insert (`IntegrityError`), a row another task has
-    not created yet (`Docket.DoesNotExist`). The database is not failing: the retry waits for
-    that writer to commit, and no herd comes back to a recovering service (IDM202 leaves its
-    fixed wait alone; its bound is judged as before)."""
-    handler = handler_around(model, sleep)
+def waits_for_another_writer(model: ModuleModel, wait: cst.Call, loop: cst.CSTNode | None = None) -> bool:
+    """The wait (a sleep in `loop`, or a task's `self.retry()`) is in a handler that catches
+    only what another writer of the project's own data causes: a lost race, a duplicate insert
+    (`IntegrityError`), a row another task has not created yet (`Docket.DoesNotExist`). Nothing
+    is failing: the retry waits for that writer to commit, and no herd comes back to a
+    recovering service (IDM202 leaves its fixed wait alone; its bound is judged as before)."""
+    handler = handler_around(model, wait)
     return (
         handler is not None
-        and model.is_inside(handler, loop)
+        and (loop is None or model.is_inside(handler, loop))
         and names_lost_races(model, handler.type, ANOTHER_WRITER_ERRORS)
     )

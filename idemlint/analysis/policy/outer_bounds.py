@@ -10,6 +10,7 @@ from idemlint.analysis.policy.common import expr_nodes, is_none
 from idemlint.analysis.retry.answers import TRANSIENT_STATUS
 from idemlint.analysis.retry.counters import counted_down
 from idemlint.analysis.retry.exits import guarded_continue
+from idemlint.analysis.syntax import caught_classes
 from idemlint.knowledge.retries import DEADLINE_CONTEXTS, DECISION_CALL
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def _swallows_cancellation(model: ModuleModel, node: cst.CSTNode) -> bool:
         return False
     if node.type is None:
         return True
-    caught = [e.value for e in node.type.elements] if isinstance(node.type, cst.Tuple) else [node.type]
+    caught = caught_classes(node.type)
     return any((model.dotted(c) or "").rsplit(".", 1)[-1] in ("BaseException", "CancelledError") for c in caught)
 
 

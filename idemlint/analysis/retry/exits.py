@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, local_callee, string_value
+from idemlint.analysis.syntax import caught_classes
 from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
 from idemlint.knowledge.retries import (
     EMPTY_CONTAINER_ERRORS,
@@ -215,7 +216,7 @@ def means_not_ready(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptS
     caught = handler.type
     if caught is None:
         return False
-    elements = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+    elements = caught_classes(caught)
     names = [(model.dotted(e) or "").rsplit(".", 1)[-1] for e in elements]
     if all(name in NOT_READY_ERRORS for name in names):
         return True
