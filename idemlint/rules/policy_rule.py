@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from idemlint.analysis.policy import Policy, Verdict
 from idemlint.analysis.summaries import chain_origin, related_steps, via
-from idemlint.knowledge.retries import CELERY_CALL, RECURSION
+from idemlint.knowledge.retries import CELERY_CALL, HUEY, RECURSION
 from idemlint.rule import Report, Rule
 
 if TYPE_CHECKING:
@@ -46,6 +46,8 @@ class PolicyRule(Rule):
         ("every-failure-status", "loop"): "a retry loop that leaves only on a success",
         ("no-bound", RECURSION): "a recursive retry that counts no attempts",
         ("default-wait", CELERY_CALL): "a Celery retry() that waits the task's default delay",
+        ("catch-all", HUEY): "a Huey task's retries",
+        ("fixed-wait", HUEY): "a Huey task's retries",
     }
 
     def check(self, ctx: FileContext) -> Iterator[Report]:

@@ -9,7 +9,17 @@ kind, a source and the facts a message needs. Each rule here picks its verdicts 
 from __future__ import annotations
 
 from idemlint.analysis.policy import Policy, Verdict
-from idemlint.knowledge.retries import BACKOFF, CELERY, CELERY_CALL, RECURSION, REQUEUE, STAMINA, TENACITY, URLLIB3
+from idemlint.knowledge.retries import (
+    BACKOFF,
+    CELERY,
+    CELERY_CALL,
+    HUEY,
+    RECURSION,
+    REQUEUE,
+    STAMINA,
+    TENACITY,
+    URLLIB3,
+)
 from idemlint.knowledge.triggers import RETRY
 from idemlint.rules.policy_rule import PolicyRule
 
@@ -26,7 +36,9 @@ class RetryNonRetryable(PolicyRule):
         "`retry_if_exception_type(Exception)`, or every exception but a few (`retry_if_not_exception_type(NotFound)`, "
         "`retry_if_exception(lambda e: not isinstance(e, NotFound))`); `backoff.on_exception(..., Exception)` without "
         "`giveup=`; `stamina.retry(on=Exception)`; `retrying`/`retry` decorators with no exception filter; Celery "
-        "`autoretry_for=(Exception,)` or `except Exception: raise self.retry(...)`; and status lists that retry HTTP "
+        "`autoretry_for=(Exception,)` or `except Exception: raise self.retry(...)`; a Huey task with `retries=` (Huey "
+        "retries every exception the task lets out, unless its body ends what it did not sort: `except Exception: "
+        "return`); and status lists that retry HTTP "
         "400, 401, 403, 404, 405, 410 or 422 (`status_forcelist`, `retry_if_result`, `if resp.status_code in (...)` in "
         "a retry loop; not a branch that waits for the header saying when to come back, `X-RateLimit-Reset` or "
         "`Retry-After`: GitHub's 403 is a throttle), and a loop that sends a write and leaves only on a success (`if "
@@ -124,6 +136,9 @@ def fetch_rates():
         ("catch-all", STAMINA): "{label} retries every exception (on=Exception)",
         ("catch-all", "retry"): "{label} retries every exception",
         ("catch-all", CELERY): "the Celery task retries every exception (autoretry_for=(Exception,))",
+        ("catch-all", HUEY): (
+            "the Huey task retries every exception it lets out (retries=...; Huey takes no list of what to retry)"
+        ),
         ("catch-all-handler", CELERY): "the Celery task retries every exception (except Exception -> self.retry)",
         ("catch-all-handler", "loop"): (
             "the retry loop on line $context retries every exception{caught}, including errors a retry cannot fix"
@@ -183,7 +198,7 @@ class RetryWithoutJitter(PolicyRule):
         "for `def __init__(self, ..., backoff_jitter=0)`), Celery `self.retry(countdown=...)` computed without "
         "randomness, or a `self.retry()` after a failure that passes no `countdown=` (it waits the task's fixed "
         "`default_retry_delay`, 180 s unless set: `retry_backoff` shapes only `autoretry_for`'s retries), "
-        "`default_retry_delay` with no backoff, `retry_jitter=False`, and failed work put back on its queue "
+        "`default_retry_delay` with no backoff, Huey's `retry_delay` (the same wait before every attempt), `retry_jitter=False`, and failed work put back on its queue "
         "after a wait built only from its settings (a runner that counts the attempt, `task.retries -= 1`, sets "
         "`task.eta = now + timedelta(seconds=task.retry_delay)` and queues the task again). A hand-written retry loop "
         "or recursive retry that goes round again at once, with no wait at all, after a network failure (`except "
@@ -292,6 +307,9 @@ def fetch_statement(url):
         ),
         ("fixed-wait", CELERY): "the Celery task retries after a fixed default_retry_delay with no backoff or jitter",
         ("fixed-wait", CELERY_CALL): "{owner}.retry() waits a countdown with no random component",
+        ("fixed-wait", HUEY): (
+            "the Huey task waits the same retry_delay before every attempt, with no backoff or random component"
+        ),
         ("default-wait", CELERY_CALL): (
             "{owner}.retry() passes no countdown, so every retry waits the task's fixed default_retry_delay (180 s "
             "unless set), with no random component (retry_backoff and retry_jitter apply only to autoretry_for)"

@@ -12,6 +12,7 @@ or cannot be known (unknown never becomes a finding). The rules in
 - `tenacity`: tenacity and retrying
 - `backoff`: backoff, stamina and the retry package
 - `celery`: Celery task settings and `.retry()` calls
+- `huey`: Huey task settings (`retries=`, `retry_delay=`)
 - `urllib3`: urllib3 `Retry(...)` objects
 - `recursion`: a function that calls itself again from a failure handler
 - `requeue`: work put back on its queue after a failure, with a wait
@@ -39,6 +40,7 @@ from idemlint.analysis.policy.celery import (
 from idemlint.analysis.policy.common import is_zero
 from idemlint.analysis.policy.delays import SettingCall, no_setting
 from idemlint.analysis.policy.delegated import drop_delegated_judgements
+from idemlint.analysis.policy.huey import read_huey
 from idemlint.analysis.policy.loops import loop_counters, read_loop, read_poll
 from idemlint.analysis.policy.lost_races import retries_lost_races_only
 from idemlint.analysis.policy.records import Policy, Verdict
@@ -50,6 +52,7 @@ from idemlint.analysis.retry import RetryAnalysis, RetryContext
 from idemlint.knowledge.retries import (
     BACKOFF,
     CELERY,
+    HUEY,
     JITTER_SETTING,
     RETRY_PACKAGE,
     RETRYING,
@@ -78,6 +81,7 @@ _BY_LIBRARY: dict[str, _Reader] = {
     RETRYING: read_retrying,
     RETRY_PACKAGE: read_retry_package,
     CELERY: read_celery,
+    HUEY: read_huey,
 }
 
 

@@ -1,0 +1,48 @@
+"""Huey tasks: `@huey.task(retries=3, retry_delay=60)` runs the task again on any exception that
+leaves it (Huey takes no list of what to retry) after the same `retry_delay` every time (it has
+no backoff and no jitter)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.model import ModuleModel, keyword
+from idemlint.analysis.policy.common import handler_catches_all, is_zero
+from idemlint.analysis.policy.records import Policy, Verdict
+from idemlint.analysis.retry import RetryContext
+from idemlint.knowledge.retries import HUEY
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+def read_huey(model: ModuleModel, context: RetryContext, policy: Policy) -> None:
+    """Every exception the task lets out is retried (IDM201, at `retries=`), unless its body ends
+    every one it did not sort as transient (`except Exception: return`); a nonzero `retry_delay`
+    is a wait with no random part (IDM202)."""
+    config, task = context.config, context.node
+    retries = keyword(config, "retries") if config is not None else None
+    if config is None or retries is None or is_zero(retries.value) or not isinstance(task, cst.FunctionDef):
+        return
+    if not _ends_what_it_did_not_sort(model, task):
+        policy.catches_all.append(Verdict("catch-all", HUEY, retries, context.label))
+    delay = keyword(config, "retry_delay")
+    if delay is not None and not is_zero(delay.value):
+        policy.no_jitter.append(Verdict("fixed-wait", HUEY, delay, context.label))
+
+
+def _ends_what_it_did_not_sort(model: ModuleModel, task: cst.FunctionDef) -> bool:
+    """The task's body is a `try` with a handler of every exception that raises nothing: only
+    what an earlier, narrower handler lets out reaches Huey's retry."""
+    return any(
+        isinstance(statement, cst.Try)
+        and any(
+            handler_catches_all(model, handler)
+            and not any(isinstance(n, cst.Raise) for n in model.iter_nodes(handler.body))
+            for handler in statement.handlers
+        )
+        for statement in task.body.body
+    )
