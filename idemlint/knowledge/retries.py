@@ -109,6 +109,13 @@ RQ_PREFIX = "rq."
 # Exceptions that say "nothing there yet" rather than "the work failed" (`queue.Empty`,
 # `asyncio.QueueEmpty`, a non-blocking read): a loop that goes round on them waits for input.
 NOT_READY_ERRORS = frozenset({"Empty", "QueueEmpty", "Full", "QueueFull", "BlockingIOError"})
+# ... and an error class named for work not finished yet (`RedactedAudioIncompleteError`, raised
+# for a 202; `ReportNotReady`, `JobInProgressError`): the API's "come back later". Not a read cut
+# short (`IncompleteRead`, `IncompleteReadError`), which is a failure of the attempt itself.
+NOT_DONE_YET_ERROR = re.compile(
+    r"^(?!\w*IncompleteRead)\w*(Incomplete|NotReady|NotYetReady|StillPending|InProgress|NotFinished|NotDone|NotComplete|Unfinished)"
+    r"(Error|Exception)?$"
+)
 # a consumer's wait that ended with nothing to take (`DequeueTimeout`, `PollTimeout`): the
 # attempt itself waited; nothing failed (not `ReadTimeout`, a request that got no answer)
 NOTHING_ARRIVED = re.compile(r"^(Dequeue|Poll|Pop|Take|Receive|Consume|Listen)\w*Timeout$|^\w*Empty$")
