@@ -19,7 +19,7 @@ from idemlint.knowledge.http import (
     REPEAT_SAFE_ENDPOINT_WORDS,
     WRITE_METHODS,
 )
-from idemlint.knowledge.repeats import names_a_lookup
+from idemlint.knowledge.repeats import names_a_lookup, words_of
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -155,7 +155,7 @@ def _names_a_read(url: cst.BaseExpression) -> bool:
     else:
         text = string_value(url) or ""
     segment = text.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] if "/" in text else ""
-    words = [w.lower() for w in _WORD.findall(re.sub(r"([a-z])([A-Z])", r"\1 \2", segment).replace("_", " "))]
+    words = words_of(segment)
     return names_a_lookup(words) and words[0] not in ("query", "count")
 
 

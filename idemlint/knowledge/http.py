@@ -20,6 +20,7 @@ UNSENT_REQUEST_ERRORS = frozenset(
         "requests.ConnectTimeout",
         "requests.exceptions.ConnectTimeout",
         "aiohttp.ClientConnectorError",
+        "aiohttp.client_exceptions.ClientConnectorError",
     }
 )
 # Statuses by which the server says it turned the request away before acting on it (Too Many

@@ -44,6 +44,12 @@ ACTING_WORDS = frozenset(
 )
 
 
+def words_of(name: str) -> list[str]:
+    """A name's words, lower-cased, split at underscores and case changes (`getResource`,
+    `fetch_and_lock`, `/listInvoices`)."""
+    return [w.lower() for w in re.findall(r"[A-Za-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("_", " "))]
+
+
 def names_a_lookup(words: list[str]) -> bool:
     """Words of a name (`search_accounts`, `get_shared_link_file`) that say it only looks up:
     the first names a lookup, and none names an act or a taking."""

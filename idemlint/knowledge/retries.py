@@ -37,6 +37,10 @@ STAMINA = "stamina"
 RETRYING = "retrying"
 RETRY_PACKAGE = "retry"
 CELERY = "celery"
+# Celery's own Task class, as the base of a project's task class, and the app's class name (an
+# app made with `task_cls=` gives every task that class's `retry()`)
+CELERY_TASK_CLASSES = frozenset({"celery.Task", "celery.app.task.Task", "celery.task.Task"})
+CELERY_APP = "Celery"
 CELERY_CALL = "celery-call"  # a task's own `self.retry(countdown=...)` call
 RECURSION = "recursion"  # a function that calls itself again from a failure handler
 REQUEUE = "requeue"  # work a queue (or the project's own runner) puts back after a failure
@@ -109,13 +113,6 @@ RQ_PREFIX = "rq."
 # Exceptions that say "nothing there yet" rather than "the work failed" (`queue.Empty`,
 # `asyncio.QueueEmpty`, a non-blocking read): a loop that goes round on them waits for input.
 NOT_READY_ERRORS = frozenset({"Empty", "QueueEmpty", "Full", "QueueFull", "BlockingIOError"})
-# ... and an error class named for work not finished yet (`RedactedAudioIncompleteError`, raised
-# for a 202; `ReportNotReady`, `JobInProgressError`): the API's "come back later". Not a read cut
-# short (`IncompleteRead`, `IncompleteReadError`), which is a failure of the attempt itself.
-NOT_DONE_YET_ERROR = re.compile(
-    r"^(?!\w*IncompleteRead)\w*(Incomplete|NotReady|NotYetReady|StillPending|InProgress|NotFinished|NotDone|NotComplete|Unfinished)"
-    r"(Error|Exception)?$"
-)
 # a consumer's wait that ended with nothing to take (`DequeueTimeout`, `PollTimeout`): the
 # attempt itself waited; nothing failed (not `ReadTimeout`, a request that got no answer)
 NOTHING_ARRIVED = re.compile(r"^(Dequeue|Poll|Pop|Take|Receive|Consume|Listen)\w*Timeout$|^\w*Empty$")

@@ -169,12 +169,12 @@ def pay_invoice(invoice, key):
                     lines=(("writer", writer[0]), ("context", context.anchor)),
                     evidence=CALLER_NAMES_THE_METHOD,
                 )
-            elif context is not None and callers_are_elsewhere(ctx.model, request.call):
+            elif context is not None and callers_are_elsewhere(ctx.model, request.call, request.parameter):
                 yield Report(
                     request.call,
                     f"{request.operation}() sends the method its callers elsewhere name in `{request.parameter}`, "
-                    f"so it may be a POST: retried by {context.named} on line $context after a failure the server "
-                    "may have acted on, and nothing in this module sends an idempotency key",
+                    f"so it may be a POST: retried by {context.named} on line $context, and nothing in this module "
+                    "sends an idempotency key",
                     lines=(("context", context.anchor),),
                     confidence="low",
                     evidence=CALLERS_ELSEWHERE,

@@ -134,7 +134,9 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
     receiver = model.dotted(node.func.value) if type(node.func) is cst.Attribute else None
     called = (method or name.rsplit(".", 1)[-1]).lstrip("_")  # `_get_response_time`: a getter all the same
     return bool(
-        _QUIET_CALLS.match(name)
+        type(model.parents.get(node)) is cst.Raise  # `raise serializers.ValidationError(...)`: the error built,
+        and name.rsplit(".", 1)[-1][:1].isupper()  # not `raise escalate(order)`, which may page someone first
+        or _QUIET_CALLS.match(name)
         or (VIEW_RESPONSE.match(name.rsplit(".", 1)[-1]) or _TEXT_MADE_SAFE.match(name.rsplit(".", 1)[-1]))
         and (not method or _module_attribute(model, receiver))  # `flask.jsonify(...)`, not `stub.SubmitResponse(...)`
         or SERIALISER.match(called)

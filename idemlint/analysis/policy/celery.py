@@ -15,12 +15,12 @@ from idemlint.analysis.policy.lost_races import waits_for_another_writer
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.policy.sorting import retries_only_what_it_sorts
 from idemlint.analysis.retry import ClassSetting, RetryContext, class_settings, task_keywords
-from idemlint.analysis.retry.answers import says_retryable
+from idemlint.analysis.retry.answers import says_retryable, tests_a_failed_answer
 from idemlint.analysis.retry.exits import means_not_ready
 from idemlint.analysis.retry.functions import inherited_base
 from idemlint.analysis.status_errors import ProjectRaisers, hooked_module, may_raise_status_error
 from idemlint.knowledge.http import HTTP_STATUS_ERRORS
-from idemlint.knowledge.retries import CELERY, CELERY_CALL
+from idemlint.knowledge.retries import CELERY, CELERY_APP, CELERY_CALL, CELERY_TASK_CLASSES
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -68,14 +68,15 @@ def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> No
 def _retries_a_failure(model: ModuleModel, call: cst.Call) -> bool:
     """The `.retry()` answers a failure: it is in a handler of an error (not of "nothing there
     yet", `queue.Empty`), or under a test that the answer failed in a way worth another attempt
-    (`if answer.status_code >= 500:`, `if is_retryable(answer):`). Under `if not ready:` it polls."""
+    (`if answer.status_code >= 500:`, `if not answer.ok:`, `if is_retryable(answer):`). Under `if
+    not ready:` it polls."""
     for ancestor in model.ancestors(call):
-        if isinstance(ancestor, cst.ExceptHandler):
+        if isinstance(ancestor, (cst.ExceptHandler, cst.ExceptStarHandler)):
             return not means_not_ready(model, ancestor)
         if (
             isinstance(ancestor, cst.If)
             and model.is_inside(call, ancestor.body)
-            and says_retryable(model, ancestor.test)
+            and (says_retryable(model, ancestor.test) or tests_a_failed_answer(model, ancestor.test, set()))
         ):
             return True
     return False
@@ -97,13 +98,26 @@ def _waits_the_default_delay(
     retries = keywords.get("max_retries")
     if retries is not None and isinstance(retries.value, cst.Integer) and retries.value.value == "0":
         return False
+    if _sets_its_task_class(model):
+        return False  # `Celery("shop", task_cls=JitteredTask)`: every task's retry() is that class's
     base = inherited_base(decorator)
     if base is None:
         return True
     local = model.module_defs.get(base.value) if isinstance(base, cst.Name) else None
-    return isinstance(local, cst.ClassDef) and not any(
-        isinstance(s, cst.FunctionDef) and s.name.value == "retry" for s in local.body.body
-    )
+    return (
+        isinstance(local, cst.ClassDef)
+        and not any(isinstance(s, cst.FunctionDef) and s.name.value == "retry" for s in local.body.body)
+        and all((model.qualname(b.value) or "") in CELERY_TASK_CLASSES for b in local.bases)
+    )  # `class ShopTask(RetryingTask)`: what the imported class sets is not known here
+
+
+def _sets_its_task_class(model: ModuleModel) -> bool:
+    """The module makes its Celery app with a Task class of its own (`task_cls=`), or sets one
+    (`app.Task = JitteredTask`): that class's `retry()` and delays are every task's."""
+    return any(
+        (model.call_name(call) or "").rsplit(".", 1)[-1] == CELERY_APP and keyword(call, "task_cls") is not None
+        for call in model.calls
+    ) or any(target.attr.value == "Task" for target, _, _ in model.attribute_assigns)
 
 
 def read_task_class(model: ModuleModel, owner: cst.ClassDef) -> Policy | None:

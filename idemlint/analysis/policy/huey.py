@@ -27,6 +27,8 @@ def read_huey(model: ModuleModel, context: RetryContext, policy: Policy) -> None
     retries = keyword(config, "retries") if config is not None else None
     if config is None or retries is None or is_zero(retries.value) or not isinstance(task, cst.FunctionDef):
         return
+    if not _is_huey(model, config):
+        return  # Airflow's or Prefect's `@task(retries=3)`: retried, but by their own rules
     if not _ends_what_it_did_not_sort(model, task):
         policy.catches_all.append(Verdict("catch-all", HUEY, retries, context.label))
     delay = keyword(config, "retry_delay")
@@ -34,15 +36,31 @@ def read_huey(model: ModuleModel, context: RetryContext, policy: Policy) -> None
         policy.no_jitter.append(Verdict("fixed-wait", HUEY, delay, context.label))
 
 
+def _is_huey(model: ModuleModel, decorator: cst.Call) -> bool:
+    """The decorator is Huey's: imported from it (`from huey.contrib.djhuey import task`), or a
+    method of a Huey instance the module makes (`huey = RedisHuey("app")`, then `@huey.task(...)`)."""
+    if HUEY in (model.qualname(decorator.func) or "").lower():
+        return True
+    func = decorator.func
+    if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
+        return False
+    bound = model.bindings_of(model.module, func.value.value)
+    return any(isinstance(b.value, cst.Call) and HUEY in (model.qualname(b.value.func) or "").lower() for b in bound)
+
+
 def _ends_what_it_did_not_sort(model: ModuleModel, task: cst.FunctionDef) -> bool:
-    """The task's body is a `try` with a handler of every exception that raises nothing: only
-    what an earlier, narrower handler lets out reaches Huey's retry."""
-    return any(
-        isinstance(statement, cst.Try)
+    """The task's body is one `try` (what comes before it calls nothing) with a handler of every
+    exception that raises nothing: only what an earlier, narrower handler lets out reaches Huey's
+    retry. A `try` around a first step only (`try: cache.delete(k) except Exception: log`) does
+    not cover the request after it."""
+    body = list(task.body.body)
+    last = body[-1] if body else None
+    return (
+        isinstance(last, cst.Try)
+        and not any(isinstance(n, cst.Call) for s in body[:-1] for n in (s, *model.iter_nodes(s)))
         and any(
             handler_catches_all(model, handler)
             and not any(isinstance(n, cst.Raise) for n in model.iter_nodes(handler.body))
-            for handler in statement.handlers
+            for handler in last.handlers
         )
-        for statement in task.body.body
     )

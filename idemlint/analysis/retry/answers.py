@@ -79,7 +79,7 @@ def unwrap_await(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr.expression if isinstance(expr, cst.Await) else expr
 
 
-def _tests_a_failed_answer(model: ModuleModel, test: cst.BaseExpression, counters: set[str]) -> bool:
+def tests_a_failed_answer(model: ModuleModel, test: cst.BaseExpression, counters: set[str]) -> bool:
     """The loop goes round on a failure: a success flag or `ok` found false (`not success`), a
     retryable test, or a status code compared with a transient one (`>= 500`, `== 429`) or
     found not to be a success (`!= 200`). Not `while ok and items:` (round while it works),
@@ -117,7 +117,7 @@ def goes_round_on_a_failed_answer(model: ModuleModel, loop: cst.While) -> bool:
     no next item (`post(json=records.pop())`); not a loop whose pass acts on success (`ok =
     cache.set(key, nx=True)`, then `if ok: send()`): its test was a lock's, not the work's."""
     counters = set(attempt_counters(model, loop))
-    if not _tests_a_failed_answer(model, loop.test, counters):
+    if not tests_a_failed_answer(model, loop.test, counters):
         return False
     tested = model.names_read(loop.test)
     scope = model.scope_of(loop)

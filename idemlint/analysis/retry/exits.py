@@ -17,7 +17,6 @@ from idemlint.knowledge.retries import (
     EMPTY_CONTAINER_ERRORS,
     NEVER_RETURNS_ATTRIBUTES,
     NEVER_RETURNS_NAMES,
-    NOT_DONE_YET_ERROR,
     NOT_READY_ERRORS,
     TAKE_METHODS,
 )
@@ -219,7 +218,7 @@ def means_not_ready(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptS
         return False
     elements = caught_classes(caught)
     names = [(model.dotted(e) or "").rsplit(".", 1)[-1] for e in elements]
-    if all(name in NOT_READY_ERRORS or NOT_DONE_YET_ERROR.match(name) for name in names):
+    if all(name in NOT_READY_ERRORS for name in names):
         return True
     attempt = model.parents.get(handler)
     return (

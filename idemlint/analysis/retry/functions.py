@@ -96,7 +96,7 @@ def _task_retry(
         if isinstance(retries, cst.Integer) and retries.value == "0":
             return None
         return DRAMATIQ, "Dramatiq actor (retried by default)"
-    if last in ("task", "db_task") and "retries" in keywords:
+    if last in ("task", "db_task", "periodic_task", "db_periodic_task") and "retries" in keywords:
         retries = keywords["retries"]
         if isinstance(retries, cst.Integer) and retries.value == "0":
             return None
