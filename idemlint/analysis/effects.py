@@ -302,7 +302,11 @@ class EffectAnalysis:
     ) -> None:
         """`session.request(method, url)` in `def _request(self, method, path)`: the method is
         the function's parameter, bound by each caller."""
-        first = call.args[0].value if call.args and call.args[0].keyword is None and not keyword_only else None
+        first = (
+            call.args[0].value
+            if call.args and call.args[0].keyword is None and not call.args[0].star and not keyword_only
+            else None
+        )  # not `requests.request(**kwargs)`: the method, if any, is somewhere in what it is handed
         if method is None:
             method = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "method"), first)
         if not isinstance(method, cst.Name):

@@ -256,20 +256,29 @@ class _Walker:
         function_types = (cst.FunctionDef, cst.Lambda)
         # An explicit stack instead of recursion: deep trees must not hit the recursion limit.
         stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
+        outside: dict[cst.CSTNode, cst.CSTNode] = {}  # a decorator -> the scope it is evaluated in
         while stack:
             node, leaving = stack.pop()
             if leaving:
                 self.scopes.pop()
                 continue
-            scope_of[node] = self.scopes[-1]  # type: ignore[assignment]  # functions, lambdas, the module
+            # a decorator runs where its function is defined, not inside it (`@task(...)` on
+            # `def f(task=None)` is the imported `task`)
+            scope_of[node] = outside.get(node) or self.scopes[-1]  # type: ignore[assignment]
             handler = handlers.get(type(node))
             if handler is not None:
                 handler(node)
-            if type(node) in function_types:
-                self.scopes.append(node)
-                stack.append((node, True))
             children = syntax_children(node)
             memo[node] = children
+            if type(node) in function_types:
+                if type(node) is cst.FunctionDef:
+                    for decorator in node.decorators:
+                        outside[decorator] = self.scopes[-1]
+                self.scopes.append(node)
+                stack.append((node, True))
+            elif node in outside:
+                for child in children:
+                    outside[child] = outside[node]
             for child in reversed(children):
                 parents[child] = node
                 stack.append((child, False))
