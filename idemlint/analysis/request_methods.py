@@ -10,7 +10,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.direct_facts import own_params
 from idemlint.analysis.model import ModuleModel, local_callee, positional_parameters
 from idemlint.analysis.retry.answers import says_failure
-from idemlint.analysis.summaries import callers_naming_a_write
+from idemlint.analysis.summaries import callers_naming_a_write, chosen_by
 from idemlint.analysis.summary_records import Summary, passed_arguments
 from idemlint.analysis.syntax import caught_classes
 from idemlint.knowledge.http import UNSENT_REQUEST_ERRORS
@@ -36,7 +36,7 @@ def caller_naming_a_write(model: ModuleModel, node: cst.CSTNode, parameter: str)
 
 def callers_are_elsewhere(model: ModuleModel, request: cst.Call, parameter: str) -> bool:
     """A request core whose method is its parameter and whose callers are all in other modules
-    (a generated client's `HttpClient.request(path, method, ...)`): no call here binds the
+    (a generated client's `HttpClient.request(path, method, ...)`): no call here gives the
     method, not even through functions that hand it on (`def request(self, method, path):
     return self._send(method, path)`); the function is not named for a read (`fetch`,
     `getResource`); and its retry is not only of a connection never made (`except
@@ -46,38 +46,67 @@ def callers_are_elsewhere(model: ModuleModel, request: cst.Call, parameter: str)
         return False
     if local_callee(model, request) is function:
         return False  # `return self.request(path, method=method, retries=retries + 1)`: the retry itself
-    if _bound_here(model, function, parameter, set()):
+    if _given_here(model, function, parameter):
         return False  # a caller here says what it sends: judged by `callers_naming_a_write`
     return not _retries_only_unsent(model, request, function)
 
 
-def _bound_here(model: ModuleModel, function: cst.FunctionDef, parameter: str, seen: set[cst.FunctionDef]) -> bool:
-    """Some call in this module gives `function`'s `parameter` a method, itself or through a
-    caller that hands on its own parameter; a call that passes something else is taken to bind it."""
-    seen.add(function)
-    binding = Summary(params=tuple(positional_parameters(model, function)), verb_param=parameter, verb_effect=())
-    for call in model.calls:
-        caller = model.enclosing_function(call)
-        if local_callee(model, call) is not function or caller is function:
-            continue
-        method, forwarded = binding.verb_binding(passed_arguments(call, own_params(caller) if caller else frozenset()))
-        if not forwarded or caller is None:
-            return True
-        if caller not in seen and _bound_here(model, caller, forwarded, seen):
-            return True
+def _given_here(model: ModuleModel, function: cst.FunctionDef, parameter: str) -> bool:
+    """Some call in this module gives `function`'s `parameter` a method: itself, or through
+    callers that hand on their own parameter (a call that passes anything else counts as
+    giving one; one that chooses by the method whether to call, `if method in SAFE:`, too)."""
+    callers = _calls_by_callee(model)
+    pending, seen = [(function, parameter)], {function}
+    while pending:
+        current, name = pending.pop()
+        binding = Summary(params=tuple(positional_parameters(model, current)), verb_param=name, verb_effect=())
+        for call in callers.get(current, ()):
+            caller = model.enclosing_function(call)
+            if caller is current:
+                continue  # the recursion of a retry
+            forwarded = binding.verb_binding(passed_arguments(call, own_params(caller) if caller else frozenset()))[1]
+            if not forwarded or caller is None or chosen_by(model, call, forwarded):
+                return True
+            if caller not in seen:
+                seen.add(caller)
+                pending.append((caller, forwarded))
     return False
 
 
+def _calls_by_callee(model: ModuleModel) -> dict[cst.FunctionDef, list[cst.Call]]:
+    """The module's calls of its own functions, by the function called: built once per module."""
+    found: dict[cst.FunctionDef, list[cst.Call]] | None = model.memo.get("calls_by_callee")
+    if found is None:
+        found = {}
+        for call in model.calls:
+            callee = local_callee(model, call)
+            if callee is not None:
+                found.setdefault(callee, []).append(call)
+        model.memo["calls_by_callee"] = found
+    return found
+
+
 def _retries_only_unsent(model: ModuleModel, request: cst.Call, function: cst.FunctionDef) -> bool:
-    """Every handler of the `try` around the request catches only errors raised before it was
-    sent, and no test of an answer (`if response.status_code >= 500: continue`) sends it round."""
-    attempt = next((a for a in model.ancestors(request) if isinstance(a, (cst.Try, cst.TryStar))), None)
-    if attempt is None or not model.is_inside(request, attempt.body):
-        return False
+    """Every `try` around the request that goes round after a failure catches only errors
+    raised before the request was sent (a handler that ends by raising, `raise ValueError(...)`,
+    sends nothing round), and no test of an answer (`if response.status_code >= 500: continue`)
+    sends it round either."""
     if any(isinstance(n, (cst.If, cst.While)) and says_failure(model, n.test) for n in model.iter_nodes(function.body)):
         return False
-    return all(
+    handlers = [
+        handler
+        for attempt in model.ancestors(request)
+        if isinstance(attempt, (cst.Try, cst.TryStar)) and model.is_inside(request, attempt.body)
+        for handler in attempt.handlers
+        if not _raises_at_the_end(handler)
+    ]
+    return bool(handlers) and all(
         handler.type is not None
         and all((model.qualname(e) or "") in UNSENT_REQUEST_ERRORS for e in caught_classes(handler.type))
-        for handler in attempt.handlers
+        for handler in handlers
     )
+
+
+def _raises_at_the_end(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    last = handler.body.body[-1] if handler.body.body else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)

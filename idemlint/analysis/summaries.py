@@ -225,11 +225,11 @@ def callers_naming_a_write(
         method, forwarded = binding.verb_binding(passed_arguments(call, own_params(caller) if caller else frozenset()))
         if method in NOT_IDEMPOTENT_METHODS and not asks_for_a_token(model, call, None):
             yield call, method  # not one whose body asks for a token (`json={"grant_type": ...}`)
-        elif forwarded and caller is not None and caller not in seen and not _chosen_by(model, call, forwarded):
+        elif forwarded and caller is not None and caller not in seen and not chosen_by(model, call, forwarded):
             yield from callers_naming_a_write(model, caller, forwarded, seen)
 
 
-def _chosen_by(model: ModuleModel, call: cst.Call, name: str) -> bool:
+def chosen_by(model: ModuleModel, call: cst.Call, name: str) -> bool:
     """The call is made or skipped by a test on `name` (`if method in SAFE: ...`, or a guard
     before it that leaves): only some of the values the caller is given reach it."""
     return any(name in model.names_read(test) for _refuses, test in guarding_tests(model, call))

@@ -30,8 +30,6 @@ DB_READ = ("select", ".get(", ".first(", "fetch", ".exists(", "[0]", "get_object
 # A call to another system: an HTTP write, an SDK's acting verb, a message sent.
 EFFECT_WORDS = (
     "insert_rows",
-    # a request core handed its method (`client.request(method=method, ...)`): it may send a POST
-    ".request(",
     ".post(",
     ".patch(",
     'post"',
@@ -49,6 +47,8 @@ EFFECT_WORDS = (
     "payout",
     *sorted(f".{verb}(" for verb in SOCKET_SENDS),
 )
+# a request core handed its method (`client.request(method=method, ...)`): it may send a POST
+REQUEST_CORE = ".request("
 # urllib3's settings of which methods a `Retry` re-sends: a file that sets them may re-send POST
 # at the transport, with no call of its own that acts
 TRANSPORT_METHOD_SETTINGS = ("allowed_methods", "method_whitelist")

@@ -21,7 +21,7 @@ from idemlint.analysis.summaries import (
 )
 from idemlint.analysis.timeouts import records_failure, timeout_caught
 from idemlint.knowledge.retries import URLLIB3_RETRY
-from idemlint.knowledge.triggers import EFFECT_WORDS, RETRY, TIMEOUT_WORDS, TRANSPORT_METHOD_SETTINGS
+from idemlint.knowledge.triggers import EFFECT_WORDS, REQUEST_CORE, RETRY, TIMEOUT_WORDS, TRANSPORT_METHOD_SETTINGS
 from idemlint.rule import Report, Rule
 
 if TYPE_CHECKING:
@@ -67,10 +67,12 @@ class UnkeyedRetriedSideEffect(Rule):
         "is one (`def send(url, method='POST')`), through forwarding helpers, and a read where it names GET. "
         "A request core that retries itself (a loop around `self.session.request(method, ...)`, or around a "
         "helper it passes its `method` to) is reported at the retried request when a caller in the same module "
-        "names POST or PATCH (`def post(self, path): return self._call('POST', path)`); where no call in the "
-        "module binds its method (a generated client's `HttpClient.request(path, method, ...)`, called from "
-        "other modules), at low confidence as a request that may be a POST, unless the function is named for a "
-        "read (`fetch`, `get_page`) or retries only a connection never made (`httpx.ConnectError`). The request may be "
+        "names POST or PATCH (`def post(self, path): return self._call('POST', path)`). A request made in the "
+        "retry itself, whose method no call in the module names (a generated client's `HttpClient.request(path, "
+        "method, ...)`, called from other modules), is reported at low confidence as one that may be a POST, "
+        "unless the function is named for a read (`fetch`, `getResource`), a caller here chooses by the method "
+        "whether to call it (`if method in ('GET', 'HEAD'):`), or its `try` retries only a connection never made "
+        "(`except httpx.ConnectError:`, with no failed answer sending it round). The request may be "
         "the client's method looked up by name (`getattr(self.session, method)(url)`) or a request function "
         "of a transport the module cannot see, given the method by keyword "
         "(`self._backend.http_request(method=verb, ...)`). "
@@ -134,7 +136,7 @@ def pay_invoice(invoice, key):
         ),
         ("boto3 SQS/SNS FIFO", "`MessageDeduplicationId=event.id`."),
     )
-    triggers = ((*EFFECT_WORDS, *TRANSPORT_METHOD_SETTINGS), (*RETRY, "while ", "range(", "autoretry"))
+    triggers = ((*EFFECT_WORDS, *TRANSPORT_METHOD_SETTINGS, REQUEST_CORE), (*RETRY, "while ", "range(", "autoretry"))
     needs_project = True
     project_facts = ("unkeyed_effect", "verb_effect")
     project_groups = frozenset({0})
@@ -170,11 +172,12 @@ def pay_invoice(invoice, key):
                     evidence=CALLER_NAMES_THE_METHOD,
                 )
             elif context is not None and callers_are_elsewhere(ctx.model, request.call, request.parameter):
+                function = ctx.model.enclosing_function(request.call)
                 yield Report(
                     request.call,
-                    f"{request.operation}() sends the method its callers elsewhere name in `{request.parameter}`, "
-                    f"so it may be a POST: retried by {context.named} on line $context, and nothing in this module "
-                    "sends an idempotency key",
+                    f"{function.name.value if function else 'the function'}() is handed its HTTP method in "
+                    f"`{request.parameter}` by callers outside this module, so {request.operation}() may send a "
+                    f"POST: retried by {context.named} on line $context without an idempotency key",
                     lines=(("context", context.anchor),),
                     confidence="low",
                     evidence=CALLERS_ELSEWHERE,

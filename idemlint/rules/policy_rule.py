@@ -46,6 +46,7 @@ class PolicyRule(Rule):
         ("every-failure-status", "loop"): "a retry loop that leaves only on a success",
         ("no-bound", RECURSION): "a recursive retry that counts no attempts",
         ("default-wait", CELERY_CALL): "a Celery retry() that waits the task's default delay",
+        ("default-wait-shaped", CELERY_CALL): "a Celery retry() that waits the task's default delay",
         ("catch-all", HUEY): "a Huey task's retries",
         ("fixed-wait", HUEY): "a Huey task's retries",
     }

@@ -36,9 +36,9 @@ class RetryNonRetryable(PolicyRule):
         "`retry_if_exception_type(Exception)`, or every exception but a few (`retry_if_not_exception_type(NotFound)`, "
         "`retry_if_exception(lambda e: not isinstance(e, NotFound))`); `backoff.on_exception(..., Exception)` without "
         "`giveup=`; `stamina.retry(on=Exception)`; `retrying`/`retry` decorators with no exception filter; Celery "
-        "`autoretry_for=(Exception,)` or `except Exception: raise self.retry(...)`; a Huey task with `retries=` (Huey "
-        "retries every exception the task lets out, unless its body ends what it did not sort: `except Exception: "
-        "return`); and status lists that retry HTTP "
+        "`autoretry_for=(Exception,)` or `except Exception: raise self.retry(...)`; a Huey task with `retries=` above zero "
+        "(Huey retries every exception the task lets out, unless its body catches and returns on everything it "
+        "does not mean to retry: `except Exception: return`); and status lists that retry HTTP "
         "400, 401, 403, 404, 405, 410 or 422 (`status_forcelist`, `retry_if_result`, `if resp.status_code in (...)` in "
         "a retry loop; not a branch that waits for the header saying when to come back, `X-RateLimit-Reset` or "
         "`Retry-After`: GitHub's 403 is a throttle), and a loop that sends a write and leaves only on a success (`if "
@@ -196,9 +196,9 @@ class RetryWithoutJitter(PolicyRule):
         "`backoff_jitter` (also through `**retry_args`, a dict written once), a project's own retry policy built with a "
         "wait but without its jitter where the constructor's jitter defaults to none (`HttpxRetry(backoff_factor=0.5)` "
         "for `def __init__(self, ..., backoff_jitter=0)`), Celery `self.retry(countdown=...)` computed without "
-        "randomness, or a `self.retry()` after a failure that passes no `countdown=` (it waits the task's fixed "
+        "randomness, or a `self.retry()` that passes no `countdown=` after a failure (it waits the task's fixed "
         "`default_retry_delay`, 180 s unless set: `retry_backoff` shapes only `autoretry_for`'s retries), "
-        "`default_retry_delay` with no backoff, Huey's `retry_delay` (the same wait before every attempt), `retry_jitter=False`, and failed work put back on its queue "
+        "`default_retry_delay` with no backoff, `retry_jitter=False`, a Huey task's nonzero `retry_delay` (Huey adds no random part), and failed work put back on its queue "
         "after a wait built only from its settings (a runner that counts the attempt, `task.retries -= 1`, sets "
         "`task.eta = now + timedelta(seconds=task.retry_delay)` and queues the task again). A hand-written retry loop "
         "or recursive retry that goes round again at once, with no wait at all, after a network failure (`except "
@@ -307,12 +307,14 @@ def fetch_statement(url):
         ),
         ("fixed-wait", CELERY): "the Celery task retries after a fixed default_retry_delay with no backoff or jitter",
         ("fixed-wait", CELERY_CALL): "{owner}.retry() waits a countdown with no random component",
-        ("fixed-wait", HUEY): (
-            "the Huey task waits the same retry_delay before every attempt, with no backoff or random component"
-        ),
+        ("fixed-wait", HUEY): "the Huey task waits its retry_delay between attempts with no random component",
         ("default-wait", CELERY_CALL): (
             "{owner}.retry() passes no countdown, so every retry waits the task's fixed default_retry_delay (180 s "
-            "unless set), with no random component (retry_backoff and retry_jitter apply only to autoretry_for)"
+            "unless set), with no random component"
+        ),
+        ("default-wait-shaped", CELERY_CALL): (
+            "{owner}.retry() passes no countdown, so every retry waits the task's fixed default_retry_delay (180 s "
+            "unless set), with no random component: retry_backoff and retry_jitter apply only to autoretry_for"
         ),
         ("fixed-wait", REQUEUE): (
             "{owner} is put back on the queue after a wait with no random component, so work that failed together "

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, keyword
-from idemlint.analysis.policy.common import handler_catches_all, is_catch_all, is_false, is_none, is_task_retry
+from idemlint.analysis.policy.common import handler_catches_all, is_catch_all, is_false, is_none, is_task_retry, is_zero
 from idemlint.analysis.policy.delays import has_random
 from idemlint.analysis.policy.lost_races import waits_for_another_writer
 from idemlint.analysis.policy.records import Policy, Verdict
@@ -48,16 +48,20 @@ def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> No
     assert isinstance(context.node, cst.FunctionDef)
     for node in model.iter_nodes(context.node.body):
         if is_task_retry(node, model):
-            if not _retries_a_failure(model, node):
+            if not _retries_a_failure(model, node, context.node):
                 continue  # `if not ready: raise self.retry(countdown=5)` polls; it does not retry a failure
             # a bound task's own `.retry()`: named `self.retry()` whatever the parameter is called
             countdown = keyword(node, "countdown")
+            if countdown is not None and is_none(countdown.value):
+                countdown = None  # `countdown=None`: Celery waits the default delay all the same
             if waits_for_another_writer(model, node):
                 pass  # a row another task has not committed yet: no failing service, no herd
             elif countdown is not None and not has_random(model, countdown.value):
                 policy.no_jitter.append(Verdict("fixed-wait", CELERY_CALL, countdown, label, owner="self"))
             elif countdown is None and _waits_the_default_delay(model, node, keywords, context.config):
-                policy.no_jitter.append(Verdict("default-wait", CELERY_CALL, node, label, owner="self"))
+                shaped = "retry_backoff" in keywords or "retry_jitter" in keywords
+                kind = "default-wait-shaped" if shaped else "default-wait"
+                policy.no_jitter.append(Verdict(kind, CELERY_CALL, node, label, owner="self"))
             retries = keyword(node, "max_retries")
             if retries is not None and is_none(retries.value):
                 policy.unbounded.append(Verdict("no-bound", CELERY_CALL, retries, label, owner="self"))
@@ -65,12 +69,14 @@ def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> No
         policy.catches_all.append(Verdict("catch-all-handler", CELERY, handler, label))
 
 
-def _retries_a_failure(model: ModuleModel, call: cst.Call) -> bool:
+def _retries_a_failure(model: ModuleModel, call: cst.Call, task: cst.CSTNode) -> bool:
     """The `.retry()` answers a failure: it is in a handler of an error (not of "nothing there
     yet", `queue.Empty`), or under a test that the answer failed in a way worth another attempt
     (`if answer.status_code >= 500:`, `if not answer.ok:`, `if is_retryable(answer):`). Under `if
     not ready:` it polls."""
     for ancestor in model.ancestors(call):
+        if ancestor is task:
+            break  # what is around the task's `def` (`except ImportError:` at module level) is not its
         if isinstance(ancestor, (cst.ExceptHandler, cst.ExceptStarHandler)):
             return not means_not_ready(model, ancestor)
         if (
@@ -91,18 +97,19 @@ def _waits_the_default_delay(
     fixed `default_retry_delay` is already reported on the task, where `**options` may carry a
     countdown, where no retry is allowed (`max_retries=0`), or where a `base=` class from
     another module (or one that defines its own `retry()`) may set either."""
-    if keyword(call, "eta") is not None or any(a.star == "**" for a in call.args):
+    eta = keyword(call, "eta")
+    if eta is not None and not is_none(eta.value) or any(a.star == "**" for a in call.args):
         return False
     if "default_retry_delay" in keywords and "retry_backoff" not in keywords:
         return False  # the setting's own finding says it
-    retries = keywords.get("max_retries")
-    if retries is not None and isinstance(retries.value, cst.Integer) and retries.value.value == "0":
+    retries = keyword(call, "max_retries") or keywords.get("max_retries")
+    if retries is not None and is_zero(retries.value):
         return False
     if _sets_its_task_class(model):
         return False  # `Celery("shop", task_cls=JitteredTask)`: every task's retry() is that class's
     base = inherited_base(decorator)
-    if base is None:
-        return True
+    if base is None or (model.qualname(base) or "") in CELERY_TASK_CLASSES:
+        return True  # no base, or Celery's own Task, which sets no delay
     local = model.module_defs.get(base.value) if isinstance(base, cst.Name) else None
     return (
         isinstance(local, cst.ClassDef)

@@ -68,9 +68,9 @@ def status_literals(model: ModuleModel, expr: cst.BaseExpression) -> set[int]:
     return out
 
 
-def handler_around(model: ModuleModel, node: cst.CSTNode) -> cst.ExceptHandler | None:
-    """The innermost `except` block `node` runs in, if any."""
-    return next((a for a in model.ancestors(node) if isinstance(a, cst.ExceptHandler)), None)
+def handler_around(model: ModuleModel, node: cst.CSTNode) -> cst.ExceptHandler | cst.ExceptStarHandler | None:
+    """The innermost `except` (or `except*`) block `node` runs in, if any."""
+    return next((a for a in model.ancestors(node) if isinstance(a, (cst.ExceptHandler, cst.ExceptStarHandler))), None)
 
 
 def expr_nodes(expr: cst.CSTNode) -> Iterator[cst.CSTNode]:

@@ -1,6 +1,6 @@
 """Huey tasks: `@huey.task(retries=3, retry_delay=60)` runs the task again on any exception that
-leaves it (Huey takes no list of what to retry) after the same `retry_delay` every time (it has
-no backoff and no jitter)."""
+leaves it (Huey takes no list of what to retry) after `retry_delay`, the same every time unless
+`retry_backoff` multiplies it (Huey 3.3), and never with a random part."""
 
 from __future__ import annotations
 
@@ -49,15 +49,17 @@ def _is_huey(model: ModuleModel, decorator: cst.Call) -> bool:
 
 
 def _ends_what_it_did_not_sort(model: ModuleModel, task: cst.FunctionDef) -> bool:
-    """The task's body is one `try` (what comes before it calls nothing) with a handler of every
+    """The task's body is one `try` (what comes before it, and its `else` and `finally`, call
+    nothing) with a handler of every
     exception that raises nothing: only what an earlier, narrower handler lets out reaches Huey's
     retry. A `try` around a first step only (`try: cache.delete(k) except Exception: log`) does
     not cover the request after it."""
     body = list(task.body.body)
     last = body[-1] if body else None
+    outside = [*body[:-1], *([last.orelse, last.finalbody] if isinstance(last, cst.Try) else [])]
     return (
         isinstance(last, cst.Try)
-        and not any(isinstance(n, cst.Call) for s in body[:-1] for n in (s, *model.iter_nodes(s)))
+        and not any(isinstance(n, cst.Call) for s in outside if s is not None for n in (s, *model.iter_nodes(s)))
         and any(
             handler_catches_all(model, handler)
             and not any(isinstance(n, cst.Raise) for n in model.iter_nodes(handler.body))

@@ -95,7 +95,7 @@ def immediate_recursion(
     test that the answer is retryable) with no wait anywhere in the function and nothing done
     about the failure first."""
     catching = handler_around(model, again)
-    if catching is not None and model.is_inside(catching, function):  # what failed: the caught error says
+    if isinstance(catching, cst.ExceptHandler) and model.is_inside(catching, function):  # the caught error says
         owner = model.parents.get(catching)
         if not isinstance(owner, cst.Try) or not _fails_remotely(model, catching, owner):
             return False

@@ -80,7 +80,7 @@ def unwrap_await(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def tests_a_failed_answer(model: ModuleModel, test: cst.BaseExpression, counters: set[str]) -> bool:
-    """The loop goes round on a failure: a success flag or `ok` found false (`not success`), a
+    """The test finds the work failed: a success flag or `ok` found false (`not success`), a
     retryable test, or a status code compared with a transient one (`>= 500`, `== 429`) or
     found not to be a success (`!= 200`). Not `while ok and items:` (round while it works),
     not an attempt counter named `retry`, not `status_code == 202` (a poll's "not done yet")."""

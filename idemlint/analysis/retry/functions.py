@@ -372,7 +372,7 @@ def class_settings(owner: cst.ClassDef) -> dict[str, ClassSetting]:
 
 
 def inherited_base(call: cst.Call | None) -> cst.BaseExpression | None:
-    """The `base=` class of a task decorator, when this module does not define it."""
+    """The `base=` class a task decorator names, defined here or elsewhere."""
     for a in call.args if call is not None else ():
         if a.keyword is not None and a.keyword.value == "base":
             return a.value
