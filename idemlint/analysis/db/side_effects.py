@@ -134,9 +134,7 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
     receiver = model.dotted(node.func.value) if type(node.func) is cst.Attribute else None
     called = (method or name.rsplit(".", 1)[-1]).lstrip("_")  # `_get_response_time`: a getter all the same
     return bool(
-        type(model.parents.get(node)) is cst.Raise  # `raise serializers.ValidationError(...)`: the error built,
-        and name.rsplit(".", 1)[-1][:1].isupper()  # not `raise escalate(order)`, which may page someone first
-        or _QUIET_CALLS.match(name)
+        _QUIET_CALLS.match(name)
         or (VIEW_RESPONSE.match(name.rsplit(".", 1)[-1]) or _TEXT_MADE_SAFE.match(name.rsplit(".", 1)[-1]))
         and (not method or _module_attribute(model, receiver))  # `flask.jsonify(...)`, not `stub.SubmitResponse(...)`
         or SERIALISER.match(called)
@@ -149,8 +147,9 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
         or _reads_what_is_written(model, node, called, writes)
         or name.rsplit(".", 1)[-1][:1].isupper()
         and (
-            not method or _module_attribute(model, receiver)
-        )  # a class built: `MongoClient(url)`, `pymongo.MongoClient(url)`
+            not method or _module_attribute(model, receiver) or type(model.parents.get(node)) is cst.Raise
+        )  # a class built: `MongoClient(url)`, `pymongo.MongoClient(url)`, the error raised:
+        # `raise serializers.ValidationError(...)` (not `raise escalate(order)`, which may page first)
         or not _names_an_action(called)  # computes the value written, unless it acts: `x.id = api.create_x().id`
         and any(model.is_inside(node, v) for w in writes for v in w.values.values())
         or persisting_helper_argument(node) in {w.instance for w in writes if w.instance}

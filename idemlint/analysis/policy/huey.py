@@ -26,7 +26,7 @@ def read_huey(model: ModuleModel, context: RetryContext, policy: Policy) -> None
     config, task = context.config, context.node
     retries = keyword(config, "retries") if config is not None else None
     if config is None or retries is None or is_zero(retries.value) or not isinstance(task, cst.FunctionDef):
-        return
+        return  # a task's context always has its decorator call; `retries=0.0` ends it too
     if not _is_huey(model, config):
         return  # Airflow's or Prefect's `@task(retries=3)`: retried, but by their own rules
     if not _ends_what_it_did_not_sort(model, task):
@@ -49,11 +49,10 @@ def _is_huey(model: ModuleModel, decorator: cst.Call) -> bool:
 
 
 def _ends_what_it_did_not_sort(model: ModuleModel, task: cst.FunctionDef) -> bool:
-    """The task's body is one `try` (what comes before it, and its `else` and `finally`, call
-    nothing) with a handler of every
-    exception that raises nothing: only what an earlier, narrower handler lets out reaches Huey's
-    retry. A `try` around a first step only (`try: cache.delete(k) except Exception: log`) does
-    not cover the request after it."""
+    """The task's body ends in one `try` whose handler of every exception raises nothing, and
+    what comes before it, its `else` and its `finally` call nothing: only what an earlier,
+    narrower handler lets out reaches Huey's retry. A `try` around a first step only (`try:
+    cache.delete(k) except Exception: log`) does not cover the request after it."""
     body = list(task.body.body)
     last = body[-1] if body else None
     outside = [*body[:-1], *([last.orelse, last.finalbody] if isinstance(last, cst.Try) else [])]
