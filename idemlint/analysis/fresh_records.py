@@ -8,7 +8,8 @@ state with no test of its own. Only that run writes the row: a duplicate request
 its own, so the write moves no other run's record back (IDM103). The facts are the callers',
 per parameter: a function the project defines (under one name, however many times: every call
 of the name must hand it over, and every definition with that parameter is judged by them),
-called, queued (`.delay(...)`, `.apply_async(args=...)`, `.si(...)`) or handed with its
+called, queued (`.delay(...)`, `.apply_async(args=...)`, `.si(...)`, an actor's `.send(...)`: see
+analysis/handed_calls.py) or handed with its
 arguments to what calls it later (`Thread(target=f, args=(pk,))`, `executor.submit(f, pk)`,
 `partial(f.delay, pk)`: knowledge/orms.py) only with such a row, its key, or its key column of
 another name (`token=export.token`), in that parameter's place, or with a parameter of a function
@@ -18,7 +19,9 @@ is made where every binding of its name makes one: `Model.objects.create(...)`,
 `serializer.save()` in a function that creates, from a serializer given no instance (elsewhere
 it may hold one), a helper of the same file that returns a row it made (`item =
 self._create_item(row)`); not `Model(...)` then `save()`, whose key may name a row that exists,
-nor a name bound any other way too (a parameter, `first()` then `create()`). A parameter the
+nor a name bound any other way too (a parameter, `first()` then `create()`), except to the same
+row read again by its key (`export = Export.objects.get(id=export.id)`). A name bound only to a
+made row's key (`uid = str(run.uid)`) hands that key. A parameter the
 function binds again is no longer what it was handed, and a chain's `.s(...)` hands over
 nothing (its first argument is the previous task's result). Any other use of the function's
 name (a call handing over nothing fresh, the name handed on as a value, imported under another
@@ -29,12 +32,12 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable
-from typing import TypeVar
+from collections.abc import Iterable
 
 from idemlint.analysis.chosen_rows import called_name, own_nodes
+from idemlint.analysis.handed_calls import ON_THE_CLASS, RECEIVER, Arguments, bound_only_by, handed, record
 from idemlint.analysis.names_used import defined_names, names_used, names_used_otherwise
-from idemlint.knowledge.orms import KEY_COLUMN, MAKES_A_ROW, ONE_ROW_LOOKUPS, QUEUES_A_CALL, RUNS_A_FUNCTION_LATER
+from idemlint.knowledge.orms import MAKES_A_ROW, ONE_ROW_LOOKUPS, RUNS_A_FUNCTION_LATER
 from idemlint.knowledge.roles import (
     ENTRY_DECORATORS,
     ENTRY_SUFFIX,
@@ -44,9 +47,6 @@ from idemlint.knowledge.roles import (
     VIEW_REQUEST_PARAMETER,
 )
 
-T = TypeVar("T")
-# a name handed over, and the column of it handed ("" for the row or its key)
-Record = tuple[str, str]
 # a call handing something over: (function name, [(slot, where from)]). A slot is a position
 # ("0"), a keyword, or "<receiver>" (`row.activate()`); where from is "" for a row the caller
 # just made, or "caller:parameter" for the caller's own parameter, handed on
@@ -60,10 +60,9 @@ NO_FRESH: FreshFacts = ((), (), frozenset(), ())
 # a file that may make a row or hand one on (queued, or called plainly: any call of a name it
 # does not define is one), parsed; the rest give only the names they use
 _MAY_MAKE = re.compile(
-    rb"\.(?:a?create|a?save|delay|apply_async|si?)\(|\b(?:%s)\(" % "|".join(RUNS_A_FUNCTION_LATER).encode()
+    rb"\.(?:a?create|a?save|delay|apply_async|si?|send(?:_with_options)?)\(|\b(?:%s)\("
+    % "|".join(RUNS_A_FUNCTION_LATER).encode()
 )
-_RECEIVER = "<receiver>"
-_ON_THE_CLASS = "<called on the class>"  # `Model.method(a, b)`: positions count from the first parameter but `cls`
 
 
 def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
@@ -77,7 +76,7 @@ def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
             tree = None
     if tree is None:
         return (), (), names_used(source, defined), defined
-    handed: list[Handed] = []
+    handing: list[Handed] = []
     signatures: list[Signature] = []
     other: set[str] = set()
     counted: set[int] = set()
@@ -91,25 +90,28 @@ def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
         kept = {p for p in params if p not in stored}  # `upload = upload.duplicate_of`: no longer what was handed
         signatures.append((function.name, params, tuple(sorted(set(params) - kept))))
         made = _rows_made(function, makers) - set(params)
+        made_keys = _keys_held(function, made, set(params))
         loaded = _rows_loaded(function, kept)
+        arguments = Arguments(function)
         for call in _calls(function):
-            name, slots, callee = _called(call)
+            name, slots, callee = handed(call, arguments)
             if not name:
                 continue
             counted.add(id(callee))
             sources = tuple(
                 (slot, origin)
-                for slot, (record, attribute) in slots
-                if (origin := _origin(function.name, record, attribute, made, kept, loaded)) is not None
+                for slot, (name_of, column) in slots
+                if (origin := _origin(function.name, made_keys.get(name_of, (name_of, column)), made, kept, loaded))
+                is not None
             )
-            if sources and any(slot == _ON_THE_CLASS for slot, _record in slots):
-                sources = ((_ON_THE_CLASS, ""), *sources)  # how the positions count
+            if sources and any(slot == ON_THE_CLASS for slot, _record in slots):
+                sources = ((ON_THE_CLASS, ""), *sources)  # how the positions count
             if sources:
-                handed.append((name, sources))
+                handing.append((name, sources))
             else:
                 other.add(name)
     other |= names_used_otherwise(tree, counted)  # handed on as a value, at module level, in a string
-    return tuple(handed), tuple(signatures), frozenset(other), defined
+    return tuple(handing), tuple(signatures), frozenset(other), defined
 
 
 def _called_from_outside(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -129,11 +131,12 @@ def _called_from_outside(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bo
 
 
 def _origin(
-    function: str, record: str, attribute: str, made: set[str], kept: set[str], loaded: dict[str, str]
+    function: str, handed_record: tuple[str, str], made: set[str], kept: set[str], loaded: dict[str, str]
 ) -> str | None:
     """Where a handed value comes from: "" for a row made here (or its key), "=token" for a
     made row's key column of another name, "f:p" for what the function's parameter holds (a
     row loaded by it: "f:p@token" where looked up by that column), None for anything else."""
+    record, attribute = handed_record
     if record in made:
         return f"={attribute}" if attribute else ""
     if attribute:
@@ -153,9 +156,9 @@ def join_fresh_facts(files: Iterable[FreshFacts]) -> frozenset[str]:
     signatures: dict[str, list[tuple[str, ...]]] = {}
     rebound: set[str] = set()
     definitions: dict[str, int] = {}
-    for handed, defined_with, other, defined in files:
+    for handing, defined_with, other, defined in files:
         used.update(other)
-        for name, sources in handed:
+        for name, sources in handing:
             calls.setdefault(name, []).append(sources)
         for name, params, again in defined_with:
             signatures.setdefault(name, []).append(params)
@@ -209,11 +212,11 @@ def _by_parameter(params: tuple[str, ...], sources: tuple[tuple[str, str], ...])
     """Which parameter each slot of a call fills: positions after `self` for a method (its
     receiver is `self`), or from the first parameter for one called on its class
     (`Plans.start(account, payment)`: after `cls` for a classmethod), keywords by name."""
-    on_the_class = any(slot == _ON_THE_CLASS for slot, _origin in sources)
+    on_the_class = any(slot == ON_THE_CLASS for slot, _origin in sources)
     offset = 1 if params[:1] == ("cls",) or not on_the_class and params[:1] == ("self",) else 0
     filled: dict[str, str] = {}
     for slot, origin in sources:
-        if slot == _RECEIVER:
+        if slot == RECEIVER:
             if offset:
                 filled[params[0]] = origin
         elif slot.isdigit():
@@ -253,26 +256,37 @@ def _rows_made(function: ast.FunctionDef | ast.AsyncFunctionDef, makers: frozens
         and isinstance(node.value, ast.Call)
         and bool(node.value.args or any(k.arg == "instance" for k in node.value.keywords))
     )
-    return set(_bound_only_by(function, lambda value: _makes_a_row(value, creates, makers, holding) or None))
+    return set(
+        bound_only_by(function, lambda value: _makes_a_row(value, creates, makers, holding) or None, _read_again)
+    )
 
 
-def _bound_only_by(
-    function: ast.FunctionDef | ast.AsyncFunctionDef, judge: Callable[[ast.expr], T | None]
-) -> dict[str, T]:
-    """Names every binding of which in the function is a plain assignment that `judge` gives one
-    same answer for; a name also bound another way (in a loop, unpacked, `as job`) has none."""
-    answers: dict[str, T | None] = {}
-    judged: set[int] = set()
-    for node in own_nodes(function):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            judged.add(id(node.targets[0]))
-            answer = judge(node.value)
-            answers[name] = answer if answers.get(name, answer) == answer else None
-    for node in own_nodes(function):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and id(node) not in judged:
-            answers[node.id] = None
-    return {name: answer for name, answer in answers.items() if answer is not None}
+def _read_again(name: str, value: ast.expr) -> bool:
+    """`export = Export.objects.get(id=export.id)`: the same row, read again by its own key."""
+    if isinstance(value, ast.Await):
+        value = value.value
+    return (
+        isinstance(value, ast.Call)
+        and called_name(value) in ONE_ROW_LOOKUPS
+        and len(value.keywords) == 1
+        and not value.args
+        and record(value.keywords[0].value) == (name, "")
+        and value.keywords[0].arg in ("pk", "id")
+    )
+
+
+def _keys_held(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, made: set[str], params: set[str]
+) -> dict[str, tuple[str, str]]:
+    """Names every binding of which holds a made row's key (`uid = str(run.uid)`, `pk = row.pk`):
+    handed on, they hand the row's key."""
+
+    def key_of_a_made_row(value: ast.expr) -> tuple[str, str] | None:
+        found = record(value)
+        return found if found[0] in made and isinstance(value, (ast.Attribute, ast.Call)) else None
+
+    held = bound_only_by(function, key_of_a_made_row)
+    return {name: key for name, key in held.items() if name not in params and name not in made}
 
 
 def _makes_a_row(
@@ -304,118 +318,11 @@ def _calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterable[ast.Cal
     return (node for node in own_nodes(function) if isinstance(node, ast.Call))
 
 
-def _called(call: ast.Call) -> tuple[str, list[tuple[str, Record]], ast.expr]:
-    """(the function's name, [(slot, the record handed there)], the node that names it):
-    `process(pq)`, `pq.process()`, queued as a task (`process.delay(pq.pk)`,
-    `process.apply_async(args=(pq.pk,))`, `process.si(pq.pk)`), or handed with its arguments
-    to what runs it later (`Thread(target=process, args=(pq.pk,))`, `submit(process, pq)`)."""
-    func = call.func
-    positional = list(call.args)
-    keywords = [(k.arg, k.value) for k in call.keywords if k.arg]
-    if isinstance(func, ast.Attribute) and func.attr == "s":
-        return "", [], func  # a chain's signature: its first argument is the previous task's result
-    later = _run_later(call)
-    if later is not None:
-        return later
-    if (
-        isinstance(func, ast.Attribute)
-        and func.attr in QUEUES_A_CALL
-        and isinstance(func.value, (ast.Name, ast.Attribute))
-    ):
-        task = func.value
-        if func.attr == "apply_async":  # `apply_async((pk,), {"kind": k})`: its arguments as a sequence and a mapping
-            given = positional
-            positional = list(given[0].elts) if given and isinstance(given[0], (ast.Tuple, ast.List)) else []
-            keywords = _mapping(given[1]) if len(given) > 1 and isinstance(given[1], ast.Dict) else []
-        for keyword in call.keywords if func.attr == "apply_async" else ():
-            if keyword.arg == "args" and isinstance(keyword.value, (ast.Tuple, ast.List)):
-                positional += keyword.value.elts
-            elif keyword.arg == "kwargs" and isinstance(keyword.value, ast.Dict):
-                keywords += _mapping(keyword.value)
-        name = task.id if isinstance(task, ast.Name) else task.attr
-        return name, _slots(positional, keywords), task
-    slots = _slots(positional, keywords)
-    if isinstance(func, ast.Name):
-        return func.id, slots, func
-    if (
-        isinstance(func, ast.Attribute)
-        and isinstance(func.value, ast.Name)
-        and func.value.id[:1].isupper()
-        and positional
-    ):
-        # `Batch.attach(batch, upload)`: the class's method, given its `self` first (a
-        # classmethod's `cls` is the class itself, and a staticmethod has none)
-        return func.attr, [(_ON_THE_CLASS, ("", "")), *slots], func
-    if isinstance(func, ast.Attribute):
-        return func.attr, [*slots, (_RECEIVER, _record(func.value))], func
-    return "", slots, func
-
-
-def _run_later(call: ast.Call) -> tuple[str, list[tuple[str, Record]], ast.expr] | None:
-    """A function handed with its arguments to what calls it later (knowledge/orms.py:
-    RUNS_A_FUNCTION_LATER): the function named, and what it will be handed."""
-    runner = called_name(call)
-    spec = RUNS_A_FUNCTION_LATER.get(runner)
-    if spec is None or any(isinstance(a, ast.Starred) for a in call.args):
-        return None
-    where, start, args_keyword, kwargs_keyword = spec
-    if runner == "add_job" and not _runs_once(call):
-        return None  # an interval or cron job: the function runs again and again
-    if isinstance(where, str):
-        target = next((k.value for k in call.keywords if k.arg == where), None)
-    else:
-        target = call.args[where] if len(call.args) > where else None
-    if isinstance(target, ast.Attribute) and target.attr in QUEUES_A_CALL:
-        target = target.value  # `partial(mail.delay, row.pk)`: the task, queued later
-    if not isinstance(target, (ast.Name, ast.Attribute)):
-        return None
-    positional = list(call.args[start:]) if start is not None else []
-    keywords = [(k.arg, k.value) for k in call.keywords if k.arg] if start is not None else []
-    for keyword in call.keywords:
-        if args_keyword and keyword.arg == args_keyword and isinstance(keyword.value, (ast.Tuple, ast.List)):
-            positional += keyword.value.elts
-        elif kwargs_keyword and keyword.arg == kwargs_keyword and isinstance(keyword.value, ast.Dict):
-            keywords += _mapping(keyword.value)
-    name = target.id if isinstance(target, ast.Name) else target.attr
-    return name, _slots(positional, keywords), target
-
-
-def _runs_once(call: ast.Call) -> bool:
-    """APScheduler's `add_job(f, ...)` with no trigger (run now) or a "date" one."""
-    trigger = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "trigger"), None)
-    return trigger is None or isinstance(trigger, ast.Constant) and trigger.value == "date"
-
-
-def _mapping(value: ast.Dict) -> list[tuple[str, ast.expr]]:
-    return [
-        (k.value, v)
-        for k, v in zip(value.keys, value.values, strict=True)
-        if isinstance(k, ast.Constant) and isinstance(k.value, str)
-    ]
-
-
-def _slots(positional: list[ast.expr], keywords: list[tuple[str, ast.expr]]) -> list[tuple[str, Record]]:
-    return [(str(i), _record(a)) for i, a in enumerate(positional)] + [(k, _record(v)) for k, v in keywords]
-
-
-def _record(argument: ast.expr) -> Record:
-    """The name a passed row is known by, and the column of it passed: `pq` or its key
-    (`pq.pk`, `pq.id`) as ("pq", ""), a key column of another name (`export.token`) as
-    ("export", "token"); any other attribute is not the row."""
-    if isinstance(argument, ast.Attribute) and isinstance(argument.value, ast.Name):
-        if argument.attr in ("pk", "id"):
-            return argument.value.id, ""
-        if KEY_COLUMN.search(argument.attr):
-            return argument.value.id, argument.attr
-        return "", ""
-    return (argument.id if isinstance(argument, ast.Name) else ""), ""
-
-
 def _rows_loaded(function: ast.FunctionDef | ast.AsyncFunctionDef, kept: set[str]) -> dict[str, str]:
     """Names every binding of which loads one row by a parameter's value, with where that value
     comes from: `run = Run.objects.get(pk=run_id)` as "f:run_id", `Export.objects.get(token=token)` as "f:token@token". The row is what the
     parameter held, if it held a fresh row's key."""
-    return _bound_only_by(function, lambda value: (found := _loaded_by(value, kept)) and f"{function.name}:{found}")
+    return bound_only_by(function, lambda value: (found := _loaded_by(value, kept)) and f"{function.name}:{found}")
 
 
 def _loaded_by(value: ast.expr, kept: set[str]) -> str | None:

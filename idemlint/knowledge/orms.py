@@ -48,12 +48,16 @@ TRANSITION_HOOKS = {"frappe": frozenset({"before_submit", "on_submit", "before_c
 MAKES_A_ROW = frozenset({"create", "acreate", "save", "asave"})
 # how a task queue is handed a call to run later, with its arguments: celery's `task.delay(...)`,
 # `task.apply_async(args=...)` and its immutable signature `task.si(...)` (not `task.s(...)`, whose
-# first argument in a chain is the previous task's result)
-QUEUES_A_CALL = frozenset({"delay", "apply_async", "si"})
+# first argument in a chain is the previous task's result), dramatiq's `actor.send(...)` and
+# `actor.send_with_options(args=..., kwargs=...)`
+QUEUES_A_CALL = frozenset({"delay", "apply_async", "si", "send", "send_with_options"})
+# of those, the ones handed the call's arguments as a sequence and a mapping (`args=`, `kwargs=`;
+# celery's `apply_async` also by position), their own keywords being options
+ARGUMENTS_KEYWORDS = frozenset({"apply_async", "send_with_options"})
 # a column of a row that names that row alone, handed in place of the row (`export.token`,
-# `job.uuid`); one named for another thing (`invite.account_key`, `export.owner_id`) may name
+# `job.uuid`, `run.uid`); one named for another thing (`invite.account_key`, `export.owner_id`) may name
 # another row
-KEY_COLUMN = re.compile(r"^(?:uuid|guid|token|key|slug)$")
+KEY_COLUMN = re.compile(r"^(?:uuid|uid|guid|token|key|slug)$")
 # an ORM's lookups that give one row or raise: `Model.objects.get(pk=...)`, SQLAlchemy's
 # `session.get(Model, pk)`, Django's `get_object_or_404(Model, pk=...)`
 ONE_ROW_LOOKUPS = frozenset({"get", "aget", "get_object_or_404", "aget_object_or_404"})

@@ -287,7 +287,9 @@ class NonMonotonicTransition(Rule):
         "(an unlocked test there is not enough), nor is a first state (`if created:`, `post_save`), nor a write in a "
         "function every caller hands a row it just made (`upload = serializer.save(); process(upload)`, "
         "`task.delay(row.pk)` after `row = Row.objects.create(...)`, `Thread(target=run, args=(row.pk,))`, `task.delay("
-        "token=row.token)` then `get(token=token)`, and on through the row loaded by that key; a method several classes "
+        "token=row.token)` then `get(token=token)`, a mapping of arguments built first (`arguments = {'pk': row.pk}; "
+        "task.apply_async((), arguments)`), an actor's `send(uid)` after `uid = str(row.uid)`, and on through the "
+        "row loaded by that key; a method several classes "
         "define counts where every call of its name is on such a row): only that run writes the row."
     )
     why = (

@@ -57,3 +57,19 @@ class Archive(models.Model):
     def abandon(self):
         self.status = Status.FAILED  # expect: IDM103 "sets status to Status.FAILED with no precondition" one `abandon` call is on a row found
         self.save()
+
+
+class ReportStatus(models.TextChoices):
+    QUEUED = "queued"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class Report(models.Model):
+    uid = models.UUIDField()
+    owner_id = models.IntegerField()
+    status = models.CharField(max_length=10, choices=ReportStatus.choices, default=ReportStatus.QUEUED)
+    task_id = models.CharField(max_length=40)
+
+    def render(self, landscape):
+        return landscape

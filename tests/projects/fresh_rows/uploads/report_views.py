@@ -1,0 +1,44 @@
+"""The requests that start report jobs."""
+
+from uploads.models import Report
+from uploads.reports import archive_report, file_report, print_report, publish_report, render_report, stamp_report
+
+
+def start_report(request, landscape):
+    def _new_report():
+        return Report.objects.create(owner_id=request.user.id)
+
+    report = _new_report()
+    arguments = {"owner": request.user.id, "report_id": report.id}
+    if landscape:
+        arguments["landscape"] = True
+    result = render_report.apply_async((), arguments, countdown=10)
+    if result.ready():
+        report = Report.objects.get(id=report.id)  # the same row, read again
+    report.task_id = result.task_id
+    report.save()
+    uid = str(report.uid)
+    publish_report.send(uid)
+    stamp_report.send_with_options(args=(report.id,), delay=1000)
+
+
+def reprint_report(request):
+    report = Report.objects.create(owner_id=request.user.id)
+    options = {"owner": request.user.id, "report_id": report.id}
+    options["report_id"] = request.GET["report"]
+    print_report.apply_async((), options)
+
+
+def refile_report(request):
+    report = Report.objects.create(owner_id=request.user.id)
+    options = {"owner": request.user.id, "report_id": report.id}
+    if request.GET.get("again"):
+        options = {"owner": request.user.id, "report_id": request.GET["report"]}
+    file_report.apply_async((), options)
+
+
+def archive_reports(request):
+    report = Report.objects.create(owner_id=request.user.id)
+    uid = str(report.uid)
+    archive_report.send(uid)
+    archive_report.send(request.GET["uid"])
