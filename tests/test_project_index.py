@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from idemlint.analysis.project import build_index, nested_package_names
+from idemlint.analysis.module_names import nested_package_names
+from idemlint.analysis.project import build_index
 from idemlint.analysis.setter_facts import setter_facts
 from idemlint.cli import cli
 
@@ -86,7 +87,7 @@ def test_a_file_whose_facts_raise_is_left_out_and_the_index_goes_on(monkeypatch:
 def test_module_aliases_are_read_at_module_level_only() -> None:
     """`import trio as event_loop` at the top of a module or in its `try:` names the library
     for other modules; an import inside a function does not (it is local to the call)."""
-    from idemlint.analysis.project import module_aliases
+    from idemlint.analysis.module_names import module_aliases
 
     source = (
         b"import sys\n"

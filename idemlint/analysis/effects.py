@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.duplicate_answers import duplicate_answer_absorbed
 from idemlint.analysis.keys import KeySinks
 from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.request_parts import (
@@ -181,6 +182,7 @@ class EffectAnalysis:
             or method == "PATCH"
             and absolute_body(self.model, call)
             or created_if_absent(self.model, call)
+            or duplicate_answer_absorbed(self.model, call)
         ):
             retry_safe = True
         return SideEffect(call, library, operation, method, self._keyed(call), retry_safe, target)

@@ -33,6 +33,7 @@ class CallSite:
     retried: bool = False  # inside one of the caller's retries (the retry rules judge it there)
     fixed: Callable[[str], bool] = _never  # whether the argument in a slot is a delay with no random part
     status_errors_leave: bool = True  # no handler around the call ends an HTTP status error it raises
+    duplicates_absorbed: bool = False  # a handler around it takes "exists already" as success: safe to repeat
 
 
 def inherit(caller: Summary, callee: Summary, site: CallSite, chains: dict[str, Chain]) -> Summary:
@@ -52,7 +53,8 @@ def inherit(caller: Summary, callee: Summary, site: CallSite, chains: dict[str, 
     elif not supplied and take("sends_key", callee.sends_key or (callee.returns_key if site.sent else None)):
         caller = replace(caller, key_params=caller.key_params | forwarded)  # `headers={"Idempotency-Key": make_key()}`
     unkeyed, operation = callee.unkeyed_effect_for(passed)
-    if not site.retried and take("unkeyed_effect", unkeyed) and not caller.effect_operation:
+    repeatable = site.retried or site.duplicates_absorbed  # judged at the retry, or refused the second time
+    if not repeatable and take("unkeyed_effect", unkeyed) and not caller.effect_operation:
         caller = replace(caller, effect_operation=operation)
     take("effect", callee.effect_for(passed))
     if site.always and not site.retried:
@@ -63,7 +65,7 @@ def inherit(caller: Summary, callee: Summary, site: CallSite, chains: dict[str, 
     if forwarded_wait and site.always and take("wait_chain", callee.wait_chain):
         caller = replace(caller, wait_param=forwarded_wait)
     forwarded_verb = callee.verb_binding(passed)[1]
-    if forwarded_verb and not site.retried and take("verb_effect", callee.verb_effect):
+    if forwarded_verb and not repeatable and take("verb_effect", callee.verb_effect):
         caller = replace(caller, verb_param=forwarded_verb, verb_operation=callee.verb_operation)
     if site.always:
         take("records_failure", callee.records_failure)

@@ -28,6 +28,11 @@ else:
     cst = LazyModule("libcst", globals(), "cst")
 
 
+# a call to a function elsewhere: (caller, its line, target, the call's line, what it passes,
+# always, returned, sent, retried, status errors leave, duplicates absorbed; see summaries._Edge)
+Edge = tuple[str, int, str, int, Passed, bool, bool, bool, bool, bool, bool]
+
+
 @dataclass(frozen=True)
 class ModuleFacts:
     """What the project index keeps of one module: picklable, no CST nodes."""
@@ -36,7 +41,7 @@ class ModuleFacts:
     functions: tuple[tuple[str, Summary, int], ...]  # (dotted name, summary, line of the def)
     # (caller, its def line, target, line of the call, what the call passes, made on every call,
     # its result returned, its result sent as a key, inside one of the caller's retries)
-    edges: tuple[tuple[str, int, str, int, Passed, bool, bool, bool, bool, bool], ...]
+    edges: tuple[Edge, ...]
     classes: tuple[tuple[str, tuple[str, ...], frozenset[str]], ...]  # (dotted name, bases, methods)
     instances: tuple[tuple[str, str], ...] = ()  # module-level `psp = PspClient()`: (dotted name, class)
     # Celery Task classes and the retry settings their bodies declare (`autoretry_for = ...`)
@@ -101,6 +106,7 @@ def module_facts(ctx: FileContext) -> ModuleFacts | None:
             e.sent,
             e.retried,
             e.status_errors_leave,
+            e.duplicates_absorbed,
         )
         for f, found in edges.items()
         for e in found

@@ -37,6 +37,15 @@ REPEAT_SAFE_ENDPOINT_WORDS = frozenset(
     {"unlink", "revoke", "deactivate", "unsubscribe", "unassign", "disable", "search", "lookup", "validate"}
     | {"preview", "estimate", "exists"}
 )
+# What a server answers a create it has made already, by which code that goes on takes the
+# create as done (create-if-absent): 409 Conflict, by number or by name (`HTTPStatus.CONFLICT`,
+# `ALREADY_EXISTS`), an error class named for it (`AlreadyExists`, `ResourceExistsError`,
+# `DuplicateKeyError`), the words of its message ("already exists", "duplicate"). Not a name
+# that says the thing is missing (`DoesNotExist`, "does not exist").
+DUPLICATE_ANSWER_STATUS = 409
+DUPLICATE_ANSWER_WORDS = frozenset({"already", "duplicate", "duplicated", "conflict", "conflicts"})
+EXISTS_WORDS = frozenset({"exist", "exists"})
+MISSING_WORDS = frozenset({"not", "no", "doesn", "nonexistent"})
 # a PATCH body key that changes a value by an amount or an operation (`{"delta": 5}`, JSON
 # Patch's `op`) rather than setting it: without one, a PATCH of literal fields is absolute
 RELATIVE_CHANGE_KEY = re.compile(r"delta|incr|decr|append|push|adjust|^add|^op$|_by$", re.IGNORECASE)

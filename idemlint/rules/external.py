@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint.analysis.direct_facts import own_params
+from idemlint.analysis.duplicate_answers import duplicate_answer_absorbed
 from idemlint.analysis.effects import SideEffect
 from idemlint.analysis.model import ModuleModel, iter_nodes
 from idemlint.analysis.policy.sorting import may_retry_a_timeout
@@ -90,7 +91,10 @@ class UnkeyedRetriedSideEffect(Rule):
         "on each attempt, found nothing "
         '(`rules = requests.get(f"{api}/rules").json()`, then `if not rules: requests.post(f"{api}/rules", ...)`, '
         "or `if found: "
-        "return` before it: create-if-absent, a repeat looks first). Nor is a call a retry loop makes on its way "
+        "return` before it: create-if-absent, a repeat looks first), or a write in a `try` of its own whose handler "
+        "takes the server's duplicate answer as success (`except AlreadyExists: pass`, `if e.status_code == 409: "
+        'return`, `if "already exists" not in str(e): raise`; also in a helper the retry calls): the server '
+        "refuses the second one. Nor is a call a retry loop makes on its way "
         "out, in a block that then always leaves it (`if attempt == last: report(); raise`): it runs once, not "
         "on each attempt. Nor is a request a loop sends again only after the "
         "server turned it away: a loop that leaves on every answer but a 429 (`if r.status_code != 429 or n > "
@@ -184,6 +188,8 @@ def pay_invoice(invoice, key):
                 )
         for call in model.calls:
             context = retry.repeating_context_of(call)
+            if context is not None and duplicate_answer_absorbed(model, call):
+                continue  # `except Conflict: pass` around it: the server refuses the second one
             callee = ctx.callee(call) if context is not None else None
             chain, operation = callee.summary.unkeyed_effect_for(passed_arguments(call)) if callee else (None, "")
             if callee is not None and context is not None and chain is None:
