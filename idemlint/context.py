@@ -43,6 +43,7 @@ class FileContext:
         if self._project is not EMPTY:
             return self._project
         from idemlint.analysis.managers import join_manager_filters, model_facts
+        from idemlint.analysis.unsent_keys import named_header_attributes
 
         facts = setter_facts(self.source, self.model.vocabulary)
         unique_keys, versioned, (managers, declared) = model_facts(self.source)
@@ -52,6 +53,7 @@ class FileContext:
             unique_keys=unique_keys,
             versioned_models=frozenset(model for model, is_versioned in versioned.items() if is_versioned),
             manager_filters=join_manager_filters([managers], [declared]),
+            named_header_attributes=named_header_attributes(self.source.encode("utf-8", "surrogateescape")),
         )
 
     @cached_property

@@ -73,6 +73,8 @@ class ProjectIndex:
     # modules imported under a name (`import trio as event_loop` in `pkg/compat.py`):
     # `pkg.compat.event_loop` -> `trio`
     module_aliases: Mapping[str, str] = field(default_factory=dict)
+    # header-name attributes some file sets to something other than None (`analysis/unsent_keys.py`)
+    named_header_attributes: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -110,6 +112,7 @@ class ProjectIndex:
                         (m, sorted((a, sorted(c)) for a, c in by.items())) for m, by in self.manager_filters.items()
                     ),
                     sorted(self.module_aliases.items()),
+                    sorted(self.named_header_attributes),
                 )
             )
         )

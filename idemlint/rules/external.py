@@ -21,6 +21,7 @@ from idemlint.analysis.summaries import (
     via,
 )
 from idemlint.analysis.timeouts import records_failure, timeout_caught
+from idemlint.analysis.unsent_keys import unsent_keys
 from idemlint.knowledge.retries import URLLIB3_RETRY
 from idemlint.knowledge.triggers import EFFECT_WORDS, REQUEST_CORE, RETRY, TIMEOUT_WORDS, TRANSPORT_METHOD_SETTINGS
 from idemlint.rule import Report, Rule
@@ -77,6 +78,10 @@ class UnkeyedRetriedSideEffect(Rule):
         "the client's method looked up by name (`getattr(self.session, method)(url)`) or a request function "
         "of a transport the module cannot see, given the method by keyword "
         "(`self._backend.http_request(method=verb, ...)`). "
+        "A key made once per logical call before a retry loop (`options.idempotency_key = make_key()`) and put "
+        "only in a header whose name is an attribute no file of the project sets to anything but None "
+        "(`headers[self._idempotency_header] = options.idempotency_key`, the base setting it to None and no "
+        "client naming it) is reported where it is made: it is never sent. "
         "Calls whose headers are built elsewhere (so a key may "
         "be there) are not reported, except a request core's options (`**opts`, a helper's headers) in a "
         "module that names no idempotency key anywhere: the callers that name POST there send none. "
@@ -150,6 +155,17 @@ def pay_invoice(invoice, key):
         yield from _transport_retries_of_writes(ctx)
         if not retry.contexts:
             return
+        for unsent in unsent_keys(model, retry, ctx.project.named_header_attributes):
+            yield Report(
+                unsent.made,
+                f"the idempotency key made here for the requests {unsent.context.named} on line $context sends is "
+                f"never sent: it goes only in the header named by `{unsent.attribute}` (line $sink), which this "
+                "project sets only to None (line $unset), so each retried write goes without a key",
+                lines=(("context", unsent.context.anchor), ("sink", unsent.sink), ("unset", unsent.unset)),
+                suggestion=f"Set `{unsent.attribute}` to the header the API reads (such as `Idempotency-Key`), "
+                "or do not retry writes.",
+                evidence=KEY_NEVER_SENT,
+            )
         for effect in effects.effects:
             if not unkeyed_effect(effect) or _sends_by_its_summary(ctx, effect.call):
                 continue  # a project function: what it sends is known from its summary, below
@@ -207,6 +223,7 @@ def pay_invoice(invoice, key):
 
 
 CALLER_NAMES_THE_METHOD = "a retried request whose method a caller names"
+KEY_NEVER_SENT = "a key put only in a header the project never names"
 CALLERS_ELSEWHERE = "a retried request whose method its callers elsewhere name"
 
 

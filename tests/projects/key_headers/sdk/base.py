@@ -1,0 +1,63 @@
+"""A generated client's base: one idempotency key per logical call, reused on every attempt
+and put in the header an attribute names. The base leaves the attribute None; a client module
+of the project names it for the API that reads keys, and not for the one that does not."""
+
+import random
+import time
+import uuid
+
+import httpx
+
+
+class ApiBase:
+    _key_header_name: str | None
+
+    def __init__(self, base_url):
+        self.base_url = base_url
+        self._http = httpx.Client()
+        self._key_header_name = None
+
+    def _headers(self, options):
+        headers = {}
+        name = self._key_header_name
+        if name and options.idempotency_key:
+            headers[name] = options.idempotency_key
+        return headers
+
+    def request(self, options):
+        if options.idempotency_key is None and options.method != "get":
+            options.idempotency_key = f"retry-{uuid.uuid4()}"  # ok: IDM301 the billing client names the header
+        for attempt in range(3):
+            try:
+                return self._http.request(
+                    options.method, self.base_url + options.path, headers=self._headers(options), timeout=10
+                )
+            except httpx.TransportError:
+                time.sleep(random.uniform(0, 2**attempt))
+        raise RuntimeError("gave up")
+
+
+class StreamBase:
+    def __init__(self, base_url):
+        self.base_url = base_url
+        self._http = httpx.Client()
+        self._replay_header = None
+
+    def _headers(self, options):
+        headers = {}
+        if self._replay_header and options.idempotency_key:
+            headers[self._replay_header] = options.idempotency_key
+        return headers
+
+    def request(self, options):
+        if options.idempotency_key is None and options.method != "get":
+            # expect: IDM301 "goes only in the header named by `_replay_header`"
+            options.idempotency_key = f"retry-{uuid.uuid4()}"
+        for attempt in range(3):
+            try:
+                return self._http.request(
+                    options.method, self.base_url + options.path, headers=self._headers(options), timeout=10
+                )
+            except httpx.TransportError:
+                time.sleep(random.uniform(0, 2**attempt))
+        raise RuntimeError("gave up")
