@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.side_effects import quiet_call
+from idemlint.analysis.retry.exits import always_leaves
 from idemlint.analysis.syntax import caught_classes
 from idemlint.knowledge.http import (
+    CREATE_WORDS,
     DUPLICATE_ANSWER_STATUS,
     DUPLICATE_ANSWER_WORDS,
     EXISTS_WORDS,
@@ -33,8 +35,8 @@ else:
 
 
 def duplicate_answer_absorbed(model: ModuleModel, call: cst.Call) -> bool:
-    """The call sits alone in the body of a `try` (in its own function) one of whose handlers
-    takes the server's duplicate answer as success."""
+    """The call is the one act in the body of a `try` (in its own function) one of whose
+    handlers takes the server's duplicate answer as success."""
     function = model.enclosing_function(call)
     for ancestor in model.ancestors(call):
         if ancestor is function:
@@ -49,21 +51,30 @@ def duplicate_answer_absorbed(model: ModuleModel, call: cst.Call) -> bool:
     return False
 
 
+def absorbed_through(model: ModuleModel, call: cst.Call, callee: str) -> bool:
+    """A call of a function of the project whose duplicate answer is absorbed, where the
+    function is named for making one thing (`add_user`): a helper that also does other work
+    (`onboard()`) may send a second write the answer does not speak for."""
+    words = words_of(callee.rsplit(".", 1)[-1])
+    return bool(set(words) & CREATE_WORDS) and duplicate_answer_absorbed(model, call)
+
+
 def _alone_in(model: ModuleModel, call: cst.Call, block: cst.Try | cst.TryStar) -> bool:
-    """Every other statement of the `try` body makes only quiet calls (logging, builtins)."""
-    for statement in block.body.body:
-        if model.is_inside(call, statement):
-            continue
-        if any(isinstance(n, cst.Call) and not quiet_call(model, n) for n in model.iter_nodes(statement)):
-            return False
-    return True
+    """Every other call in the `try` body, nested blocks and arguments included, is quiet
+    (logging, builtins); what builds the call's receiver (`Client(...).create(...)`) is part of it."""
+    own = set(model.iter_nodes(call.func))
+    return all(
+        node is call or node in own or not isinstance(node, cst.Call) or quiet_call(model, node)
+        for node in model.iter_nodes(block.body)
+    )
 
 
 def _absorbs(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
     """The handler catches a duplicate answer by its class and does not raise, or tests for one
-    and goes on where it is one (`if e.status == 409: return`, `if "exists" not in msg: raise`)."""
+    and goes on where it is one (`if e.status == 409: return`, `if "exists" not in msg: raise`).
+    Where the branch does not leave, the duplicate's path runs on past the `if`."""
     statements = list(handler.body.body)
-    if any(_names_a_duplicate(c) for c in caught_classes(handler.type)) and not _always_raises(statements):
+    if any(_class_names_a_duplicate(c) for c in caught_classes(handler.type)) and not _always_raises(statements):
         return True
     for index, statement in enumerate(statements):
         if not isinstance(statement, cst.If):
@@ -72,12 +83,14 @@ def _absorbs(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
         if where_duplicate is None:
             continue
         if where_duplicate:
-            duplicate_path = list(statement.body.body)
+            branch = list(statement.body.body)
         elif statement.orelse is not None:
             other = statement.orelse
-            duplicate_path = [other] if isinstance(other, cst.If) else list(other.body.body)
+            branch = [other] if isinstance(other, cst.If) else list(other.body.body)
         else:
-            duplicate_path = statements[index + 1 :]
+            branch = []
+        rest = statements[index + 1 :]
+        duplicate_path = branch if always_leaves(branch, or_continues=True) else [*branch, *rest]
         if not _always_raises(duplicate_path):
             return True
     return False
@@ -85,7 +98,9 @@ def _absorbs(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
 
 def _polarity(test: cst.BaseExpression) -> bool | None:
     """Whether a test holds where the answer is a duplicate (True: `status == 409`, `"already"
-    in msg`), where it is not (False: `not in`, `!=`), or does not ask (None)."""
+    in msg`, `is_conflict(e)`), where it is not (False: `not in`, `!=`), or does not ask (None).
+    A comparison asks only where an operand is the mark itself: `msg.find("exists") != -1`
+    does not say which way it goes."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = _polarity(test.expression)
         return None if inner is None else not inner
@@ -93,35 +108,50 @@ def _polarity(test: cst.BaseExpression) -> bool | None:
         left = _polarity(test.left)
         return left if left is not None else _polarity(test.right)
     if isinstance(test, cst.Comparison):
-        if not any(_names_a_duplicate(part) for part in (test.left, *(t.comparator for t in test.comparisons))):
+        if len(test.comparisons) != 1:
             return None
-        operator = test.comparisons[0].operator
-        return not isinstance(operator, (cst.NotIn, cst.NotEqual, cst.IsNot))
-    return True if _names_a_duplicate(test) else None
+        operator, other = test.comparisons[0].operator, test.comparisons[0].comparator
+        if isinstance(operator, (cst.In, cst.NotIn)):
+            asks = (
+                _is_mark(test.left)
+                or isinstance(other, (cst.Tuple, cst.List, cst.Set))
+                and any(_is_mark(e.value) for e in other.elements)
+            )
+        elif isinstance(operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
+            asks = _is_mark(test.left) or _is_mark(other)
+        else:
+            return None
+        return None if not asks else not isinstance(operator, (cst.NotIn, cst.NotEqual, cst.IsNot))
+    if isinstance(test, cst.Call):
+        return True if _is_mark(test.func) else None  # `is_conflict(e)`
+    return None
 
 
-def _names_a_duplicate(node: cst.CSTNode) -> bool:
-    """A part of an expression names the duplicate answer: 409, `CONFLICT`, `AlreadyExists`,
-    "already exists"; not "does not exist"."""
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        text = None
-        if isinstance(current, cst.Integer):
-            if current.value == str(DUPLICATE_ANSWER_STATUS):
-                return True
-        elif isinstance(current, cst.SimpleString):
-            text = current.value
-        elif isinstance(current, cst.Name):
-            text = current.value
-        elif isinstance(current, cst.Attribute):
-            text = current.attr.value
-        if text is not None:
-            words = set(words_of(text))
-            if words & DUPLICATE_ANSWER_WORDS or words & EXISTS_WORDS and not words & MISSING_WORDS:
-                return True
-        pending.extend(current.children)
+def _is_mark(node: cst.BaseExpression) -> bool:
+    """409, a name or attribute that says it (`CONFLICT`, `HTTPStatus.CONFLICT`), or text that does."""
+    if isinstance(node, cst.Integer):
+        return node.value == str(DUPLICATE_ANSWER_STATUS)
+    if isinstance(node, cst.SimpleString):
+        return _says_duplicate(node.value)
+    if isinstance(node, cst.Name):
+        return _says_duplicate(node.value)
+    if isinstance(node, cst.Attribute):
+        return _says_duplicate(node.attr.value)
     return False
+
+
+def _class_names_a_duplicate(caught: cst.BaseExpression) -> bool:
+    """The class's own name says it (`AlreadyExists`), not its module's (`conflicts.Timeout`)."""
+    if isinstance(caught, cst.Attribute):
+        return _says_duplicate(caught.attr.value)
+    return isinstance(caught, cst.Name) and _says_duplicate(caught.value)
+
+
+def _says_duplicate(text: str) -> bool:
+    """ "already exists", `ResourceExistsError`, `CONFLICT`; not "does not exist" or
+    `NoConflictDetected`."""
+    words = set(words_of(text))
+    return bool(words & (DUPLICATE_ANSWER_WORDS | EXISTS_WORDS)) and not words & MISSING_WORDS
 
 
 def _always_raises(statements: Sequence[cst.CSTNode]) -> bool:
@@ -129,6 +159,8 @@ def _always_raises(statements: Sequence[cst.CSTNode]) -> bool:
     if not statements:
         return False
     last = statements[-1]
+    if isinstance(last, cst.Raise):
+        return True  # a one-line suite's own statement: `if x: raise`
     if isinstance(last, cst.SimpleStatementLine):
         return any(isinstance(s, cst.Raise) for s in last.body)
     if isinstance(last, cst.If) and last.orelse is not None:

@@ -182,7 +182,8 @@ class EffectAnalysis:
             or method == "PATCH"
             and absolute_body(self.model, call)
             or created_if_absent(self.model, call)
-            or duplicate_answer_absorbed(self.model, call)
+            or method == "POST"
+            and duplicate_answer_absorbed(self.model, call)  # a 409 on a PATCH is a version clash
         ):
             retry_safe = True
         return SideEffect(call, library, operation, method, self._keyed(call), retry_safe, target)

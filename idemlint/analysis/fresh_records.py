@@ -21,7 +21,7 @@ it may hold one), a helper of the same file that returns a row it made (`item =
 self._create_item(row)`); not `Model(...)` then `save()`, whose key may name a row that exists,
 nor a name bound any other way too (a parameter, `first()` then `create()`), except to the same
 row read again by its key (`export = Export.objects.get(id=export.id)`). A name bound only to a
-made row's key (`uid = str(run.uid)`) hands that key. A parameter the
+made row's key (`key = str(run.uuid)`) hands that key. A parameter the
 function binds again is no longer what it was handed, and a chain's `.s(...)` hands over
 nothing (its first argument is the previous task's result). Any other use of the function's
 name (a call handing over nothing fresh, the name handed on as a value, imported under another
@@ -97,7 +97,7 @@ def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
             name, slots, callee = handed(call, arguments)
             if not name:
                 continue
-            counted.add(id(callee))
+            counted.update((id(callee), id(call.func)))  # `task.send(pk)` queues `task`; it calls no `send`
             sources = tuple(
                 (slot, origin)
                 for slot, (name_of, column) in slots
@@ -256,29 +256,42 @@ def _rows_made(function: ast.FunctionDef | ast.AsyncFunctionDef, makers: frozens
         and isinstance(node.value, ast.Call)
         and bool(node.value.args or any(k.arg == "instance" for k in node.value.keywords))
     )
-    return set(
-        bound_only_by(function, lambda value: _makes_a_row(value, creates, makers, holding) or None, _read_again)
-    )
+    made_of: dict[str, set[str]] = {}  # the models each name's row-making bindings name ('' where not seen)
+    for node in own_nodes(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if _makes_a_row(node.value, creates, makers, holding):
+                made_of.setdefault(node.targets[0].id, set()).add(_model_of(node.value))
+
+    def read_again(name: str, value: ast.expr) -> bool:
+        """`export = Export.objects.get(id=export.id)`: the same row, read again by its own key
+        from the model that made it (not `Archive.objects.get(id=export.id)`)."""
+        if isinstance(value, ast.Await):
+            value = value.value
+        return (
+            isinstance(value, ast.Call)
+            and called_name(value) in ONE_ROW_LOOKUPS
+            and len(value.keywords) == 1
+            and not value.args
+            and record(value.keywords[0].value) == (name, "")
+            and value.keywords[0].arg in ("pk", "id")
+            and (_model_of(value) in made_of.get(name, ()) or "" in made_of.get(name, {""}) or not _model_of(value))
+        )
+
+    return set(bound_only_by(function, lambda value: _makes_a_row(value, creates, makers, holding) or None, read_again))
 
 
-def _read_again(name: str, value: ast.expr) -> bool:
-    """`export = Export.objects.get(id=export.id)`: the same row, read again by its own key."""
-    if isinstance(value, ast.Await):
-        value = value.value
-    return (
-        isinstance(value, ast.Call)
-        and called_name(value) in ONE_ROW_LOOKUPS
-        and len(value.keywords) == 1
-        and not value.args
-        and record(value.keywords[0].value) == (name, "")
-        and value.keywords[0].arg in ("pk", "id")
-    )
+def _model_of(value: ast.expr) -> str:
+    """The model a manager call names (`Export` of `Export.objects.create(...)`), or ''."""
+    node = value.value if isinstance(value, ast.Await) else value
+    while isinstance(node, (ast.Call, ast.Attribute)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) and node.id[:1].isupper() else ""
 
 
 def _keys_held(
     function: ast.FunctionDef | ast.AsyncFunctionDef, made: set[str], params: set[str]
 ) -> dict[str, tuple[str, str]]:
-    """Names every binding of which holds a made row's key (`uid = str(run.uid)`, `pk = row.pk`):
+    """Names every binding of which holds a made row's key (`key = str(run.uuid)`, `pk = row.pk`):
     handed on, they hand the row's key."""
 
     def key_of_a_made_row(value: ast.expr) -> tuple[str, str] | None:

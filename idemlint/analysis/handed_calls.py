@@ -6,13 +6,13 @@ handed with its arguments to what calls it later (`Thread(target=process, args=(
 Each slot (a position, a keyword, or the receiver) is paired with the record the value names:
 a row's name, or its name and the key column handed in its place. A mapping or sequence of
 arguments may be a name the function binds once to a literal (`arguments = {"pk": pq.pk}`,
-keys added by `arguments["kind"] = k`), and a name may hold a row's key (`uid = str(run.uid)`).
+keys added by `arguments["kind"] = k`), and a name may hold a row's key (`key = str(run.uuid)`).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 from idemlint.analysis.chosen_rows import called_name, own_nodes
@@ -26,25 +26,35 @@ Slots = list[tuple[str, Record]]
 RECEIVER = "<receiver>"
 ON_THE_CLASS = "<called on the class>"  # `Model.method(a, b)`: positions count from the first parameter but `cls`
 _CHANGES_IT = frozenset({"update", "pop", "popitem", "setdefault", "clear", "append", "extend", "insert", "remove"})
+_SENDS = frozenset({"send", "send_with_options"})  # an actor's; on a name the function binds, a method: `row.send()`
 _OPAQUE: ast.expr = ast.Constant(value=None)  # a value the function set where it cannot be read
 
 
 class Arguments:
     """The literals of a function that hold a call's arguments: a name bound once to a dict
-    or a sequence (`arguments = {"pk": pk}`), with what later subscript stores put in it."""
+    or a sequence (`arguments = {"pk": pk}`), with what later subscript stores put in it. A name
+    used any other way (`same = arguments`, `arguments.update(...)`) is not read."""
 
     def __init__(self, function: Function) -> None:
         literals = bound_only_by(function, lambda v: v if isinstance(v, (ast.Dict, ast.Tuple, ast.List)) else None)
+        params = function.args
+        self.locals = {a.arg for a in (*params.posonlyargs, *params.args, *params.kwonlyargs)} | {
+            n.id for n in own_nodes(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
         stored: dict[str, list[tuple[object, ast.expr]]] = {}
+        allowed: set[int] = set()  # a name handed to a call, or the base of a store into it
         for node in own_nodes(function):
-            target = _changed_name(node)
-            if target is None:
-                continue
-            name, key, value = target
-            if key is None:
-                literals.pop(name, None)  # changed in a way not read here (`.update(...)`, `del`)
-            else:
-                stored.setdefault(name, []).append((key, value))
+            for name, key, value, base in _changes(node):
+                allowed.add(id(base))
+                if key is None:
+                    literals.pop(name, None)  # changed in a way not read here (`.update(...)`, `del`)
+                else:
+                    stored.setdefault(name, []).append((key, value))
+            if isinstance(node, ast.Call):
+                allowed.update(id(a) for a in (*node.args, *(k.value for k in node.keywords)))
+        for node in own_nodes(function):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in allowed:
+                literals.pop(node.id, None)  # `same = arguments`: changed through another name
         self._mappings: dict[str, list[tuple[str, ast.expr]]] = {}
         self._sequences: dict[str, list[ast.expr]] = {}
         for name, literal in literals.items():
@@ -64,26 +74,28 @@ class Arguments:
         return self._sequences.get(value.id, []) if isinstance(value, ast.Name) else []
 
 
-def _changed_name(node: ast.AST) -> tuple[str, object, ast.expr] | None:
-    """A subscript store into a name (`arguments["kind"] = k`: its key and value; key None for
-    any other key) or another change of it (`arguments.update(...)`, `del arguments[k]`)."""
-    if isinstance(node, ast.Assign):
-        for target in node.targets:
-            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-                key = target.slice.value if isinstance(target.slice, ast.Constant) else None
-                return target.value.id, key, node.value
-    if isinstance(node, (ast.AugAssign, ast.Delete)):
-        for target in node.targets if isinstance(node, ast.Delete) else [node.target]:
-            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-                return target.value.id, None, _OPAQUE
+def _changes(node: ast.AST) -> Iterator[tuple[str, object, ast.expr, ast.Name]]:
+    """The stores into a name's items a statement makes, with the key (None where it is not a
+    constant, or the name is changed another way: `.update(...)`, `del`, `+=`), the value put
+    there (where one plain target takes it: else a value not read), and the name's node."""
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Delete)):
+        targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+        for target in targets:
+            for part in ast.walk(target):
+                if isinstance(part, ast.Subscript) and isinstance(part.value, ast.Name):
+                    key = part.slice.value if isinstance(part.slice, ast.Constant) else None
+                    settled = isinstance(node, (ast.Assign, ast.AnnAssign))
+                    given = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+                    plain = settled and part is target and len(targets) == 1
+                    value = given if plain and given is not None else _OPAQUE
+                    yield part.value.id, key if settled else None, value, part.value
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in _CHANGES_IT
         and isinstance(node.func.value, ast.Name)
     ):
-        return node.func.value.id, None, _OPAQUE
-    return None
+        yield node.func.value.id, None, _OPAQUE, node.func.value
 
 
 def _stored_into(
@@ -115,6 +127,7 @@ def handed(call: ast.Call, arguments: Arguments) -> tuple[str, Slots, ast.expr]:
         isinstance(func, ast.Attribute)
         and func.attr in QUEUES_A_CALL
         and isinstance(func.value, (ast.Name, ast.Attribute))
+        and not (func.attr in _SENDS and isinstance(func.value, ast.Name) and func.value.id in arguments.locals)
     ):
         task = func.value
         if func.attr in ARGUMENTS_KEYWORDS:  # its arguments as a sequence and a mapping, not its own

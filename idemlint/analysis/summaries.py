@@ -35,7 +35,7 @@ from idemlint.analysis.direct_facts import (
     state_writes,
     unconditional_calls,
 )
-from idemlint.analysis.duplicate_answers import duplicate_answer_absorbed
+from idemlint.analysis.duplicate_answers import absorbed_through
 from idemlint.analysis.flow import origin_calls
 from idemlint.analysis.inheritance import CallSite, inherit
 from idemlint.analysis.model import iter_nodes, local_callee, method_of, positional_parameters, string_value
@@ -158,7 +158,7 @@ def summarise(
                     call in sent.get(function, set()),
                     retry.context_of(call) is not None,
                     status_error_leaves(model, call),
-                    duplicate_answer_absorbed(model, call),
+                    absorbed_through(model, call, target),
                 )
                 for call in calls_of(model, function)
                 if local_callee(model, call) is None and (target := call_target(model, call, module)) is not None
@@ -265,7 +265,7 @@ def _through_calls(
             retried=retry.context_of(call) is not None,
             fixed=fixed_argument(model, call),
             status_errors_leave=status_error_leaves(model, call),
-            duplicates_absorbed=duplicate_answer_absorbed(model, call),
+            duplicates_absorbed=absorbed_through(model, call, callee.name),
         )
         summary = inherit(summary, callee.summary, site, updates)
     return replace(summary, **updates) if updates else summary  # type: ignore[arg-type]

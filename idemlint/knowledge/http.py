@@ -46,6 +46,10 @@ DUPLICATE_ANSWER_STATUS = 409
 DUPLICATE_ANSWER_WORDS = frozenset({"already", "duplicate", "duplicated", "conflict", "conflicts"})
 EXISTS_WORDS = frozenset({"exist", "exists"})
 MISSING_WORDS = frozenset({"not", "no", "doesn", "nonexistent"})
+# the words of a function named for making one thing (`add_user`, `create_member`): the only kind
+# a duplicate answer speaks for when it comes back through the function (`onboard()`, which may
+# also send a welcome, is not one)
+CREATE_WORDS = frozenset({"create", "add", "register", "insert", "make", "new", "provision", "enroll", "invite"})
 # a PATCH body key that changes a value by an amount or an operation (`{"delta": 5}`, JSON
 # Patch's `op`) rather than setting it: without one, a PATCH of literal fields is absolute
 RELATIVE_CHANGE_KEY = re.compile(r"delta|incr|decr|append|push|adjust|^add|^op$|_by$", re.IGNORECASE)

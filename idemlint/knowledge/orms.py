@@ -55,9 +55,9 @@ QUEUES_A_CALL = frozenset({"delay", "apply_async", "si", "send", "send_with_opti
 # celery's `apply_async` also by position), their own keywords being options
 ARGUMENTS_KEYWORDS = frozenset({"apply_async", "send_with_options"})
 # a column of a row that names that row alone, handed in place of the row (`export.token`,
-# `job.uuid`, `run.uid`); one named for another thing (`invite.account_key`, `export.owner_id`) may name
-# another row
-KEY_COLUMN = re.compile(r"^(?:uuid|uid|guid|token|key|slug)$")
+# `job.uuid`); one named for another thing (`invite.account_key`, `export.owner_id`) may name
+# another row (`order.uid` may be the user's id from an identity provider)
+KEY_COLUMN = re.compile(r"^(?:uuid|guid|token|key|slug)$")
 # an ORM's lookups that give one row or raise: `Model.objects.get(pk=...)`, SQLAlchemy's
 # `session.get(Model, pk)`, Django's `get_object_or_404(Model, pk=...)`
 ONE_ROW_LOOKUPS = frozenset({"get", "aget", "get_object_or_404", "aget_object_or_404"})

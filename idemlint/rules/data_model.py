@@ -288,7 +288,7 @@ class NonMonotonicTransition(Rule):
         "function every caller hands a row it just made (`upload = serializer.save(); process(upload)`, "
         "`task.delay(row.pk)` after `row = Row.objects.create(...)`, `Thread(target=run, args=(row.pk,))`, `task.delay("
         "token=row.token)` then `get(token=token)`, a mapping of arguments built first (`arguments = {'pk': row.pk}; "
-        "task.apply_async((), arguments)`), an actor's `send(uid)` after `uid = str(row.uid)`, and on through the "
+        "task.apply_async((), arguments)`), an actor's `send(key)` after `key = str(row.uuid)`, and on through the "
         "row loaded by that key; a method several classes "
         "define counts where every call of its name is on such a row): only that run writes the row."
     )

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint.analysis.direct_facts import own_params
-from idemlint.analysis.duplicate_answers import duplicate_answer_absorbed
+from idemlint.analysis.duplicate_answers import absorbed_through
 from idemlint.analysis.effects import SideEffect
 from idemlint.analysis.model import ModuleModel, iter_nodes
 from idemlint.analysis.policy.sorting import may_retry_a_timeout
@@ -204,9 +204,9 @@ def pay_invoice(invoice, key):
                 )
         for call in model.calls:
             context = retry.repeating_context_of(call)
-            if context is not None and duplicate_answer_absorbed(model, call):
-                continue  # `except Conflict: pass` around it: the server refuses the second one
             callee = ctx.callee(call) if context is not None else None
+            if callee is not None and absorbed_through(model, call, callee.name):
+                continue  # `except Conflict: pass` around `add_member(...)`: the server refuses the second one
             chain, operation = callee.summary.unkeyed_effect_for(passed_arguments(call)) if callee else (None, "")
             if callee is not None and context is not None and chain is None:
                 yield from _retried_request_core(ctx, call, callee, context)

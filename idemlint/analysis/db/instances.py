@@ -12,7 +12,7 @@ from idemlint.analysis.db.chains import chain_calls, django_predicates, kwarg_pr
 from idemlint.analysis.db.records import DbRead, DbWrite
 from idemlint.analysis.db.scopes import persist_calls, source_order
 from idemlint.analysis.flow import origin_nodes
-from idemlint.analysis.model import ModuleModel, keyword, local_callee
+from idemlint.analysis.model import ModuleModel, keyword, local_callee, string_value
 from idemlint.knowledge.orms import DATABASE_IMPORTS, MODEL_BASE, NOT_ROW_BASES, VIEW_FRAMEWORKS
 
 if TYPE_CHECKING:
@@ -25,6 +25,21 @@ else:
 _NOT_SETTERS = frozenset({"updatestate"})  # Celery's `update_state`/`updateState`, spelled without case or "_"
 _STATE_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_ ]{0,40}$")  # Celery's progress report
 _NOT_RECORDS = re.compile(r"(^|\.)(span|response|resp|request|handler|trace|current_span)$", re.IGNORECASE)
+
+
+def _state_argument(model: ModuleModel, call: cst.Call) -> list[cst.BaseExpression]:
+    """The positional argument that holds the state: a constant (`Status.FAILED`) before a
+    one-word literal before any other, the last of its kind (`update_status(sub_id, Status.ACTIVE)`;
+    `update_status(Status.FAILED, "Unknown error creating jobs")` takes the constant, not the
+    message after it)."""
+    positional = [a.value for a in call.args if a.keyword is None]
+    kinds = [python_value_kind(model, v)[0] for v in positional]
+    for wanted in ("constant", "word"):
+        for value, kind in zip(reversed(positional), reversed(kinds), strict=True):
+            text = string_value(value) if kind == "literal" else None
+            if kind == wanted or wanted == "word" and text is not None and " " not in text.strip():
+                return [value]
+    return positional[-1:]
 
 
 def setter_write(
@@ -51,7 +66,7 @@ def setter_write(
     named = method.lower()
     column = max((c for c in state_columns if named.endswith(c)), key=len, default="status")
     argument = keyword(call, "status") or keyword(call, "state") or keyword(call, "new_status")
-    values = [argument.value] if argument else [a.value for a in call.args if a.keyword is None][-1:]
+    values = [argument.value] if argument else _state_argument(model, call)
     kinds = [python_value_kind(model, v) for v in values]
     if not kinds or kinds[0][0] not in ("literal", "constant") or isinstance(values[0], cst.Integer):
         return None

@@ -61,6 +61,7 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
             and not filters_exception(node)
             and not _inside_handler(model, node, loop)
             and not _guards_a_step(model, node, loop)
+            and not _leaves_after(model, node, loop)
         ):
             caught = "" if node.type is None else model.dotted(node.type) or "Exception"
             reraised = reraised_before(model, node)
@@ -278,6 +279,36 @@ def _guards_a_step(model: ModuleModel, handler: cst.ExceptHandler, loop: cst.CST
             if any(_does_work(model, later) for later in following):
                 return True
         statement = block
+    return False
+
+
+def _leaves_after(model: ModuleModel, handler: cst.ExceptHandler, loop: cst.CSTNode) -> bool:
+    """A handler that falls through (no `continue` in it) to a `break` or `return` the pass
+    always reaches (`try: callback() except Exception: log(...)`, then `break`): what it
+    catches ends the loop, it does not send it round."""
+    if any(isinstance(n, cst.Continue) for n in iter_nodes(handler.body)):
+        return False
+    statement: cst.CSTNode | None = model.parents.get(handler)
+    while statement is not None and statement is not loop:
+        block = model.parents.get(statement)
+        if isinstance(block, cst.IndentedBlock):
+            for later in list(block.body)[list(block.body).index(statement) + 1 :]:  # type: ignore[arg-type]
+                if isinstance(later, cst.SimpleStatementLine) and any(
+                    isinstance(s, cst.Return) or isinstance(s, cst.Break) and not _in_inner_loop(model, block, loop)
+                    for s in later.body
+                ):
+                    return True
+        statement = block
+    return False
+
+
+def _in_inner_loop(model: ModuleModel, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
+    """`node` sits in a loop nested in `loop`: a `break` there leaves that one."""
+    for ancestor in (node, *model.ancestors(node)):
+        if ancestor is loop:
+            return False
+        if isinstance(ancestor, (cst.For, cst.While)):
+            return True
     return False
 
 

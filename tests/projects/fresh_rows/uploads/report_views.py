@@ -1,7 +1,16 @@
 """The requests that start report jobs."""
 
-from uploads.models import Report
-from uploads.reports import archive_report, file_report, print_report, publish_report, render_report, stamp_report
+from uploads.models import Binder, Report
+from uploads.reports import (
+    archive_report,
+    bind_report,
+    copy_report,
+    file_report,
+    print_report,
+    publish_report,
+    render_report,
+    stamp_report,
+)
 
 
 def start_report(request, landscape):
@@ -17,8 +26,8 @@ def start_report(request, landscape):
         report = Report.objects.get(id=report.id)  # the same row, read again
     report.task_id = result.task_id
     report.save()
-    uid = str(report.uid)
-    publish_report.send(uid)
+    key = str(report.uuid)
+    publish_report.send(key)
     stamp_report.send_with_options(args=(report.id,), delay=1000)
 
 
@@ -39,6 +48,25 @@ def refile_report(request):
 
 def archive_reports(request):
     report = Report.objects.create(owner_id=request.user.id)
-    uid = str(report.uid)
-    archive_report.send(uid)
-    archive_report.send(request.GET["uid"])
+    key = str(report.uuid)
+    archive_report.send(key)
+    archive_report.send(request.GET["uuid"])
+
+
+def recopy_report(request):
+    report = Report.objects.create(owner_id=request.user.id)
+    options = {"owner": request.user.id, "report_id": report.id}
+    same = options
+    same["report_id"] = request.GET["report"]
+    copy_report.apply_async((), options)
+
+
+def rebind_report(request):
+    report = Report.objects.create(owner_id=request.user.id)
+    report = Binder.objects.get(id=report.id)
+    bind_report.delay(report.id)
+
+
+def reissue_report(request):
+    report = Report.objects.create(owner_id=request.user.id)
+    report.send()

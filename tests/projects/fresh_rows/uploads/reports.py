@@ -34,15 +34,15 @@ def file_report(owner, report_id):
 
 
 @dramatiq.actor(max_retries=0)
-def publish_report(report_uid):
-    report = Report.objects.get(uid=report_uid)
+def publish_report(report_uuid):
+    report = Report.objects.get(uuid=report_uuid)
     report.status = ReportStatus.DONE  # ok: IDM103 sent by an actor with a name holding the key of a row just made
     report.save()
 
 
 @dramatiq.actor(max_retries=0)
-def archive_report(report_uid):
-    report = Report.objects.get(uid=report_uid)
+def archive_report(report_uuid):
+    report = Report.objects.get(uuid=report_uuid)
     report.status = ReportStatus.DONE  # expect: IDM103 "sets status to ReportStatus.DONE with no precondition" one sender hands a key from the request
     report.save()
 
@@ -51,4 +51,18 @@ def archive_report(report_uid):
 def stamp_report(report_id):
     report = Report.objects.get(id=report_id)
     report.status = ReportStatus.DONE  # ok: IDM103 sent with options, its arguments a sequence holding a row just made
+    report.save()
+
+
+@shared_task
+def copy_report(owner, report_id):
+    report = Report.objects.get(id=report_id)
+    report.status = ReportStatus.DONE  # expect: IDM103 "sets status to ReportStatus.DONE with no precondition" the mapping is changed through another name
+    report.save()
+
+
+@shared_task
+def bind_report(report_id):
+    report = Report.objects.get(id=report_id)
+    report.status = ReportStatus.DONE  # expect: IDM103 "sets status to ReportStatus.DONE with no precondition" the key read again is another model's row
     report.save()
