@@ -43,7 +43,9 @@ class FileContext:
         if self._project is not EMPTY:
             return self._project
         from idemlint.analysis.managers import join_manager_filters, model_facts
-        from idemlint.analysis.unsent_keys import named_header_attributes
+        from idemlint.analysis.unsent_keys import header_facts
+
+        headers = header_facts(self.source.encode("utf-8", "surrogateescape"))
 
         facts = setter_facts(self.source, self.model.vocabulary)
         unique_keys, versioned, (managers, declared) = model_facts(self.source)
@@ -53,7 +55,8 @@ class FileContext:
             unique_keys=unique_keys,
             versioned_models=frozenset(model for model, is_versioned in versioned.items() if is_versioned),
             manager_filters=join_manager_filters([managers], [declared]),
-            named_header_attributes=named_header_attributes(self.source.encode("utf-8", "surrogateescape")),
+            named_header_attributes=headers[0],
+            key_reads=dict.fromkeys(headers[1], 1),
         )
 
     @cached_property

@@ -8,6 +8,7 @@ to one `ProjectIndex` and follows the calls between modules (`follow_calls`).
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import os
 import re
@@ -25,7 +26,7 @@ from idemlint.analysis.module_names import module_aliases, nested_package_names,
 from idemlint.analysis.project_index import ProjectIndex, renamed_as, spelled_name
 from idemlint.analysis.setter_facts import setter_facts
 from idemlint.analysis.unique_keys import join_unique_keys, versioned_models
-from idemlint.analysis.unsent_keys import named_header_attributes
+from idemlint.analysis.unsent_keys import header_facts
 from idemlint.knowledge.sdks import REMOTE_PACKAGES
 from idemlint.knowledge.states import FAILED_STATE_WORDS, STATE_COLUMNS
 from idemlint.knowledge.vocabulary import DEFAULT
@@ -56,7 +57,7 @@ class FileFacts:
     versioned: Mapping[str, bool] = field(default_factory=dict)  # whether each of its models compares a version
     fresh: FreshFacts = NO_FRESH  # the calls it makes with a row it just made, and its other names (production code)
     managers: tuple[ManagerColumns, ModelManagers] = ({}, {})  # the filtering managers it defines, its models' managers
-    named_headers: frozenset[str] = frozenset()  # the header-name attributes it gives a name
+    headers: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())  # header names it sets, keys it reads
 
 
 def file_facts(
@@ -98,7 +99,7 @@ def file_facts(
             versioned,
             fresh_facts(source, tree) if summarise else NO_FRESH,
             managers,
-            named_header_attributes(source),
+            header_facts(source) if summarise else (frozenset(), frozenset()),
         )
     except Exception:  # a bug on odd input: the index goes on without this file; its own check reports the error
         return FileFacts()
@@ -140,7 +141,8 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         versioned_models=versioned_models(f.versioned for f in files),
         manager_filters=join_manager_filters((f.managers[0] for f in files), (f.managers[1] for f in files)),
         module_aliases=aliases,
-        named_header_attributes=frozenset().union(*(f.named_headers for f in files)),
+        named_header_attributes=frozenset().union(*(f.headers[0] for f in files)),
+        key_reads=collections.Counter(key for f in files for key in f.headers[1]),
     )
     return follow_calls(index, modules) if modules else index
 

@@ -5,14 +5,14 @@ put it in the header named by an attribute (`headers[self._idempotency_header] =
 nothing in the project gives that attribute a name (this module sets it only to None, and no
 file sets it to anything else), the header is never written: the key is never sent, and each
 retried write goes without one. The project's part is the header-name attributes some file
-sets to something other than None (`named_header_attributes`, read by a regular expression);
-the module's part is the key, where it is made, and every place it could be sent.
+sets to something other than None and the files that read each key attribute
+(`header_facts`, read by a regular expression); the module's part is the key, where it is made, and every place it could be sent.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -30,21 +30,33 @@ else:
 # an attribute that may name a header (`_idempotency_header`, `auth_header_name`): only these
 # are recorded for the project, and only these are judged
 _HEADER_ATTRIBUTE = re.compile(r"header|idempot", re.IGNORECASE)
-# set to something other than None (`self._idempotency_header = "Idempotency-Key"`, a class
-# body's `retry_header: str = "X-Retry"`), or spelt in a string (`setattr(client, "name", value)`)
+# set to something other than a bare None: an attribute (`self._idempotency_header =
+# "Idempotency-Key"`, `... = None if legacy else "Key"`), one of several targets
+# (`self._idempotency_header, self._v = ...`), a bare name or keyword given a string (a class
+# body's `retry_header = "X-Retry"`, `update(_idempotency_header="K")`; not a local `h =
+# self._h`), or the name spelt in a string (`setattr(client, "name", value)`)
+_ATTRIBUTE = rb"(\w*(?:header|idempot)\w*)"
 _NAMED = re.compile(
-    rb"(?:\.|^[ \t]*)(\w*(?:header|idempot)\w*)[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*(?!None\b|[ \t])"
-    rb"|[\"'](\w*(?:header|idempot)\w*)[\"']",
+    rb"\." + _ATTRIBUTE + rb"[ \t]*(?::[^=\n]*)?=(?!=)(?![ \t]*None[ \t]*(?:#[^\n]*)?\r?$)"
+    rb"|\." + _ATTRIBUTE + rb"[ \t]*,[^=\n]*=(?!=)"
+    rb"|(?<![\w.])" + _ATTRIBUTE + rb"[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*[rbuf]{0,2}[\"']"
+    rb"|[\"']" + _ATTRIBUTE + rb"[\"']",
     re.IGNORECASE | re.MULTILINE,
 )
+# a key attribute read (`options.idempotency_key`, not stored into): a file other than the one
+# that makes it may send it (a client module that puts it in a header of its own)
+_KEY_READ = re.compile(rb"\.(\w*(?:idempot|idem_key|dedup)\w*)\b(?![ \t]*=(?!=))", re.IGNORECASE)
 
 
-def named_header_attributes(source: bytes) -> frozenset[str]:
-    """The header-name attributes a file may give a name (see `_NAMED`)."""
+def header_facts(source: bytes) -> tuple[frozenset[str], frozenset[str]]:
+    """The header-name attributes a file may give a name (see `_NAMED`), and the key
+    attributes it reads."""
     lowered = source.lower()
-    if b"header" not in lowered and b"idempot" not in lowered:
-        return frozenset()
-    return frozenset((m.group(1) or m.group(2)).decode("utf-8", "replace") for m in _NAMED.finditer(source))
+    if b"header" not in lowered and b"idem" not in lowered and b"dedup" not in lowered:
+        return frozenset(), frozenset()
+    named = frozenset(next(g for g in m.groups() if g).decode("utf-8", "replace") for m in _NAMED.finditer(source))
+    read = frozenset(m.group(1).decode("utf-8", "replace") for m in _KEY_READ.finditer(source))
+    return named, read
 
 
 @dataclass(frozen=True)
@@ -56,7 +68,9 @@ class UnsentKey:
     context: RetryContext  # the retry that sends the requests
 
 
-def unsent_keys(model: ModuleModel, retry: RetryAnalysis, named: frozenset[str]) -> Iterator[UnsentKey]:
+def unsent_keys(
+    model: ModuleModel, retry: RetryAnalysis, named: frozenset[str], read_in: Mapping[str, int]
+) -> Iterator[UnsentKey]:
     """Keys the module makes before a retry and puts only in headers no file names. The key's
     class and the bases the module defines for it are where its sinks and reads are looked for."""
     unset: dict[str, cst.CSTNode] = {}
@@ -85,8 +99,8 @@ def unsent_keys(model: ModuleModel, retry: RetryAnalysis, named: frozenset[str])
             for sink, attribute, value_id in sinks
             if attribute in unset and attribute not in set_otherwise and attribute not in named
         ]
-        if not dead or len(dead) != len(sinks):
-            continue
+        if not dead or len(dead) != len(sinks) or read_in.get(key, 0) > 1:
+            continue  # a live sink here, or another file reads the key and may send it
         sink_values = {value_id for _sink, _attribute, value_id in dead}
         sent_otherwise = any(
             isinstance(node, cst.Attribute)

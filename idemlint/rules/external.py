@@ -81,7 +81,8 @@ class UnkeyedRetriedSideEffect(Rule):
         "A key made once per logical call before a retry loop (`options.idempotency_key = make_key()`) and put "
         "only in a header whose name is an attribute no file of the project sets to anything but None "
         "(`headers[self._idempotency_header] = options.idempotency_key`, the base setting it to None and no "
-        "client naming it) is reported where it is made: it is never sent. "
+        "client naming it, in production code; no other file reading the key, which it may send) is reported "
+        "where it is made: it is never sent. "
         "Calls whose headers are built elsewhere (so a key may "
         "be there) are not reported, except a request core's options (`**opts`, a helper's headers) in a "
         "module that names no idempotency key anywhere: the callers that name POST there send none. "
@@ -155,7 +156,7 @@ def pay_invoice(invoice, key):
         yield from _transport_retries_of_writes(ctx)
         if not retry.contexts:
             return
-        for unsent in unsent_keys(model, retry, ctx.project.named_header_attributes):
+        for unsent in unsent_keys(model, retry, ctx.project.named_header_attributes, ctx.project.key_reads):
             yield Report(
                 unsent.made,
                 f"the idempotency key made here for the requests {unsent.context.named} on line $context sends is "

@@ -61,3 +61,56 @@ class StreamBase:
             except httpx.TransportError:
                 time.sleep(random.uniform(0, 2**attempt))
         raise RuntimeError("gave up")
+
+
+class LegacyBase:
+    def __init__(self, base_url, legacy=False):
+        self.base_url = base_url
+        self._http = httpx.Client()
+        self._legacy_key_header = None if legacy else "Idempotency-Key"
+
+    def _headers(self, options):
+        headers = {}
+        if self._legacy_key_header and options.retry_idempotency_key:
+            headers[self._legacy_key_header] = options.retry_idempotency_key
+        return headers
+
+    def request(self, options):
+        if options.retry_idempotency_key is None:
+            options.retry_idempotency_key = f"retry-{uuid.uuid4()}"  # ok: IDM301 named unless the client is a legacy one
+        for attempt in range(3):
+            try:
+                return self._http.request(
+                    options.method, self.base_url + options.path, headers=self._headers(options), timeout=10
+                )
+            except httpx.TransportError:
+                time.sleep(random.uniform(0, 2**attempt))
+        raise RuntimeError("gave up")
+
+
+class SignedBase:
+    def __init__(self, base_url):
+        self.base_url = base_url
+        self._http = httpx.Client()
+        self._signed_key_header = None
+
+    def _headers(self, options):
+        headers = self._extra_headers(options)
+        if self._signed_key_header and options.signed_idempotency_key:
+            headers[self._signed_key_header] = options.signed_idempotency_key
+        return headers
+
+    def _extra_headers(self, options):
+        return {}
+
+    def request(self, options):
+        if options.signed_idempotency_key is None:
+            options.signed_idempotency_key = f"retry-{uuid.uuid4()}"  # ok: IDM301 the signed client sends it itself
+        for attempt in range(3):
+            try:
+                return self._http.request(
+                    options.method, self.base_url + options.path, headers=self._headers(options), timeout=10
+                )
+            except httpx.TransportError:
+                time.sleep(random.uniform(0, 2**attempt))
+        raise RuntimeError("gave up")

@@ -1,6 +1,6 @@
 """The clients the project builds on its bases: only the billing one names the key header."""
 
-from sdk.base import ApiBase, StreamBase
+from sdk.base import ApiBase, SignedBase, StreamBase
 
 
 class BillingClient(ApiBase):
@@ -11,3 +11,8 @@ class BillingClient(ApiBase):
 
 class StreamClient(StreamBase):
     pass
+
+
+class SignedClient(SignedBase):
+    def _extra_headers(self, options):
+        return {"Idempotency-Key": options.signed_idempotency_key}
