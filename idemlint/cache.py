@@ -229,7 +229,7 @@ class ResultCache(Generic[Item]):
                 old.unlink()
 
 
-INDEX_MAGIC = b"idemlint-index-35\n"  # bump with the index format: tests/test_warm_path.py pins it
+INDEX_MAGIC = b"idemlint-index-36\n"  # bump with the index format: tests/test_warm_path.py pins it
 
 Manifest = tuple[tuple[str, "Stamp | None", bytes], ...]  # (file, stat or None, content hash) each
 IndexDigests = tuple[str, dict[str, str]]

@@ -37,15 +37,17 @@ class FileContext:
         self.model.module_aliases = project.module_aliases
         self._project = project
 
+    @property
+    def indexed(self) -> bool:
+        """Whether the run built the project's index: without it, what other files do is unknown."""
+        return self._project is not EMPTY
+
     @cached_property
     def project(self) -> ProjectIndex:
         """The project index, or (for a file checked alone, as flake8 does) this module's own facts."""
         if self._project is not EMPTY:
             return self._project
         from idemlint.analysis.managers import join_manager_filters, model_facts
-        from idemlint.analysis.unsent_keys import header_facts
-
-        headers = header_facts(self.source.encode("utf-8", "surrogateescape"))
 
         facts = setter_facts(self.source, self.model.vocabulary)
         unique_keys, versioned, (managers, declared) = model_facts(self.source)
@@ -55,8 +57,6 @@ class FileContext:
             unique_keys=unique_keys,
             versioned_models=frozenset(model for model, is_versioned in versioned.items() if is_versioned),
             manager_filters=join_manager_filters([managers], [declared]),
-            named_header_attributes=headers[0],
-            key_reads=dict.fromkeys(headers[1], 1),
         )
 
     @cached_property

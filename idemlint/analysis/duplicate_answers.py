@@ -54,14 +54,20 @@ def duplicate_answer_absorbed(model: ModuleModel, call: cst.Call) -> bool:
 def absorbed_through(model: ModuleModel, call: cst.Call, callee: str) -> bool:
     """A call of a function of the project whose duplicate answer is absorbed, where the
     function is named for making one thing (`add_user`): a helper that also does other work
-    (`onboard()`) may send a second write the answer does not speak for."""
+    (`onboard()`) may send a second write the answer does not speak for. A call that builds the
+    receiver of such a call (`Client(...)` of `Client(...).add_user(...)`) is part of that act."""
+    for outer in model.ancestors(call):
+        if isinstance(outer, cst.Call) and model.is_inside(call, outer.func):
+            callee = model.call_name(outer) or callee
+            break
     words = words_of(callee.rsplit(".", 1)[-1])
     return bool(set(words) & CREATE_WORDS) and duplicate_answer_absorbed(model, call)
 
 
 def _alone_in(model: ModuleModel, call: cst.Call, block: cst.Try | cst.TryStar) -> bool:
-    """Every other call in the `try` body, nested blocks and arguments included, is quiet
-    (logging, builtins); what builds the call's receiver (`Client(...).create(...)`) is part of it."""
+    """Every other call in the `try` body, nested blocks and arguments included, changes nothing
+    outside the process (`quiet_call`: logging, builtins, getters); what builds the call's
+    receiver (`Client(...).create(...)`) is part of it."""
     own = set(model.iter_nodes(call.func))
     return all(
         node is call or node in own or not isinstance(node, cst.Call) or quiet_call(model, node)
@@ -76,9 +82,10 @@ def _absorbs(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
     statements = list(handler.body.body)
     if any(_class_names_a_duplicate(c) for c in caught_classes(handler.type)) and not _always_raises(statements):
         return True
+    caught = handler.name.name.value if handler.name is not None and isinstance(handler.name.name, cst.Name) else None
     for index, statement in enumerate(statements):
-        if not isinstance(statement, cst.If):
-            continue
+        if not isinstance(statement, cst.If) or caught is None or not _reads(statement.test, caught):
+            continue  # `if os.path.exists(lock):` asks nothing of the answer
         where_duplicate = _polarity(statement.test)
         if where_duplicate is None:
             continue
@@ -89,10 +96,32 @@ def _absorbs(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
             branch = [other] if isinstance(other, cst.If) else list(other.body.body)
         else:
             branch = []
+        if branch and isinstance(_last(branch), cst.Continue):
+            continue  # `if status == 409: sleep(); continue`: it goes round, it does not take it as done
         rest = statements[index + 1 :]
-        duplicate_path = branch if always_leaves(branch, or_continues=True) else [*branch, *rest]
+        leaves = always_leaves(branch, or_continues=True) or isinstance(_last(branch), (cst.Return, cst.Break))
+        duplicate_path = branch if leaves else [*branch, *rest]
         if not _always_raises(duplicate_path):
             return True
+    return False
+
+
+def _last(block: Sequence[cst.CSTNode]) -> cst.CSTNode | None:
+    """A block's last statement: of a line's statements, the last (`log(); continue`)."""
+    if not block:
+        return None
+    last = block[-1]
+    return last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else last
+
+
+def _reads(test: cst.BaseExpression, name: str) -> bool:
+    """The test reads the caught error (`e.response.status_code`, `str(e)`)."""
+    pending: list[cst.CSTNode] = [test]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Name) and node.value == name:
+            return True
+        pending.extend(node.children)
     return False
 
 

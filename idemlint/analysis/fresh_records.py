@@ -274,16 +274,21 @@ def _rows_made(function: ast.FunctionDef | ast.AsyncFunctionDef, makers: frozens
             and not value.args
             and record(value.keywords[0].value) == (name, "")
             and value.keywords[0].arg in ("pk", "id")
-            and (_model_of(value) in made_of.get(name, ()) or "" in made_of.get(name, {""}) or not _model_of(value))
+            and _model_of(value) != ""
+            and bool(made_of.get(name, set()) & {_model_of(value), ""})  # that model, or a helper's row
         )
 
     return set(bound_only_by(function, lambda value: _makes_a_row(value, creates, makers, holding) or None, read_again))
 
 
 def _model_of(value: ast.expr) -> str:
-    """The model a manager call names (`Export` of `Export.objects.create(...)`), or ''."""
+    """The model a manager call names: the last capitalised part of the chain (`Export` of
+    `Export.objects.create(...)` and of `models.Export.objects.get(...)`), or '' (a helper's
+    `make_export()`, `self.model.objects.get(...)`)."""
     node = value.value if isinstance(value, ast.Await) else value
     while isinstance(node, (ast.Call, ast.Attribute)):
+        if isinstance(node, ast.Attribute) and node.attr[:1].isupper():
+            return node.attr
         node = node.func if isinstance(node, ast.Call) else node.value
     return node.id if isinstance(node, ast.Name) and node.id[:1].isupper() else ""
 

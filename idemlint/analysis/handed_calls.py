@@ -26,19 +26,22 @@ Slots = list[tuple[str, Record]]
 RECEIVER = "<receiver>"
 ON_THE_CLASS = "<called on the class>"  # `Model.method(a, b)`: positions count from the first parameter but `cls`
 _CHANGES_IT = frozenset({"update", "pop", "popitem", "setdefault", "clear", "append", "extend", "insert", "remove"})
-_SENDS = frozenset({"send", "send_with_options"})  # an actor's; on a name the function binds, a method: `row.send()`
+# an actor's, on a name the function does not bind (`publish.send(pk)`); elsewhere a method (`row.send()`,
+# `self.report.send()`)
+_SENDS = frozenset({"send", "send_with_options"})
 _OPAQUE: ast.expr = ast.Constant(value=None)  # a value the function set where it cannot be read
 
 
 class Arguments:
     """The literals of a function that hold a call's arguments: a name bound once to a dict
     or a sequence (`arguments = {"pk": pk}`), with what later subscript stores put in it. A name
-    used any other way (`same = arguments`, `arguments.update(...)`) is not read."""
+    used any other way (`same = arguments`, `arguments.update(...)`, handed to a helper that may
+    change it, used in a nested function) is not read. `bound`: the names the function binds."""
 
     def __init__(self, function: Function) -> None:
         literals = bound_only_by(function, lambda v: v if isinstance(v, (ast.Dict, ast.Tuple, ast.List)) else None)
         params = function.args
-        self.locals = {a.arg for a in (*params.posonlyargs, *params.args, *params.kwonlyargs)} | {
+        self.bound = {a.arg for a in (*params.posonlyargs, *params.args, *params.kwonlyargs)} | {
             n.id for n in own_nodes(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         }
         stored: dict[str, list[tuple[object, ast.expr]]] = {}
@@ -50,8 +53,13 @@ class Arguments:
                     literals.pop(name, None)  # changed in a way not read here (`.update(...)`, `del`)
                 else:
                     stored.setdefault(name, []).append((key, value))
-            if isinstance(node, ast.Call):
+            if isinstance(node, ast.Call) and _hands_on_later(node):
                 allowed.update(id(a) for a in (*node.args, *(k.value for k in node.keywords)))
+        nested = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)} - {
+            n.id for n in own_nodes(function) if isinstance(n, ast.Name)
+        }
+        for name in nested:
+            literals.pop(name, None)  # a nested function or lambda may change it
         for node in own_nodes(function):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in allowed:
                 literals.pop(node.id, None)  # `same = arguments`: changed through another name
@@ -72,6 +80,13 @@ class Arguments:
         if isinstance(value, (ast.Tuple, ast.List)):
             return list(value.elts)
         return self._sequences.get(value.id, []) if isinstance(value, ast.Name) else []
+
+
+def _hands_on_later(call: ast.Call) -> bool:
+    """A call that queues a task or hands a function to what runs it later (`task.apply_async((),
+    arguments)`, `Thread(target=f, kwargs=arguments)`): it reads the mapping, it does not change it."""
+    func = call.func
+    return isinstance(func, ast.Attribute) and func.attr in QUEUES_A_CALL or called_name(call) in RUNS_A_FUNCTION_LATER
 
 
 def _changes(node: ast.AST) -> Iterator[tuple[str, object, ast.expr, ast.Name]]:
@@ -127,7 +142,7 @@ def handed(call: ast.Call, arguments: Arguments) -> tuple[str, Slots, ast.expr]:
         isinstance(func, ast.Attribute)
         and func.attr in QUEUES_A_CALL
         and isinstance(func.value, (ast.Name, ast.Attribute))
-        and not (func.attr in _SENDS and isinstance(func.value, ast.Name) and func.value.id in arguments.locals)
+        and not (func.attr in _SENDS and (not isinstance(func.value, ast.Name) or func.value.id in arguments.bound))
     ):
         task = func.value
         if func.attr in ARGUMENTS_KEYWORDS:  # its arguments as a sequence and a mapping, not its own

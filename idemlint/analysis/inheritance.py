@@ -53,7 +53,8 @@ def inherit(caller: Summary, callee: Summary, site: CallSite, chains: dict[str, 
     elif not supplied and take("sends_key", callee.sends_key or (callee.returns_key if site.sent else None)):
         caller = replace(caller, key_params=caller.key_params | forwarded)  # `headers={"Idempotency-Key": make_key()}`
     unkeyed, operation = callee.unkeyed_effect_for(passed)
-    repeatable = site.retried or site.duplicates_absorbed  # judged at the retry, or refused the second time
+    # judged at the retry, or refused the second time (a 409 on a PATCH is a version clash)
+    repeatable = site.retried or site.duplicates_absorbed and not operation.lower().endswith("patch")
     if not repeatable and take("unkeyed_effect", unkeyed) and not caller.effect_operation:
         caller = replace(caller, effect_operation=operation)
     take("effect", callee.effect_for(passed))

@@ -39,8 +39,7 @@ class ModuleFacts:
 
     path: str  # root-relative
     functions: tuple[tuple[str, Summary, int], ...]  # (dotted name, summary, line of the def)
-    # (caller, its def line, target, line of the call, what the call passes, made on every call,
-    # its result returned, its result sent as a key, inside one of the caller's retries)
+    # the calls to functions elsewhere (see Edge)
     edges: tuple[Edge, ...]
     classes: tuple[tuple[str, tuple[str, ...], frozenset[str]], ...]  # (dotted name, bases, methods)
     instances: tuple[tuple[str, str], ...] = ()  # module-level `psp = PspClient()`: (dotted name, class)

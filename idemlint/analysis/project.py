@@ -8,7 +8,6 @@ to one `ProjectIndex` and follows the calls between modules (`follow_calls`).
 
 from __future__ import annotations
 
-import collections
 import hashlib
 import os
 import re
@@ -26,7 +25,7 @@ from idemlint.analysis.module_names import module_aliases, nested_package_names,
 from idemlint.analysis.project_index import ProjectIndex, renamed_as, spelled_name
 from idemlint.analysis.setter_facts import setter_facts
 from idemlint.analysis.unique_keys import join_unique_keys, versioned_models
-from idemlint.analysis.unsent_keys import header_facts
+from idemlint.analysis.unsent_keys import NO_HEADER_FACTS, HeaderFacts, header_facts
 from idemlint.knowledge.sdks import REMOTE_PACKAGES
 from idemlint.knowledge.states import FAILED_STATE_WORDS, STATE_COLUMNS
 from idemlint.knowledge.vocabulary import DEFAULT
@@ -57,7 +56,7 @@ class FileFacts:
     versioned: Mapping[str, bool] = field(default_factory=dict)  # whether each of its models compares a version
     fresh: FreshFacts = NO_FRESH  # the calls it makes with a row it just made, and its other names (production code)
     managers: tuple[ManagerColumns, ModelManagers] = ({}, {})  # the filtering managers it defines, its models' managers
-    headers: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())  # header names it sets, keys it reads
+    headers: HeaderFacts = NO_HEADER_FACTS  # the header names it sets, the key attributes it reads
 
 
 def file_facts(
@@ -99,7 +98,7 @@ def file_facts(
             versioned,
             fresh_facts(source, tree) if summarise else NO_FRESH,
             managers,
-            header_facts(source) if summarise else (frozenset(), frozenset()),
+            header_facts(source) if summarise else NO_HEADER_FACTS,
         )
     except Exception:  # a bug on odd input: the index goes on without this file; its own check reports the error
         return FileFacts()
@@ -141,10 +140,18 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         versioned_models=versioned_models(f.versioned for f in files),
         manager_filters=join_manager_filters((f.managers[0] for f in files), (f.managers[1] for f in files)),
         module_aliases=aliases,
-        named_header_attributes=frozenset().union(*(f.headers[0] for f in files)),
-        key_reads=collections.Counter(key for f in files for key in f.headers[1]),
+        named_header_attributes=frozenset().union(*(f.headers.named for f in files)),
+        key_reads=_modules_by_key(files),
     )
     return follow_calls(index, modules) if modules else index
+
+
+def _modules_by_key(files: list[FileFacts]) -> dict[str, frozenset[str]]:
+    found: dict[str, set[str]] = {}
+    for facts in files:
+        for key in facts.headers.keys_read:
+            found.setdefault(key, set()).add(facts.module)
+    return {key: frozenset(modules) for key, modules in found.items()}
 
 
 # `file_facts` arguments: (source, path, root, config, summarise, relative, candidate)

@@ -75,8 +75,8 @@ class ProjectIndex:
     module_aliases: Mapping[str, str] = field(default_factory=dict)
     # header-name attributes some file sets to something other than None (`analysis/unsent_keys.py`)
     named_header_attributes: frozenset[str] = frozenset()
-    # key attributes (`options.idempotency_key`) and how many files read each (`analysis/unsent_keys.py`)
-    key_reads: Mapping[str, int] = field(default_factory=dict)
+    # key attributes (`options.idempotency_key`) and the modules that read each (`analysis/unsent_keys.py`)
+    key_reads: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def digest(self) -> str:
@@ -115,7 +115,7 @@ class ProjectIndex:
                     ),
                     sorted(self.module_aliases.items()),
                     sorted(self.named_header_attributes),
-                    sorted(self.key_reads.items()),
+                    sorted((key, sorted(modules)) for key, modules in self.key_reads.items()),
                 )
             )
         )

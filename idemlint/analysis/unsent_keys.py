@@ -12,17 +12,19 @@ sets to something other than None and the files that read each key attribute
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.db.scopes import source_order
 from idemlint.knowledge.keys import KEY_VARIABLE
 
 if TYPE_CHECKING:
     import libcst as cst
 
     from idemlint.analysis.model import ModuleModel
+    from idemlint.analysis.project_index import ProjectIndex
     from idemlint.analysis.retry import RetryAnalysis, RetryContext
 else:
     cst = LazyModule("libcst", globals(), "cst")
@@ -30,33 +32,67 @@ else:
 # an attribute that may name a header (`_idempotency_header`, `auth_header_name`): only these
 # are recorded for the project, and only these are judged
 _HEADER_ATTRIBUTE = re.compile(r"header|idempot", re.IGNORECASE)
-# set to something other than a bare None: an attribute (`self._idempotency_header =
-# "Idempotency-Key"`, `... = None if legacy else "Key"`), one of several targets
-# (`self._idempotency_header, self._v = ...`), a bare name or keyword given a string (a class
-# body's `retry_header = "X-Retry"`, `update(_idempotency_header="K")`; not a local `h =
-# self._h`), or the name spelt in a string (`setattr(client, "name", value)`)
+# set to something other than a bare None, on a line of its own: an attribute
+# (`self._idempotency_header = "Idempotency-Key"`, `... = None if legacy else "Key"`), one of
+# several targets (`self._idempotency_header, self._v = ...`), a bare name given anything but
+# None or an attribute of `self` (a class body's `retry_header = "X-Retry"`, `= HEADER`; not a
+# local `h = self._h`), a keyword given one (`update(_idempotency_header=HEADER)`), a property
+# of that name (`def _idempotency_header(self)`), or the name spelt in a string
+# (`setattr(client, "name", value)`)
 _ATTRIBUTE = rb"(\w*(?:header|idempot)\w*)"
+_TYPE = rb"(?::[\w .,\[\]|]{0,80})?"  # an annotation (`: str | None`)
+_NOT_NONE = rb"(?![ \t]*None[ \t]*(?:#[^\n]*)?\r?$)"
 _NAMED = re.compile(
-    rb"\." + _ATTRIBUTE + rb"[ \t]*(?::[^=\n]*)?=(?!=)(?![ \t]*None[ \t]*(?:#[^\n]*)?\r?$)"
-    rb"|\." + _ATTRIBUTE + rb"[ \t]*,[^=\n]*=(?!=)"
-    rb"|(?<![\w.])" + _ATTRIBUTE + rb"[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*[rbuf]{0,2}[\"']"
-    rb"|[\"']" + _ATTRIBUTE + rb"[\"']",
+    rb"^[ \t]*[\w.]{0,200}\."
+    + _ATTRIBUTE
+    + rb"[ \t]*"
+    + _TYPE
+    + rb"=(?!=)"
+    + _NOT_NONE
+    + rb"|^[ \t]*[\w.]{0,200}\."
+    + _ATTRIBUTE
+    + rb"[ \t]*,[\w., \t]{0,200}=(?!=)"
+    + rb"|^[ \t]*"
+    + _ATTRIBUTE
+    + rb"[ \t]*"
+    + _TYPE
+    + rb"=(?!=)(?![ \t]*(?:None\b|self\.|cls\.))"
+    + rb"|[(,][ \t]*"
+    + _ATTRIBUTE
+    + rb"[ \t]*=(?!=)(?![ \t]*None\b)"
+    + rb"|\bdef[ \t]+"
+    + _ATTRIBUTE
+    + rb"[ \t]*\("
+    + rb"|[\"']"
+    + _ATTRIBUTE
+    + rb"[\"']",
     re.IGNORECASE | re.MULTILINE,
 )
-# a key attribute read (`options.idempotency_key`, not stored into): a file other than the one
-# that makes it may send it (a client module that puts it in a header of its own)
-_KEY_READ = re.compile(rb"\.(\w*(?:idempot|idem_key|dedup)\w*)\b(?![ \t]*=(?!=))", re.IGNORECASE)
+# a key attribute read (`options.idempotency_key`), not stored into: a file other than the one
+# that makes the key may send it (a client module that puts it in a header of its own)
+_KEY_READ = re.compile(
+    rb"\.(\w*(?:" + KEY_VARIABLE.pattern.encode() + rb")\w*)\b(?![ \t]*" + _TYPE + rb"=(?!=))", re.IGNORECASE
+)
 
 
-def header_facts(source: bytes) -> tuple[frozenset[str], frozenset[str]]:
-    """The header-name attributes a file may give a name (see `_NAMED`), and the key
-    attributes it reads."""
+class HeaderFacts(NamedTuple):
+    """What one file says of key headers, for the project index."""
+
+    named: frozenset[str]  # the header-name attributes it may give a name (`_NAMED`)
+    keys_read: frozenset[str]  # the key attributes it reads
+
+
+NO_HEADER_FACTS = HeaderFacts(frozenset(), frozenset())
+
+
+def header_facts(source: bytes) -> HeaderFacts:
+    """The header-name attributes a file may name and the key attributes it reads."""
     lowered = source.lower()
     if b"header" not in lowered and b"idem" not in lowered and b"dedup" not in lowered:
-        return frozenset(), frozenset()
+        return NO_HEADER_FACTS
     named = frozenset(next(g for g in m.groups() if g).decode("utf-8", "replace") for m in _NAMED.finditer(source))
     read = frozenset(m.group(1).decode("utf-8", "replace") for m in _KEY_READ.finditer(source))
-    return named, read
+    return HeaderFacts(named, read)
 
 
 @dataclass(frozen=True)
@@ -68,11 +104,10 @@ class UnsentKey:
     context: RetryContext  # the retry that sends the requests
 
 
-def unsent_keys(
-    model: ModuleModel, retry: RetryAnalysis, named: frozenset[str], read_in: Mapping[str, int]
-) -> Iterator[UnsentKey]:
+def unsent_keys(model: ModuleModel, retry: RetryAnalysis, project: ProjectIndex, module: str) -> Iterator[UnsentKey]:
     """Keys the module makes before a retry and puts only in headers no file names. The key's
-    class and the bases the module defines for it are where its sinks and reads are looked for."""
+    class, and the bases and subclasses the module defines for it, are where its sinks and reads
+    are looked for; a key another module reads is left alone."""
     unset: dict[str, cst.CSTNode] = {}
     set_otherwise: set[str] = set()
     for target, value, statement in model.attribute_assigns:
@@ -80,7 +115,7 @@ def unsent_keys(
             unset.setdefault(target.attr.value, statement)
         else:
             set_otherwise.add(target.attr.value)
-    made = {id(target) for target, _value, _statement in model.attribute_assigns}
+    stored = {id(target) for target, _value, _statement in model.attribute_assigns}
     for target, value, statement in model.attribute_assigns:
         key = target.attr.value
         if not KEY_VARIABLE.search(key) or not any(isinstance(n, cst.Call) for n in (value, *model.iter_nodes(value))):
@@ -97,15 +132,17 @@ def unsent_keys(
         dead = [
             (sink, attribute, value_id)
             for sink, attribute, value_id in sinks
-            if attribute in unset and attribute not in set_otherwise and attribute not in named
+            if attribute in unset
+            and attribute not in set_otherwise
+            and attribute not in project.named_header_attributes
         ]
-        if not dead or len(dead) != len(sinks) or read_in.get(key, 0) > 1:
+        if not dead or len(dead) != len(sinks) or project.key_reads.get(key, frozenset()) - {module}:
             continue  # a live sink here, or another file reads the key and may send it
         sink_values = {value_id for _sink, _attribute, value_id in dead}
         sent_otherwise = any(
             isinstance(node, cst.Attribute)
             and node.attr.value == key
-            and id(node) not in made
+            and id(node) not in stored
             and id(node) not in sink_values
             and model.enclosing_class(node) in family
             and not _only_tested(model, node)
@@ -118,20 +155,24 @@ def unsent_keys(
 
 
 def _family(model: ModuleModel, node: cst.CSTNode) -> set[cst.ClassDef | None]:
-    """The class around a node and the bases of it the module defines, generic ones too
-    (`BaseClient[httpx.Client]`); None stands for the module level."""
-    found: set[cst.ClassDef | None] = set()
-    pending = [model.enclosing_class(node)]
+    """The class around a node with the bases of it the module defines and their subclasses
+    here, generic ones too (`BaseClient[httpx.Client]`); None stands for the module level."""
     by_name = {c.name.value: c for c in model.classes}
-    while pending:
-        current = pending.pop()
-        if current in found:
-            continue
-        found.add(current)
-        for base in current.bases if current is not None else ():
+    related: dict[cst.ClassDef, set[cst.ClassDef]] = {c: set() for c in model.classes}
+    for subclass in model.classes:
+        for base in subclass.bases:
             named = base.value.value if isinstance(base.value, cst.Subscript) else base.value  # `Base[T]`
             if isinstance(named, cst.Name) and named.value in by_name:
-                pending.append(by_name[named.value])
+                related[subclass].add(by_name[named.value])
+                related[by_name[named.value]].add(subclass)
+    found: set[cst.ClassDef | None] = set()
+    pending = [model.enclosing_class(node)]
+    while pending:
+        current = pending.pop()
+        if current not in found:
+            found.add(current)
+            if current is not None:
+                pending.extend(related[current])
     return found
 
 
@@ -168,12 +209,14 @@ def _only_tested(model: ModuleModel, node: cst.Attribute) -> bool:
 def _retry_after(model: ModuleModel, retry: RetryAnalysis, statement: cst.CSTNode) -> RetryContext | None:
     """A retry loop of the same function after the statement: the key made once for its attempts."""
     function = model.enclosing_function(statement)
+    order = source_order(model, function) if function is not None else {}
     for context in retry.contexts:
         if (
             context.kind in ("loop", "iterator")
             and not context.repeats_safely
             and model.enclosing_function(context.node) is function
             and not model.is_inside(statement, context.node)
+            and order.get(statement, -1) < order.get(context.node, -1)
         ):
             return context
     return None

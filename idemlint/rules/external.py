@@ -81,8 +81,8 @@ class UnkeyedRetriedSideEffect(Rule):
         "A key made once per logical call before a retry loop (`options.idempotency_key = make_key()`) and put "
         "only in a header whose name is an attribute no file of the project sets to anything but None "
         "(`headers[self._idempotency_header] = options.idempotency_key`, the base setting it to None and no "
-        "client naming it, in production code; no other file reading the key, which it may send) is reported "
-        "where it is made: it is never sent. "
+        "client naming it; only production files count, and a key another file reads is left alone, since that "
+        "file may send it) is reported where it is made: it is never sent. "
         "Calls whose headers are built elsewhere (so a key may "
         "be there) are not reported, except a request core's options (`**opts`, a helper's headers) in a "
         "module that names no idempotency key anywhere: the callers that name POST there send none. "
@@ -156,12 +156,12 @@ def pay_invoice(invoice, key):
         yield from _transport_retries_of_writes(ctx)
         if not retry.contexts:
             return
-        for unsent in unsent_keys(model, retry, ctx.project.named_header_attributes, ctx.project.key_reads):
+        for unsent in unsent_keys(model, retry, ctx.project, ctx.module_name) if ctx.indexed else ():
             yield Report(
                 unsent.made,
-                f"the idempotency key made here for the requests {unsent.context.named} on line $context sends is "
-                f"never sent: it goes only in the header named by `{unsent.attribute}` (line $sink), which this "
-                "project sets only to None (line $unset), so each retried write goes without a key",
+                f"this idempotency key is never sent: the only header it goes in (line $sink) is named by "
+                f"`{unsent.attribute}`, which no file of the project sets to anything but None (line $unset); every "
+                f"attempt of {unsent.context.named} on line $context goes without a key",
                 lines=(("context", unsent.context.anchor), ("sink", unsent.sink), ("unset", unsent.unset)),
                 suggestion=f"Set `{unsent.attribute}` to the header the API reads (such as `Idempotency-Key`), "
                 "or do not retry writes.",
@@ -206,9 +206,13 @@ def pay_invoice(invoice, key):
         for call in model.calls:
             context = retry.repeating_context_of(call)
             callee = ctx.callee(call) if context is not None else None
-            if callee is not None and absorbed_through(model, call, callee.name):
-                continue  # `except Conflict: pass` around `add_member(...)`: the server refuses the second one
             chain, operation = callee.summary.unkeyed_effect_for(passed_arguments(call)) if callee else (None, "")
+            if (
+                callee is not None
+                and not operation.lower().endswith("patch")
+                and absorbed_through(model, call, callee.name)
+            ):
+                continue  # `except Conflict: pass` around `add_member(...)`: the server refuses the second one
             if callee is not None and context is not None and chain is None:
                 yield from _retried_request_core(ctx, call, callee, context)
             if callee is None or chain is None or context is None:

@@ -12,7 +12,7 @@ from idemlint.analysis.db.chains import chain_calls, django_predicates, kwarg_pr
 from idemlint.analysis.db.records import DbRead, DbWrite
 from idemlint.analysis.db.scopes import persist_calls, source_order
 from idemlint.analysis.flow import origin_nodes
-from idemlint.analysis.model import ModuleModel, keyword, local_callee, string_value
+from idemlint.analysis.model import ModuleModel, keyword, local_callee
 from idemlint.knowledge.orms import DATABASE_IMPORTS, MODEL_BASE, NOT_ROW_BASES, VIEW_FRAMEWORKS
 
 if TYPE_CHECKING:
@@ -28,18 +28,24 @@ _NOT_RECORDS = re.compile(r"(^|\.)(span|response|resp|request|handler|trace|curr
 
 
 def _state_argument(model: ModuleModel, call: cst.Call) -> list[cst.BaseExpression]:
-    """The positional argument that holds the state: a constant (`Status.FAILED`) before a
-    one-word literal before any other, the last of its kind (`update_status(sub_id, Status.ACTIVE)`;
-    `update_status(Status.FAILED, "Unknown error creating jobs")` takes the constant, not the
-    message after it)."""
+    """The positional argument that holds the state: an enum's member (`Status.FAILED`), else the
+    first one-word literal (`update_status("failed", "Timeout")`), else a constant by its name,
+    else the last argument (`update_status(sub_id, ACTIVE)`). A message after the state
+    (`update_status(Status.FAILED, "Unknown error creating jobs")`) is not it."""
     positional = [a.value for a in call.args if a.keyword is None]
-    kinds = [python_value_kind(model, v)[0] for v in positional]
-    for wanted in ("constant", "word"):
-        for value, kind in zip(reversed(positional), reversed(kinds), strict=True):
-            text = string_value(value) if kind == "literal" else None
-            if kind == wanted or wanted == "word" and text is not None and " " not in text.strip():
-                return [value]
-    return positional[-1:]
+    kinds = [python_value_kind(model, v) for v in positional]
+    members: list[cst.BaseExpression] = [
+        v
+        for v, (kind, _t) in zip(positional, kinds, strict=True)
+        if kind == "constant" and isinstance(v, cst.Attribute)
+    ]
+    words = [
+        v
+        for v, (kind, text) in zip(positional, kinds, strict=True)
+        if kind == "literal" and text.strip() and " " not in text.strip() and _STATE_WORD.match(text)
+    ]
+    named = [v for v, (kind, _t) in zip(positional, kinds, strict=True) if kind == "constant"]
+    return members[-1:] or words[:1] or named[-1:] or positional[-1:]
 
 
 def setter_write(

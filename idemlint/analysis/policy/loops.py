@@ -4,6 +4,7 @@ what their `except` handlers and status checks retry, how they sleep, what ends 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
@@ -271,45 +272,35 @@ def _guards_a_step(model: ModuleModel, handler: cst.ExceptHandler, loop: cst.CST
     Exception: log(...)`, then the connection is opened anew) guards one step of the attempt;
     it is not what sends the loop round. Waits, logging and counting after it are not work: the
     classic retry sleeps after its handler."""
-    statement: cst.CSTNode | None = model.parents.get(handler)
-    while statement is not None and statement is not loop:
-        block = model.parents.get(statement)
-        if isinstance(block, (cst.IndentedBlock, cst.Module)):
-            following = list(block.body)[list(block.body).index(statement) + 1 :]  # type: ignore[arg-type]
-            if any(_does_work(model, later) for later in following):
-                return True
-        statement = block
-    return False
+    return any(_does_work(model, later) for later in _statements_after(model, handler, loop))
 
 
 def _leaves_after(model: ModuleModel, handler: cst.ExceptHandler, loop: cst.CSTNode) -> bool:
     """A handler that falls through (no `continue` in it) to a `break` or `return` the pass
-    always reaches (`try: callback() except Exception: log(...)`, then `break`): what it
-    catches ends the loop, it does not send it round."""
+    reaches before anything that could go round (`try: callback() except Exception: log(...)`,
+    then `break`): what it catches ends the loop, it does not send it round. The handlers come
+    from the loop's own nodes, not a nested loop's, so a `break` here leaves this loop."""
     if any(isinstance(n, cst.Continue) for n in iter_nodes(handler.body)):
         return False
+    for later in _statements_after(model, handler, loop):
+        if any(isinstance(n, cst.Continue) for n in iter_nodes(later)):
+            return False  # `if result is None: sleep(); continue` first: the pass may go round
+        if isinstance(later, cst.SimpleStatementLine) and any(
+            isinstance(s, (cst.Return, cst.Break)) for s in later.body
+        ):
+            return True
+    return False
+
+
+def _statements_after(model: ModuleModel, handler: cst.ExceptHandler, loop: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The statements a pass runs after the `try` that holds the handler, block by enclosing
+    block out to the loop's body, in order."""
     statement: cst.CSTNode | None = model.parents.get(handler)
     while statement is not None and statement is not loop:
         block = model.parents.get(statement)
-        if isinstance(block, cst.IndentedBlock):
-            for later in list(block.body)[list(block.body).index(statement) + 1 :]:  # type: ignore[arg-type]
-                if isinstance(later, cst.SimpleStatementLine) and any(
-                    isinstance(s, cst.Return) or isinstance(s, cst.Break) and not _in_inner_loop(model, block, loop)
-                    for s in later.body
-                ):
-                    return True
+        if isinstance(block, (cst.IndentedBlock, cst.Module)):
+            yield from list(block.body)[list(block.body).index(statement) + 1 :]  # type: ignore[arg-type]
         statement = block
-    return False
-
-
-def _in_inner_loop(model: ModuleModel, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
-    """`node` sits in a loop nested in `loop`: a `break` there leaves that one."""
-    for ancestor in (node, *model.ancestors(node)):
-        if ancestor is loop:
-            return False
-        if isinstance(ancestor, (cst.For, cst.While)):
-            return True
-    return False
 
 
 def _does_work(model: ModuleModel, statement: cst.CSTNode) -> bool:

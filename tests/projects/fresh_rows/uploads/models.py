@@ -75,7 +75,7 @@ class Report(models.Model):
         return landscape
 
     def send(self):
-        self.status = ReportStatus.DONE  # ok: IDM103 every call of it is on a report just made
+        self.status = ReportStatus.DONE  # expect: IDM103 "sets status to ReportStatus.DONE with no precondition" one call is on a holder's report
         self.save()
 
 

@@ -1,5 +1,6 @@
 """The requests that start report jobs."""
 
+from uploads import models
 from uploads.models import Binder, Report
 from uploads.reports import (
     archive_report,
@@ -70,3 +71,25 @@ def rebind_report(request):
 def reissue_report(request):
     report = Report.objects.create(owner_id=request.user.id)
     report.send()
+
+
+def reissue_held_report(request, holder):
+    holder.report = Report.objects.create(owner_id=request.user.id)
+    holder.report.send()
+
+
+def rebind_named_report(request):
+    report = models.Report.objects.create(owner_id=request.user.id)
+    report = models.Binder.objects.get(id=report.id)
+    bind_report.delay(report.id)
+
+
+def repoint_report(request):
+    report = Report.objects.create(owner_id=request.user.id)
+    options = {"owner": request.user.id, "report_id": report.id}
+    point_at_request(options, request)
+    copy_report.apply_async((), options)
+
+
+def point_at_request(options, request):
+    options["report_id"] = request.GET["report"]

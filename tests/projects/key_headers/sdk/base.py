@@ -51,7 +51,7 @@ class StreamBase:
 
     def request(self, options):
         if options.idempotency_key is None and options.method != "get":
-            # expect: IDM301 "goes only in the header named by `_replay_header`"
+            # expect: IDM301 "is named by `_replay_header`, which no file of the project sets"
             options.idempotency_key = f"retry-{uuid.uuid4()}"
         for attempt in range(3):
             try:
