@@ -36,7 +36,9 @@ else:
 
 def duplicate_answer_absorbed(model: ModuleModel, call: cst.Call) -> bool:
     """The call is the one act in the body of a `try` (in its own function) one of whose
-    handlers takes the server's duplicate answer as success."""
+    handlers takes the server's duplicate answer as success. A call that builds the receiver of
+    another (`Client(...)` of `Client(...).add_user(...)`) is judged as that one."""
+    call = _act_of(model, call)
     function = model.enclosing_function(call)
     for ancestor in model.ancestors(call):
         if ancestor is function:
@@ -56,12 +58,22 @@ def absorbed_through(model: ModuleModel, call: cst.Call, callee: str) -> bool:
     function is named for making one thing (`add_user`): a helper that also does other work
     (`onboard()`) may send a second write the answer does not speak for. A call that builds the
     receiver of such a call (`Client(...)` of `Client(...).add_user(...)`) is part of that act."""
-    for outer in model.ancestors(call):
-        if isinstance(outer, cst.Call) and model.is_inside(call, outer.func):
-            callee = model.call_name(outer) or callee
-            break
+    act = _act_of(model, call)
+    if act is not call and isinstance(act.func, cst.Attribute):
+        callee = act.func.attr.value  # `Client(...).add_user(...)`: the act is `add_user`
     words = words_of(callee.rsplit(".", 1)[-1])
     return bool(set(words) & CREATE_WORDS) and duplicate_answer_absorbed(model, call)
+
+
+def _act_of(model: ModuleModel, call: cst.Call) -> cst.Call:
+    """The outermost call whose receiver the call builds (`Client(...).add_user(...)`), or itself."""
+    act = call
+    for outer in model.ancestors(call):
+        if isinstance(outer, cst.Call) and model.is_inside(act, outer.func):
+            act = outer
+        elif not isinstance(outer, (cst.Attribute, cst.Call)):
+            break
+    return act
 
 
 def _alone_in(model: ModuleModel, call: cst.Call, block: cst.Try | cst.TryStar) -> bool:
