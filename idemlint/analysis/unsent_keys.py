@@ -75,6 +75,9 @@ _KEY_READ = re.compile(
 )
 
 
+_CANDIDATE_LINE = re.compile(rb"^[^\n]*(?:header|idem|dedup)[^\n]*", re.IGNORECASE | re.MULTILINE)
+
+
 class HeaderFacts(NamedTuple):
     """What one file says of key headers, for the project index."""
 
@@ -90,8 +93,9 @@ def header_facts(source: bytes) -> HeaderFacts:
     lowered = source.lower()
     if b"header" not in lowered and b"idem" not in lowered and b"dedup" not in lowered:
         return NO_HEADER_FACTS
-    named = frozenset(next(g for g in m.groups() if g).decode("utf-8", "replace") for m in _NAMED.finditer(source))
-    read = frozenset(m.group(1).decode("utf-8", "replace") for m in _KEY_READ.finditer(source))
+    lines = b"\n".join(m.group() for m in _CANDIDATE_LINE.finditer(source))  # the rest cannot match
+    named = frozenset(next(g for g in m.groups() if g).decode("utf-8", "replace") for m in _NAMED.finditer(lines))
+    read = frozenset(m.group(1).decode("utf-8", "replace") for m in _KEY_READ.finditer(lines))
     return HeaderFacts(named, read)
 
 
