@@ -12,6 +12,7 @@ keys added by `arguments["kind"] = k`), and a name may hold a row's key (`key = 
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
@@ -25,7 +26,6 @@ Record = tuple[str, str]
 Slots = list[tuple[str, Record]]
 RECEIVER = "<receiver>"
 ON_THE_CLASS = "<called on the class>"  # `Model.method(a, b)`: positions count from the first parameter but `cls`
-_CHANGES_IT = frozenset({"update", "pop", "popitem", "setdefault", "clear", "append", "extend", "insert", "remove"})
 # an actor's, on a name the function does not bind (`publish.send(pk)`); elsewhere a method (`row.send()`,
 # `self.report.send()`)
 _SENDS = frozenset({"send", "send_with_options"})
@@ -44,15 +44,12 @@ class Arguments:
         self.bound = {a.arg for a in (*params.posonlyargs, *params.args, *params.kwonlyargs)} | {
             n.id for n in own_nodes(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         }
-        stored: dict[str, list[tuple[object, ast.expr]]] = {}
-        allowed: set[int] = set()  # a name handed to a call, or the base of a store into it
+        stored: dict[str, list[tuple[str, ast.expr]]] = {}
+        allowed: set[int] = set()  # a name handed to a queue, or the base of a store into it
         for node in own_nodes(function):
-            for name, key, value, base in _changes(node):
+            for name, key, value, base in _stores(node):
                 allowed.add(id(base))
-                if key is None:
-                    literals.pop(name, None)  # changed in a way not read here (`.update(...)`, `del`)
-                else:
-                    stored.setdefault(name, []).append((key, value))
+                stored.setdefault(name, []).append((key, value))
             if isinstance(node, ast.Call) and _hands_on_later(node):
                 allowed.update(id(a) for a in (*node.args, *(k.value for k in node.keywords)))
         nested = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)} - {
@@ -89,42 +86,33 @@ def _hands_on_later(call: ast.Call) -> bool:
     return isinstance(func, ast.Attribute) and func.attr in QUEUES_A_CALL or called_name(call) in RUNS_A_FUNCTION_LATER
 
 
-def _changes(node: ast.AST) -> Iterator[tuple[str, object, ast.expr, ast.Name]]:
-    """The stores into a name's items a statement makes, with the key (None where it is not a
-    constant, or the name is changed another way: `.update(...)`, `del`, `+=`), the value put
-    there (where one plain target takes it: else a value not read), and the name's node."""
-    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Delete)):
-        targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
-        for target in targets:
-            for part in ast.walk(target):
-                if isinstance(part, ast.Subscript) and isinstance(part.value, ast.Name):
-                    key = part.slice.value if isinstance(part.slice, ast.Constant) else None
-                    settled = isinstance(node, (ast.Assign, ast.AnnAssign))
-                    given = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
-                    plain = settled and part is target and len(targets) == 1
-                    value = given if plain and given is not None else _OPAQUE
-                    yield part.value.id, key if settled else None, value, part.value
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr in _CHANGES_IT
-        and isinstance(node.func.value, ast.Name)
-    ):
-        yield node.func.value.id, None, _OPAQUE, node.func.value
+def _stores(node: ast.AST) -> Iterator[tuple[str, str, ast.expr, ast.Name]]:
+    """The stores into a name's items under a constant key a statement makes (`arguments["kind"]
+    = k`), with the value put there (where one plain target takes it: else a value not read),
+    and the name's node. Any other change (`.update(...)`, `del`, `+=`, a key not constant)
+    leaves the name used another way, which `Arguments` does not read."""
+    if not isinstance(node, (ast.Assign, ast.AnnAssign)):
+        return
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    for target in targets:
+        for part in ast.walk(target):
+            if (
+                isinstance(part, ast.Subscript)
+                and isinstance(part.value, ast.Name)
+                and isinstance(part.slice, ast.Constant)
+                and isinstance(part.slice.value, str)
+            ):
+                plain = part is target and len(targets) == 1 and node.value is not None
+                yield part.value.id, part.slice.value, node.value if plain and node.value else _OPAQUE, part.value
 
 
-def _stored_into(
-    items: list[tuple[str, ast.expr]], stores: list[tuple[object, ast.expr]]
-) -> list[tuple[str, ast.expr]]:
-    """A mapping literal's items with what the function stores into it: a key stored once holds
-    that value (or either, where the literal has it too: not read), a key stored twice is not read."""
-    counts: dict[object, int] = {}
-    for key, _value in stores:
-        counts[key] = counts.get(key, 0) + 1
+def _stored_into(items: list[tuple[str, ast.expr]], stores: list[tuple[str, ast.expr]]) -> list[tuple[str, ast.expr]]:
+    """A mapping literal's items with what the function stores into it: a key stored once that
+    the literal lacks holds that value; one stored twice, or over the literal's, is not read."""
+    counts = Counter(key for key, _value in stores)
     given = dict(items)
     for key, value in stores:
-        if isinstance(key, str):
-            given[key] = value if counts[key] == 1 and key not in dict(items) else _OPAQUE
+        given[key] = value if counts[key] == 1 and key not in dict(items) else _OPAQUE
     return list(given.items())
 
 

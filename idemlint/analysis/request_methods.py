@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.direct_facts import own_params
 from idemlint.analysis.model import ModuleModel, local_callee, positional_parameters
+from idemlint.analysis.policy.common import caught_expression
 from idemlint.analysis.retry.answers import says_failure
+from idemlint.analysis.retry.exits import always_leaves
 from idemlint.analysis.summaries import callers_naming_a_write, chosen_by
 from idemlint.analysis.summary_records import Summary, passed_arguments
 from idemlint.analysis.syntax import caught_classes
@@ -88,25 +90,28 @@ def _calls_by_callee(model: ModuleModel) -> dict[cst.FunctionDef, list[cst.Call]
 
 def _retries_only_unsent(model: ModuleModel, request: cst.Call, function: cst.FunctionDef) -> bool:
     """Every `try` around the request that goes round after a failure catches only errors
-    raised before the request was sent (a handler that ends by raising, `raise ValueError(...)`,
-    sends nothing round), and no test of an answer (`if response.status_code >= 500: continue`)
-    sends it round either."""
-    if any(isinstance(n, (cst.If, cst.While)) and says_failure(model, n.test) for n in model.iter_nodes(function.body)):
-        return False
+    raised before the request was sent (a handler that ends by raising, returning or breaking
+    sends nothing round; a tuple of them may be named once), and no test of an answer sends it
+    round either (`if response.status_code >= 500: continue`; one that raises does not)."""
+    if any(
+        isinstance(n, (cst.If, cst.While))
+        and says_failure(model, n.test)
+        and (isinstance(n, cst.While) or not always_leaves(list(n.body.body)))
+        for n in model.iter_nodes(function.body)
+    ):
+        return False  # `if r.status_code >= 500: continue`; not `...: raise ServerError`
     handlers = [
         handler
         for attempt in model.ancestors(request)
         if isinstance(attempt, (cst.Try, cst.TryStar)) and model.is_inside(request, attempt.body)
         for handler in attempt.handlers
-        if not _raises_at_the_end(handler)
+        if not always_leaves(list(handler.body.body))  # it raises, returns or breaks: nothing goes round
     ]
     return bool(handlers) and all(
         handler.type is not None
-        and all((model.qualname(e) or "") in UNSENT_REQUEST_ERRORS for e in caught_classes(handler.type))
+        and all(
+            (model.qualname(e) or "") in UNSENT_REQUEST_ERRORS
+            for e in caught_classes(caught_expression(model, handler))  # type: ignore[arg-type]
+        )
         for handler in handlers
     )
-
-
-def _raises_at_the_end(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
-    last = handler.body.body[-1] if handler.body.body else None
-    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)

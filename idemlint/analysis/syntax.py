@@ -51,8 +51,8 @@ def positional(call: cst.Call, index: int) -> cst.Arg | None:
 
 
 def caught_classes(caught: cst.BaseExpression | None) -> list[cst.BaseExpression]:
-    """The classes an `except` clause names: one, or a tuple (or a list a name was bound to) of
-    them; none for a bare `except:`."""
+    """The classes an `except` clause names: one, or a tuple or list of them (a name bound to one
+    is followed by `policy.common.caught_expression`, not here); none for a bare `except:`."""
     if caught is None:
         return []
     return [e.value for e in caught.elements] if isinstance(caught, (cst.Tuple, cst.List)) else [caught]

@@ -114,3 +114,24 @@ class SignedBase:
             except httpx.TransportError:
                 time.sleep(random.uniform(0, 2**attempt))
         raise RuntimeError("gave up")
+
+
+class LiteralBase:
+    def __init__(self, base_url):
+        self.base_url = base_url
+        self._http = httpx.Client()
+
+    def request(self, options):
+        if options.literal_idempotency_key is None:
+            options.literal_idempotency_key = f"retry-{uuid.uuid4()}"  # ok: IDM301 sent under a header it names
+        for attempt in range(3):
+            try:
+                return self._http.request(
+                    options.method,
+                    self.base_url + options.path,
+                    headers={"Idempotency-Key": options.literal_idempotency_key},
+                    timeout=10,
+                )
+            except httpx.TransportError:
+                time.sleep(random.uniform(0, 2**attempt))
+        raise RuntimeError("gave up")
