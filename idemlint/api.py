@@ -16,6 +16,7 @@ Typical use:
 from __future__ import annotations
 
 import difflib
+import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -90,16 +91,26 @@ def project_files(
     few files (as pre-commit makes it) sees the same helpers as a full run. With `cache_dir`,
     the root's listing is kept there and reused while no folder in it changed. Paths as text:
     a warm run compares thousands of them and needs no Path."""
+    return _project_files(config, found, paths, cache_dir)[0]
+
+
+def _project_files(
+    config: Config, found: Discovery | None, paths: Sequence[str], cache_dir: Path | None
+) -> tuple[list[str], list[str]]:
+    """`project_files`, and those of them the root's own listing does not hold (files given
+    outside the root or excluded from its walk): what tells one run's index from another's."""
     from idemlint.paths import Resolver, resolved
 
-    given = found.entries if found is not None else []
+    given = [real for real, _shown in found.entries] if found is not None else []
     root = str(resolved(config.root))
     resolver = found.resolver if found is not None else Resolver()
     # the paths given include the root: the run's own discovery already walked it all
     walked = set(found.walked) if found is not None else set()
     whole = any(resolver.resolved_text(Path(p)) == root for p in paths if p in walked)
     everything = _root_files(config, cache_dir) if config.root.is_dir() and not whole else []
-    return list(dict.fromkeys([*everything, *(real for real, _shown in given)]))
+    listed = set(everything)
+    beyond = [] if whole else [name for name in given if name not in listed]
+    return list(dict.fromkeys([*everything, *given])), beyond
 
 
 def _root_files(config: Config, cache_dir: Path | None) -> list[str]:
@@ -142,7 +153,8 @@ def build_project_index(
             [Path(name) for name in files], config.root, config, kinds.is_production, map_in_workers, read
         )
 
-    return cached_index(project_files(config, found, paths, directory), directory, _index_key(config), build)
+    files, beyond = _project_files(config, found, paths, directory)
+    return cached_index(files, directory, _index_key(config, beyond), build)
 
 
 def map_file(path: Path, config: Config, kinds: PathKinds) -> FileFacts | None:
@@ -179,13 +191,17 @@ def stored_project_index(path: str) -> tuple[ProjectIndex, bool]:
         return EMPTY, False
 
 
-def _index_key(config: Config) -> str:
-    """What the project index depends on besides its files: the configuration, the root, and
-    what the index's map is made of (the catalogue and the summary signs derived from it)."""
+def _index_key(config: Config, beyond: Sequence[str] = ()) -> str:
+    """What the project index depends on besides its files' contents: the configuration, the
+    root, what the index's map is made of (the catalogue and the summary signs derived from
+    it), and the files it holds beyond the root's listing. Runs given other such files (files
+    outside the root, one of them and then all) keep an index each instead of replacing one
+    another's; runs inside the root index the same files."""
     from idemlint.analysis.project import SIGNS_DIGEST
     from idemlint.knowledge import catalogue_digest
 
-    return f"{config.fingerprint()}\0{config.root.resolve()}\0{catalogue_digest()}\0{SIGNS_DIGEST}"
+    held = hashlib.sha256("\0".join(sorted(beyond)).encode()).hexdigest() if beyond else ""
+    return f"{config.fingerprint()}\0{config.root.resolve()}\0{catalogue_digest()}\0{SIGNS_DIGEST}\0{held}"
 
 
 # -- checking ------------------------------------------------------------------------------------
@@ -224,8 +240,8 @@ def cached_results(
     directory = default_cache_dir(config.root)
     digests: tuple[str, dict[str, str]] = (EMPTY.structure_digest, EMPTY.function_digests)
     if any(row.needs_project for row in rows):
-        files = project_files(config, found, paths, directory)
-        stored = stored_index_digest(files, directory, _index_key(config))
+        files, beyond = _project_files(config, found, paths, directory)
+        stored = stored_index_digest(files, directory, _index_key(config, beyond))
         if stored is None:
             return None
         digests = stored

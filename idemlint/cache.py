@@ -220,13 +220,15 @@ class ResultCache(Generic[Item]):
                 ignore.write_text("# Created by idemlint: cached results, safe to delete.\n*\n")
         if not write_checked(self.path, MAGIC, payload):
             return  # a cache that cannot be written only costs time
-        self._prune()
+        prune_stores(self.folder, self.kind)
 
-    def _prune(self) -> None:
-        with contextlib.suppress(OSError):
-            others = sorted(self.folder.glob(f"{self.kind}-*.bin"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
-            for old in others[MAX_FILES:]:
-                old.unlink()
+
+def prune_stores(folder: Path, kind: str) -> None:
+    """Keep the `MAX_FILES` stores of `kind` most recently used (a hit touches its store)."""
+    with contextlib.suppress(OSError):
+        others = sorted(folder.glob(f"{kind}-*.bin"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        for old in others[MAX_FILES:]:
+            old.unlink()
 
 
 INDEX_MAGIC = b"idemlint-index-36\n"  # bump with the index format: tests/test_warm_path.py pins it
@@ -277,7 +279,8 @@ def cached_index(
     fresh = tuple((name, *recorded.get(name, (None, b""))) for name in paths)
     with contextlib.suppress(ValueError):
         stored = plain_data.dumps((key, fresh, plain_data.dumps(built), index_digests(built)))
-        write_checked(store, INDEX_MAGIC, stored)
+        if write_checked(store, INDEX_MAGIC, stored):
+            prune_stores(store.parent, "index")
     return built
 
 
@@ -361,6 +364,9 @@ def _stored_index(store: Path, key: str, paths: list[str]) -> tuple[Manifest, by
         manifest.append((name, trusted_stamp(now, started), content))
     if tuple(manifest) != old_manifest:
         write_checked(store, INDEX_MAGIC, plain_data.dumps((key, tuple(manifest), blob, digest)))
+    else:
+        with contextlib.suppress(OSError):
+            os.utime(store)  # most recently used: the last to be pruned
     return tuple(manifest), blob, digest
 
 

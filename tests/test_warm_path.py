@@ -122,6 +122,25 @@ def test_a_new_project_file_is_seen_by_a_warm_one_file_run(project: Path, monkey
     assert findings(named) == findings("--no-cache", named) == [(named, 10, "IDM103")]
 
 
+def test_runs_on_files_beyond_the_listing_keep_an_index_each(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files named in an excluded folder are indexed beyond the root's listing: a run on one of
+    them does not replace the index a run on another stored (each would rebuild it)."""
+    (project / "build").mkdir()
+    shutil.copy(project / "jobs" / "tasks.py", project / "build" / "one.py")
+    (project / "build" / "two.py").write_text("def other():\n    return 2\n")
+    first = findings("build/one.py")
+    assert first == [("build/one.py", 10, "IDM103")]
+    assert findings("build/two.py") == []
+    assert served_warm(monkeypatch, "build/one.py") == first
+    stores = Path(os.environ["IDEMLINT_CACHE_DIR"])
+    assert len(list(stores.rglob("index-*.bin"))) == 2
+    for number in range(cache.MAX_FILES):  # the least recently used stores go
+        (project / "build" / f"more{number}.py").write_text("X = 1\n")
+        assert findings(f"build/more{number}.py") == []
+    assert len(list(stores.rglob("index-*.bin"))) == cache.MAX_FILES
+    assert served_warm(monkeypatch, f"build/more{cache.MAX_FILES - 1}.py") == []
+
+
 def test_the_listing_follows_new_and_removed_folders(project: Path, tmp_path: Path) -> None:
     store = tmp_path / "store"
     config = api.load_config(["."])
