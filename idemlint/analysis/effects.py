@@ -80,6 +80,12 @@ class VerbRequest:
     call: cst.Call
     operation: str  # "self.session.request"
     parameter: str  # the parameter that names the method
+    attribute: str = ""  # or the attribute of it that does (`options.method`)
+
+    @property
+    def named(self) -> str:
+        """How a message names what carries the method: `method`, `options.method`."""
+        return f"{self.parameter}.{self.attribute}" if self.attribute else self.parameter
 
 
 class EffectAnalysis:
@@ -312,6 +318,14 @@ class EffectAnalysis:
         )  # not `requests.request(**kwargs)`: the method, if any, is somewhere in what it is handed
         if method is None:
             method = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "method"), first)
+        attribute = ""
+        if (
+            isinstance(method, cst.Attribute)
+            and isinstance(method.value, cst.Name)
+            and method.value.value not in ("self", "cls")
+        ):
+            # `session.request(options.method, ...)`: the method rides in an object handed in
+            attribute, method = method.attr.value, method.value
         if not isinstance(method, cst.Name):
             return
         bindings = self.model.bindings_of(self.model.scope_of(call), method.value)
@@ -321,7 +335,7 @@ class EffectAnalysis:
         if keyed is False or keyed is None and self._names_no_key():
             # options it cannot see (`**opts`, a helper's headers) hold no key when nothing in
             # the module names one: the callers that name POST here send what the module builds
-            self.verb_requests.append(VerbRequest(call, operation, method.value))
+            self.verb_requests.append(VerbRequest(call, operation, method.value, attribute))
 
     def _names_no_key(self) -> bool:
         """Nothing in the module is an idempotency key: no key sink, no string naming one, no

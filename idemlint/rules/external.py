@@ -197,7 +197,7 @@ def pay_invoice(invoice, key):
                 yield Report(
                     request.call,
                     f"{function.name.value if function else 'the function'}() is handed its HTTP method in "
-                    f"`{request.parameter}` by callers outside this module, so {request.operation}() may send a "
+                    f"`{request.named}` by callers outside this module, so {request.operation}() may send a "
                     f"POST: retried by {context.named} on line $context without an idempotency key",
                     lines=(("context", context.anchor),),
                     confidence="low",

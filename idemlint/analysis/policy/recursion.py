@@ -1,5 +1,6 @@
 """A recursive retry (`except X: return self._request(..., retries=retries - 1)`, found by
-`retry.recursive_retry`): its handler and its wait are judged as a loop's are. The handler that
+`retry.recursive_retry`): its handler and its wait are judged as a loop's are, the wait also
+in a helper the handler calls to call the function again (`_retry_request`). The handler that
 calls the function again is what retries: a catch-all there retries every exception (IDM201),
 and a sleep there with no random part waits the same for every client (IDM202), as does no
 wait at all (`policy.no_wait`). A sleep on
@@ -55,7 +56,8 @@ def read_recursion(
         reraised = reraised_before(model, handler)
         kind = "catch-all-rest" if reraised else "catch-all-handler"
         policy.catches_all.append(Verdict(kind, RECURSION, handler, context.label, caught=caught, owner=reraised))
-    for node in model.iter_nodes(handler.body):
+    waits = [*model.iter_nodes(handler.body), *(model.iter_nodes(context.by_way_of.body) if context.by_way_of else ())]
+    for node in waits:  # the handler's, and the helper's that calls the function again
         if isinstance(node, cst.Call) and model.call_name(node) in SLEEPS and node.args:
             if deterministic_delay(model, node.args[0].value, setting):
                 policy.no_jitter.append(Verdict("fixed-wait", RECURSION, node, context.label))

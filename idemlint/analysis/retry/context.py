@@ -31,6 +31,9 @@ class RetryContext:
     # goes round only for work the code itself deems safe to repeat (`if op in NON_IDEMPOTENT:
     # raise` in its handler): a repeat of a non-idempotent call is refused by the code
     idempotent_only: bool = False
+    # a recursive retry whose failure handler calls a helper that calls the function again
+    # (`_retry_request` waits, then `return self._request(..., remaining_retries=remaining)`)
+    by_way_of: cst.FunctionDef | None = None
 
     @property
     def repeats_safely(self) -> bool:

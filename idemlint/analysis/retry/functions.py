@@ -192,8 +192,10 @@ def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryConte
     retryable: `if self.is_retryable_status(status):`, `if status == 503:`) with its attempt
     counter stepped, or with the very arguments it was given (`return get_token(client_id,
     secret, url)`, `return self.fetch(*args, **kwargs)`: the same request again), is retried as
-    a whole. A call on the success path (`return poll(job, tries - 1)`) is a poll, and one handed
-    something new (`lookup(mirrors, index + 1)`) a search."""
+    a whole. So is one that calls a helper which steps the counter, waits and calls the
+    function again (`return self._retry_request(options, retries)`: a trampoline). A call on
+    the success path (`return poll(job, tries - 1)`) is a poll, and one handed something new
+    (`lookup(mirrors, index + 1)`) a search."""
     counters = {
         p.name.value
         for p in (*function.params.params, *function.params.kwonly_params)
@@ -201,24 +203,26 @@ def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryConte
     }
     name = function.name.value
     method = isinstance(model.parents.get(model.parents.get(function)), cst.ClassDef)  # type: ignore[arg-type]
+    trampolines = _trampolines(model, function, method)
     for node in model.iter_nodes(function.body):
         if not isinstance(node, cst.Call):
             continue
-        func = node.func
-        calls_itself = (
-            isinstance(func, cst.Attribute)
-            and method
-            and func.attr.value == name
-            and isinstance(func.value, cst.Name)
-            and func.value.value in ("self", "cls")
-        ) or (isinstance(func, cst.Name) and func.value == name and not method)
-        if not calls_itself or not any(
-            isinstance(a, (cst.ExceptHandler, cst.ExceptStarHandler))
-            and not means_not_ready(model, a)  # `except queue.Full:`: waiting for room, not failing
-            or (isinstance(a, cst.If) and model.is_inside(node, a.body) and says_retryable(model, a.test))
-            for a in model.ancestors(node)
+        callee = _sibling_called(node, method)
+        trampoline = trampolines.get(callee or "")
+        if (
+            callee != name
+            and trampoline is None
+            or not any(
+                isinstance(a, (cst.ExceptHandler, cst.ExceptStarHandler))
+                and not means_not_ready(model, a)  # `except queue.Full:`: waiting for room, not failing
+                or (isinstance(a, cst.If) and model.is_inside(node, a.body) and says_retryable(model, a.test))
+                for a in model.ancestors(node)
+            )
         ):
             continue
+        if trampoline is not None:
+            label = f"recursive retry through {trampoline.name.value}()"
+            return RetryContext("recursive", "custom", function, node, None, label, by_way_of=trampoline)
         if counters and any(_steps(arg.value, counters) for arg in node.args):
             return RetryContext("recursive", "custom", function, node, None, "recursive retry")
         if (
@@ -229,6 +233,47 @@ def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryConte
         ):
             return RetryContext("recursive", "custom", function, node, None, "recursive retry")
     return None
+
+
+def _sibling_called(call: cst.Call, method: bool) -> str | None:
+    """The name of the function of the same class (`self.name(...)`, `cls.name(...)`) or of the
+    same module (`name(...)`) that `call` calls, if it calls one."""
+    func = call.func
+    if method and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        return func.attr.value if func.value.value in ("self", "cls") else None
+    return func.value if isinstance(func, cst.Name) and not method else None
+
+
+def _trampolines(model: ModuleModel, function: cst.FunctionDef, method: bool) -> dict[str, cst.FunctionDef]:
+    """The other functions of `function`'s class (or module) that call it again with an attempt
+    counter of their own stepped (`remaining = remaining_retries - 1; ...; return
+    self._request(..., remaining_retries=remaining)`), by name."""
+    owner = model.parents.get(function)
+    siblings = owner.body if isinstance(owner, cst.IndentedBlock) else getattr(owner, "body", ())
+    found: dict[str, cst.FunctionDef] = {}
+    for other in siblings:
+        if not isinstance(other, cst.FunctionDef) or other is function:
+            continue
+        params = (*other.params.params, *other.params.kwonly_params)
+        counters = {p.name.value for p in params if is_attempt_counter(p.name.value)}
+        nodes = list(model.iter_nodes(other.body))
+        stepped = {  # `remaining = remaining_retries - 1`
+            target.target.value
+            for n in nodes
+            if isinstance(n, cst.Assign) and _steps(n.value, counters)
+            for target in n.targets
+            if isinstance(target.target, cst.Name)
+        }
+        if any(
+            isinstance(n, cst.Call)
+            and _sibling_called(n, method) == function.name.value
+            and any(
+                _steps(a.value, counters) or isinstance(a.value, cst.Name) and a.value.value in stepped for a in n.args
+            )
+            for n in nodes
+        ):
+            found[other.name.value] = other
+    return found
 
 
 def counts_attempts(model: ModuleModel, function: cst.FunctionDef) -> bool:
