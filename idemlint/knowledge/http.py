@@ -116,3 +116,5 @@ SOCKET_SENDS = frozenset({"send", "sendall", "sendto", "sendmsg"})
 # `Retry-After`): a 403 branch that reads one treats the 403 as a throttle (GitHub's)
 THROTTLE_HEADER = re.compile(r"^(x-)?rate[-_]?limit[-_]reset$|^retry[-_]after$", re.IGNORECASE)
 THROTTLE_STATUS = 403
+# answers that ask for (new) credentials: a retry after renewing them can succeed
+AUTH_STATUSES = frozenset({401, 407})

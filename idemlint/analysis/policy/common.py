@@ -56,6 +56,26 @@ def statuses_in(expr: cst.BaseExpression) -> tuple[int, ...]:
     return tuple(sorted(found))
 
 
+def tests_only_a_status(test: cst.BaseExpression) -> bool:
+    """`exc.status == 401`, `r.status_code in (500, 503)`: a test of what an answer says against
+    HTTP statuses, nothing else (no count, no clock). It may decide whether to go round; it
+    bounds nothing, and a loop that makes it talks to another service."""
+    if not isinstance(test, cst.Comparison):
+        return False
+    operands = [test.left, *(c.comparator for c in test.comparisons)]
+    named = [o for o in operands if isinstance(o, (cst.Name, cst.Attribute))]
+    if len(named) != 1:
+        return False
+    last = named[0].attr.value if isinstance(named[0], cst.Attribute) else named[0].value
+    return "status" in last.lower() and all(_http_statuses(o) for o in operands if o is not named[0])
+
+
+def _http_statuses(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+        return bool(expr.elements) and all(_http_statuses(e.value) for e in expr.elements)
+    return isinstance(expr, cst.Integer) and expr.value.isdigit() and 100 <= int(expr.value) <= 599
+
+
 def status_literals(model: ModuleModel, expr: cst.BaseExpression) -> set[int]:
     """The integers an expression is, directly or through the names it was built from."""
     out = set()

@@ -10,18 +10,24 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
-from idemlint.analysis.policy.common import expr_nodes, handler_around, handler_catches_all, statuses_in
+from idemlint.analysis.policy.common import (
+    expr_nodes,
+    handler_around,
+    handler_catches_all,
+    statuses_in,
+    tests_only_a_status,
+)
 from idemlint.analysis.policy.delays import SettingCall, deterministic_delay, fixed_on_every_way, no_setting
 from idemlint.analysis.policy.fixes import jitter_sleep
 from idemlint.analysis.policy.lost_races import waits_for_another_writer
-from idemlint.analysis.policy.no_wait import immediate_retry, sleeps_inside
+from idemlint.analysis.policy.no_wait import immediate_retry, recovers, sleeps_inside
 from idemlint.analysis.policy.outer_bounds import goes_round_only_when_counted, passed_every_round, under_a_deadline
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.policy.sorting import either_branch_leaves, filters_exception
 from idemlint.analysis.policy.success_only import retries_every_failure
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
 from idemlint.analysis.timeouts import LOGGING_CALL
-from idemlint.knowledge.http import NETWORK_ERRORS, THROTTLE_HEADER, THROTTLE_STATUS
+from idemlint.knowledge.http import AUTH_STATUSES, NETWORK_ERRORS, THROTTLE_HEADER, THROTTLE_STATUS
 from idemlint.knowledge.keys import CLOCK_CALLS
 from idemlint.knowledge.retries import (
     CONNECT_CALL,
@@ -72,6 +78,8 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
             statuses = statuses_in(node.test)
             if statuses and _waits_out_a_throttle(node):
                 statuses = tuple(s for s in statuses if s != THROTTLE_STATUS)
+            if statuses and recovers(model, node):  # `if e.status == 401: TOKEN = None; continue`
+                statuses = tuple(s for s in statuses if s not in AUTH_STATUSES)
             if statuses and not always_leaves(list(node.body.body)) and _is_status_test(model, node.test):
                 policy.non_retryable_statuses.append(
                     Verdict("non-retryable-status", "loop", node, label, statuses=statuses)
@@ -252,11 +260,14 @@ def _waits_or_talks(model: ModuleModel, nodes: list[cst.CSTNode]) -> bool:
     `while True: try: return sock.recv() except WantRead: wait()` and "try the next
     prime" loops spin on local conditions by design (measured: most of the unbounded
     loops in the standard library and site-packages were of that kind). A loop that reads a
-    response's `status_code` talks to another service too."""
+    response's `status_code`, or tests an error's status against an HTTP status
+    (`if exc.status == 401:`), talks to another service too."""
     for node in nodes:
         if isinstance(node, cst.Call) and (model.call_name(node) in SLEEPS or sleeps_inside(model, node)):
             return True
         if isinstance(node, cst.Attribute) and node.attr.value == "status_code":
+            return True
+        if tests_only_a_status(node):
             return True
         if isinstance(node, cst.ExceptHandler) and node.type is not None:
             caught = " ".join(
@@ -406,14 +417,18 @@ def _bypassed_bound(model: ModuleModel, loop: cst.While, nodes: list[cst.CSTNode
 def _bounds_the_loop(model: ModuleModel, node: cst.If, counters: frozenset[str] = frozenset()) -> bool:
     """An `if` on a comparison (`attempts >= limit`), or on a helper that owns the bound (`if
     self._check_give_up(timeout=..., start_time=...): raise`, `if not should_retry(status,
-    attempts): raise` given the loop's counter), with a branch that leaves."""
+    attempts): raise` given the loop's counter), with a branch that leaves. A test of the
+    answer's status against an HTTP status bounds nothing."""
     if not either_branch_leaves(node):
         return False
-    return _has_comparison(node.test, model) or any(
+    bound = any(
         isinstance(n, (cst.Name, cst.Attribute))
         and (BOUND_WORDS.search(model.dotted(n) or "") or (isinstance(n, cst.Name) and n.value in counters))
         for n in expr_nodes(node.test)
     )
+    if not bound and tests_only_a_status(node.test):
+        return False  # `if exc.status == 401: continue` tests the answer, not how often it was asked
+    return bound or _has_comparison(node.test, model)
 
 
 def _is_status_test(model: ModuleModel, test: cst.BaseExpression) -> bool:

@@ -58,7 +58,7 @@ def immediate_retry(model: ModuleModel, loop: cst.For | cst.While, nodes: list[c
                 or not _fails_remotely(model, handler, try_node)
             ):
                 continue
-            if _recovers(model, handler) or waits_on_the_way_round(model, loop.body, siblings, handler):
+            if recovers(model, handler) or waits_on_the_way_round(model, loop.body, siblings, handler):
                 continue
             return handler
     return None
@@ -99,7 +99,7 @@ def immediate_recursion(
         owner = model.parents.get(catching)
         if not isinstance(owner, cst.Try) or not _fails_remotely(model, catching, owner):
             return False
-    return not _recovers(model, handler, again) and not waits_on_the_way_round(model, function.body, [], handler)
+    return not recovers(model, handler, again) and not waits_on_the_way_round(model, function.body, [], handler)
 
 
 def _few_attempts(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst.CSTNode]) -> bool:
@@ -182,13 +182,13 @@ def _fails_remotely(model: ModuleModel, handler: cst.ExceptHandler, try_node: cs
     )
 
 
-def _recovers(model: ModuleModel, handler: cst.CSTNode, again: cst.CSTNode | None = None) -> bool:
+def recovers(model: ModuleModel, handler: cst.CSTNode, again: cst.CSTNode | None = None) -> bool:
     """The handler does something about the failure before the next attempt (beyond `again`,
     the attempt it makes anew): reconnects, refreshes a token, moves to the next node, drops
-    the connection. Counting a metric or logging is not that."""
+    the connection or the token it holds. Counting a metric or logging is not that."""
     skipped = set(iter_nodes(again)) | {again} if again is not None else set()
     for node in iter_nodes(getattr(handler, "body", handler)):
-        if isinstance(node, cst.Del) or _drops_a_client(node):
+        if isinstance(node, cst.Del) or _drops_a_client(model, node):
             return True  # `del self.connection`, `self._client = None`: the next attempt connects anew
         if isinstance(node, cst.Call) and node not in skipped:
             name = model.call_name(node) or model.dotted(node.func) or ""
@@ -197,12 +197,21 @@ def _recovers(model: ModuleModel, handler: cst.CSTNode, again: cst.CSTNode | Non
     return False
 
 
-def _drops_a_client(node: cst.CSTNode) -> bool:
-    return (
-        isinstance(node, cst.Assign)
-        and isinstance(node.value, cst.Name)
-        and node.value.value == "None"
-        and any(isinstance(t.target, cst.Attribute) for t in node.targets)
+def _drops_a_client(model: ModuleModel, node: cst.CSTNode) -> bool:
+    """`self._client = None`, or `AUTH_TOKEN = None` of a name the function declares `global`
+    (or `nonlocal`): state the next attempt builds anew."""
+    if not (isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) and node.value.value == "None"):
+        return False
+    function = model.enclosing_function(node)
+    shared = {
+        name.name.value
+        for declared in (iter_nodes(function.body) if function is not None else ())
+        if isinstance(declared, (cst.Global, cst.Nonlocal))
+        for name in declared.names
+    }
+    return any(
+        isinstance(t.target, cst.Attribute) or isinstance(t.target, cst.Name) and t.target.value in shared
+        for t in node.targets
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.policy.common import expr_nodes, is_none
+from idemlint.analysis.policy.common import expr_nodes, is_none, tests_only_a_status
 from idemlint.analysis.retry.answers import TRANSIENT_STATUS
 from idemlint.analysis.retry.counters import counted_down
 from idemlint.analysis.retry.exits import guarded_continue
@@ -110,14 +110,22 @@ def _decides_on(model: ModuleModel, expr: cst.BaseExpression, counted: set[str])
 
 def passed_every_round(loop: cst.For | cst.While, nodes: list[cst.CSTNode]) -> bool:
     """A bound every way round passes: a comparison or a count spent in the loop test, or a
-    handler whose own test decides each retry (`except X: if retry.allowed(): continue; raise`)."""
+    handler whose own test decides each retry (`except X: if retry.allowed(): continue; raise`),
+    unless that test reads only the answer's status (`if exc.status == 401: continue`)."""
     return (
         isinstance(loop, cst.While)
         and (not _is_constant_true(loop.test) and _compares_more_than_a_status(loop.test) or counted_down(loop, nodes))
     ) or any(
-        isinstance(node, (cst.Try, cst.TryStar)) and any(guarded_continue(h.body.body) for h in node.handlers)
+        isinstance(node, (cst.Try, cst.TryStar))
+        and any(guarded_continue(h.body.body) and not _guarded_by_a_status(h) for h in node.handlers)
         for node in nodes
     )
+
+
+def _guarded_by_a_status(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    """Every test in the handler that goes round reads only the answer's status."""
+    guards = [s for s in handler.body.body if isinstance(s, cst.If)]
+    return bool(guards) and all(tests_only_a_status(g.test) for g in guards)
 
 
 def _compares_more_than_a_status(test: cst.BaseExpression) -> bool:

@@ -67,6 +67,8 @@ def always_leaves(statements: Sequence[cst.CSTNode], or_continues: bool = False)
     leaving = (cst.Raise, cst.Return, cst.Break, cst.Continue) if or_continues else (cst.Raise, cst.Return, cst.Break)
     if isinstance(last, cst.SimpleStatementLine):
         return any(isinstance(s, leaving) or exits_the_process(s) for s in last.body)
+    if isinstance(last, cst.BaseSmallStatement):  # the statements of `if done: return` on one line
+        return any(isinstance(s, leaving) or exits_the_process(s) for s in statements)
     if isinstance(last, cst.If):
         if last.orelse is None:
             return False
