@@ -267,7 +267,7 @@ def _waits_or_talks(model: ModuleModel, nodes: list[cst.CSTNode]) -> bool:
             return True
         if isinstance(node, cst.Attribute) and node.attr.value == "status_code":
             return True
-        if tests_only_a_status(node):
+        if isinstance(node, cst.Comparison) and tests_only_a_status(node):
             return True
         if isinstance(node, cst.ExceptHandler) and node.type is not None:
             caught = " ".join(
