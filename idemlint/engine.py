@@ -137,6 +137,7 @@ def _unused_suppressions(
 def _findings(ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor: str) -> list[Finding] | Rejected:
     """Reports to findings: positions are resolved only here, for files that have reports."""
     from idemlint import stakes
+    from idemlint.analysis.shadowed import shadowed_definitions
     from idemlint.calibration import IN_FUNCTION, THROUGH_PROJECT, calibrated
     from idemlint.fix_offsets import line_starts, resolve_fix
     from idemlint.parsing import positions as resolve_positions
@@ -149,11 +150,12 @@ def _findings(ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor
     lines = split_lines(ctx.source)
     starts: list[int] = []  # line offsets, computed once per file (per fix, it was quadratic)
     role = ctx.model.role(role_of(anchor))
+    dead = shadowed_definitions(ctx.model)
     findings = []
     for rule, report in reports:
         span = positions.get(report.node)
-        if span is None:
-            continue
+        if span is None or dead and any(ctx.model.is_inside(report.node, d) for d in dead):
+            continue  # in a definition a later one of the same name replaces: it never runs
         line, col, end_line, end_col = span
         message = report.message
         if report.lines:

@@ -259,3 +259,7 @@ DECISION_CALL = re.compile(r"retr|attempt|give_?up|backoff|continue|again", re.I
 # `analysis/retry/exits.py`). By the bare name, or by module and name.
 NEVER_RETURNS_NAMES = frozenset({"exit", "quit"})
 NEVER_RETURNS_ATTRIBUTES = frozenset({("sys", "exit"), ("os", "_exit"), ("os", "abort"), ("flask", "abort")})
+
+# decorators that wrap a function without keeping it anywhere (a later `def` of the same name
+# leaves the wrapped one unreachable): retry decorators, caches, method kinds
+PLAIN_WRAPPERS = frozenset({*RETRY_DECORATORS, "functools.lru_cache", "functools.cache", "staticmethod", "classmethod"})
