@@ -3,6 +3,7 @@ statuses, and literal values (`None`, `False`, `0`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, TypeGuard
 
@@ -54,6 +55,18 @@ def statuses_in(expr: cst.BaseExpression) -> tuple[int, ...]:
             if value in NON_RETRYABLE_STATUSES:
                 found.add(value)
     return tuple(sorted(found))
+
+
+def is_status_test(model: ModuleModel, test: cst.BaseExpression) -> bool:
+    """A test that reads a status (`r.status_code`, `exc.status`, `status`)."""
+    return (
+        any(
+            isinstance(n, (cst.Name, cst.Attribute)) and re.search(r"status", model.dotted(n) or "", re.IGNORECASE)
+            for n in model.iter_nodes(test)
+        )
+        or isinstance(test, (cst.Name, cst.Attribute))
+        and "status" in (model.dotted(test) or "")
+    )
 
 
 def tests_only_a_status(test: cst.BaseExpression) -> bool:

@@ -14,6 +14,7 @@ from idemlint.analysis.policy.common import (
     expr_nodes,
     handler_around,
     handler_catches_all,
+    is_status_test,
     statuses_in,
     tests_only_a_status,
 )
@@ -23,9 +24,10 @@ from idemlint.analysis.policy.lost_races import waits_for_another_writer
 from idemlint.analysis.policy.no_wait import immediate_retry, recovers, sleeps_inside
 from idemlint.analysis.policy.outer_bounds import goes_round_only_when_counted, passed_every_round, under_a_deadline
 from idemlint.analysis.policy.records import Policy, Verdict
-from idemlint.analysis.policy.sorting import either_branch_leaves, filters_exception
+from idemlint.analysis.policy.sorting import either_branch_leaves, filters_exception, sorted_by_marking
 from idemlint.analysis.policy.success_only import retries_every_failure
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
+from idemlint.analysis.retry.exits import leaves_or_raises
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.http import AUTH_STATUSES, NETWORK_ERRORS, THROTTLE_HEADER, THROTTLE_STATUS
 from idemlint.knowledge.keys import CLOCK_CALLS
@@ -66,6 +68,7 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
             and handler_catches_all(model, node)
             and not always_leaves(list(node.body.body))
             and not filters_exception(node)
+            and not sorted_by_marking(model, node)
             and not _inside_handler(model, node, loop)
             and not _guards_a_step(model, node, loop)
             and not _leaves_after(model, node, loop)
@@ -80,7 +83,7 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
                 statuses = tuple(s for s in statuses if s != THROTTLE_STATUS)
             if statuses and recovers(model, node):  # `if e.status == 401: TOKEN = None; continue`
                 statuses = tuple(s for s in statuses if s not in AUTH_STATUSES)
-            if statuses and not always_leaves(list(node.body.body)) and _is_status_test(model, node.test):
+            if statuses and not leaves_or_raises(model, list(node.body.body)) and is_status_test(model, node.test):
                 policy.non_retryable_statuses.append(
                     Verdict("non-retryable-status", "loop", node, label, statuses=statuses)
                 )
@@ -429,17 +432,6 @@ def _bounds_the_loop(model: ModuleModel, node: cst.If, counters: frozenset[str] 
     if not bound and tests_only_a_status(node.test):
         return False  # `if exc.status == 401: continue` tests the answer, not how often it was asked
     return bound or _has_comparison(node.test, model)
-
-
-def _is_status_test(model: ModuleModel, test: cst.BaseExpression) -> bool:
-    return (
-        any(
-            isinstance(n, (cst.Name, cst.Attribute)) and re.search(r"status", model.dotted(n) or "", re.IGNORECASE)
-            for n in model.iter_nodes(test)
-        )
-        or isinstance(test, (cst.Name, cst.Attribute))
-        and "status" in (model.dotted(test) or "")
-    )
 
 
 def _has_comparison(test: cst.BaseExpression, model: ModuleModel | None = None) -> bool:

@@ -19,7 +19,7 @@ from idemlint.analysis.policy.delays import SettingCall, deterministic_delay, no
 from idemlint.analysis.policy.loops import reraised_before
 from idemlint.analysis.policy.no_wait import immediate_recursion
 from idemlint.analysis.policy.records import Policy, Verdict
-from idemlint.analysis.policy.sorting import filters_exception
+from idemlint.analysis.policy.sorting import filters_exception, sorted_by_marking
 from idemlint.analysis.retry.answers import says_retryable
 from idemlint.analysis.retry.functions import counts_attempts
 from idemlint.knowledge.retries import RECURSION, SLEEPS
@@ -51,6 +51,7 @@ def read_recursion(
         isinstance(handler, cst.ExceptHandler)
         and handler_catches_all(model, handler)
         and not filters_exception(handler)
+        and not sorted_by_marking(model, handler)
     ):
         caught = "" if handler.type is None else model.dotted(handler.type) or "Exception"
         reraised = reraised_before(model, handler)

@@ -12,6 +12,7 @@ from idemlint.analysis.model import ModuleModel, iter_nodes
 from idemlint.analysis.policy.common import expr_nodes, is_task_retry
 from idemlint.analysis.retry import always_leaves
 from idemlint.analysis.retry.loops import classify_loop
+from idemlint.analysis.syntax import caught_classes
 from idemlint.knowledge.timeouts import TIMEOUT_BASES, TIMEOUT_EXCEPTIONS
 
 if TYPE_CHECKING:
@@ -28,6 +29,30 @@ def filters_exception(handler: cst.ExceptHandler) -> bool:
     return bool(read) and any(
         isinstance(node, cst.If) and _reads(node.test, read) and either_branch_leaves(node)
         for node in iter_nodes(handler.body)
+    )
+
+
+def sorted_by_marking(model: ModuleModel, handler: cst.ExceptHandler) -> bool:
+    """A catch-all after a clause that re-raises a class this module raises to mark failures
+    (`except PermanentError as e: raise e.inner`, where the attempt itself says `raise
+    PermanentError(error)` of what a retry cannot fix): the code that raises sorts the failures,
+    and the catch-all retries only what it let through."""
+    owner = model.parents.get(handler)
+    if not isinstance(owner, (cst.Try, cst.TryStar)):
+        return False
+    marked: set[str] = set()
+    for earlier in owner.handlers:
+        if earlier is handler:
+            break
+        if earlier.type is not None and always_leaves(list(earlier.body.body)):
+            marked.update(model.dotted(c) or "" for c in caught_classes(earlier.type))
+    marked.discard("")
+    return bool(marked) and any(
+        isinstance(node, cst.Raise)
+        and isinstance(node.exc, cst.Call)
+        and model.dotted(node.exc.func) in marked
+        and not model.is_inside(node, owner)
+        for node in model.iter_nodes(model.module, stop_at_functions=False)
     )
 
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import ModuleModel, local_callee, string_value
+from idemlint.analysis.model import ModuleModel, local_callee, method_of, string_value
 from idemlint.analysis.syntax import caught_classes
 from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
 from idemlint.knowledge.retries import (
@@ -75,6 +75,46 @@ def always_leaves(statements: Sequence[cst.CSTNode], or_continues: bool = False)
         other = last.orelse
         other_body = [other] if isinstance(other, cst.If) else list(other.body.body)
         return always_leaves(list(last.body.body), or_continues) and always_leaves(other_body, or_continues)
+    return False
+
+
+def leaves_or_raises(model: ModuleModel, statements: Sequence[cst.CSTNode]) -> bool:
+    """`always_leaves`, or the block ends by calling a function of this module that raises on
+    every way through it (`if response.status_code >= 400: self._raise_error(response)`)."""
+    if always_leaves(statements):
+        return True
+    last = statements[-1] if statements else None
+    if not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and isinstance(last.body[0], cst.Expr)):
+        return False
+    call = last.body[0].value
+    callee = _callee_here(model, call) if isinstance(call, cst.Call) else None
+    return callee is not None and _always_raises(list(callee.body.body))
+
+
+def _callee_here(model: ModuleModel, call: cst.Call) -> cst.FunctionDef | None:
+    """`local_callee`, or a method `self.x()` finds in a base class this module defines."""
+    found = local_callee(model, call)
+    func = call.func
+    owner = model.enclosing_class(call)
+    seen: set[int] = set()
+    while found is None and owner is not None and id(owner) not in seen and isinstance(func, cst.Attribute):
+        seen.add(id(owner))
+        if not (isinstance(func.value, cst.Name) and func.value.value in ("self", "cls")):
+            return None
+        bases = [model.module_defs.get(b.value.value) for b in owner.bases if isinstance(b.value, cst.Name)]
+        owner = next((b for b in bases if isinstance(b, cst.ClassDef)), None)
+        found = method_of(owner, func.attr.value) if owner is not None else None
+    return found
+
+
+def _always_raises(statements: Sequence[cst.CSTNode]) -> bool:
+    last = statements[-1] if statements else None
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, cst.Raise) for s in last.body)
+    if isinstance(last, cst.If) and last.orelse is not None:
+        other = last.orelse
+        rest = [other] if isinstance(other, cst.If) else list(other.body.body)
+        return _always_raises(list(last.body.body)) and _always_raises(rest)
     return False
 
 
