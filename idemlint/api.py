@@ -101,15 +101,18 @@ def _project_files(
     outside the root or excluded from its walk): what tells one run's index from another's."""
     from idemlint.paths import Resolver, resolved
 
-    given = [real for real, _shown in found.entries] if found is not None else []
-    root = str(resolved(config.root))
     resolver = found.resolver if found is not None else Resolver()
+    given = [real for real, _shown in found.entries] if found is not None else []
+    # `../jobs/tasks.py` named from a subfolder is the listing's `/root/jobs/tasks.py`
+    given = [resolver.resolved_text(name) if ".." in Path(name).parts else name for name in given]
+    root = str(resolved(config.root))
     # the paths given include the root: the run's own discovery already walked it all
     walked = set(found.walked) if found is not None else set()
     whole = any(resolver.resolved_text(Path(p)) == root for p in paths if p in walked)
     everything = _root_files(config, cache_dir) if config.root.is_dir() and not whole else []
-    listed = set(everything)
-    beyond = [] if whole else [name for name in given if name not in listed]
+    # `check . build/one.py`: what the listing lacks
+    listed = set(_root_files(config, cache_dir) if whole and any(p not in walked for p in paths) else everything)
+    beyond = [name for name in given if name not in listed] if listed or not whole else []
     return list(dict.fromkeys([*everything, *given])), beyond
 
 
@@ -193,10 +196,8 @@ def stored_project_index(path: str) -> tuple[ProjectIndex, bool]:
 
 def _index_key(config: Config, beyond: Sequence[str] = ()) -> str:
     """What the project index depends on besides its files' contents: the configuration, the
-    root, what the index's map is made of (the catalogue and the summary signs derived from
-    it), and the files it holds beyond the root's listing. Runs given other such files (files
-    outside the root, one of them and then all) keep an index each instead of replacing one
-    another's; runs inside the root index the same files."""
+    root, the catalogue and the summary signs derived from it, and the files beyond the root's
+    listing (runs given other such files keep an index each, not replacing one another's)."""
     from idemlint.analysis.project import SIGNS_DIGEST
     from idemlint.knowledge import catalogue_digest
 

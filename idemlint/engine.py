@@ -101,13 +101,13 @@ def _check_source(
                 f"{path}: internal error in {rule.code} ({rule.name}): {type(error).__name__}: {error} "
                 f"[{where.filename}:{where.lineno}]"
             )
-    findings = _findings(ctx, reports, anchor or path) if reports else []
-    if isinstance(findings, Rejected):
-        return _rejected(path, findings, config)
-    findings = _dedupe(findings)
+    built = _findings(ctx, reports, anchor or path) if reports else ([], [])
+    if isinstance(built, Rejected):
+        return _rejected(path, built, config)
+    findings = _dedupe(built[0])
     kept = [f for f in findings if not is_suppressed(suppressions, f.line, f.code)]
     if report_unused_noqa:
-        kept.extend(_unused_suppressions(path, suppressions, findings, rules, text, config))
+        kept.extend(_unused_suppressions(path, suppressions, [*findings, *built[1]], rules, text, config))
     return FileResult(path, tuple(sorted(kept)), tuple(errors))
 
 
@@ -134,8 +134,12 @@ def _unused_suppressions(
     return unused_suppressions(path, suppressions, findings, rules, split_lines(text))
 
 
-def _findings(ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor: str) -> list[Finding] | Rejected:
-    """Reports to findings: positions are resolved only here, for files that have reports."""
+def _findings(
+    ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor: str
+) -> tuple[list[Finding], list[Finding]] | Rejected:
+    """Reports to findings: positions are resolved only here, for files that have reports.
+    Those in a definition a later one of the same name replaces come second: that copy never
+    runs, so they are not reported, but a suppression of one is not unused."""
     from idemlint import stakes
     from idemlint.analysis.shadowed import shadowed_definitions
     from idemlint.calibration import IN_FUNCTION, THROUGH_PROJECT, calibrated
@@ -151,11 +155,13 @@ def _findings(ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor
     starts: list[int] = []  # line offsets, computed once per file (per fix, it was quadratic)
     role = ctx.model.role(role_of(anchor))
     dead = shadowed_definitions(ctx.model)
-    findings = []
+    findings: list[Finding] = []
+    replaced: list[Finding] = []
     for rule, report in reports:
         span = positions.get(report.node)
-        if span is None or dead and any(ctx.model.is_inside(report.node, d) for d in dead):
-            continue  # in a definition a later one of the same name replaces: it never runs
+        if span is None:
+            continue
+        into = replaced if dead and any(ctx.model.is_inside(report.node, d) for d in dead) else findings
         line, col, end_line, end_col = span
         message = report.message
         if report.lines:
@@ -164,7 +170,7 @@ def _findings(ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor
             starts.extend(line_starts(ctx.source))
         evidence = report.evidence or (THROUGH_PROJECT if report.related else IN_FUNCTION)
         reported = (*lines[line - 1 : max(line, end_line)], *(step.text for step in report.related))
-        findings.append(
+        into.append(
             Finding(
                 path=ctx.path,
                 line=line,
@@ -190,7 +196,7 @@ def _findings(ctx: FileContext, reports: list[tuple[type[Rule], Report]], anchor
                 stakes=stakes.of_report(ctx, rule, report, reported),
             )
         )
-    return findings
+    return findings, replaced
 
 
 def _related(step: Step, positions: Mapping[cst.CSTNode, tuple[int, int, int, int]], anchor: str) -> Related:

@@ -84,6 +84,15 @@ def test_unused_noqa_is_reported_when_asked() -> None:
     assert found(source) == set()
 
 
+def test_a_suppression_in_a_replaced_definition_is_not_unused() -> None:
+    """A definition a later one of the same name replaces is not reported; a `noqa` in it
+    still silences something, so it is not reported as unused either."""
+    copy = "import tenacity, requests\n\n\n@tenacity.retry  # noqa: IDM201, IDM202, IDM203\ndef get(url):\n    return requests.get(url)\n"
+    replaced = copy + "\n\ndef get(url):  # noqa: F811\n    return None\n"
+    assert found(replaced, unused_noqa=True) == set()
+    assert found(copy.replace("  # noqa: IDM201, IDM202, IDM203", "")) == {(4, "IDM201"), (4, "IDM202"), (4, "IDM203")}
+
+
 def test_per_file_ignores_switch_rules_off_by_glob() -> None:
     config = Config(per_file_ignores=(("legacy/*", ("IDM0",)),))
     assert found(BUGGY, path="legacy/pay.py", config=config) == set()

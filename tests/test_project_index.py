@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from idemlint.analysis.module_names import nested_package_names
+from idemlint.analysis.module_names import nested_package_names, package_reexports
 from idemlint.analysis.project import build_index
 from idemlint.analysis.setter_facts import setter_facts
 from idemlint.cli import cli
@@ -131,3 +131,12 @@ def test_a_package_nested_in_a_plain_folder_is_named_from_its_own_top() -> None:
         "core.db": "core.core.db",
         "core.db.rows": "core.core.db.rows",
     }
+
+
+def test_a_lazy_package_re_exports_what_it_imports_for_type_checking() -> None:
+    """A package that imports on first use (a module `__getattr__`) names its exports in an `if
+    TYPE_CHECKING:` block; one without `__getattr__` re-exports nothing from there."""
+    guarded = b"import typing\nif typing.TYPE_CHECKING:\n    from .retries import retry\n"
+    lazy = guarded + b"def __getattr__(name):\n    return name\n"
+    assert package_reexports(lazy, "acme/utils/__init__.py") == {"acme.utils.retry": "acme.utils.retries.retry"}
+    assert package_reexports(guarded, "acme/utils/__init__.py") == {}

@@ -141,6 +141,27 @@ def test_runs_on_files_beyond_the_listing_keep_an_index_each(project: Path, monk
     assert served_warm(monkeypatch, f"build/more{cache.MAX_FILES - 1}.py") == []
 
 
+def test_the_root_and_a_file_beyond_it_keep_an_index_apart_from_the_root_alone(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "build").mkdir()
+    shutil.copy(project / "jobs" / "tasks.py", project / "build" / "one.py")
+    alone = findings(".")
+    both = findings(".", "build/one.py")
+    assert both == [("build/one.py", 10, "IDM103"), *alone]
+    assert served_warm(monkeypatch, ".") == alone
+    assert served_warm(monkeypatch, ".", "build/one.py") == both
+
+
+def test_a_root_file_named_through_dot_dot_shares_the_root_index(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project / "shop")
+    assert findings("../jobs/tasks.py") == [("../jobs/tasks.py", 10, "IDM103")]
+    assert findings(str(project / "jobs" / "tasks.py")) == [(str(project / "jobs" / "tasks.py"), 10, "IDM103")]
+    assert len(list(Path(os.environ["IDEMLINT_CACHE_DIR"]).rglob("index-*.bin"))) == 1
+
+
 def test_the_listing_follows_new_and_removed_folders(project: Path, tmp_path: Path) -> None:
     store = tmp_path / "store"
     config = api.load_config(["."])

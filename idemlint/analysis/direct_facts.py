@@ -83,7 +83,7 @@ def direct_facts(
     verbs: dict[cst.CSTNode, tuple[str, str]] = {}
     for request in effects.verb_requests:
         scope = model.scope_of(request.call)
-        if retry.context_of(request.call) is None and scope not in verbs:
+        if retry.context_of(request.call) is None and scope not in verbs and request.function is None:
             facts.setdefault(scope, {})["verb_effect"] = (Step(f"{request.operation}()", request.call),)
             verbs[scope] = (request.parameter, request.operation)
     for returning, setting in _returned_settings(model).items():

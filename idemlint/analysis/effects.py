@@ -25,6 +25,7 @@ from idemlint.analysis.request_parts import (
     repeat_safe_endpoint,
     request_target,
 )
+from idemlint.analysis.sent_requests import gives_the_address, handed_request
 
 # The timeout half moved to `timeouts`; its names stay importable from here (the audit uses them).
 from idemlint.analysis.timeouts import records_failure as records_failure
@@ -33,6 +34,7 @@ from idemlint.knowledge.http import (
     CLIENT_FACTORIES,
     CLIENT_NAME,
     HTTP_MODULES,
+    METHOD_ATTRIBUTES,
     NOT_IDEMPOTENT_METHODS,
     SOCKET,
     SOCKET_FACTORIES,
@@ -81,6 +83,8 @@ class VerbRequest:
     operation: str  # "self.session.request"
     parameter: str  # the parameter that names the method
     attribute: str = ""  # or the attribute of it that does (`options.method`)
+    # the function whose parameter it is, when not the one making the request (a closure's)
+    function: cst.FunctionDef | None = None
 
     @property
     def named(self) -> str:
@@ -139,6 +143,9 @@ class EffectAnalysis:
             # `self._backend.http_request(method=verb, ...)`: a request function of a client we
             # cannot see, given the method by name; a request only when a caller names POST
             self._note_verb_request(call, dotted, keyword_only=True)
+        if last == "send" and isinstance(call.func, cst.Attribute) and (handed := handed_request(model, call)):
+            if not handed[2] or self._client_library(call.func.value) == "http":  # by name: an HTTP client's
+                self._note_verb_request(call, dotted, handed=handed[:2])  # `client.send(request)`: its own method
         if (
             last in SOCKET_SENDS
             and isinstance(call.func, cst.Attribute)
@@ -308,9 +315,15 @@ class EffectAnalysis:
         operation: str,
         method: cst.BaseExpression | None = None,
         keyword_only: bool = False,
+        handed: tuple[str, cst.FunctionDef] | None = None,
     ) -> None:
         """`session.request(method, url)` in `def _request(self, method, path)`: the method is
-        the function's parameter, bound by each caller."""
+        the function's parameter, bound by each caller; or the request object's, `handed` in."""
+        if handed is not None:
+            if self._unkeyed(call):
+                owner = None if handed[1] is self.model.enclosing_function(call) else handed[1]
+                self.verb_requests.append(VerbRequest(call, operation, handed[0], "method", owner))
+            return
         first = (
             call.args[0].value
             if call.args and call.args[0].keyword is None and not call.args[0].star and not keyword_only
@@ -323,6 +336,8 @@ class EffectAnalysis:
             isinstance(method, cst.Attribute)
             and isinstance(method.value, cst.Name)
             and method.value.value not in ("self", "cls")
+            and method.attr.value in METHOD_ATTRIBUTES
+            and (not keyword_only or gives_the_address(call, method.value.value))
         ):
             # `session.request(options.method, ...)`: the method rides in an object handed in
             attribute, method = method.attr.value, method.value
@@ -331,11 +346,14 @@ class EffectAnalysis:
         bindings = self.model.bindings_of(self.model.scope_of(call), method.value)
         if not bindings or not all(b.kind == "param" for b in bindings):
             return
-        keyed = self._keyed(call)
-        if keyed is False or keyed is None and self._names_no_key():
-            # options it cannot see (`**opts`, a helper's headers) hold no key when nothing in
-            # the module names one: the callers that name POST here send what the module builds
+        if self._unkeyed(call):
             self.verb_requests.append(VerbRequest(call, operation, method.value, attribute))
+
+    def _unkeyed(self, call: cst.Call) -> bool:
+        """No key in the request: options it cannot see (`**opts`, a helper's headers) hold none
+        when nothing in the module names one (the callers that name POST send what it builds)."""
+        keyed = self._keyed(call)
+        return keyed is False or keyed is None and self._names_no_key()
 
     def _names_no_key(self) -> bool:
         """Nothing in the module is an idempotency key: no key sink, no string naming one, no

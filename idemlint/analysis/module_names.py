@@ -73,7 +73,7 @@ def package_reexports(source: bytes, path: str, source_roots: tuple[str, ...] = 
         return {}
     package = module_name(path, source_roots)
     found: dict[str, str] = {}
-    for statement in tree.body:
+    for statement in _runtime_imports(tree):
         if isinstance(statement, ast.ImportFrom):
             origin = absolute("." * statement.level + (statement.module or ""), package, is_package=True)
             for alias in statement.names:
@@ -82,3 +82,22 @@ def package_reexports(source: bytes, path: str, source_roots: tuple[str, ...] = 
                     continue  # `from .client import client`: `pkg.client` still names the submodule
                 found[f"{package}.{name}"] = f"{origin}.{alias.name}"
     return found
+
+
+def _runtime_imports(tree: ast.Module) -> list[ast.stmt]:
+    """The package's top-level statements, and the imports under `if TYPE_CHECKING:` when a
+    module-level `__getattr__` imports names on first use (PEP 562, as generated SDKs do: the
+    guarded import says where each lazily imported name comes from)."""
+    lazy = any(isinstance(s, ast.FunctionDef) and s.name == "__getattr__" for s in tree.body)
+    found: list[ast.stmt] = []
+    for statement in tree.body:
+        found.append(statement)
+        if lazy and isinstance(statement, ast.If) and _names_type_checking(statement.test):
+            found.extend(statement.body)
+    return found
+
+
+def _names_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )

@@ -36,14 +36,16 @@ def caller_naming_a_write(model: ModuleModel, node: cst.CSTNode, parameter: str)
     return None
 
 
-def callers_are_elsewhere(model: ModuleModel, request: cst.Call, parameter: str) -> bool:
+def callers_are_elsewhere(
+    model: ModuleModel, request: cst.Call, parameter: str, owner: cst.FunctionDef | None = None
+) -> bool:
     """A request core whose method is its parameter and whose callers are all in other modules
     (a generated client's `HttpClient.request(path, method, ...)`): no call here gives the
     method, not even through functions that hand it on (`def request(self, method, path):
     return self._send(method, path)`); the function is not named for a read (`fetch`,
     `getResource`); and its retry is not only of a connection never made (`except
     httpx.ConnectError:` with no failed answer sending it round), so a POST may be re-sent."""
-    function = model.enclosing_function(request)
+    function = owner or model.enclosing_function(request)  # `owner`: a closure's request is its parameter
     if function is None or names_a_lookup(words_of(function.name.value)):
         return False
     if local_callee(model, request) is function:

@@ -3,7 +3,8 @@ same name (`def get_json(): ...` twice in a module, the first one copied and lef
 Calls by that name reach the later one, so what the earlier body does is not what the
 program does, and findings in it are dropped. Not where the earlier one is registered or read
 before it is replaced: a decorator that is not a known wrapper (`@receiver(...)`, `@app.route`,
-`@task`, `@property`) may have kept it, and one on the later `def` may read it."""
+`@task`, `@property`) may have kept it, and the later `def` may read it as it runs (a
+decorator, a parameter's default)."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def _replaced(model: ModuleModel, statements: Sequence[cst.CSTNode]) -> Iterator
         name = statement.name.value
         for later in statements[index + 1 :]:
             if isinstance(later, cst.FunctionDef) and later.name.value == name:
-                if not any(name in model.names_read(d.decorator) for d in later.decorators):
+                if name not in _read_when_defined(model, later):
                     yield statement
                 break
             if name in model.names_read(later):
@@ -60,3 +61,17 @@ def _wraps(model: ModuleModel, decorator: cst.Decorator) -> bool:
     expression = decorator.decorator
     called = expression.func if isinstance(expression, cst.Call) else expression
     return (model.qualname(called) or "") in PLAIN_WRAPPERS
+
+
+def _read_when_defined(model: ModuleModel, function: cst.FunctionDef) -> set[str]:
+    """What a `def` statement reads as it runs: its decorators, its parameters' defaults
+    (`def send(url, _send=send)` keeps the earlier one) and annotations, its return annotation."""
+    params = function.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    parts: list[cst.CSTNode] = [d.decorator for d in function.decorators]
+    parts += [p.default for p in every if p.default is not None]
+    parts += [p.annotation.annotation for p in every if p.annotation is not None]
+    if function.returns is not None:
+        parts.append(function.returns.annotation)
+    return {name for part in parts for name in model.names_read(part)}

@@ -118,3 +118,17 @@ THROTTLE_HEADER = re.compile(r"^(x-)?rate[-_]?limit[-_]reset$|^retry[-_]after$",
 THROTTLE_STATUS = 403
 # answers that ask for (new) credentials: a retry after renewing them can succeed
 AUTH_STATUSES = frozenset({401, 407})
+
+# a request object built before it is sent (`client.send(request)`): its method is its own,
+# set by whoever built it
+HTTP_REQUEST_TYPES = frozenset(
+    {"httpx.Request", "requests.PreparedRequest", "requests.Request", "requests.models.PreparedRequest"}
+)
+# ... and the names an unannotated parameter holding one goes by
+REQUEST_PARAMETER_NAMES = frozenset({"request", "req", "prepared", "prepared_request", "http_request"})
+# the attribute of an options object that holds a request's HTTP method (`options.method`)
+METHOD_ATTRIBUTES = frozenset({"method", "http_method", "verb", "request_method"})
+# the field an answer's HTTP status is read from (`r.status_code`, `exc.status`, `e.code`)
+STATUS_FIELDS = frozenset({"status", "status_code", "http_status", "statuscode", "code", "status_int", "response_code"})
+# answers that say another writer won (a version or precondition conflict), as written
+LOST_RACE_STATUSES = frozenset({"409", "412"})

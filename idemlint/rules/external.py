@@ -182,6 +182,7 @@ def pay_invoice(invoice, key):
             if _sends_by_its_summary(ctx, request.call):
                 continue  # a project function: its summary says what it sends, below
             context = retry.repeating_context_of(request.call)
+            function = request.function or ctx.model.enclosing_function(request.call)
             writer = caller_naming_a_write(ctx.model, request.call, request.parameter) if context else None
             if context is not None and writer is not None:
                 yield Report(
@@ -192,8 +193,7 @@ def pay_invoice(invoice, key):
                     lines=(("writer", writer[0]), ("context", context.anchor)),
                     evidence=CALLER_NAMES_THE_METHOD,
                 )
-            elif context is not None and callers_are_elsewhere(ctx.model, request.call, request.parameter):
-                function = ctx.model.enclosing_function(request.call)
+            elif context is not None and callers_are_elsewhere(ctx.model, request.call, request.parameter, function):
                 yield Report(
                     request.call,
                     f"{function.name.value if function else 'the function'}() is handed its HTTP method in "
@@ -201,7 +201,7 @@ def pay_invoice(invoice, key):
                     f"POST: retried by {context.named} on line $context without an idempotency key",
                     lines=(("context", context.anchor),),
                     confidence="low",
-                    evidence=CALLERS_ELSEWHERE,
+                    evidence=CARRIED_ELSEWHERE if request.attribute else CALLERS_ELSEWHERE,
                 )
         for call in model.calls:
             context = retry.repeating_context_of(call)
@@ -230,6 +230,7 @@ def pay_invoice(invoice, key):
 CALLER_NAMES_THE_METHOD = "a retried request whose method a caller names"
 KEY_NEVER_SENT = "a key put only in a header the project never names"
 CALLERS_ELSEWHERE = "a retried request whose method its callers elsewhere name"
+CARRIED_ELSEWHERE = "a retried request whose method rides in what callers elsewhere build"  # measured apart
 
 
 def _sends_by_its_summary(ctx: FileContext, call: cst.Call) -> bool:

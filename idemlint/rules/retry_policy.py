@@ -289,7 +289,7 @@ def fetch_statement(url):
             "client re-sends at the same instant to a service that just failed"
         ),
         ("no-wait", RECURSION): (
-            "the recursive retry on line $context calls itself again at once after this failure, with no wait: "
+            "the {label} on line $context calls the function again at once after this failure, with no wait: "
             "every client re-sends at the same instant to a service that just failed"
         ),
         ("fixed-wait", TENACITY): "{label} waits with no random component",

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, TypeGuard
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes, runs_before
 from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
+from idemlint.knowledge.http import LOST_RACE_STATUSES, STATUS_FIELDS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -80,7 +81,10 @@ def tests_only_a_status(test: cst.BaseExpression) -> bool:
     if len(named) != 1:
         return False
     last = named[0].attr.value if isinstance(named[0], cst.Attribute) else named[0].value
-    return "status" in last.lower() and all(_http_statuses(o) for o in operands if o is not named[0])
+    others = [o for o in operands if o is not named[0]]
+    if any(isinstance(n, cst.Integer) and n.value in LOST_RACE_STATUSES for o in others for n in (o, *iter_nodes(o))):
+        return False  # `== 412`: another writer won; going round ends as the competition does
+    return last.lower() in STATUS_FIELDS and all(_http_statuses(o) for o in others)
 
 
 def _http_statuses(expr: cst.BaseExpression) -> bool:

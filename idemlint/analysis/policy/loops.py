@@ -18,13 +18,19 @@ from idemlint.analysis.policy.common import (
     statuses_in,
     tests_only_a_status,
 )
+from idemlint.analysis.policy.credentials import renews_credentials
 from idemlint.analysis.policy.delays import SettingCall, deterministic_delay, fixed_on_every_way, no_setting
 from idemlint.analysis.policy.fixes import jitter_sleep
 from idemlint.analysis.policy.lost_races import waits_for_another_writer
-from idemlint.analysis.policy.no_wait import immediate_retry, recovers, sleeps_inside
+from idemlint.analysis.policy.no_wait import immediate_retry, sleeps_inside
 from idemlint.analysis.policy.outer_bounds import goes_round_only_when_counted, passed_every_round, under_a_deadline
 from idemlint.analysis.policy.records import Policy, Verdict
-from idemlint.analysis.policy.sorting import either_branch_leaves, filters_exception, sorted_by_marking
+from idemlint.analysis.policy.sorting import (
+    either_branch_leaves,
+    filters_exception,
+    sorted_by_marking,
+    tests_only_the_caught,
+)
 from idemlint.analysis.policy.success_only import retries_every_failure
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
 from idemlint.analysis.retry.exits import leaves_or_raises
@@ -81,7 +87,7 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
             statuses = statuses_in(node.test)
             if statuses and _waits_out_a_throttle(node):
                 statuses = tuple(s for s in statuses if s != THROTTLE_STATUS)
-            if statuses and recovers(model, node):  # `if e.status == 401: TOKEN = None; continue`
+            if statuses and renews_credentials(model, node, loop):  # `if e.status == 401: TOKEN = None; continue`
                 statuses = tuple(s for s in statuses if s not in AUTH_STATUSES)
             if statuses and not leaves_or_raises(model, list(node.body.body)) and is_status_test(model, node.test):
                 policy.non_retryable_statuses.append(
@@ -429,8 +435,8 @@ def _bounds_the_loop(model: ModuleModel, node: cst.If, counters: frozenset[str] 
         and (BOUND_WORDS.search(model.dotted(n) or "") or (isinstance(n, cst.Name) and n.value in counters))
         for n in expr_nodes(node.test)
     )
-    if not bound and tests_only_a_status(node.test):
-        return False  # `if exc.status == 401: continue` tests the answer, not how often it was asked
+    if not bound and (tests_only_a_status(node.test) or tests_only_the_caught(model, node)):
+        return False  # `if exc.status == 401: continue`, `if e.errno == 111: raise`: which failure, not how often
     return bound or _has_comparison(node.test, model)
 
 

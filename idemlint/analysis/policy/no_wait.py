@@ -32,6 +32,7 @@ from idemlint.knowledge.retries import (
     NOTHING_ARRIVED,
     RECOVERY,
     REMOTE_RECEIVER,
+    SHARED_CLIENT,
     TIMEOUT_WRAPPERS,
     WAIT_WORDS,
 )
@@ -198,10 +199,16 @@ def recovers(model: ModuleModel, handler: cst.CSTNode, again: cst.CSTNode | None
 
 
 def _drops_a_client(model: ModuleModel, node: cst.CSTNode) -> bool:
-    """`self._client = None`, or `AUTH_TOKEN = None` of a name the function declares `global`
-    (or `nonlocal`): state the next attempt builds anew."""
+    """`self._client = None`, or `AUTH_TOKEN = None` of a shared name (declared `global` or
+    `nonlocal`) that says it holds a client or credentials: state the next attempt builds anew."""
+    return any(attribute or SHARED_CLIENT.search(name) for name, attribute in dropped_state(model, node))
+
+
+def dropped_state(model: ModuleModel, node: cst.CSTNode) -> list[tuple[str, bool]]:
+    """What an assignment of None drops, as (name, whether an attribute): `self._token = None`,
+    or a name the function declares `global` (or `nonlocal`); not a local."""
     if not (isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) and node.value.value == "None"):
-        return False
+        return []
     function = model.enclosing_function(node)
     shared = {
         name.name.value
@@ -209,10 +216,10 @@ def _drops_a_client(model: ModuleModel, node: cst.CSTNode) -> bool:
         if isinstance(declared, (cst.Global, cst.Nonlocal))
         for name in declared.names
     }
-    return any(
-        isinstance(t.target, cst.Attribute) or isinstance(t.target, cst.Name) and t.target.value in shared
-        for t in node.targets
-    )
+    found = [(t.target.attr.value, True) for t in node.targets if isinstance(t.target, cst.Attribute)]
+    return found + [
+        (t.target.value, False) for t in node.targets if isinstance(t.target, cst.Name) and t.target.value in shared
+    ]
 
 
 def waits_on_the_way_round(

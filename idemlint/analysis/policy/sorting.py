@@ -56,6 +56,20 @@ def sorted_by_marking(model: ModuleModel, handler: cst.ExceptHandler) -> bool:
     )
 
 
+def tests_only_the_caught(model: ModuleModel, node: cst.If) -> bool:
+    """A test, in a handler, of nothing but the caught error (`if e.errno == 111: raise`): it
+    sorts the failures; it does not count them."""
+    handler = next((a for a in model.ancestors(node) if isinstance(a, cst.ExceptHandler)), None)
+    read = {  # the names read, not the attributes read from them (`errno` of `e.errno`)
+        n.value
+        for n in expr_nodes(node.test)
+        if isinstance(n, cst.Name)
+        and not (isinstance(parent := model.parents.get(n), cst.Attribute) and parent.attr is n)
+    }
+    caught = handler.name.name if handler is not None and handler.name is not None else None
+    return isinstance(caught, cst.Name) and bool(read) and read <= {caught.value}  # not a count taken from it
+
+
 def _reads(expr: cst.BaseExpression, names: set[str]) -> bool:
     return any(isinstance(n, cst.Name) and n.value in names for n in expr_nodes(expr))
 

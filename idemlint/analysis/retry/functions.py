@@ -217,6 +217,7 @@ def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryConte
                 and not means_not_ready(model, a)  # `except queue.Full:`: waiting for room, not failing
                 or (isinstance(a, cst.If) and model.is_inside(node, a.body) and says_retryable(model, a.test))
                 for a in model.ancestors(node)
+                if model.is_inside(a, function.body)  # not a handler the whole definition sits in
             )
         ):
             continue
