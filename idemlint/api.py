@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -97,21 +98,20 @@ def project_files(
 def _project_files(
     config: Config, found: Discovery | None, paths: Sequence[str], cache_dir: Path | None
 ) -> tuple[list[str], list[str]]:
-    """`project_files`, and those of them the root's own listing does not hold (files given
-    outside the root or excluded from its walk): what tells one run's index from another's."""
+    """`project_files`, and those the root's listing lacks (files outside it or excluded from
+    its walk): what tells one run's index from another's."""
     from idemlint.paths import Resolver, resolved
 
     resolver = found.resolver if found is not None else Resolver()
-    given = [real for real, _shown in found.entries] if found is not None else []
     # `../jobs/tasks.py` named from a subfolder is the listing's `/root/jobs/tasks.py`
-    given = [resolver.resolved_text(name) if ".." in Path(name).parts else name for name in given]
+    given = [resolver.resolved_text(n) if ".." in n.split(os.sep) else n for n, _ in found.entries] if found else []
     root = str(resolved(config.root))
     # the paths given include the root: the run's own discovery already walked it all
     walked = set(found.walked) if found is not None else set()
     whole = any(resolver.resolved_text(Path(p)) == root for p in paths if p in walked)
     everything = _root_files(config, cache_dir) if config.root.is_dir() and not whole else []
-    # `check . build/one.py`: what the listing lacks
-    listed = set(_root_files(config, cache_dir) if whole and any(p not in walked for p in paths) else everything)
+    # `check . build/one.py`, `check . ../lib`: what the listing lacks (kept apart only with a cache)
+    listed = set(_root_files(config, cache_dir) if whole and len(paths) > 1 and cache_dir else everything)
     beyond = [name for name in given if name not in listed] if listed or not whole else []
     return list(dict.fromkeys([*everything, *given])), beyond
 

@@ -134,9 +134,10 @@ def test_runs_on_files_beyond_the_listing_keep_an_index_each(project: Path, monk
     assert served_warm(monkeypatch, "build/one.py") == first
     stores = Path(os.environ["IDEMLINT_CACHE_DIR"])
     assert len(list(stores.rglob("index-*.bin"))) == 2
-    for number in range(cache.MAX_FILES):  # the least recently used stores go
+    for number in range(cache.MAX_FILES):  # the least recently used stores go; a hit is a use
         (project / "build" / f"more{number}.py").write_text("X = 1\n")
         assert findings(f"build/more{number}.py") == []
+        assert served_warm(monkeypatch, "build/one.py") == first
     assert len(list(stores.rglob("index-*.bin"))) == cache.MAX_FILES
     assert served_warm(monkeypatch, f"build/more{cache.MAX_FILES - 1}.py") == []
 
@@ -156,8 +157,11 @@ def test_the_root_and_a_file_beyond_it_keep_an_index_apart_from_the_root_alone(
 def test_a_root_file_named_through_dot_dot_shares_the_root_index(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from idemlint.analysis import project as index_builder
+
     monkeypatch.chdir(project / "shop")
     assert findings("../jobs/tasks.py") == [("../jobs/tasks.py", 10, "IDM103")]
+    monkeypatch.setattr(index_builder, "build_index", lambda *a, **k: pytest.fail("the index was built again"))
     assert findings(str(project / "jobs" / "tasks.py")) == [(str(project / "jobs" / "tasks.py"), 10, "IDM103")]
     assert len(list(Path(os.environ["IDEMLINT_CACHE_DIR"]).rglob("index-*.bin"))) == 1
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.side_effects import quiet_call
-from idemlint.analysis.retry.exits import always_leaves
+from idemlint.analysis.retry.exits import always_leaves, always_raises
 from idemlint.analysis.syntax import caught_classes
 from idemlint.knowledge.http import (
     CREATE_WORDS,
@@ -92,7 +92,7 @@ def _absorbs(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
     and goes on where it is one (`if e.status == 409: return`, `if "exists" not in msg: raise`).
     Where the branch does not leave, the duplicate's path runs on past the `if`."""
     statements = list(handler.body.body)
-    if any(_class_names_a_duplicate(c) for c in caught_classes(handler.type)) and not _always_raises(statements):
+    if any(_class_names_a_duplicate(c) for c in caught_classes(handler.type)) and not always_raises(statements):
         return True
     caught = handler.name.name.value if handler.name is not None and isinstance(handler.name.name, cst.Name) else None
     for index, statement in enumerate(statements):
@@ -113,7 +113,7 @@ def _absorbs(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
         rest = statements[index + 1 :]
         leaves = always_leaves(branch, or_continues=True) or isinstance(_last(branch), (cst.Return, cst.Break))
         duplicate_path = branch if leaves else [*branch, *rest]
-        if not _always_raises(duplicate_path):
+        if not always_raises(duplicate_path):
             return True
     return False
 
@@ -193,19 +193,3 @@ def _says_duplicate(text: str) -> bool:
     `NoConflictDetected`."""
     words = set(words_of(text))
     return bool(words & (DUPLICATE_ANSWER_WORDS | EXISTS_WORDS)) and not words & MISSING_WORDS
-
-
-def _always_raises(statements: Sequence[cst.CSTNode]) -> bool:
-    """The block ends by raising on every path (`raise`, or an `if`/`else` that both raise)."""
-    if not statements:
-        return False
-    last = statements[-1]
-    if isinstance(last, cst.Raise):
-        return True  # a one-line suite's own statement: `if x: raise`
-    if isinstance(last, cst.SimpleStatementLine):
-        return any(isinstance(s, cst.Raise) for s in last.body)
-    if isinstance(last, cst.If) and last.orelse is not None:
-        other = last.orelse
-        other_body = [other] if isinstance(other, cst.If) else list(other.body.body)
-        return _always_raises(list(last.body.body)) and _always_raises(other_body)
-    return False

@@ -144,7 +144,7 @@ class EffectAnalysis:
             # cannot see, given the method by name; a request only when a caller names POST
             self._note_verb_request(call, dotted, keyword_only=True)
         if last == "send" and isinstance(call.func, cst.Attribute) and (handed := handed_request(model, call)):
-            if not handed[2] or self._client_library(call.func.value) == "http":  # by name: an HTTP client's
+            if not handed[2] or self._client_library(call.func.value) is not None:  # by name: a client's
                 self._note_verb_request(call, dotted, handed=handed[:2])  # `client.send(request)`: its own method
         if (
             last in SOCKET_SENDS

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import positional
-from idemlint.knowledge.http import HTTP_REQUEST_TYPES, REQUEST_PARAMETER_NAMES
+from idemlint.analysis.model import positional, string_value
+from idemlint.knowledge.http import ADDRESS_ATTRIBUTES, HTTP_REQUEST_TYPES, REQUEST_PARAMETER_NAMES
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -37,7 +37,10 @@ def handed_request(model: ModuleModel, call: cst.Call) -> tuple[str, cst.Functio
     ]
     candidates = {name}
     if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
-        candidates = model.names_read(bindings[0].value)  # `req = hooks.before_request(ctx, request)`
+        made = bindings[0].value
+        if isinstance(made, cst.Call) and any(string_value(a.value) is not None for a in made.args):
+            return None  # `httpx.Request("GET", ...)`: a request of its own, whatever it reads
+        candidates = model.names_read(made)  # `req = hooks.before_request(ctx, request)`
     elif bindings and not all(b.kind == "param" for b in bindings):
         return None
     function = model.enclosing_function(call)
@@ -63,6 +66,6 @@ def gives_the_address(call: cst.Call, holder: str) -> bool:
         isinstance(a.value, cst.Attribute)
         and isinstance(a.value.value, cst.Name)
         and a.value.value.value == holder
-        and a.value.attr.value in ("url", "path", "endpoint")
+        and a.value.attr.value in ADDRESS_ATTRIBUTES
         for a in call.args
     )

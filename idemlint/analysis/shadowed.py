@@ -44,8 +44,12 @@ def _blocks(node: cst.CSTNode) -> Iterator[Sequence[cst.CSTNode]]:
 
 
 def _replaced(model: ModuleModel, statements: Sequence[cst.CSTNode]) -> Iterator[cst.FunctionDef]:
+    names = [s.name.value for s in statements if isinstance(s, cst.FunctionDef)]
+    twice = {name for name in names if names.count(name) > 1} if len(set(names)) < len(names) else set()
     for index, statement in enumerate(statements):
-        if not isinstance(statement, cst.FunctionDef) or not all(_wraps(model, d) for d in statement.decorators):
+        if not isinstance(statement, cst.FunctionDef) or statement.name.value not in twice:
+            continue  # only a name defined again in the block can be replaced: no scan for the rest
+        if not all(_wraps(model, d) for d in statement.decorators):
             continue
         name = statement.name.value
         for later in statements[index + 1 :]:

@@ -201,7 +201,10 @@ RECOVERY = re.compile(
 # build them anew; credentials by name, and a call that renews them (`refresh_token()`, `login()`)
 SHARED_CLIENT = re.compile(r"client|conn|session|socket|channel|token|credential|auth", re.I)
 CREDENTIAL_STATE = re.compile(r"token|credential|auth|bearer|jwt|cookie|session", re.I)
-CREDENTIAL_RENEWAL = re.compile(r"refresh|renew|re_?auth|re_?login|login|log_in|sign_?in|authenticate|token", re.I)
+CREDENTIAL_RENEWAL = re.compile(
+    r"refresh|renew|re_?auth|re_?login|login|log_in|sign_?in|authenticate|(get|fetch|new|acquire|obtain|request)_?\w*token",
+    re.I,
+)
 # what bounds one attempt in time rather than waiting between attempts
 TIMEOUT_WRAPPERS = frozenset({"asyncio.wait_for", "asyncio.timeout", "async_timeout.timeout", "anyio.fail_after"})
 # what names a wait done elsewhere (`self._backoff(attempt)`, `wait_before_retry()`, a retry

@@ -299,7 +299,7 @@ def fetch_statement(url):
             "the retry loop on line $context sleeps a fixed or computed delay with no random component"
         ),
         ("fixed-wait", RECURSION): (
-            "the recursive retry on line $context sleeps a fixed or computed delay with no random component"
+            "the {label} on line $context sleeps a fixed or computed delay with no random component"
         ),
         ("fixed-wait", "helper"): (
             "{owner}() sleeps a delay with no random component ({origin}{via}) between attempts of the retry loop "

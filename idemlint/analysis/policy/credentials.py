@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import iter_nodes, local_callee
 from idemlint.analysis.policy.no_wait import dropped_state
+from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.retries import CREDENTIAL_RENEWAL, CREDENTIAL_STATE
 
 if TYPE_CHECKING:
@@ -22,11 +23,14 @@ else:
 
 
 def renews_credentials(model: ModuleModel, branch: cst.If, loop: cst.CSTNode) -> bool:
+    logged = [
+        n for n in iter_nodes(branch.body) if isinstance(n, cst.Call) and LOGGING_CALL.match(model.dotted(n.func) or "")
+    ]
     for node in iter_nodes(branch.body):
-        if isinstance(node, cst.Call):
+        if isinstance(node, cst.Call) and not any(model.is_inside(node, log) for log in logged):
             name = model.call_name(node) or model.dotted(node.func) or ""
             if CREDENTIAL_RENEWAL.search(name.rsplit(".", 1)[-1]):
-                return True
+                return True  # not `log.warning(..., mask_token(token))`
         for name, _attribute in dropped_state(model, node):
             if CREDENTIAL_STATE.search(name) and _read_again(model, name, loop, branch):
                 return True

@@ -59,7 +59,7 @@ def immediate_retry(model: ModuleModel, loop: cst.For | cst.While, nodes: list[c
                 or not _fails_remotely(model, handler, try_node)
             ):
                 continue
-            if recovers(model, handler) or waits_on_the_way_round(model, loop.body, siblings, handler):
+            if _recovers(model, handler) or waits_on_the_way_round(model, loop.body, siblings, handler):
                 continue
             return handler
     return None
@@ -100,7 +100,7 @@ def immediate_recursion(
         owner = model.parents.get(catching)
         if not isinstance(owner, cst.Try) or not _fails_remotely(model, catching, owner):
             return False
-    return not recovers(model, handler, again) and not waits_on_the_way_round(model, function.body, [], handler)
+    return not _recovers(model, handler, again) and not waits_on_the_way_round(model, function.body, [], handler)
 
 
 def _few_attempts(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst.CSTNode]) -> bool:
@@ -183,7 +183,7 @@ def _fails_remotely(model: ModuleModel, handler: cst.ExceptHandler, try_node: cs
     )
 
 
-def recovers(model: ModuleModel, handler: cst.CSTNode, again: cst.CSTNode | None = None) -> bool:
+def _recovers(model: ModuleModel, handler: cst.CSTNode, again: cst.CSTNode | None = None) -> bool:
     """The handler does something about the failure before the next attempt (beyond `again`,
     the attempt it makes anew): reconnects, refreshes a token, moves to the next node, drops
     the connection or the token it holds. Counting a metric or logging is not that."""

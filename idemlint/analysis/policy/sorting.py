@@ -46,12 +46,12 @@ def sorted_by_marking(model: ModuleModel, handler: cst.ExceptHandler) -> bool:
             break
         if earlier.type is not None and always_leaves(list(earlier.body.body)):
             marked.update(model.dotted(c) or "" for c in caught_classes(earlier.type))
-    marked.discard("")
+    marked &= {c.name.value for c in model.classes}  # a class of its own, not `ValueError`
     return bool(marked) and any(
         isinstance(node, cst.Raise)
         and isinstance(node.exc, cst.Call)
         and model.dotted(node.exc.func) in marked
-        and not model.is_inside(node, owner)
+        and not any(model.is_inside(node, h) for h in owner.handlers)
         for node in model.iter_nodes(model.module, stop_at_functions=False)
     )
 
@@ -67,7 +67,18 @@ def tests_only_the_caught(model: ModuleModel, node: cst.If) -> bool:
         and not (isinstance(parent := model.parents.get(n), cst.Attribute) and parent.attr is n)
     }
     caught = handler.name.name if handler is not None and handler.name is not None else None
-    return isinstance(caught, cst.Name) and bool(read) and read <= {caught.value}  # not a count taken from it
+    test = node.test
+    sorts = isinstance(test, cst.Comparison) and all(
+        isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)) and _literal(c.comparator)
+        for c in test.comparisons
+    )  # `e.errno == 111`, not `e.attempts >= 5` (a count the error carries)
+    return sorts and isinstance(caught, cst.Name) and bool(read) and read <= {caught.value}
+
+
+def _literal(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+        return all(_literal(e.value) for e in expr.elements)
+    return isinstance(expr, (cst.Integer, cst.SimpleString))
 
 
 def _reads(expr: cst.BaseExpression, names: set[str]) -> bool:

@@ -88,7 +88,11 @@ def leaves_or_raises(model: ModuleModel, statements: Sequence[cst.CSTNode]) -> b
         return False
     call = last.body[0].value
     callee = _callee_here(model, call) if isinstance(call, cst.Call) else None
-    return callee is not None and _always_raises(list(callee.body.body))
+    return (
+        callee is not None
+        and always_raises(list(getattr(callee.body, "body", ())))
+        and not any(isinstance(n, cst.Return) for n in model.iter_nodes(callee.body))  # no early way out
+    )
 
 
 def _callee_here(model: ModuleModel, call: cst.Call) -> cst.FunctionDef | None:
@@ -107,14 +111,19 @@ def _callee_here(model: ModuleModel, call: cst.Call) -> cst.FunctionDef | None:
     return found
 
 
-def _always_raises(statements: Sequence[cst.CSTNode]) -> bool:
-    last = statements[-1] if statements else None
+def always_raises(statements: Sequence[cst.CSTNode]) -> bool:
+    """The block ends by raising on every path (`raise`, or an `if`/`else` that both raise)."""
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, cst.Raise):
+        return True  # a one-line suite's own statement: `if x: raise`
     if isinstance(last, cst.SimpleStatementLine):
         return any(isinstance(s, cst.Raise) for s in last.body)
     if isinstance(last, cst.If) and last.orelse is not None:
         other = last.orelse
-        rest = [other] if isinstance(other, cst.If) else list(other.body.body)
-        return _always_raises(list(last.body.body)) and _always_raises(rest)
+        other_body = [other] if isinstance(other, cst.If) else list(other.body.body)
+        return always_raises(list(last.body.body)) and always_raises(other_body)
     return False
 
 

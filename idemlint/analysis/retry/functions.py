@@ -203,12 +203,11 @@ def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryConte
     }
     name = function.name.value
     method = isinstance(model.parents.get(model.parents.get(function)), cst.ClassDef)  # type: ignore[arg-type]
-    trampolines = _trampolines(model, function, method)
     for node in model.iter_nodes(function.body):
         if not isinstance(node, cst.Call):
             continue
         callee = _sibling_called(node, method)
-        trampoline = trampolines.get(callee or "")
+        trampoline = _trampoline(model, function, callee, method) if callee and callee != name else None
         if (
             callee != name
             and trampoline is None
@@ -245,19 +244,26 @@ def _sibling_called(call: cst.Call, method: bool) -> str | None:
     return func.value if isinstance(func, cst.Name) and not method else None
 
 
-def _trampolines(model: ModuleModel, function: cst.FunctionDef, method: bool) -> dict[str, cst.FunctionDef]:
-    """The other functions of `function`'s class (or module) that call it again with an attempt
-    counter of their own stepped (`remaining = remaining_retries - 1; ...; return
-    self._request(..., remaining_retries=remaining)`), by name."""
+def _trampoline(model: ModuleModel, function: cst.FunctionDef, callee: str, method: bool) -> cst.FunctionDef | None:
+    """The other function of `function`'s class (or module) named `callee`, if it calls `function`
+    again with an attempt counter of its own stepped (`remaining = remaining_retries - 1; ...;
+    return self._request(..., remaining_retries=remaining)`). Looked up by name in the block
+    and judged once per pair: a class of hundreds of methods costs no more than its calls."""
     owner = model.parents.get(function)
-    siblings = owner.body if isinstance(owner, cst.IndentedBlock) else getattr(owner, "body", ())
-    found: dict[str, cst.FunctionDef] = {}
-    for other in siblings:
-        if not isinstance(other, cst.FunctionDef) or other is function:
-            continue
+    siblings: dict[str, cst.FunctionDef] = model.memo.setdefault("siblings", {}).get(id(owner))
+    if siblings is None:
+        block = owner.body if isinstance(owner, cst.IndentedBlock) else getattr(owner, "body", ())
+        siblings = {s.name.value: s for s in block if isinstance(s, cst.FunctionDef)}
+        model.memo["siblings"][id(owner)] = siblings
+    other = siblings.get(callee)
+    if other is None or other is function:
+        return None
+    judged: dict[tuple[int, str], bool] = model.memo.setdefault("trampolines", {})
+    key = (id(other), function.name.value)
+    if key not in judged:
         params = (*other.params.params, *other.params.kwonly_params)
         counters = {p.name.value for p in params if is_attempt_counter(p.name.value)}
-        nodes = list(model.iter_nodes(other.body))
+        nodes = list(model.iter_nodes(other.body)) if counters else []
         stepped = {  # `remaining = remaining_retries - 1`
             target.target.value
             for n in nodes
@@ -265,16 +271,15 @@ def _trampolines(model: ModuleModel, function: cst.FunctionDef, method: bool) ->
             for target in n.targets
             if isinstance(target.target, cst.Name)
         }
-        if any(
+        judged[key] = any(
             isinstance(n, cst.Call)
             and _sibling_called(n, method) == function.name.value
             and any(
                 _steps(a.value, counters) or isinstance(a.value, cst.Name) and a.value.value in stepped for a in n.args
             )
             for n in nodes
-        ):
-            found[other.name.value] = other
-    return found
+        )
+    return other if judged[key] else None
 
 
 def counts_attempts(model: ModuleModel, function: cst.FunctionDef) -> bool:
