@@ -337,7 +337,7 @@ class EffectAnalysis:
             and isinstance(method.value, cst.Name)
             and method.value.value not in ("self", "cls")
             and method.attr.value in METHOD_ATTRIBUTES
-            and (not keyword_only or gives_the_address(call, method.value.value))
+            and (not keyword_only or gives_the_address(self.model, call, method.value.value))
         ):
             # `session.request(options.method, ...)`: the method rides in an object handed in
             attribute, method = method.attr.value, method.value

@@ -29,11 +29,12 @@ else:
 
 def literal_method(call: cst.Call) -> str | None:
     """POST, PUT, PATCH or DELETE from `request("POST", url)`; None for reads and unknowns."""
-    method = _any_literal_method(call)
+    method = any_literal_method(call)
     return method if method in WRITE_METHODS else None
 
 
-def _any_literal_method(call: cst.Call) -> str | None:
+def any_literal_method(call: cst.Call) -> str | None:
+    """The method a call names as a literal (`Request("GET", url)`, `method="post"`), upper-cased."""
     first = call.args[0].value if call.args and call.args[0].keyword is None else None
     method_arg = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "method"), first)
     value = string_value(method_arg) if method_arg is not None else None
@@ -399,7 +400,7 @@ def _reads(model: ModuleModel, call: cst.Call) -> bool:
         client = (
             receiver in HTTP_MODULES or CLIENT_NAME.search(last) is not None and not NOT_AN_HTTP_CLIENT.search(last)
         )
-        return client and (name == "get" or _any_literal_method(call) == "GET")
+        return client and (name == "get" or any_literal_method(call) == "GET")
     return names_a_lookup(name.lower().lstrip("_").split("_"))
 
 

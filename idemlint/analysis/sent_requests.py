@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import positional, string_value
-from idemlint.knowledge.http import ADDRESS_ATTRIBUTES, HTTP_REQUEST_TYPES, REQUEST_PARAMETER_NAMES
+from idemlint.analysis.model import positional
+from idemlint.analysis.request_parts import any_literal_method, names_an_address
+from idemlint.knowledge.http import HTTP_REQUEST_TYPES, REQUEST_PARAMETER_NAMES
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -38,7 +39,7 @@ def handed_request(model: ModuleModel, call: cst.Call) -> tuple[str, cst.Functio
     candidates = {name}
     if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
         made = bindings[0].value
-        if isinstance(made, cst.Call) and any(string_value(a.value) is not None for a in made.args):
+        if isinstance(made, cst.Call) and any_literal_method(made):
             return None  # `httpx.Request("GET", ...)`: a request of its own, whatever it reads
         candidates = model.names_read(made)  # `req = hooks.before_request(ctx, request)`
     elif bindings and not all(b.kind == "param" for b in bindings):
@@ -59,13 +60,13 @@ def handed_request(model: ModuleModel, call: cst.Call) -> tuple[str, cst.Functio
     return None
 
 
-def gives_the_address(call: cst.Call, holder: str) -> bool:
+def gives_the_address(model: ModuleModel, call: cst.Call, holder: str) -> bool:
     """The object that holds the method gives the address too (`url=options.url`): a request's
     options, not a payment's `method` handed to some `*_request()` call."""
     return any(
         isinstance(a.value, cst.Attribute)
         and isinstance(a.value.value, cst.Name)
         and a.value.value.value == holder
-        and a.value.attr.value in ADDRESS_ATTRIBUTES
+        and names_an_address(model, a.value)
         for a in call.args
     )

@@ -132,5 +132,3 @@ METHOD_ATTRIBUTES = frozenset({"method", "http_method", "verb", "request_method"
 STATUS_FIELDS = frozenset({"status", "status_code", "http_status", "statuscode", "code", "status_int", "response_code"})
 # answers that say another writer won (a version or precondition conflict), as written
 LOST_RACE_STATUSES = frozenset({"409", "412"})
-# ... and the attributes of it that give the address (`options.url`)
-ADDRESS_ATTRIBUTES = frozenset({"url", "uri", "path", "endpoint", "full_url"})
