@@ -193,6 +193,9 @@ _OPS = {"EQ": "eq", "In": "in", "Is": "is", "LT": "lt", "LTE": "lt", "GT": "gt",
 
 
 def _predicates(where: object) -> tuple[Predicate, ...]:
+    """The comparisons the WHERE makes on the statement's own rows: not those of a subquery
+    (`EXISTS (SELECT 1 FROM op2 WHERE op2.status = 'proposed')` tests other rows), nor a test
+    inside a value it computes (`x IS DISTINCT FROM CASE WHEN status IN (...) THEN 0 END`)."""
     from sqlglot import exp
 
     if not isinstance(where, exp.Expression):
@@ -200,7 +203,7 @@ def _predicates(where: object) -> tuple[Predicate, ...]:
     found = []
     for column in where.find_all(exp.Column):
         parent = column.parent
-        if column.name == "__hole__" or parent is None:
+        if column.name == "__hole__" or parent is None or _in_an_inner_scope(column, where):
             continue
         op = _OPS.get(type(parent).__name__, "other")
         other = parent.args.get("expression") if parent.args.get("this") is column else parent.args.get("this")
@@ -213,3 +216,15 @@ def _predicates(where: object) -> tuple[Predicate, ...]:
             value = "expr"
         found.append(Predicate(column.name.lower(), op, value))
     return tuple(found)
+
+
+def _in_an_inner_scope(column: object, where: object) -> bool:
+    """The column is read inside a subquery or a conditional value between it and the WHERE."""
+    from sqlglot import exp
+
+    node = getattr(column, "parent", None)
+    while node is not None and node is not where:
+        if isinstance(node, (exp.Select, exp.Subquery, exp.Exists, exp.Case, exp.If)):
+            return True
+        node = node.parent
+    return False

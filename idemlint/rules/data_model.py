@@ -63,7 +63,13 @@ class ReadDecideWrite(Rule):
         "...)` or a constructor; a function that sets the state of the instance it is given and saves it (`def "
         "mark_sending(n): n.status = 'sending'; n.save()`) writes that state on the caller's instance "
         "(`mark_sending(notification)`) as a model method does; a helper named for storing the instance it is given "
-        "(`update_payment(payment)`, `save_order(order)`) persists it as `save()` would. Writes that converge are left "
+        "(`update_payment(payment)`, `save_order(order)`) persists it as `save()` would. A record the object holds in "
+        "an attribute (`self.round` of a manager, `self.object` of a view, a related row) is read as a parameter is: "
+        "loaded by whoever first used it, tested here from memory; one the method loads into it (`self.order = "
+        "Order.objects.get(...)`) is judged by that read. A write that a row the database keeps unique is inserted "
+        "before, on its way from the test (`seat.enrolment = Enrolment.objects.create(learner=..., course=...)`, "
+        "`unique_together` covering the columns it names), is safe: a racing duplicate fails at the insert. Writes "
+        "that converge are left "
         "alone: racing runs that store the same values (a flag set, a field cleared, the value the test compared with, "
         "text marked from what was read such as `slug += '-deleted'`) and do nothing else (a call in a further test, "
         "`elif x.count_reviews() >= n:`, only decides), where what else they do is repeat-safe (a create-if-absent such "
@@ -139,6 +145,8 @@ def on_payment_succeeded(event):
     project_groups = frozenset({0})
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
+        from idemlint.analysis.db.absent_rows import unique_insert_first
+
         model, db = ctx.model, ctx.db
         found = races(model, db)
         seen: set[tuple[str | None, int]] = set()
@@ -148,6 +156,8 @@ def on_payment_succeeded(event):
                 continue  # no race, or every caller holds the row's lock around the test and the write
             if write.kind == "attribute" and race.read.table in ctx.project.versioned_models:
                 continue  # the ORM writes the instance only at the version it read: a stale flush fails
+            if unique_insert_first(model, race.test, write.node, ctx.project.unique_keys):
+                continue  # a row kept unique is inserted first: a racing duplicate fails there
             if write.kind in ("attribute", "setter"):
                 key = (write.instance, id(race.test))
                 if key in seen:
@@ -216,12 +226,14 @@ _RECORD_EVIDENCE = {
     "parameter": "read by a caller (an instance passed in)",
     "loop variable": "read before the loop",
     "helper result": "read by a helper",
+    "held": "read when first used (a record the object holds)",
 }
 _RECORD_ORIGINS = {
     "self": "the row this method runs on, as some caller loaded it",
     "parameter": "passed in, loaded by a caller",
     "loop variable": "from the loop, loaded before it",
     "helper result": "loaded by the helper that returned it",
+    "held": "held by this object, loaded by whoever first used it",
 }
 
 

@@ -14,10 +14,11 @@ if TYPE_CHECKING:
 
 def lower_confidence(ctx: FileContext, read: DbRead | None = None) -> str | None:
     """Lower than the rule's where harm is less likely: a management command or script (run by
-    hand, one at a time), or a parameter or loop variable (the caller may hold a lock)."""
+    hand, one at a time), or a parameter, loop variable or record the object holds (the caller
+    may hold a lock)."""
     if ctx.run_by_hand:
         return "low"
-    return "low" if read is not None and read.record in ("parameter", "loop variable") else None
+    return "low" if read is not None and read.record in ("parameter", "loop variable", "held") else None
 
 
 def sql_placeholder(ctx: FileContext, write: DbWrite) -> str:

@@ -28,6 +28,8 @@ from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.locks import row_locked_first
 from idemlint.analysis.db.records import SESSION, DbRead
 from idemlint.analysis.db.scopes import source_order, statements_after
+from idemlint.analysis.flow import runs_before
+from idemlint.analysis.model import string_value
 from idemlint.analysis.retry.exits import always_leaves
 from idemlint.analysis.unique_keys import kept_unique
 
@@ -178,8 +180,30 @@ def _inserts(model: ModuleModel, roots: list[cst.CSTNode]) -> Iterator[tuple[cst
                     yield node, built
 
 
+def unique_insert_first(
+    model: ModuleModel, test: cst.CSTNode, node: cst.CSTNode, unique_keys: Mapping[str, tuple[frozenset[str], ...]]
+) -> bool:
+    """Between the test that decides it and `node`, on every way there (or in the statement
+    that holds `node`: `query.check = Check.objects.create(...)`), the function inserts a row
+    the database keeps unique: a racing duplicate that passed the same test fails at its insert
+    (`IntegrityError`) before it reaches the write."""
+    scope = model.scope_of(node)
+    position = source_order(model, scope)
+    statement = model.statement_of(node)
+    low, high = position.get(test, -1), position.get(node, -1)
+    for insert, inserted in _inserts(model, [scope]):
+        keys = unique_keys.get(inserted or "")
+        first = model.is_inside(insert, statement) or (
+            low < position.get(insert, -1) < high and runs_before(model, insert, node)
+        )
+        if keys and first and kept_unique(keys, _inserted_columns(model, insert)):
+            return True
+    return False
+
+
 def _inserted_columns(model: ModuleModel, insert: cst.Call) -> list[str]:
-    """The columns the insert names: `create(a=..., b=...)`'s keywords, or those of the
+    """The columns the insert names: `create(a=..., b=...)`'s keywords (and the keys of a dict
+    it spreads, `create(**defaults)` of `defaults = {"name": ...}`), or those of the
     `Model(a=..., b=...)` it adds or saves."""
     built: cst.BaseExpression | None = insert
     method = insert.func.attr.value if isinstance(insert.func, cst.Attribute) else ""
@@ -191,7 +215,12 @@ def _inserted_columns(model: ModuleModel, insert: cst.Call) -> list[str]:
         built = model.sole_value(built)
     if not isinstance(built, cst.Call):
         return []
-    return [a.keyword.value for a in built.args if a.keyword is not None]
+    named = [a.keyword.value for a in built.args if a.keyword is not None]
+    for spread in (a.value for a in built.args if a.star == "**" and isinstance(a.value, cst.Name)):
+        held = model.sole_value(spread)
+        if isinstance(held, cst.Dict):
+            named += [key for e in held.elements if isinstance(e, cst.DictElement) and (key := string_value(e.key))]
+    return named
 
 
 def _constructed_model(model: ModuleModel, expr: cst.BaseExpression) -> str | None:

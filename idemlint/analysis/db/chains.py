@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS
+from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS, record_name
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.sql import Predicate
@@ -145,14 +145,16 @@ def locks(chain: list[cst.Call]) -> bool:
 
 
 def assigned_name(model: ModuleModel, call: cst.Call) -> str | None:
+    """What holds the read's result: a name (`order = ...`), or an attribute of `self` that the
+    object then holds (`self.order = Order.objects.get(pk=pk)`)."""
     node: cst.CSTNode = call
     parent = model.parents.get(node)
     while isinstance(parent, (cst.Await, cst.Subscript, cst.SubscriptElement, cst.Index)):
         node, parent = parent, model.parents.get(parent)
-    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
-        return parent.targets[0].target.value
-    if isinstance(parent, cst.AnnAssign) and isinstance(parent.target, cst.Name):
-        return parent.target.value
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        return record_name(parent.targets[0].target)
+    if isinstance(parent, cst.AnnAssign):
+        return record_name(parent.target)
     if isinstance(parent, cst.NamedExpr) and isinstance(parent.target, cst.Name):
         return parent.target.value
     return None

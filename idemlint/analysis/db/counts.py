@@ -50,8 +50,10 @@ def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: 
         return conditions
     if conditions and _keeps_extreme(model, write, conditions) and not effect_after(model, write):
         return None  # `filter(pk=i, created__gt=v).update(created=v)` and nothing else: keeps the min
-    if conditions and _sets_flags(model, db, write, conditions) and not effect_after(model, write):
-        return None  # `filter(is_active=False).update(is_active=True)` and nothing else: set twice, set once
+    if conditions and _sets_flags(model, db, write, conditions) and not effect_after(model, write, for_its_rows=True):
+        return (
+            None  # `filter(is_active=False).update(is_active=True)`, nothing after for those rows: set twice, set once
+        )
     if conditions and _shifts_a_range(write, conditions):
         return None  # `filter(group=g, position__gt=p).update(position=F("position") - 1)`: a reorder
     if conditions and not _moves_what_it_matches(write, conditions) and not _sets_unseen(write):
@@ -102,20 +104,38 @@ def _sets_unseen(write: DbWrite) -> bool:
 
 
 def _sets_flags(model: ModuleModel, db: DbAnalysis, write: DbWrite, conditions: list[Predicate]) -> bool:
-    """Every condition is on a flag (not a state column) the update sets to `True`, `False` or
-    `None`, over rows not named by their own key, and every value set is absolute: a second
-    run finds nothing to do and leaves what the first left, so its zero rows say nothing
-    unless something after the update acts on them."""
+    """Every condition is on a flag or an emptiness (not a state column) that the update sets
+    once and for all: a flag to `True`, `False` or `None`, a column found empty
+    (`removed_at__isnull=True`, `WHERE delay IS NOT NULL`) to a fixed value or the clock; over
+    rows not named by their own key, and every value set is the same on every run (SQL computed
+    from the rows themselves counts). A second run finds nothing to do and leaves what the first
+    left: a sweep, whose zero rows say nothing unless something after it acts for those rows."""
     if any(p.op == "eq" and p.column.split(".")[-1] in OWN_KEYS for p in write.where):
         return False  # `filter(pk=i, locked=False).update(locked=True)`: one named row claimed, a lock
     if not all(absolute_value(model, value) for value in write.values.values()):
         return False  # `balance=F("balance") + 100` alongside: a second run adds again
-    return all(
-        not db.is_state_column(p.column)
-        and type(value := write.values.get(p.column)) is cst.Name
-        and value.value in ("True", "False", "None")
-        for p in conditions
-    )
+    if write.kind == "sql" and any(
+        k == "param" or k == "expr" and _SQL_PLACEHOLDER.search(t) for k, t in write.sets.values()
+    ):
+        return False  # `SET holder = %s`: what the caller brings, a claim
+    return all(not db.is_state_column(p.column) and _set_once(model, write, p) for p in conditions)
+
+
+_SQL_PLACEHOLDER = re.compile(r"\?|(?<!:):\w")
+
+
+def _set_once(model: ModuleModel, write: DbWrite, condition: Predicate) -> bool:
+    """The update sets the condition's column so that the condition no longer holds, to a value
+    the same on every run: a flag to `True`/`False`/`None`; a column tested for emptiness to any
+    fixed value (`removed_at=now`, `NULL`)."""
+    value = write.values.get(condition.column)
+    if value is not None:
+        flag = type(value) is cst.Name and value.value in ("True", "False", "None")
+        return flag or condition.op == "is" and absolute_value(model, value)
+    kind, text = write.sets.get(condition.column, ("", ""))
+    if kind in ("bool", "null"):
+        return True
+    return condition.op == "is" and (kind in FIXED_VALUE_KINDS or _SQL_CLOCK.match(text) is not None)
 
 
 def _shifts_a_range(write: DbWrite, conditions: list[Predicate]) -> bool:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import chain_calls
-from idemlint.analysis.db.records import IDENTITY, DbRead, DbWrite
+from idemlint.analysis.db.records import IDENTITY, DbRead, DbWrite, record_name
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import origin_nodes, runs_before
 from idemlint.analysis.model import ModuleModel, local_callee, positional_parameters, string_value
@@ -34,7 +34,7 @@ def decisions(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Iterator[tu
     for test in deciding_tests(model, write.node):
         origins = set(origin_nodes(model, test))
         for read in scope_reads:
-            if read.call in origins or read.record and any(_field_of(model, n, read.instance) for n in origins):
+            if read.call in origins or _tests_a_field(model, read, test, origins):
                 yield read, test
             elif read.instance == "self" and any(
                 type(n) is cst.Call and _columns_a_query_returns(model, n) for n in origins
@@ -42,6 +42,15 @@ def decisions(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Iterator[tu
                 yield read, test
             elif any(id(n) in written_from and _computes_from(n, read.instance) for n in origins):
                 yield read, test  # `new = next_status(order); if new is None: return; order.status = new`
+
+
+def _tests_a_field(model: ModuleModel, read: DbRead, test: cst.BaseExpression, origins: set[cst.CSTNode]) -> bool:
+    """The test reads a field of the read's record: one the function did not load (`order.status`
+    of a parameter, `self.round.status`), or one it loaded into an attribute of `self` before the
+    test (`self.order = Order.objects.get(...)`, then `if self.order.status ...`)."""
+    if not (read.record or read.instance and read.instance.startswith("self.") and runs_before(model, read.call, test)):
+        return False
+    return any(_field_of(model, n, read.instance) for n in origins)
 
 
 def _computes_from(call: cst.CSTNode, instance: str | None) -> bool:
@@ -55,7 +64,7 @@ def _computes_from(call: cst.CSTNode, instance: str | None) -> bool:
 
 def _field_of(model: ModuleModel, node: cst.CSTNode, instance: str | None) -> bool:
     """`order.status` (not `order.save()`, not `order._state`) for the named instance."""
-    if type(node) is not cst.Attribute or type(node.value) is not cst.Name or node.value.value != instance:
+    if type(node) is not cst.Attribute or instance is None or record_name(node.value) != instance:
         return False
     parent = model.parents.get(node)
     return not (type(parent) is cst.Call and parent.func is node) and not node.attr.value.startswith("_")
@@ -108,7 +117,7 @@ def decided_columns(model: ModuleModel, test: cst.BaseExpression, read: DbRead) 
         if b.value is not None and (b.value is read.call or model.is_inside(read.call, b.value))
     }
     for node in (test, *model.iter_nodes(test)):
-        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == read.instance:
+        if type(node) is cst.Attribute and read.instance is not None and record_name(node.value) == read.instance:
             parent = model.parents.get(node)
             if type(parent) is cst.Call and parent.func is node:
                 # `if profile.send_report():` decides on what a method did, not on a column;
@@ -281,9 +290,19 @@ def loaded_read(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> DbRead | 
 
 
 def latest_binding_is(model: ModuleModel, write: DbWrite, read: DbRead) -> bool:
+    if read.record == "held":
+        return True  # a record the object holds: the method never sets it (`instances._held_anchor`)
     scope = model.scope_of(write.node)
     position = source_order(model, scope)
     at = position.get(write.node, 0)
+    if write.instance and write.instance.startswith("self."):  # `self.order = Order.objects.get(...)`
+        assigned = [
+            (position.get(statement, -1), value)
+            for target, value, statement in model.attribute_assigns
+            if record_name(target) == write.instance and model.scope_of(statement) is scope
+        ]
+        before = [a for a in assigned if a[0] < at]
+        return bool(before) and model.is_inside(read.call, max(before, key=lambda a: a[0])[1])
     latest = None
     for binding in model.bindings_of(scope, write.instance or ""):
         where = position.get(binding.statement, -1)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import chain_calls, django_predicates, kwarg_predicates, locks, python_value_kind
-from idemlint.analysis.db.records import DbRead, DbWrite
+from idemlint.analysis.db.records import DbRead, DbWrite, record_name
 from idemlint.analysis.db.scopes import persist_calls, source_order
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, keyword, local_callee
@@ -98,15 +98,16 @@ def setter_write(
 
 def record_reads(model: ModuleModel, reads: list[DbRead], writes: list[DbWrite]) -> list[DbRead]:
     """Instances a function changes and saves without loading them: `self` in a model
-    method, a parameter (a webhook's payment), a loop variable, a helper's result. Their
-    fields were read by someone else, earlier and without a lock: a decision on them is
-    a read-decide-write as much as one on a fresh `get()`."""
+    method, a parameter (a webhook's payment), a loop variable, a helper's result, a record
+    the object holds (`self.round`). Their fields were read by someone else, earlier and
+    without a lock: a decision on them is a read-decide-write as much as one on a fresh `get()`."""
     found: list[DbRead] = []
     loaded = {(model.scope_of(r.call), r.instance) for r in reads if r.instance}
     wanted: dict[tuple[cst.CSTNode, str], None] = {}
     for target, _value, _statement in model.attribute_assigns:
-        if isinstance(target.value, cst.Name):
-            wanted[(model.scope_of(target), target.value.value)] = None
+        name = record_name(target.value)
+        if name is not None:
+            wanted[(model.scope_of(target), name)] = None
     for write in writes:
         if write.kind == "setter" and write.instance:
             wanted[(model.scope_of(write.node), write.instance)] = None
@@ -233,9 +234,9 @@ def attribute_writes(model: ModuleModel, reads: list[DbRead], writes: list[DbWri
     loaded = {(model.scope_of(r.call), r.instance): r for r in reads if r.instance}
     setters = {(model.scope_of(w.node), w.instance) for w in writes if w.kind == "setter"}
     for target, value, statement in model.attribute_assigns:
-        if not isinstance(target.value, cst.Name):
+        instance = record_name(target.value)
+        if instance is None:
             continue
-        instance = target.value.value
         scope = model.scope_of(target)
         read = loaded.get((scope, instance))
         if not _persisted_after(model, scope, instance, statement) and (scope, instance) not in setters:
@@ -264,8 +265,7 @@ def _cloned_before(model: ModuleModel, scope: cst.CSTNode, instance: str, statem
     position = source_order(model, scope)
     start = position.get(statement, 0)
     return any(
-        isinstance(target.value, cst.Name)
-        and target.value.value == instance
+        record_name(target.value) == instance
         and target.attr.value in ("pk", "id")
         and isinstance(value, cst.Name)
         and value.value == "None"
@@ -348,6 +348,8 @@ _NAMES_A_CLASS = re.compile(r"^(__class__|(\w+_)?(class|cls|klass|model|factory)
 def _record_anchor(model: ModuleModel, scope: cst.FunctionDef, name: str) -> tuple[cst.CSTNode, str] | None:
     """Where `name` gets its value in `scope`, when that makes it a stored row this function
     did not load: (node, what kind of record) or None."""
+    if name.startswith("self."):
+        return _held_anchor(model, scope, name)
     bindings = model.bindings_of(scope, name)
     if not bindings:
         return None
@@ -385,6 +387,29 @@ def _record_anchor(model: ModuleModel, scope: cst.FunctionDef, name: str) -> tup
             return None
         return call, "helper result"
     return None
+
+
+def _held_anchor(model: ModuleModel, scope: cst.FunctionDef, name: str) -> tuple[cst.CSTNode, str] | None:
+    """`self.round` in a method that does not set it: a record the object holds, loaded by
+    whoever first used it (`__init__`, a view's cached property, a foreign key's first access).
+    Anchored, as `self` is, at the method's `self`; not in a module that stores nothing."""
+    params = scope.params.params
+    if not params or params[0].name.value != "self" or model.enclosing_class(scope) is None:
+        return None
+    if any(_decorator_name(d) in ("classmethod", "staticmethod") for d in scope.decorators):
+        return None
+    if not uses_database(model):
+        return None  # a game's player, a worker's job: nothing a database stores
+    for node in model.iter_nodes(scope.body):
+        targets: list[cst.BaseExpression] = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            targets = [node.target]
+        targets += [e.value for t in targets if isinstance(t, (cst.Tuple, cst.List)) for e in t.elements]
+        if any(type(t) is cst.Attribute and record_name(t) == name for t in targets):
+            return None  # `self.round = ...` here: a read this function makes (judged as one), or not known
+    return params[0], "held"
 
 
 def _decorator_name(decorator: cst.Decorator) -> str:

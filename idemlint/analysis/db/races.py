@@ -17,7 +17,7 @@ from idemlint.analysis.db.decisions import (
     same_record,
 )
 from idemlint.analysis.db.locks import is_locked, locked_together, row_locked_first
-from idemlint.analysis.db.records import FIXED_VALUE_KINDS, VERSION_COLUMNS, DbRead, DbWrite
+from idemlint.analysis.db.records import FIXED_VALUE_KINDS, VERSION_COLUMNS, DbRead, DbWrite, record_name
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.db.side_effects import side_effect_in
 from idemlint.analysis.flow import line_of, origin_nodes, runs_before
@@ -112,8 +112,7 @@ def _set_before(model: ModuleModel, read: DbRead, test: cst.BaseExpression, colu
     assigned = {
         target.attr.value.lower()
         for target, value, statement in model.attribute_assigns
-        if type(target.value) is cst.Name
-        and target.value.value == read.instance
+        if record_name(target.value) == read.instance
         and not isinstance(statement, cst.AugAssign)
         and read.instance not in model.names_read(value)
         and model.scope_of(statement) is scope

@@ -7,12 +7,15 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from idemlint._lazy import LazyModule
 from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
 
 if TYPE_CHECKING:
     import libcst as cst
 
     from idemlint.analysis.sql import Predicate
+else:
+    cst = LazyModule("libcst", globals(), "cst")
 
 EXECUTE_METHODS = {"execute", "executemany", "exec_driver_sql", "executescript"}
 ASYNCPG_FETCH = {"fetch", "fetchrow", "fetchval"}
@@ -85,7 +88,7 @@ class DbRead:
     columns: tuple[str, ...] = ()  # columns known to be read (SELECT list, filter kwargs)
     instance: str | None = None  # the variable holding a loaded ORM instance
     filters: tuple[Predicate, ...] = ()  # the ORM filter that chose the row(s), when known
-    record: str = ""  # for records: "self", "parameter", "loop variable" or "helper result"
+    record: str = ""  # for records: "self", "parameter", "loop variable", "helper result" or "held"
 
 
 @dataclass
@@ -108,8 +111,6 @@ class DbWrite:
     def described(self) -> str:
         """How a message names the write: `order.status = ... (saved later)`, `order.ship(...)`,
         `mark_sending(notification, ...)` (a helper given the instance), `the UPDATE of orders`."""
-        import libcst as cst
-
         if self.kind == "attribute":
             return f"{self.instance}.{next(iter(self.sets), '?')} = ... (saved later)"
         if self.kind in ("setter", "service") and self.call is not None:
@@ -123,6 +124,16 @@ class DbWrite:
             return f"{receiver}.{func.attr.value}({'...' if receiver == self.instance else given})"
         table = f" of {self.table}" if self.table else ""
         return f"the {_DESCRIBED.get(self.kind, self.kind)}{table}"
+
+
+def record_name(node: cst.CSTNode) -> str | None:
+    """How code names a record it writes or tests: a name (`order`), or an attribute of `self`
+    (`self.round`: a record the object holds, loaded by whoever first used it)."""
+    if type(node) is cst.Name:
+        return node.value
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
+        return f"self.{node.attr.value}"
+    return None
 
 
 _DESCRIBED = {"sql": "UPDATE", DJANGO: "QuerySet.update()", SQLALCHEMY: "update()", "attribute": "assignment"}

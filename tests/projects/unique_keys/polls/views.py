@@ -27,3 +27,33 @@ def vote_by_inline_query(request, choice):
     if Vote.objects.filter(Q(user=request.user), choice=choice).exists():
         return None
     return Vote.objects.create(user=request.user, choice=choice)  # expect: IDM101 "inserts the vote row" an inline Q is read
+
+
+# A record decided on, then linked to a row the database keeps unique: a racing duplicate that
+# passed the same test fails at its insert, before it writes.
+def link_enrolment(request, seat):
+    defaults = {"learner": request.user, "course": seat.course}
+    if not seat.enrolment:
+        seat.enrolment = Enrolment.objects.create(**defaults)  # ok: IDM101 the insert is kept unique: a duplicate fails there
+        seat.save()
+
+
+def link_vote(request, seat):
+    if not seat.vote:
+        seat.vote = Vote.objects.create(user=request.user, choice=seat.choice)  # expect: IDM101 "seat.vote = ... (saved later) is decided by seat.vote"
+        seat.save()
+
+
+def link_enrolment_by_learner_only(request, seat):
+    if not seat.enrolment:
+        seat.enrolment = Enrolment.objects.create(learner=request.user)  # expect: IDM101 the course is not given: the key is not kept
+        seat.save()
+
+
+def enrol_then_mark(request, seat):
+    if seat.state != "open":
+        return None
+    Enrolment.objects.create(learner=request.user, course=seat.course)
+    seat.state = "taken"  # ok: IDM101 the unique insert before it stops a racing duplicate
+    seat.save()
+    return seat
