@@ -18,7 +18,9 @@ followed to the end). A row
 is made where every binding of its name makes one: `Model.objects.create(...)`,
 `serializer.save()` in a function that creates, from a serializer given no instance (elsewhere
 it may hold one), a helper of the same file that returns a row it made (`item =
-self._create_item(row)`); not `Model(...)` then `save()`, whose key may name a row that exists,
+self._create_item(row)`), a model built with keywords that name no key and saved in the function
+(`message = Message(subject=...); message.save()`); not `Model(pk=...)` or `Model(a, b)` then
+`save()`, whose key may name a row that exists,
 nor a name bound any other way too (a parameter, `first()` then `create()`), except to the same
 row read again by its key (`export = Export.objects.get(id=export.id)`). A name bound only to a
 made row's key (`key = str(run.uuid)`) hands that key. A parameter the
@@ -32,11 +34,12 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from idemlint.analysis.chosen_rows import called_name, own_nodes
 from idemlint.analysis.handed_calls import ON_THE_CLASS, RECEIVER, Arguments, bound_only_by, handed, record
 from idemlint.analysis.names_used import defined_names, names_used, names_used_otherwise
+from idemlint.analysis.unique_keys import kept_unique
 from idemlint.knowledge.orms import MAKES_A_ROW, ONE_ROW_LOOKUPS, RUNS_A_FUNCTION_LATER
 from idemlint.knowledge.roles import (
     ENTRY_DECORATORS,
@@ -89,8 +92,8 @@ def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
         stored = {n.id for n in own_nodes(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         kept = {p for p in params if p not in stored}  # `upload = upload.duplicate_of`: no longer what was handed
         signatures.append((function.name, params, tuple(sorted(set(params) - kept))))
-        made = _rows_made(function, makers) - set(params)
-        made_keys = _keys_held(function, made, set(params))
+        made = {name: how for name, how in _rows_made(function, makers).items() if name not in params}
+        made_keys = _keys_held(function, set(made), set(params))
         loaded = _rows_loaded(function, kept)
         arguments = Arguments(function)
         for call in _calls(function):
@@ -131,14 +134,16 @@ def _called_from_outside(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bo
 
 
 def _origin(
-    function: str, handed_record: tuple[str, str], made: set[str], kept: set[str], loaded: dict[str, str]
+    function: str, handed_record: tuple[str, str], made: dict[str, str], kept: set[str], loaded: dict[str, str]
 ) -> str | None:
     """Where a handed value comes from: "" for a row made here (or its key), "=token" for a
-    made row's key column of another name, "f:p" for what the function's parameter holds (a
-    row loaded by it: "f:p@token" where looked up by that column), None for anything else."""
+    made row's key column of another name, either after "~Model:a,b" for a row built of those
+    keywords and saved (new unless they name a key of the model: judged with the project's
+    keys), "f:p" for what the function's parameter holds (a row loaded by it: "f:p@token" where
+    looked up by that column), None for anything else."""
     record, attribute = handed_record
     if record in made:
-        return f"={attribute}" if attribute else ""
+        return made[record] + (f"={attribute}" if attribute else "")
     if attribute:
         return None
     if record in kept:
@@ -146,11 +151,15 @@ def _origin(
     return loaded.get(record)
 
 
-def join_fresh_facts(files: Iterable[FreshFacts]) -> frozenset[str]:
+def join_fresh_facts(
+    files: Iterable[FreshFacts], unique_keys: Mapping[str, tuple[frozenset[str], ...]]
+) -> frozenset[str]:
     """The parameters (`function:parameter`) the project fills only with a row the caller just
     made (or its key), or with a parameter itself so filled; `function:parameter=token` where
     what fills it is such a row's key column of that name. A name several functions define is
-    judged by every call of it, against each definition's parameters."""
+    judged by every call of it, against each definition's parameters. A row built of keywords
+    and saved is new where the project defines its model and no unique key of it is among them
+    (`Feed(url=url)` with `url` its primary key may be a stored row, saved again)."""
     calls: dict[str, list[tuple[tuple[str, str], ...]]] = {}
     used: set[str] = set()
     signatures: dict[str, list[tuple[str, ...]]] = {}
@@ -187,7 +196,7 @@ def join_fresh_facts(files: Iterable[FreshFacts]) -> frozenset[str]:
         more: dict[str, str] = {}
         for key, origins in wanted.items():
             if key not in resolved:
-                values = {_resolved(origin, resolved) for origin in origins}
+                values = {_resolved(origin, resolved, unique_keys) for origin in origins}
                 held = values.pop() if len(values) == 1 else None
                 if held is not None:
                     more[key] = held
@@ -196,9 +205,18 @@ def join_fresh_facts(files: Iterable[FreshFacts]) -> frozenset[str]:
         resolved.update(more)
 
 
-def _resolved(origin: str, resolved: dict[str, str]) -> str | None:
+def _resolved(
+    origin: str, resolved: dict[str, str], unique_keys: Mapping[str, tuple[frozenset[str], ...]]
+) -> str | None:
     """What a value of this origin holds: a fresh row or its key (""), a fresh row's key column
     of another name ("token"), or not known (None)."""
+    if origin.startswith("~"):
+        built, _, column = origin[1:].partition("=")
+        model, _, keywords = built.partition(":")
+        keys = unique_keys.get(model.lower())
+        if keys is None or kept_unique(keys, keywords.split(",") if keywords else ()):
+            return None  # a model the project does not define, or built by a key: perhaps a stored row
+        return column
     if origin == "" or origin.startswith("="):
         return origin[1:]
     source, _, column = origin.partition("@")
@@ -232,7 +250,7 @@ def _returns_a_new_row(function: ast.FunctionDef | ast.AsyncFunctionDef, makers:
     """Every `return` of the function gives a row it has just made (`return
     Item.objects.create(...)`): a helper of the file that makes rows."""
     returns = [n for n in own_nodes(function) if isinstance(n, ast.Return)]
-    made = _rows_made(function, makers)
+    made = {name for name, how in _rows_made(function, makers).items() if not how}  # surely new
     return bool(returns) and all(
         r.value is not None
         and (_makes_a_row(r.value, False, makers) or isinstance(r.value, ast.Name) and r.value.id in made)
@@ -240,12 +258,13 @@ def _returns_a_new_row(function: ast.FunctionDef | ast.AsyncFunctionDef, makers:
     )
 
 
-def _rows_made(function: ast.FunctionDef | ast.AsyncFunctionDef, makers: frozenset[str] | set[str]) -> set[str]:
+def _rows_made(function: ast.FunctionDef | ast.AsyncFunctionDef, makers: frozenset[str] | set[str]) -> dict[str, str]:
     """Names every binding of which in the function makes a row: `Model.objects.create(...)`,
     `serializer.save(...)` in a function that creates (also run through a wrapper:
     `sync_to_async(serializer.save)(...)`), or a call of a helper of the file that returns a
-    row it made (`item = self._create_item(...)`). Not `Model(...)` then `save()`: its key may
-    name a row that exists."""
+    row it made (`item = self._create_item(...)`); or a model built with keywords that name no
+    key (`Model(subject=...)`) and saved in the function. Not `Model(pk=...)` or `Model(a, b)`
+    then `save()`: its key may name a row that exists."""
     creates = "create" in function.name.lower().split("_")
     holding = frozenset(
         node.targets[0].id
@@ -278,7 +297,32 @@ def _rows_made(function: ast.FunctionDef | ast.AsyncFunctionDef, makers: frozens
             and bool(made_of.get(name, set()) & {_model_of(value), ""})  # that model, or a helper's row
         )
 
-    return set(bound_only_by(function, lambda value: _makes_a_row(value, creates, makers, holding) or None, read_again))
+    made = dict.fromkeys(
+        bound_only_by(function, lambda value: _makes_a_row(value, creates, makers, holding) or None, read_again), ""
+    )
+    saved = {
+        node.func.value.id
+        for node in own_nodes(function)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("save", "asave")
+        and isinstance(node.func.value, ast.Name)
+    }
+    built = bound_only_by(function, _built_without_a_key)
+    return {**{name: how for name, how in built.items() if name in saved}, **made}
+
+
+def _built_without_a_key(value: ast.expr) -> str | None:
+    """`Message(subject=..., status=DRAFT)`: a model built with keywords only, none of them `pk`
+    or `id`, as "~Message:status,subject"; saved, it is a new row unless the keywords name
+    another key of the model (a positional argument may name one: not judged)."""
+    if not isinstance(value, ast.Call) or value.args or not isinstance(value.func, (ast.Name, ast.Attribute)):
+        return None
+    model = value.func.id if isinstance(value.func, ast.Name) else value.func.attr
+    keywords = [k.arg for k in value.keywords]
+    if not model[:1].isupper() or any(k is None or k in ("pk", "id") for k in keywords):
+        return None
+    return f"~{model}:{','.join(sorted(k for k in keywords if k))}"
 
 
 def _model_of(value: ast.expr) -> str:

@@ -123,6 +123,7 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
             guarded[name] = guarded.get(name, is_guarded) and is_guarded
         if facts.summaries is not None:
             modules.append(facts.summaries)
+    keys = join_unique_keys(unique_keys)
     index = ProjectIndex(
         frozenset(n for n, g in guarded.items() if g),
         frozenset(n for n, g in guarded.items() if not g),
@@ -135,8 +136,8 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         final_states=join_evidence(f.state_tests for f in files),
         decided_by_callers=join_call_facts(f.calls for f in files),
         locked_by_callers=join_call_facts((f.calls for f in files), locked=True),
-        fresh_from_callers=join_fresh_facts(f.fresh for f in files),
-        unique_keys=join_unique_keys(unique_keys),
+        fresh_from_callers=join_fresh_facts((f.fresh for f in files), keys),
+        unique_keys=keys,
         versioned_models=versioned_models(f.versioned for f in files),
         manager_filters=join_manager_filters((f.managers[0] for f in files), (f.managers[1] for f in files)),
         module_aliases=aliases,

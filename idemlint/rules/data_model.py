@@ -17,6 +17,7 @@ from idemlint.analysis.db import (
     is_locked,
     loaded_read,
     lock_won_before,
+    made_by_every_caller,
     moves_its_flag,
     races,
     state_checked_under_a_lock,
@@ -158,6 +159,10 @@ def on_payment_succeeded(event):
                 continue  # the ORM writes the instance only at the version it read: a stale flush fails
             if unique_insert_first(model, race.test, write.node, ctx.project.unique_keys):
                 continue  # a row kept unique is inserted first: a racing duplicate fails there
+            if race.read.record and made_by_every_caller(
+                model, race.read, write.node, ctx.project, ctx.retry.reruns_the_function(write.node)
+            ):
+                continue  # every caller hands over a row it just made: no other run has it
             if write.kind in ("attribute", "setter"):
                 key = (write.instance, id(race.test))
                 if key in seen:

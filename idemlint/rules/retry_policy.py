@@ -198,7 +198,9 @@ class RetryWithoutJitter(PolicyRule):
         "for `def __init__(self, ..., backoff_jitter=0)`), Celery `self.retry(countdown=...)` computed without "
         "randomness, or a `self.retry()` that passes no `countdown=` after a failure (it waits the task's fixed "
         "`default_retry_delay`, 180 s unless set: `retry_backoff` shapes only `autoretry_for`'s retries), "
-        "`default_retry_delay` with no backoff, `retry_jitter=False`, a Huey task's nonzero `retry_delay` (Huey adds no random part), and failed work put back on its queue "
+        "`default_retry_delay` with no backoff, an `autoretry_for` task without `retry_backoff` (its retries wait the fixed "
+        "`countdown` of `retry_kwargs`, else the `default_retry_delay`; not where the task also retries by hand, nor "
+        "with a `base=` class from another module), `retry_jitter=False`, a Huey task's nonzero `retry_delay` (Huey adds no random part), and failed work put back on its queue "
         "after a wait built only from its settings (a runner that counts the attempt, `task.retries -= 1`, sets "
         "`task.eta = now + timedelta(seconds=task.retry_delay)` and queues the task again). A hand-written retry loop "
         "or recursive retry that goes round again at once, with no wait at all, after a network failure (`except "
@@ -306,6 +308,13 @@ def fetch_statement(url):
             "on line $context"
         ),
         ("fixed-wait", CELERY): "the Celery task retries after a fixed default_retry_delay with no backoff or jitter",
+        ("fixed-countdown", CELERY): (
+            "the Celery task's autoretry_for retries wait the fixed countdown of retry_kwargs, with no backoff or jitter"
+        ),
+        ("default-wait", CELERY): (
+            "the Celery task's autoretry_for retries wait its fixed default_retry_delay (180 s unless set), with no "
+            "backoff or jitter: retry_backoff is not set"
+        ),
         ("fixed-wait", CELERY_CALL): "{owner}.retry() waits a countdown with no random component",
         ("fixed-wait", HUEY): "the Huey task waits its retry_delay between attempts with no random component",
         ("default-wait", CELERY_CALL): (

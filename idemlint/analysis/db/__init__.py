@@ -18,7 +18,12 @@ WHERE/filter constrains, and whether its row count is read. A *read* is a SELECT
 - `races`: IDM101's read-decide-write races
 """
 
-from idemlint.analysis.db.callers import decided_by_its_callers, first_or_framework_move, held_by_callers
+from idemlint.analysis.db.callers import (
+    decided_by_its_callers,
+    first_or_framework_move,
+    held_by_callers,
+    made_by_every_caller,
+)
 from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.classify import DbAnalysis
 from idemlint.analysis.db.counts import count_conditions
@@ -72,6 +77,7 @@ __all__ = [
     "decided_by_its_callers",
     "first_or_framework_move",
     "held_by_callers",
+    "made_by_every_caller",
     "lock_won_before",
     "locked_together",
     "moves_its_flag",

@@ -45,10 +45,17 @@ def decided_by_its_callers(
     receiver), frappe's `on_submit`."""
     return (
         held_by_callers(model, read.record, node, project.decided_by_callers)
-        or not retried
-        and _handed_fresh(model, read, node, project.fresh_from_callers)
+        or made_by_every_caller(model, read, node, project, retried)
         or first_or_framework_move(model, read.record, node)
     )
+
+
+def made_by_every_caller(
+    model: ModuleModel, read: DbRead, node: cst.CSTNode, project: ProjectIndex, retried: bool
+) -> bool:
+    """Every caller hands over a row it just made (`analysis/fresh_records.py`), and nothing
+    retries the write: only this run has the row, so no other run's test or write comes between."""
+    return not retried and _handed_fresh(model, read, node, project.fresh_from_callers)
 
 
 def _handed_fresh(model: ModuleModel, read: DbRead, node: cst.CSTNode, parameters: frozenset[str]) -> bool:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import ModuleModel, keyword
+from idemlint.analysis.model import ModuleModel, keyword, string_value
 from idemlint.analysis.policy.common import handler_catches_all, is_catch_all, is_false, is_none, is_task_retry, is_zero
 from idemlint.analysis.policy.delays import has_random
 from idemlint.analysis.policy.lost_races import waits_for_another_writer
@@ -46,6 +46,9 @@ def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> No
     keywords = {name: _Setting(found) for name, found in task_keywords(model, context.config).items()}
     _read_settings(model, keywords, label, policy)
     assert isinstance(context.node, cst.FunctionDef)
+    if "autoretry_for" in keywords and _task_class_known(model, context.config):
+        retries_by_hand = any(is_task_retry(n, model) for n in model.iter_nodes(context.node.body))
+        _read_autoretry_wait(model, keywords, label, policy, retries_by_hand)
     for node in model.iter_nodes(context.node.body):
         if is_task_retry(node, model):
             if not _retries_a_failure(model, node, context.node):
@@ -105,6 +108,13 @@ def _waits_the_default_delay(
     retries = keyword(call, "max_retries") or keywords.get("max_retries")
     if retries is not None and is_zero(retries.value):
         return False
+    return _task_class_known(model, decorator)
+
+
+def _task_class_known(model: ModuleModel, decorator: cst.Call | None) -> bool:
+    """The task's class is Celery's own Task or one this module defines on it, with no `retry()`
+    of its own: what it sets (a delay, `retry_backoff`) is read here. Not where the app is made
+    with a Task class of its own, nor a `base=` class from another module."""
     if _sets_its_task_class(model):
         return False  # `Celery("shop", task_cls=JitteredTask)`: every task's retry() is that class's
     base = inherited_base(decorator)
@@ -159,6 +169,33 @@ def _read_settings(model: ModuleModel, keywords: dict[str, _Setting], label: str
     delay = keywords.get("default_retry_delay")
     if delay is not None and "retry_backoff" not in keywords:
         policy.no_jitter.append(Verdict("fixed-wait", CELERY, delay.node, label))
+
+
+def _read_autoretry_wait(
+    model: ModuleModel, keywords: dict[str, _Setting], label: str, policy: Policy, retries_by_hand: bool
+) -> None:
+    """How `autoretry_for`'s retries wait. With `retry_backoff` on, Celery computes each countdown
+    (jittered unless `retry_jitter=False`, reported apart); without it, every retry waits the
+    `countdown` of `retry_kwargs` (`retry_kwargs={"countdown": 5}`), else the task's
+    `default_retry_delay` (180 s unless set; a set one is reported apart): the same on every
+    attempt, with no random part. A task that also calls `self.retry()` catches what it retries
+    itself, with its own countdowns (judged there): its default delay is not reported."""
+    backoff = keywords.get("retry_backoff")
+    if backoff is not None and not is_false(backoff.value) and not is_zero(backoff.value):
+        return
+    options = keywords.get("retry_kwargs")
+    given: dict[str | None, cst.BaseExpression] = {}
+    if options is not None:
+        value = options.value
+        if not isinstance(value, cst.Dict) or not all(isinstance(e, cst.DictElement) for e in value.elements):
+            return  # built elsewhere, or `{**defaults, ...}`: its countdown is not known
+        given = {string_value(e.key): e.value for e in value.elements if isinstance(e, cst.DictElement)}
+    countdown = given.get("countdown")
+    if countdown is not None and not is_none(countdown):
+        if not has_random(model, countdown):
+            policy.no_jitter.append(Verdict("fixed-countdown", CELERY, countdown, label))
+    elif "default_retry_delay" not in keywords and "eta" not in given and not retries_by_hand:
+        policy.no_jitter.append(Verdict("default-wait", CELERY, keywords["autoretry_for"].node, label))
 
 
 def read_task_object_retry(model: ModuleModel, call: cst.Call, retried: set[cst.CSTNode]) -> Policy | None:

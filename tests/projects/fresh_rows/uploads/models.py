@@ -81,3 +81,25 @@ class Report(models.Model):
 
 class Binder(models.Model):
     status = models.CharField(max_length=10)
+
+
+class Channel(models.Model):
+    slug = models.SlugField(primary_key=True)  # `Channel(slug=...).save()` may save a stored channel again
+    status = models.IntegerField(choices=Status.choices, default=Status.ENQUEUED)
+
+
+class Message(models.Model):
+    status = models.CharField(max_length=10, default="draft")
+    subject = models.CharField(max_length=80)
+
+    def send_draft(self):
+        if self.status != "draft":
+            raise ValueError("only drafts are sent")
+        self.status = "sending"  # ok: IDM101 every caller builds a new message and saves it first: no other run has it
+        self.save()
+
+    def send_stored(self):
+        if self.status != "draft":
+            raise ValueError("only drafts are sent")
+        self.status = "sending"  # expect: IDM101 "tested on line" a caller builds it with its key: a row that may exist
+        self.save()

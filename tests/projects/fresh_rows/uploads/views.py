@@ -2,7 +2,7 @@
 
 from celery import chain
 
-from uploads.models import Account, Crawl, Feed, Payment, Upload
+from uploads.models import Account, Channel, Crawl, Feed, Payment, Upload
 from uploads.serializers import UploadSerializer
 from uploads.tasks import (
     Plans,
@@ -14,6 +14,7 @@ from uploads.tasks import (
     mark_feed_read,
     notify_upload,
     process_upload,
+    refresh_channel,
     refresh_feed,
     reset_feed,
     rerun_upload,
@@ -42,6 +43,12 @@ def refresh(url):
     feed = Feed(url=url)
     feed.save()
     refresh_feed.delay(feed.pk)
+
+
+def refresh_by_slug(slug):
+    channel = Channel(slug=slug)
+    channel.save()
+    refresh_channel.delay(channel.pk)
 
 
 def reset(pk):
