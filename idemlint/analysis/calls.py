@@ -144,16 +144,26 @@ def _attribute_class(model: ModuleModel, owner: cst.ClassDef, attribute: str, mo
     """`self._client = ApiClient()` (or `= client` of a parameter named like a class) in a
     method of the class: the attribute's class."""
     found: str | None = None
-    for target, value, _statement in model.attribute_assigns:
-        if not (isinstance(target.value, cst.Name) and target.value.value == "self" and target.attr.value == attribute):
-            continue
-        if model.enclosing_class(target) is not owner:
-            continue
+    for value in _self_assigns(model).get((id(owner), attribute), ()):
         kind = _value_class(model, value, module)
         if kind is None or found is not None and kind != found:
             return None  # assigned two different things: unknown
         found = kind
     return found
+
+
+def _self_assigns(model: ModuleModel) -> dict[tuple[int, str], list[cst.BaseExpression]]:
+    """The values each class assigns to each `self.<attribute>`, indexed once per module."""
+    index: dict[tuple[int, str], list[cst.BaseExpression]] | None = model.memo.get("calls.self_assigns")
+    if index is None:
+        index = {}
+        for target, value, _statement in model.attribute_assigns:
+            if isinstance(target.value, cst.Name) and target.value.value == "self":
+                owner = model.enclosing_class(target)
+                if owner is not None:
+                    index.setdefault((id(owner), target.attr.value), []).append(value)
+        model.memo["calls.self_assigns"] = index
+    return index
 
 
 # Service lookups by interface: Pyramid's `request.find_service(IHelpDesk)`, zope's `getUtility`.

@@ -308,8 +308,22 @@ def _rows_made(function: ast.FunctionDef | ast.AsyncFunctionDef, makers: frozens
         and node.func.attr in ("save", "asave")
         and isinstance(node.func.value, ast.Name)
     }
+    set_after: dict[str, set[str]] = {}  # `feed.url = url` after it is built: a column it is given too
+    for node in own_nodes(function):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                    set_after.setdefault(target.value.id, set()).add(target.attr)
     built = bound_only_by(function, _built_without_a_key)
-    return {**{name: how for name, how in built.items() if name in saved}, **made}
+    return {**{name: _with(how, set_after.get(name, set())) for name, how in built.items() if name in saved}, **made}
+
+
+def _with(built: str, columns: set[str]) -> str:
+    """`~Feed:title` with `url` set after it was built: `~Feed:title,url`. A key among them (`pk`,
+    a unique column) is judged where the project's keys are joined."""
+    model, _, keywords = built.partition(":")
+    given = {k for k in keywords.split(",") if k} | columns
+    return f"{model}:{','.join(sorted(given))}"
 
 
 def _built_without_a_key(value: ast.expr) -> str | None:

@@ -99,9 +99,10 @@ class ModuleModel:
         """`iter_nodes(root, ...)`, with children looked up in this model's walk."""
         return walk_nodes(root, stop_at_functions, self.children)
 
-    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    def ancestors(self, node: cst.CSTNode, until: cst.CSTNode | None = None) -> Iterator[cst.CSTNode]:
+        """The nodes around `node`, innermost first; with `until`, those inside it only."""
         parent = self.parents.get(node)
-        while parent is not None:
+        while parent is not None and parent is not until:
             yield parent
             parent = self.parents.get(parent)
 

@@ -219,12 +219,55 @@ def _predicates(where: object) -> tuple[Predicate, ...]:
 
 
 def _in_an_inner_scope(column: object, where: object) -> bool:
-    """The column is read inside a subquery or a conditional value between it and the WHERE."""
+    """The column is read where it tests other rows than the statement's: in an `EXISTS`
+    subquery, or a subquery over another table (a subquery over the same table that picks the
+    row, `id = (SELECT id FROM jobs WHERE status = 'queued' ... LIMIT 1)`, tests the row itself);
+    or in a value compared with a column (`x IS DISTINCT FROM CASE WHEN status IN (...) THEN 0
+    END`; a `CASE` that is itself the condition, or compared with a literal, still tests the row)."""
     from sqlglot import exp
 
     node = getattr(column, "parent", None)
     while node is not None and node is not where:
-        if isinstance(node, (exp.Select, exp.Subquery, exp.Exists, exp.Case, exp.If)):
+        if isinstance(node, exp.Exists):
             return True
+        if isinstance(node, exp.Select) and not _picks_the_row_itself(node, where):
+            return True
+        if isinstance(node, (exp.Case, exp.If)):
+            around: object = node.parent
+            inner: object = node
+            while isinstance(around, exp.Paren):
+                around, inner = around.parent, around
+            if isinstance(around, exp.Binary) and not isinstance(around, exp.Connector):
+                other = around.expression if around.this is inner else around.this
+                if isinstance(other, exp.Column):
+                    return True  # compared with a column: a value it computes (`= 1` still tests the row)
         node = node.parent
     return False
+
+
+def _picks_the_row_itself(select: object, where: object) -> bool:
+    """The subquery reads the statement's own table and gives the key the statement's row is
+    compared with (`id = (SELECT id FROM jobs WHERE ...)`, `id IN (SELECT id ...)`): what it
+    tests, the row itself meets. One giving another column (`owner_id IN (SELECT reference ...)`)
+    picks other rows."""
+    from sqlglot import exp
+
+    statement = getattr(where, "parent", None)
+    target = statement.this if isinstance(statement, (exp.Update, exp.Delete)) else None
+    if isinstance(statement, exp.Select):
+        target = statement.find(exp.Table)
+    if not isinstance(target, exp.Table) or not isinstance(select, exp.Select):
+        return False
+    source = select.args.get("from_") or select.args.get("from")  # its name in sqlglot's releases
+    if source is None or not any(t.name.lower() == target.name.lower() for t in source.find_all(exp.Table)):
+        return False
+    around = select.parent
+    while isinstance(around, (exp.Subquery, exp.Paren)):
+        around = around.parent
+    compared = around.this if isinstance(around, (exp.EQ, exp.In)) else None
+    given = [e.alias_or_name.lower() for e in select.expressions]
+    return (
+        isinstance(compared, exp.Column)
+        and compared.name.lower() in ("id", "pk", "uuid")
+        and given == [compared.name.lower()]
+    )

@@ -108,3 +108,7 @@ LETS_OTHERS_ON = re.compile(r"skip_locked|SKIP\s+LOCKED|FOR\s+SHARE|FOR\s+KEY\s+
 LOCKS_A_ROW = frozenset({"get", "aget", "one", "scalar_one", "earliest", "latest"})
 # calls that end the transaction, and the row locks taken in it
 ENDS_THE_TRANSACTION = frozenset({"commit", "rollback", "close", "savepoint_commit", "savepoint_rollback"})
+
+# the keywords with which a call that loads a row locks it (`frappe.get_doc(..., for_update=True)`,
+# SQLAlchemy's `session.get(Model, pk, with_for_update=True)`)
+LOCKING_KEYWORDS = frozenset({"for_update", "with_for_update"})

@@ -43,6 +43,14 @@ NOT_ROW_BASES = re.compile(r"(^|\.)(BaseModel|RootModel|BaseSettings)$")
 # follows a move the framework made once: no late or second delivery runs it again.
 TRANSITION_HOOKS = {"frappe": frozenset({"before_submit", "on_submit", "before_cancel", "on_cancel"})}
 
+# ORMs whose `save()` of a loaded document writes it only at the version it was read: frappe's
+# `Document.save()` reads the row's `modified` FOR UPDATE and raises `TimestampMismatchError`
+# where another save came between (`check_if_latest`). Per library: the base class of its
+# documents, and the calls that load one. Its `db_set()` and `frappe.db.set_value()` skip it.
+VERSION_CHECKED_SAVES = {
+    "frappe": ("Document", frozenset({"frappe.get_doc", "frappe.get_last_doc", "frappe.get_cached_doc"}))
+}
+
 # what makes a row and gives it back, or stores one made in Python: `Model.objects.create(...)`,
 # `serializer.save(...)`, `row.save()` after `row = Model(...)`
 MAKES_A_ROW = frozenset({"create", "acreate", "save", "asave"})

@@ -264,9 +264,12 @@ DECISION_CALL = re.compile(r"retr|attempt|give_?up|backoff|continue|again", re.I
 # Calls that never return, so a block that ends with one leaves like a `raise`: the process
 # ends (`sys.exit(1)`, `os._exit(2)`, `exit()`), or a web framework raises the HTTP error for
 # the handler (`flask.abort(400)`; a bare `abort(...)` counts when given an HTTP status first,
-# `analysis/retry/exits.py`). By the bare name, or by module and name.
+# `analysis/retry/exits.py`), or frappe raises its `ValidationError` with the message
+# (`frappe.throw(_("Only active sites"))`). By the bare name, or by module and name.
 NEVER_RETURNS_NAMES = frozenset({"exit", "quit"})
-NEVER_RETURNS_ATTRIBUTES = frozenset({("sys", "exit"), ("os", "_exit"), ("os", "abort"), ("flask", "abort")})
+NEVER_RETURNS_ATTRIBUTES = frozenset(
+    {("sys", "exit"), ("os", "_exit"), ("os", "abort"), ("flask", "abort"), ("frappe", "throw")}
+)
 
 # decorators that wrap a function without keeping it anywhere (a later `def` of the same name
 # leaves the wrapped one unreachable): retry decorators, caches, method kinds

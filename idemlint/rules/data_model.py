@@ -20,6 +20,7 @@ from idemlint.analysis.db import (
     made_by_every_caller,
     moves_its_flag,
     races,
+    saved_at_its_version,
     state_checked_under_a_lock,
     tested_before,
     validated_first,
@@ -69,7 +70,9 @@ class ReadDecideWrite(Rule):
         "loaded by whoever first used it, tested here from memory; one the method loads into it (`self.order = "
         "Order.objects.get(...)`) is judged by that read. A write that a row the database keeps unique is inserted "
         "before, on its way from the test (`seat.enrolment = Enrolment.objects.create(learner=..., course=...)`, "
-        "`unique_together` covering the columns it names), is safe: a racing duplicate fails at the insert. Writes "
+        "`unique_together` covering the columns it names, by values a duplicate gives too: not `uuid4()` or the clock), "
+        "is safe: a racing duplicate fails at the insert; so is a record every caller in the project hands over just "
+        "after making it (`m = Message(subject=...); m.save(); m.send()`), unless something retries the write. Writes "
         "that converge are left "
         "alone: racing runs that store the same values (a flag set, a field cleared, the value the test compared with, "
         "text marked from what was read such as `slug += '-deleted'`) and do nothing else (a call in a further test, "
@@ -83,8 +86,10 @@ class ReadDecideWrite(Rule):
         "`select_for_update()`, inside `with cache.lock(...)` or a lock decorator such as huey's `lock_task`), also a "
         "method of a name several classes define, where every call of the name is so made. An instance of a model whose "
         "ORM writes compare a version column (SQLAlchemy's `__mapper_args__ = {'version_id_col': ...}`, "
-        "django-concurrency's `IntegerVersionField`) is written only at the version it was read, so its assignments are "
-        "not reported; a bulk `update()` of it still is. A row the function inserts after a query found it absent (`if "
+        "django-concurrency's `IntegerVersionField`), or a frappe document saved with `save()` (it compares the row's "
+        "`modified` under a lock and refuses a stale save), is written only at the version it was read, so its "
+        "assignments are not reported; a bulk `update()` of it still is. A record loaded with a lock by keyword "
+        "(`frappe.get_doc(..., for_update=True)`) is read under that lock. A row the function inserts after a query found it absent (`if "
         "Vote.objects.filter(user=u, poll=p).exists(): return`, then `Vote.objects.create(...)`; `session.add(...)`) is "
         "the same race on a row that does not exist yet (the rule says low confidence; the shipped table measures this "
         "kind), reported for a model the project defines with no unique key on the queried columns nor on those the "
@@ -155,7 +160,9 @@ def on_payment_succeeded(event):
             race = found.get(id(write))
             if race is None or held_by_callers(model, race.read.record, write.node, ctx.project.locked_by_callers):
                 continue  # no race, or every caller holds the row's lock around the test and the write
-            if write.kind == "attribute" and race.read.table in ctx.project.versioned_models:
+            if write.kind == "attribute" and (
+                race.read.table in ctx.project.versioned_models or saved_at_its_version(model, write, race.read)
+            ):
                 continue  # the ORM writes the instance only at the version it read: a stale flush fails
             if unique_insert_first(model, race.test, write.node, ctx.project.unique_keys):
                 continue  # a row kept unique is inserted first: a racing duplicate fails there

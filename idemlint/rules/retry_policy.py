@@ -309,11 +309,12 @@ def fetch_statement(url):
         ),
         ("fixed-wait", CELERY): "the Celery task retries after a fixed default_retry_delay with no backoff or jitter",
         ("fixed-countdown", CELERY): (
-            "the Celery task's autoretry_for retries wait the fixed countdown of retry_kwargs, with no backoff or jitter"
+            "the Celery task's autoretry_for retries wait the fixed countdown of retry_kwargs (computed once, when the "
+            "task is defined), with no backoff or jitter"
         ),
         ("default-wait", CELERY): (
             "the Celery task's autoretry_for retries wait its fixed default_retry_delay (180 s unless set), with no "
-            "backoff or jitter: retry_backoff is not set"
+            "backoff or jitter: retry_backoff is off"
         ),
         ("fixed-wait", CELERY_CALL): "{owner}.retry() waits a countdown with no random component",
         ("fixed-wait", HUEY): "the Huey task waits its retry_delay between attempts with no random component",

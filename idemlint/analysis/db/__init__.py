@@ -35,7 +35,13 @@ from idemlint.analysis.db.decisions import (
     validated_first,
     via_manager,
 )
-from idemlint.analysis.db.locks import is_locked, lock_won_before, locked_together, state_checked_under_a_lock
+from idemlint.analysis.db.locks import (
+    is_locked,
+    lock_won_before,
+    locked_together,
+    saved_at_its_version,
+    state_checked_under_a_lock,
+)
 from idemlint.analysis.db.races import Race, compared_values, races, tested_before
 from idemlint.analysis.db.records import (
     ASYNCPG_FETCH,
@@ -78,6 +84,7 @@ __all__ = [
     "first_or_framework_move",
     "held_by_callers",
     "made_by_every_caller",
+    "saved_at_its_version",
     "lock_won_before",
     "locked_together",
     "moves_its_flag",

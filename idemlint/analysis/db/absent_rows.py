@@ -29,6 +29,7 @@ from idemlint.analysis.db.locks import row_locked_first
 from idemlint.analysis.db.records import SESSION, DbRead
 from idemlint.analysis.db.scopes import source_order, statements_after
 from idemlint.analysis.flow import runs_before
+from idemlint.analysis.keys import fresh_value_name
 from idemlint.analysis.model import string_value
 from idemlint.analysis.retry.exits import always_leaves
 from idemlint.analysis.unique_keys import kept_unique
@@ -183,18 +184,21 @@ def _inserts(model: ModuleModel, roots: list[cst.CSTNode]) -> Iterator[tuple[cst
 def unique_insert_first(
     model: ModuleModel, test: cst.CSTNode, node: cst.CSTNode, unique_keys: Mapping[str, tuple[frozenset[str], ...]]
 ) -> bool:
-    """Between the test that decides it and `node`, on every way there (or in the statement
-    that holds `node`: `query.check = Check.objects.create(...)`), the function inserts a row
-    the database keeps unique: a racing duplicate that passed the same test fails at its insert
-    (`IntegrityError`) before it reaches the write."""
+    """Between the test that decides it and `node`, on every way there (or in the value `node`
+    stores: `query.check = Check.objects.create(...)`, not in one arm of a conditional), the
+    function inserts a row the database keeps unique, by values a duplicate gives too: a racing
+    duplicate that passed the same test fails at its insert (`IntegrityError`) before it
+    reaches the write."""
     scope = model.scope_of(node)
     position = source_order(model, scope)
-    statement = model.statement_of(node)
     low, high = position.get(test, -1), position.get(node, -1)
     for insert, inserted in _inserts(model, [scope]):
         keys = unique_keys.get(inserted or "")
-        first = model.is_inside(insert, statement) or (
-            low < position.get(insert, -1) < high and runs_before(model, insert, node)
+        first = (
+            model.is_inside(insert, node)
+            and not any(isinstance(a, (cst.IfExp, cst.BooleanOperation)) for a in model.ancestors(insert, until=node))
+            or low < position.get(insert, -1) < high
+            and runs_before(model, insert, node)
         )
         if keys and first and kept_unique(keys, _inserted_columns(model, insert)):
             return True
@@ -202,9 +206,11 @@ def unique_insert_first(
 
 
 def _inserted_columns(model: ModuleModel, insert: cst.Call) -> list[str]:
-    """The columns the insert names: `create(a=..., b=...)`'s keywords (and the keys of a dict
-    it spreads, `create(**defaults)` of `defaults = {"name": ...}`), or those of the
-    `Model(a=..., b=...)` it adds or saves."""
+    """The columns the insert gives what a duplicate run gives them too: `create(a=..., b=...)`'s
+    keywords (and the keys of a dict it spreads, `create(**defaults)` of `defaults = {"name":
+    ...}`), or those of the `Model(a=..., b=...)` it adds or saves; not one given what a call
+    makes (`reference=uuid4().hex`, `created=now()`): two runs insert two values, and a key on
+    that column stops neither."""
     built: cst.BaseExpression | None = insert
     method = insert.func.attr.value if isinstance(insert.func, cst.Attribute) else ""
     if method in _ADDS and insert.args:
@@ -215,12 +221,32 @@ def _inserted_columns(model: ModuleModel, insert: cst.Call) -> list[str]:
         built = model.sole_value(built)
     if not isinstance(built, cst.Call):
         return []
-    named = [a.keyword.value for a in built.args if a.keyword is not None]
+    named = [a.keyword.value for a in built.args if a.keyword is not None and _same_on_every_run(model, a.value)]
     for spread in (a.value for a in built.args if a.star == "**" and isinstance(a.value, cst.Name)):
         held = model.sole_value(spread)
         if isinstance(held, cst.Dict):
-            named += [key for e in held.elements if isinstance(e, cst.DictElement) and (key := string_value(e.key))]
+            named += [
+                key
+                for e in held.elements
+                if isinstance(e, cst.DictElement)
+                and (key := string_value(e.key))
+                and _same_on_every_run(model, e.value)
+            ]
     return named
+
+
+def _same_on_every_run(model: ModuleModel, value: cst.BaseExpression, depth: int = 0) -> bool:
+    """A value a duplicate run gives too: nothing in it makes a new random value or reads the
+    clock (`uuid4()`, `secrets.token_hex()`, `now()`; `analysis/keys.fresh_value_name`), also
+    through a name assigned once (`reference = uuid4().hex`, then `reference=reference`)."""
+    for node in (value, *model.iter_nodes(value)):
+        if isinstance(node, cst.Call) and fresh_value_name(model, node) is not None:
+            return False
+        if isinstance(node, cst.Name) and depth < 3:
+            held = model.sole_value(node)
+            if held is not None and held is not value and not _same_on_every_run(model, held, depth + 1):
+                return False
+    return True
 
 
 def _constructed_model(model: ModuleModel, expr: cst.BaseExpression) -> str | None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.records import FIXED_VALUE_KINDS, OWN_KEYS, VERSION_COLUMNS
-from idemlint.analysis.db.side_effects import absolute_value, answers_after, effect_after
+from idemlint.analysis.db.side_effects import absolute_value, answers_after, effect_after, nodes_after
 from idemlint.analysis.model import iter_nodes, local_callee, positional_parameters, string_value
 from idemlint.knowledge.roles import (
     ENTRY_DECORATORS,
@@ -50,10 +50,9 @@ def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: 
         return conditions
     if conditions and _keeps_extreme(model, write, conditions) and not effect_after(model, write):
         return None  # `filter(pk=i, created__gt=v).update(created=v)` and nothing else: keeps the min
-    if conditions and _sets_flags(model, db, write, conditions) and not effect_after(model, write, for_its_rows=True):
-        return (
-            None  # `filter(is_active=False).update(is_active=True)`, nothing after for those rows: set twice, set once
-        )
+    if conditions and _sets_flags(model, db, write, conditions) and not effect_after(model, write):
+        if not _says_done_after(model, write):
+            return None  # `filter(is_active=False).update(is_active=True)` and nothing else: set twice, set once
     if conditions and _shifts_a_range(write, conditions):
         return None  # `filter(group=g, position__gt=p).update(position=F("position") - 1)`: a reorder
     if conditions and not _moves_what_it_matches(write, conditions) and not _sets_unseen(write):
@@ -109,33 +108,47 @@ def _sets_flags(model: ModuleModel, db: DbAnalysis, write: DbWrite, conditions: 
     (`removed_at__isnull=True`, `WHERE delay IS NOT NULL`) to a fixed value or the clock; over
     rows not named by their own key, and every value set is the same on every run (SQL computed
     from the rows themselves counts). A second run finds nothing to do and leaves what the first
-    left: a sweep, whose zero rows say nothing unless something after it acts for those rows."""
+    left: a sweep, whose zero rows say nothing unless something after the update acts."""
     if any(p.op == "eq" and p.column.split(".")[-1] in OWN_KEYS for p in write.where):
         return False  # `filter(pk=i, locked=False).update(locked=True)`: one named row claimed, a lock
     if not all(absolute_value(model, value) for value in write.values.values()):
         return False  # `balance=F("balance") + 100` alongside: a second run adds again
-    if write.kind == "sql" and any(
-        k == "param" or k == "expr" and _SQL_PLACEHOLDER.search(t) for k, t in write.sets.values()
-    ):
-        return False  # `SET holder = %s`: what the caller brings, a claim
+    if write.kind == "sql" and any(k == "param" or _SQL_PLACEHOLDER.search(t) for k, t in write.sets.values()):
+        return False  # `SET holder = %s`, `= '{worker}'`, `= lower($1)`: what the caller brings, a claim
     return all(not db.is_state_column(p.column) and _set_once(model, write, p) for p in conditions)
 
 
-_SQL_PLACEHOLDER = re.compile(r"\?|(?<!:):\w")
+_SQL_PLACEHOLDER = re.compile(r"\?|(?<!:):\w|@\w|\$\d|__hole__")  # as sqlglot writes placeholders back
 
 
 def _set_once(model: ModuleModel, write: DbWrite, condition: Predicate) -> bool:
-    """The update sets the condition's column so that the condition no longer holds, to a value
-    the same on every run: a flag to `True`/`False`/`None`; a column tested for emptiness to any
-    fixed value (`removed_at=now`, `NULL`)."""
+    """The update sets the condition's column to a value the same on every run (that it no
+    longer meets the condition is assumed, as `isnull=True` then a value is written): a flag to `True`/`False`/`None`; a column tested for emptiness to a
+    literal or the clock (`removed_at=now`, `NULL`), not a constant the module names, which may
+    be the process's own (`worker=WORKER_ID` claims the rows)."""
     value = write.values.get(condition.column)
     if value is not None:
         flag = type(value) is cst.Name and value.value in ("True", "False", "None")
-        return flag or condition.op == "is" and absolute_value(model, value)
+        named = type(value) is cst.Name and value.value.isupper() or type(value) is cst.Attribute
+        # not a name of the module's (`WORKER_ID`: this process's own, a claim)
+        return flag or condition.op == "is" and absolute_value(model, value) and not named
     kind, text = write.sets.get(condition.column, ("", ""))
     if kind in ("bool", "null"):
         return True
     return condition.op == "is" and (kind in FIXED_VALUE_KINDS or _SQL_CLOCK.match(text) is not None)
+
+
+def _says_done_after(model: ModuleModel, write: DbWrite) -> bool:
+    """A `return True` (or another literal) after the write: the caller takes it for "done" and
+    may act, as a duplicate's zero rows would have told it not to."""
+    for node in nodes_after(model, write.statement):
+        if isinstance(node, (cst.Return, cst.Yield)) and isinstance(node.value, cst.BaseExpression):
+            value = node.value
+            if string_value(value) is not None or isinstance(value, (cst.Integer, cst.Float)):
+                return True
+            if isinstance(value, cst.Name) and value.value in ("True", "False"):
+                return True
+    return False
 
 
 def _shifts_a_range(write: DbWrite, conditions: list[Predicate]) -> bool:

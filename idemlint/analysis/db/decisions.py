@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import chain_calls
+from idemlint.analysis.db.object_records import assignments_to
 from idemlint.analysis.db.records import IDENTITY, DbRead, DbWrite, record_name
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import origin_nodes, runs_before
@@ -27,7 +28,7 @@ else:
 def decisions(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Iterator[tuple[DbRead, cst.BaseExpression]]:
     """(read, test) pairs where a test on a read of the same record decides the write."""
     scope = model.scope_of(write.node)
-    scope_reads = [r for r in db.reads if model.scope_of(r.call) is scope and same_record(r, write)]
+    scope_reads = [r for r in _reads_by_scope(model, db).get(id(scope), ()) if same_record(r, write)]
     if not scope_reads:
         return
     written_from = {id(n) for value in write.values.values() for n in origin_nodes(model, value) if type(n) is cst.Call}
@@ -44,13 +45,34 @@ def decisions(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Iterator[tu
                 yield read, test  # `new = next_status(order); if new is None: return; order.status = new`
 
 
+def _reads_by_scope(model: ModuleModel, db: DbAnalysis) -> dict[int, list[DbRead]]:
+    """The analysis's reads by the scope they are made in, indexed once per analysis."""
+    memo = model.memo.setdefault("db.reads_by_scope", {})
+    index: dict[int, list[DbRead]] | None = memo.get(id(db))
+    if index is None:
+        index = {}
+        for read in db.reads:
+            index.setdefault(id(model.scope_of(read.call)), []).append(read)
+        memo[id(db)] = index
+    return index
+
+
 def _tests_a_field(model: ModuleModel, read: DbRead, test: cst.BaseExpression, origins: set[cst.CSTNode]) -> bool:
     """The test reads a field of the read's record: one the function did not load (`order.status`
     of a parameter, `self.round.status`), or one it loaded into an attribute of `self` before the
     test (`self.order = Order.objects.get(...)`, then `if self.order.status ...`)."""
-    if not (read.record or read.instance and read.instance.startswith("self.") and runs_before(model, read.call, test)):
+    if not (
+        read.record or read.instance and read.instance.startswith("self.") and _comes_first(model, read.call, test)
+    ):
         return False
     return any(_field_of(model, n, read.instance) for n in origins)
+
+
+def _comes_first(model: ModuleModel, read: cst.CSTNode, test: cst.CSTNode) -> bool:
+    """The read is written before the test in the function (in a `try`, a branch), as a name's
+    binding is followed wherever it is made."""
+    position = source_order(model, model.scope_of(test))
+    return 0 <= position.get(read, -1) < position.get(test, -1)
 
 
 def _computes_from(call: cst.CSTNode, instance: str | None) -> bool:
@@ -296,10 +318,10 @@ def latest_binding_is(model: ModuleModel, write: DbWrite, read: DbRead) -> bool:
     position = source_order(model, scope)
     at = position.get(write.node, 0)
     if write.instance and write.instance.startswith("self."):  # `self.order = Order.objects.get(...)`
-        assigned = [
+        assigned = [  # `self.order = ...`: an assignment to the attribute that holds the record
             (position.get(statement, -1), value)
-            for target, value, statement in model.attribute_assigns
-            if record_name(target) == write.instance and model.scope_of(statement) is scope
+            for target, value, statement in assignments_to(model, scope, write.instance.rpartition(".")[0])
+            if target.attr.value == write.instance.rpartition(".")[2]
         ]
         before = [a for a in assigned if a[0] < at]
         return bool(before) and model.is_inside(read.call, max(before, key=lambda a: a[0])[1])
@@ -340,10 +362,10 @@ def _names_of_the_record(model: ModuleModel, call: cst.Call, callee: cst.Functio
     names: set[str] = set()
     positional = positional_parameters(model, callee)
     for index, arg in enumerate(a for a in call.args if a.keyword is None and not a.star):
-        if isinstance(arg.value, cst.Name) and arg.value.value == record and index < len(positional):
+        if record_name(arg.value) == record and index < len(positional):
             names.add(positional[index])
     for arg in call.args:
-        if arg.keyword is not None and isinstance(arg.value, cst.Name) and arg.value.value == record:
+        if arg.keyword is not None and record_name(arg.value) == record:
             names.add(arg.keyword.value)
     assign = model.parents.get(call)
     if isinstance(assign, cst.Assign) and any(

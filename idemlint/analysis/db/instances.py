@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import chain_calls, django_predicates, kwarg_predicates, locks, python_value_kind
+from idemlint.analysis.db.object_records import assignments_to, decorator_name, held_anchor, uses_database
 from idemlint.analysis.db.records import DbRead, DbWrite, record_name
 from idemlint.analysis.db.scopes import persist_calls, source_order
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, keyword, local_callee
-from idemlint.knowledge.orms import DATABASE_IMPORTS, MODEL_BASE, NOT_ROW_BASES, VIEW_FRAMEWORKS
+from idemlint.knowledge.locks import LOCKING_KEYWORDS
+from idemlint.knowledge.orms import MODEL_BASE, NOT_ROW_BASES, VIEW_FRAMEWORKS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -117,7 +119,13 @@ def record_reads(model: ModuleModel, reads: list[DbRead], writes: list[DbWrite])
         anchor = _record_anchor(model, scope, name)
         if anchor is not None:
             node, origin = anchor
-            locked = origin == "loop variable" and _drawn_from_a_lock(model, node)
+            locked = (
+                origin == "loop variable"
+                and _drawn_from_a_lock(model, node)
+                or origin == "helper result"
+                and _locks_by_keyword(node)
+                and not _ends_transactions(model, scope)
+            )
             filters = (
                 _chosen_by(model, node, reads)
                 if origin == "loop variable"
@@ -220,6 +228,26 @@ def _derives_from_a_framework(model: ModuleModel, owner: cst.ClassDef) -> bool:
     return bool(bases) and all(b.startswith(VIEW_FRAMEWORKS) for b in bases)
 
 
+def _locks_by_keyword(call: cst.CSTNode) -> bool:
+    """`frappe.get_doc("Invoice", name, for_update=True)`, `session.get(Order, pk,
+    with_for_update=True)`: a load that locks the row it gives."""
+    return isinstance(call, cst.Call) and any(
+        a.keyword is not None
+        and a.keyword.value in LOCKING_KEYWORDS
+        and not (isinstance(a.value, cst.Name) and a.value.value in ("False", "None"))
+        for a in call.args
+    )
+
+
+def _ends_transactions(model: ModuleModel, scope: cst.CSTNode) -> bool:
+    """The function commits or rolls back (`frappe.db.commit()`, `session.rollback()`): a lock
+    its load took may be gone by the write."""
+    return any(
+        type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("commit", "rollback")
+        for node in model.iter_nodes(scope)
+    )
+
+
 def _drawn_from_a_lock(model: ModuleModel, loop: cst.CSTNode) -> bool:
     """`for row in Model.objects.select_for_update().filter(...)` (directly, or through a name
     bound to the queryset): each row the loop gives was read under the query's row lock."""
@@ -265,13 +293,11 @@ def _cloned_before(model: ModuleModel, scope: cst.CSTNode, instance: str, statem
     position = source_order(model, scope)
     start = position.get(statement, 0)
     return any(
-        record_name(target.value) == instance
-        and target.attr.value in ("pk", "id")
+        target.attr.value in ("pk", "id")
         and isinstance(value, cst.Name)
         and value.value == "None"
-        and model.scope_of(target) is scope
         and position.get(assignment, 0) < start
-        for target, value, assignment in model.attribute_assigns
+        for target, value, assignment in assignments_to(model, scope, instance)
     )
 
 
@@ -312,26 +338,23 @@ _NOT_RECORD_METHODS = frozenset(
 def _stores_itself(model: ModuleModel, owner: cst.ClassDef) -> bool:
     """A class whose instances are rows: a model base (`models.Model`, `db.Model`,
     `TimeStampedModel`, a declarative `Base`), or a mixin of one that saves itself."""
-    bases = [model.dotted(b.value) or "" for b in owner.bases]
-    if any(MODEL_BASE.search(b) and not NOT_ROW_BASES.search(b) for b in bases):
-        return True
-    return uses_database(model) and any(
-        type(node) is cst.Call
-        and type(node.func) is cst.Attribute
-        and node.func.attr.value in ("save", "asave")
-        and type(node.func.value) is cst.Name
-        and node.func.value.value == "self"
-        for node in model.iter_nodes(owner.body, stop_at_functions=False)
-    )
-
-
-def uses_database(model: ModuleModel) -> bool:
-    """Whether the module imports a database library or the project's models: its setters and
-    saved instances are rows, not a desktop app's objects or a worker's process state."""
-    found = model.memo.get("db.uses_database")
+    memo = model.memo.setdefault("db.stores_itself", {})  # asked once per method: answered once per class
+    found = memo.get(id(owner))
     if found is None:
-        found = any(DATABASE_IMPORTS.search(target.lstrip(".")) for target in model.imports.values())
-        model.memo["db.uses_database"] = found
+        bases = [model.dotted(b.value) or "" for b in owner.bases]
+        found = (
+            any(MODEL_BASE.search(b) and not NOT_ROW_BASES.search(b) for b in bases)
+            or uses_database(model)
+            and any(
+                type(node) is cst.Call
+                and type(node.func) is cst.Attribute
+                and node.func.attr.value in ("save", "asave")
+                and type(node.func.value) is cst.Name
+                and node.func.value.value == "self"
+                for node in model.iter_nodes(owner.body, stop_at_functions=False)
+            )
+        )
+        memo[id(owner)] = found
     return bool(found)
 
 
@@ -349,7 +372,7 @@ def _record_anchor(model: ModuleModel, scope: cst.FunctionDef, name: str) -> tup
     """Where `name` gets its value in `scope`, when that makes it a stored row this function
     did not load: (node, what kind of record) or None."""
     if name.startswith("self."):
-        return _held_anchor(model, scope, name)
+        return held_anchor(model, scope, name)
     bindings = model.bindings_of(scope, name)
     if not bindings:
         return None
@@ -367,7 +390,7 @@ def _record_anchor(model: ModuleModel, scope: cst.FunctionDef, name: str) -> tup
                 return None
             if not _stores_itself(model, owner):
                 return None  # a worker, a form, a client: not a stored row
-            if any(_decorator_name(d) in ("classmethod", "staticmethod") for d in scope.decorators):
+            if any(decorator_name(d) in ("classmethod", "staticmethod") for d in scope.decorators):
                 return None
             return binding.statement, "self"
         return binding.statement, "parameter"
@@ -387,32 +410,3 @@ def _record_anchor(model: ModuleModel, scope: cst.FunctionDef, name: str) -> tup
             return None
         return call, "helper result"
     return None
-
-
-def _held_anchor(model: ModuleModel, scope: cst.FunctionDef, name: str) -> tuple[cst.CSTNode, str] | None:
-    """`self.round` in a method that does not set it: a record the object holds, loaded by
-    whoever first used it (`__init__`, a view's cached property, a foreign key's first access).
-    Anchored, as `self` is, at the method's `self`; not in a module that stores nothing."""
-    params = scope.params.params
-    if not params or params[0].name.value != "self" or model.enclosing_class(scope) is None:
-        return None
-    if any(_decorator_name(d) in ("classmethod", "staticmethod") for d in scope.decorators):
-        return None
-    if not uses_database(model):
-        return None  # a game's player, a worker's job: nothing a database stores
-    for node in model.iter_nodes(scope.body):
-        targets: list[cst.BaseExpression] = []
-        if isinstance(node, cst.Assign):
-            targets = [t.target for t in node.targets]
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-            targets = [node.target]
-        targets += [e.value for t in targets if isinstance(t, (cst.Tuple, cst.List)) for e in t.elements]
-        if any(type(t) is cst.Attribute and record_name(t) == name for t in targets):
-            return None  # `self.round = ...` here: a read this function makes (judged as one), or not known
-    return params[0], "held"
-
-
-def _decorator_name(decorator: cst.Decorator) -> str:
-    node = decorator.decorator
-    node = node.func if isinstance(node, cst.Call) else node
-    return node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""

@@ -28,6 +28,7 @@ from idemlint.knowledge.locks import (
     names_a_shared_lock,
     says_whether_held,
 )
+from idemlint.knowledge.orms import VERSION_CHECKED_SAVES
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -257,3 +258,51 @@ def _locks_in_sql(model: ModuleModel, scope: cst.CSTNode) -> bool:
 
 
 _LOCK_SQL = re.compile(r"\bLOCK\s+TABLE|\bFOR\s+(NO\s+KEY\s+)?UPDATE\b|pg_advisory(_xact)?_lock", re.IGNORECASE)
+
+
+def saved_at_its_version(model: ModuleModel, write: DbWrite, read: DbRead) -> bool:
+    """The record is a document of an ORM whose `save()` writes it only at the version it was
+    read (`knowledge/orms.VERSION_CHECKED_SAVES`: frappe's `Document.save()` compares `modified`
+    under a row lock), and the function saves it so after the write: `self.status = ...;
+    self.save()` in a `Document`, or on `doc = frappe.get_doc(...)`. A racing run's save then
+    fails instead of overwriting; `db_set()` and `frappe.db.set_value()` skip the check."""
+    if write.kind != "attribute" or write.instance is None:
+        return False
+    imported = {target.split(".")[0] for target in model.imports.values()}
+    for library, (base, loaders) in VERSION_CHECKED_SAVES.items():
+        if library not in imported:
+            continue
+        if not _saved_on_every_way_on(model, write):
+            continue
+        if read.record == "self":
+            owner = model.enclosing_class(write.node)
+            if owner is not None and any((model.dotted(b.value) or "").rsplit(".", 1)[-1] == base for b in owner.bases):
+                return True
+        elif read.record == "helper result" and isinstance(read.call, cst.Call):
+            if (model.qualname(read.call.func) or "") in loaders:
+                return True
+    return False
+
+
+def _saved_on_every_way_on(model: ModuleModel, write: DbWrite) -> bool:
+    """`instance.save()` itself (not a helper given it, not `db_update()`) after the write, in
+    the write's block or one around it: every way on from the write reaches it."""
+    written = line_of(model, write.statement)
+    for node in model.iter_nodes(model.scope_of(written)):
+        if not (
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
+            and node.func.attr.value == "save"
+            and model.dotted(node.func.value) == write.instance
+        ):
+            continue
+        saved = line_of(model, node)
+        body = getattr(model.parents.get(saved), "body", None)
+        if not isinstance(body, (list, tuple)):
+            continue
+        for current in (written, *model.ancestors(written)):
+            if current in body:
+                if body.index(current) < body.index(saved):
+                    return True
+                break
+    return False

@@ -17,6 +17,7 @@ from idemlint.analysis.db.decisions import (
     same_record,
 )
 from idemlint.analysis.db.locks import is_locked, locked_together, row_locked_first
+from idemlint.analysis.db.object_records import assignments_to
 from idemlint.analysis.db.records import FIXED_VALUE_KINDS, VERSION_COLUMNS, DbRead, DbWrite, record_name
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.db.side_effects import side_effect_in
@@ -105,21 +106,29 @@ def _set_before(model: ModuleModel, read: DbRead, test: cst.BaseExpression, colu
     order = source_order(model, scope)
     read_at = order.get(read.call, -1) if model.scope_of(read.call) is scope else -1  # after the load only
     reloads = [
-        order.get(c, -1) for c in model.calls if model.scope_of(c) is scope and _reloads(model, c, read.instance)
+        order.get(c, -1)
+        for c in model.iter_nodes(scope)
+        if type(c) is cst.Call and _reloads(model, c, read.instance)  # the scope's own calls, not the module's
     ]
     test_at = order.get(test, -1)
     read_at = max([read_at, *(at for at in reloads if at < test_at)])  # `self.refresh_from_db()` loads again
     assigned = {
         target.attr.value.lower()
-        for target, value, statement in model.attribute_assigns
-        if record_name(target.value) == read.instance
-        and not isinstance(statement, cst.AugAssign)
-        and read.instance not in model.names_read(value)
-        and model.scope_of(statement) is scope
+        for target, value, statement in assignments_to(model, scope, read.instance)
+        if not isinstance(statement, cst.AugAssign)
+        and not _reads_the_record(model, value, read.instance)
         and order.get(statement, -1) > read_at
         and runs_before(model, _past_guarded_try(model, statement), test)
     }
     return all(column in assigned for column in columns)
+
+
+def _reads_the_record(model: ModuleModel, value: cst.BaseExpression, record: str) -> bool:
+    """`x.next_due()`, `self.round.next_stage()`: the value is computed from the record itself."""
+    return any(
+        type(node) in (cst.Name, cst.Attribute) and record_name(node) == record
+        for node in (value, *model.iter_nodes(value))
+    )
 
 
 def _reloads(model: ModuleModel, call: cst.Call, instance: str) -> bool:

@@ -13,8 +13,6 @@ from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS, Db
 from idemlint.analysis.db.scopes import persisting_helper_argument, source_order, statements_after
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, string_value
-from idemlint.analysis.syntax import syntax_children
-from idemlint.knowledge.orms import DJANGO
 from idemlint.knowledge.repeats import ACTING_WORDS, CREATE_IF_ABSENT_METHODS, REMOVAL
 from idemlint.knowledge.roles import SERIALISER, VIEW_RESPONSE
 
@@ -30,7 +28,7 @@ _QUIET_CALLS = re.compile(
     r"^(\w+\.)*(print|len|str|int|float|bool|list|dict|set|tuple|min|max|sum|sorted|isinstance|getattr|hasattr|"
     r"repr|format|round|abs|any|all|setattr|range|enumerate|zip|_|gettext|gettext_lazy|ugettext|ugettext_lazy|ngettext|reverse|"
     r"super|emit_\w+|now|utcnow|today|time|monotonic|warn|fromtimestamp|utcfromtimestamp|"
-    r"fromisoformat|strptime|strftime|timestamp|dumps|loads)$"
+    r"fromisoformat|strptime|strftime|timestamp|dumps|loads|sleep)$"  # a wait acts on nothing outside
 )
 # text made safe for a page or an address (`markupsafe.escape(...)`, `urlencode(...)`), called
 # bare or on its module: `broker.quote(order)` may ask for a price
@@ -252,73 +250,14 @@ def _local_container(model: ModuleModel, node: cst.Call) -> bool:
     )
 
 
-def effect_after(model: ModuleModel, write: DbWrite, for_its_rows: bool = False) -> bool:
+def effect_after(model: ModuleModel, write: DbWrite) -> bool:
     """Whether the function calls anything with an outside effect on a path after the write
-    (not in another branch of an `if` that holds it, not past a `return` that follows it);
-    `for_its_rows`: only work given a name of the rows the write picks (`rows_named`:
-    `send_welcome_back(course)` after `filter(course=course, ...)`), not work that is the same
-    whatever the write found (`publish_heartbeat()`, `sleep(2)`)."""
+    (not in another branch of an `if` that holds it, not past a `return` that follows it)."""
     own = {id(write.call)} if write.call is not None else set()
-    rows = rows_named(model, write) if for_its_rows else None
-    if rows is not None and not rows:
-        return False
     return any(
-        type(node) is cst.Call
-        and id(node) not in own
-        and not _quiet_call(model, node, [write])
-        and (rows is None or not rows.isdisjoint(_roots_read(model, node)))
+        type(node) is cst.Call and id(node) not in own and not _quiet_call(model, node, [write])
         for node in nodes_after(model, write.statement)
     )
-
-
-def rows_named(model: ModuleModel, write: DbWrite) -> frozenset[str]:
-    """The local names through which the write picks its rows: those its filter, `WHERE` or
-    parameters read (`order_id`, `serial`; not a model, an import, a module's constant, nor a
-    value it sets), with one step of the function's assignments either way (`order =
-    Order.objects.get(pk=pk)` for `pk`, `pk = order.pk` for `order`). An update that names its
-    rows by none (`filter(status=RUNNING)`, `WHERE delay IS NOT NULL`) sweeps every row that
-    matches."""
-    call = write.call
-    if call is None:
-        return frozenset()
-    scope = model.scope_of(call)
-    skip = {id(v) for v in write.values.values()}  # what it sets
-    if write.kind == "sql" and call.args:
-        skip.add(id(call.args[0]))  # the statement's text
-    if write.kind != DJANGO and type(call.func) is cst.Attribute and type(call.func.value) is cst.Name:
-        skip.add(id(call.func.value))  # the cursor or session it runs on (a queryset's name is its rows)
-    named = {n for n in _roots_read(model, call, skip) if model.bindings_of(scope, n)}  # not an import, a constant
-    near = set(named)
-    for name in named:
-        for binding in model.bindings_of(scope, name):
-            if binding.value is not None:
-                near |= {n for n in _roots_read(model, binding.value) if model.bindings_of(scope, n)}
-    for names in model.bindings.get(scope, {}).values():
-        for binding in names:
-            if binding.value is not None and not named.isdisjoint(_roots_read(model, binding.value)):
-                near.add(binding.name)
-    return frozenset(near)
-
-
-def _roots_read(model: ModuleModel, node: cst.CSTNode, skip: set[int] | None = None) -> set[str]:
-    """The names an expression reads as values: `order` of `order.pk`, not `pk`, nor a keyword;
-    nothing inside the nodes `skip` holds by id."""
-    found: set[str] = set()
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if skip and id(current) in skip:
-            continue
-        if type(current) is cst.Name:
-            found.add(current.value)
-        elif type(current) is cst.Attribute:
-            stack.append(current.value)
-        elif type(current) is cst.Arg:
-            stack.append(current.value)
-        else:
-            found_children = model.children.get(current)
-            stack.extend(found_children if found_children is not None else syntax_children(current))
-    return found
 
 
 def act_after(

@@ -47,7 +47,10 @@ def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> No
     _read_settings(model, keywords, label, policy)
     assert isinstance(context.node, cst.FunctionDef)
     if "autoretry_for" in keywords and _task_class_known(model, context.config):
-        retries_by_hand = any(is_task_retry(n, model) for n in model.iter_nodes(context.node.body))
+        retries_by_hand = any(
+            is_task_retry(n, model) and _retries_a_failure(model, n, context.node)  # not a poll's `self.retry()`
+            for n in model.iter_nodes(context.node.body)
+        )
         _read_autoretry_wait(model, keywords, label, policy, retries_by_hand)
     for node in model.iter_nodes(context.node.body):
         if is_task_retry(node, model):
@@ -62,7 +65,7 @@ def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> No
             elif countdown is not None and not has_random(model, countdown.value):
                 policy.no_jitter.append(Verdict("fixed-wait", CELERY_CALL, countdown, label, owner="self"))
             elif countdown is None and _waits_the_default_delay(model, node, keywords, context.config):
-                shaped = "retry_backoff" in keywords or "retry_jitter" in keywords
+                shaped = _backs_off(keywords) or "retry_jitter" in keywords
                 kind = "default-wait-shaped" if shaped else "default-wait"
                 policy.no_jitter.append(Verdict(kind, CELERY_CALL, node, label, owner="self"))
             retries = keyword(node, "max_retries")
@@ -103,7 +106,7 @@ def _waits_the_default_delay(
     eta = keyword(call, "eta")
     if eta is not None and not is_none(eta.value) or any(a.star == "**" for a in call.args):
         return False
-    if "default_retry_delay" in keywords and "retry_backoff" not in keywords:
+    if "default_retry_delay" in keywords and not _backs_off(keywords):
         return False  # the setting's own finding says it
     retries = keyword(call, "max_retries") or keywords.get("max_retries")
     if retries is not None and is_zero(retries.value):
@@ -164,11 +167,18 @@ def _read_settings(model: ModuleModel, keywords: dict[str, _Setting], label: str
     if max_retries is not None and is_none(max_retries.value):
         policy.unbounded.append(Verdict("no-bound", CELERY, max_retries.node, label))
     jitter = keywords.get("retry_jitter")
-    if "retry_backoff" in keywords and jitter is not None and is_false(jitter.value):
+    if _backs_off(keywords) and jitter is not None and is_false(jitter.value):
         policy.no_jitter.append(Verdict("jitter-off", CELERY, jitter.node, label))
     delay = keywords.get("default_retry_delay")
-    if delay is not None and "retry_backoff" not in keywords:
+    if delay is not None and not _backs_off(keywords):
         policy.no_jitter.append(Verdict("fixed-wait", CELERY, delay.node, label))
+
+
+def _backs_off(keywords: dict[str, _Setting]) -> bool:
+    """`retry_backoff` is on (`True`, a number of seconds): autoretry computes each countdown;
+    `False` or `0` written out is the default, off."""
+    backoff = keywords.get("retry_backoff")
+    return backoff is not None and not is_false(backoff.value) and not is_zero(backoff.value)
 
 
 def _read_autoretry_wait(
@@ -178,10 +188,11 @@ def _read_autoretry_wait(
     (jittered unless `retry_jitter=False`, reported apart); without it, every retry waits the
     `countdown` of `retry_kwargs` (`retry_kwargs={"countdown": 5}`), else the task's
     `default_retry_delay` (180 s unless set; a set one is reported apart): the same on every
-    attempt, with no random part. A task that also calls `self.retry()` catches what it retries
-    itself, with its own countdowns (judged there): its default delay is not reported."""
-    backoff = keywords.get("retry_backoff")
-    if backoff is not None and not is_false(backoff.value) and not is_zero(backoff.value):
+    attempt, with no random part (a decorator's arguments are computed once, when the task is
+    defined). A task that also calls `self.retry()` catches what it retries itself, with its own
+    countdowns (judged there): its default delay is not reported; one allowed no retry
+    (`max_retries=0`) waits for nothing."""
+    if _backs_off(keywords):
         return
     options = keywords.get("retry_kwargs")
     given: dict[str | None, cst.BaseExpression] = {}
@@ -190,10 +201,13 @@ def _read_autoretry_wait(
         if not isinstance(value, cst.Dict) or not all(isinstance(e, cst.DictElement) for e in value.elements):
             return  # built elsewhere, or `{**defaults, ...}`: its countdown is not known
         given = {string_value(e.key): e.value for e in value.elements if isinstance(e, cst.DictElement)}
+    retries = given.get("max_retries") or (keywords["max_retries"].value if "max_retries" in keywords else None)
+    if retries is not None and is_zero(retries):
+        return  # no retry is allowed: nothing waits
     countdown = given.get("countdown")
     if countdown is not None and not is_none(countdown):
-        if not has_random(model, countdown):
-            policy.no_jitter.append(Verdict("fixed-countdown", CELERY, countdown, label))
+        # computed once, as the decorator runs: `random.randint(5, 30)` there is one wait for every retry
+        policy.no_jitter.append(Verdict("fixed-countdown", CELERY, countdown, label))
     elif "default_retry_delay" not in keywords and "eta" not in given and not retries_by_hand:
         policy.no_jitter.append(Verdict("default-wait", CELERY, keywords["autoretry_for"].node, label))
 

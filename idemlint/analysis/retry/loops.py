@@ -11,7 +11,7 @@ loop that waits for a remote job's status is a "poll".
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
@@ -299,7 +299,7 @@ def _tries_next_candidate(model: ModuleModel, loop: cst.For | cst.While, try_nod
         counters |= _computed_from(model, loop, try_node, counters)
     for node in model.iter_nodes(try_node.body):
         if isinstance(node, cst.Name) and node.value in counters:
-            if any(isinstance(a, cst.Comparison) for a in _ancestors_until(model, node, try_node)):
+            if any(isinstance(a, cst.Comparison) for a in model.ancestors(node, until=try_node)):
                 continue  # `if i < attempts:` checks the bound, it is not the work's input
             call = next((a for a in model.ancestors(node) if isinstance(a, cst.Call)), None)
             callee = (model.dotted(call.func) or "") if call is not None else ""
@@ -356,14 +356,7 @@ def _sets_loop_flag(model: ModuleModel, block: cst.CSTNode, loop: cst.While) -> 
         if isinstance(node, cst.Assign):
             for target in node.targets:
                 if isinstance(target.target, cst.Name) and target.target.value in tested:
-                    tests = [a.test for a in _ancestors_until(model, node, block) if isinstance(a, cst.If)]
+                    tests = [a.test for a in model.ancestors(node, until=block) if isinstance(a, cst.If)]
                     if all(says_failure(model, test) for test in tests):
                         return True
     return False
-
-
-def _ancestors_until(model: ModuleModel, node: cst.CSTNode, stop: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    for a in model.ancestors(node):
-        if a is stop:
-            return
-        yield a

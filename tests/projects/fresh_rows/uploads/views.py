@@ -14,6 +14,7 @@ from uploads.tasks import (
     mark_feed_read,
     notify_upload,
     process_upload,
+    recheck_channel,
     refresh_channel,
     refresh_feed,
     reset_feed,
@@ -21,6 +22,7 @@ from uploads.tasks import (
     retry_feed,
     retry_upload,
     supersede_others,
+    sync_feed,
 )
 
 
@@ -43,6 +45,20 @@ def refresh(url):
     feed = Feed(url=url)
     feed.save()
     refresh_feed.delay(feed.pk)
+
+
+def refresh_mirrored(url, remote_id):
+    feed = Feed(url=url)
+    feed.pk = remote_id  # the remote's key: this may save over a stored feed
+    feed.save()
+    sync_feed.delay(feed.pk)
+
+
+def recheck_by_slug(slug):
+    channel = Channel(status=1)
+    channel.slug = slug  # its key, set after it was built: this may save over a stored channel
+    channel.save()
+    recheck_channel.delay(channel.pk)
 
 
 def refresh_by_slug(slug):

@@ -14,3 +14,7 @@ class Enrolment(models.Model):
 
     class Meta:
         unique_together = ("learner", "course")
+
+
+class Receipt(models.Model):
+    reference = models.CharField(max_length=40, unique=True)

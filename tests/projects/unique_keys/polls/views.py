@@ -1,8 +1,10 @@
 """Check-then-insert on models another module defines: the project index knows their keys."""
 
+import uuid
+
 from django.db.models import Q
 
-from polls.models import Enrolment, Vote
+from polls.models import Enrolment, Receipt, Vote
 
 
 def vote(request, choice):
@@ -57,3 +59,18 @@ def enrol_then_mark(request, seat):
     seat.state = "taken"  # ok: IDM101 the unique insert before it stops a racing duplicate
     seat.save()
     return seat
+
+
+def pay_with_a_new_receipt(request, seat):
+    if seat.state != "open":
+        return None
+    Receipt.objects.create(reference=uuid.uuid4().hex)
+    seat.state = "paid"  # expect: IDM101 "is decided by seat.state" a new reference each run: the key stops no duplicate
+    seat.save()
+    return seat
+
+
+def link_enrolment_when_asked(request, seat, enrol):
+    if not seat.enrolment:
+        seat.enrolment = Enrolment.objects.create(learner=request.user, course=seat.course) if enrol else None  # expect: IDM101 only one arm inserts
+        seat.save()

@@ -1,0 +1,109 @@
+"""Records an object holds in an attribute (`self.round` of a manager, `self.object` of a view,
+a related row): where one is a stored row this method did not load, and where it is an object
+the class builds itself (a checkpoint, a progress record) or one the method sets."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.db.records import record_name
+from idemlint.analysis.db.scopes import source_order
+from idemlint.analysis.model import ModuleModel
+from idemlint.knowledge.orms import DATABASE_IMPORTS
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    Assignment = tuple[cst.Attribute, cst.BaseExpression, cst.CSTNode]
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+def assignments_to(model: ModuleModel, scope: cst.CSTNode, record: str) -> list[Assignment]:
+    """The attribute assignments (`record.x = ...`) of one record in one scope, from an index
+    of the module's built once (a method asks it of each record it writes)."""
+    index = model.memo.get("db.assignments_by_record")
+    if index is None:
+        index = {}
+        for target, value, statement in model.attribute_assigns:
+            name = record_name(target.value)
+            if name is not None:
+                index.setdefault((id(model.scope_of(target)), name), []).append((target, value, statement))
+        model.memo["db.assignments_by_record"] = index
+    return index.get((id(scope), record), [])
+
+
+def uses_database(model: ModuleModel) -> bool:
+    """Whether the module imports a database library or the project's models: its setters and
+    saved instances are rows, not a desktop app's objects or a worker's process state."""
+    found = model.memo.get("db.uses_database")
+    if found is None:
+        found = any(DATABASE_IMPORTS.search(target.lstrip(".")) for target in model.imports.values())
+        model.memo["db.uses_database"] = found
+    return bool(found)
+
+
+def held_anchor(model: ModuleModel, scope: cst.FunctionDef, name: str) -> tuple[cst.CSTNode, str] | None:
+    """`self.round` in a method that does not set it before writing it: a record the object
+    holds, loaded by whoever first used it (`__init__` handed it, a view's cached property, a
+    foreign key's first access). Anchored, as `self` is, at the method's `self`; not in a module
+    that stores nothing, nor where the class builds the object itself (`self.checkpoint =
+    Checkpoint(path)`: its own object, not a row someone loaded)."""
+    params = scope.params.params
+    owner = model.enclosing_class(scope)
+    if not params or params[0].name.value != "self" or owner is None:
+        return None
+    if any(decorator_name(d) in ("classmethod", "staticmethod") for d in scope.decorators):
+        return None
+    if not uses_database(model):
+        return None  # a game's player, a worker's job: nothing a database stores
+    if name in _built_by_its_class(model, owner):
+        return None
+    position = source_order(model, scope)
+    writes = [position.get(statement, -1) for _t, _v, statement in assignments_to(model, scope, name)]
+    first_write = min((w for w in writes if w >= 0), default=-1)
+    for target, _value, statement in _assignments(model, scope.body):
+        if record_name(target) == name and position.get(statement, -1) < first_write:
+            return None  # `self.round = ...` before the write: a read this method makes (judged as one), or not known
+    return params[0], "held"
+
+
+def _assignments(
+    model: ModuleModel, root: cst.CSTNode, into_functions: bool = False
+) -> list[tuple[cst.BaseExpression, cst.CSTNode | None, cst.CSTNode]]:
+    """(target, value, statement) of every attribute assignment under `root` (in the functions
+    it holds too, with `into_functions`), tuple targets unpacked."""
+    found: list[tuple[cst.BaseExpression, cst.CSTNode | None, cst.CSTNode]] = []
+    for node in model.iter_nodes(root, stop_at_functions=not into_functions):
+        targets: list[cst.BaseExpression] = []
+        value: cst.CSTNode | None = None
+        if isinstance(node, cst.Assign):
+            targets, value = [t.target for t in node.targets], node.value
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            targets, value = [node.target], node.value
+        targets += [e.value for t in targets if isinstance(t, (cst.Tuple, cst.List)) for e in t.elements]
+        found += [(t, value, node) for t in targets if type(t) is cst.Attribute]
+    return found
+
+
+def _built_by_its_class(model: ModuleModel, owner: cst.ClassDef) -> frozenset[str]:
+    """The attributes (`self.checkpoint`) a method of the class sets to an object it constructs
+    (`Checkpoint(path)`, `Progress()`), not a `Model.objects...` lookup; once per class."""
+    memo = model.memo.setdefault("db.built_by_class", {})
+    found = memo.get(id(owner))
+    if found is None:
+        built = set()
+        for target, value, _statement in _assignments(model, owner.body, into_functions=True):
+            callee = model.dotted(value.func) or "" if isinstance(value, cst.Call) else ""
+            name = record_name(target)
+            if name is not None and callee.rsplit(".", 1)[-1][:1].isupper():
+                built.add(name)
+        found = memo[id(owner)] = frozenset(built)
+    return found
+
+
+def decorator_name(decorator: cst.Decorator) -> str:
+    node = decorator.decorator
+    node = node.func if isinstance(node, cst.Call) else node
+    return node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""
