@@ -144,7 +144,7 @@ def _attribute_class(model: ModuleModel, owner: cst.ClassDef, attribute: str, mo
     """`self._client = ApiClient()` (or `= client` of a parameter named like a class) in a
     method of the class: the attribute's class."""
     found: str | None = None
-    for value in _self_assigns(model).get((id(owner), attribute), ()):
+    for value in self_attribute_values(model).get((id(owner), attribute), ()):
         kind = _value_class(model, value, module)
         if kind is None or found is not None and kind != found:
             return None  # assigned two different things: unknown
@@ -152,7 +152,7 @@ def _attribute_class(model: ModuleModel, owner: cst.ClassDef, attribute: str, mo
     return found
 
 
-def _self_assigns(model: ModuleModel) -> dict[tuple[int, str], list[cst.BaseExpression]]:
+def self_attribute_values(model: ModuleModel) -> dict[tuple[int, str], list[cst.BaseExpression]]:
     """The values each class assigns to each `self.<attribute>`, indexed once per module."""
     index: dict[tuple[int, str], list[cst.BaseExpression]] | None = model.memo.get("calls.self_assigns")
     if index is None:

@@ -300,17 +300,17 @@ def _rows_made(function: ast.FunctionDef | ast.AsyncFunctionDef, makers: frozens
     made = dict.fromkeys(
         bound_only_by(function, lambda value: _makes_a_row(value, creates, makers, holding) or None, read_again), ""
     )
-    saved = {
-        node.func.value.id
-        for node in own_nodes(function)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr in ("save", "asave")
-        and isinstance(node.func.value, ast.Name)
-    }
+    saved: set[str] = set()  # `feed.save()`
     set_after: dict[str, set[str]] = {}  # `feed.url = url` after it is built: a column it is given too
     for node in own_nodes(function):
-        if isinstance(node, ast.Assign):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+        ):
+            if node.func.attr in ("save", "asave"):
+                saved.add(node.func.value.id)
+        elif isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
                     set_after.setdefault(target.value.id, set()).add(target.attr)

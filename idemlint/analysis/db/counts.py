@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.records import FIXED_VALUE_KINDS, OWN_KEYS, VERSION_COLUMNS
-from idemlint.analysis.db.side_effects import absolute_value, answers_after, effect_after, nodes_after
+from idemlint.analysis.db.side_effects import absolute_value, answers_after, effect_after
 from idemlint.analysis.model import iter_nodes, local_callee, positional_parameters, string_value
 from idemlint.knowledge.roles import (
     ENTRY_DECORATORS,
@@ -51,7 +51,7 @@ def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: 
     if conditions and _keeps_extreme(model, write, conditions) and not effect_after(model, write):
         return None  # `filter(pk=i, created__gt=v).update(created=v)` and nothing else: keeps the min
     if conditions and _sets_flags(model, db, write, conditions) and not effect_after(model, write):
-        if not _says_done_after(model, write):
+        if not answers_after(model, write, literal_only=True):  # `return True`: the caller takes it for "done"
             return None  # `filter(is_active=False).update(is_active=True)` and nothing else: set twice, set once
     if conditions and _shifts_a_range(write, conditions):
         return None  # `filter(group=g, position__gt=p).update(position=F("position") - 1)`: a reorder
@@ -136,19 +136,6 @@ def _set_once(model: ModuleModel, write: DbWrite, condition: Predicate) -> bool:
     if kind in ("bool", "null"):
         return True
     return condition.op == "is" and (kind in FIXED_VALUE_KINDS or _SQL_CLOCK.match(text) is not None)
-
-
-def _says_done_after(model: ModuleModel, write: DbWrite) -> bool:
-    """A `return True` (or another literal) after the write: the caller takes it for "done" and
-    may act, as a duplicate's zero rows would have told it not to."""
-    for node in nodes_after(model, write.statement):
-        if isinstance(node, (cst.Return, cst.Yield)) and isinstance(node.value, cst.BaseExpression):
-            value = node.value
-            if string_value(value) is not None or isinstance(value, (cst.Integer, cst.Float)):
-                return True
-            if isinstance(value, cst.Name) and value.value in ("True", "False"):
-                return True
-    return False
 
 
 def _shifts_a_range(write: DbWrite, conditions: list[Predicate]) -> bool:

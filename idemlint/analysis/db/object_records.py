@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.calls import self_attribute_values
 from idemlint.analysis.db.records import record_name
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.model import ModuleModel
@@ -58,49 +59,25 @@ def held_anchor(model: ModuleModel, scope: cst.FunctionDef, name: str) -> tuple[
         return None
     if not uses_database(model):
         return None  # a game's player, a worker's job: nothing a database stores
-    if name in _built_by_its_class(model, owner):
+    attribute = name.partition(".")[2]
+    if _built_by_its_class(model, owner, attribute):
         return None
     position = source_order(model, scope)
     writes = [position.get(statement, -1) for _t, _v, statement in assignments_to(model, scope, name)]
     first_write = min((w for w in writes if w >= 0), default=-1)
-    for target, _value, statement in _assignments(model, scope.body):
-        if record_name(target) == name and position.get(statement, -1) < first_write:
+    for target, _value, statement in assignments_to(model, scope, "self"):
+        if target.attr.value == attribute and position.get(statement, -1) < first_write:
             return None  # `self.round = ...` before the write: a read this method makes (judged as one), or not known
     return params[0], "held"
 
 
-def _assignments(
-    model: ModuleModel, root: cst.CSTNode, into_functions: bool = False
-) -> list[tuple[cst.BaseExpression, cst.CSTNode | None, cst.CSTNode]]:
-    """(target, value, statement) of every attribute assignment under `root` (in the functions
-    it holds too, with `into_functions`), tuple targets unpacked."""
-    found: list[tuple[cst.BaseExpression, cst.CSTNode | None, cst.CSTNode]] = []
-    for node in model.iter_nodes(root, stop_at_functions=not into_functions):
-        targets: list[cst.BaseExpression] = []
-        value: cst.CSTNode | None = None
-        if isinstance(node, cst.Assign):
-            targets, value = [t.target for t in node.targets], node.value
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-            targets, value = [node.target], node.value
-        targets += [e.value for t in targets if isinstance(t, (cst.Tuple, cst.List)) for e in t.elements]
-        found += [(t, value, node) for t in targets if type(t) is cst.Attribute]
-    return found
-
-
-def _built_by_its_class(model: ModuleModel, owner: cst.ClassDef) -> frozenset[str]:
-    """The attributes (`self.checkpoint`) a method of the class sets to an object it constructs
-    (`Checkpoint(path)`, `Progress()`), not a `Model.objects...` lookup; once per class."""
-    memo = model.memo.setdefault("db.built_by_class", {})
-    found = memo.get(id(owner))
-    if found is None:
-        built = set()
-        for target, value, _statement in _assignments(model, owner.body, into_functions=True):
-            callee = model.dotted(value.func) or "" if isinstance(value, cst.Call) else ""
-            name = record_name(target)
-            if name is not None and callee.rsplit(".", 1)[-1][:1].isupper():
-                built.add(name)
-        found = memo[id(owner)] = frozenset(built)
-    return found
+def _built_by_its_class(model: ModuleModel, owner: cst.ClassDef, attribute: str) -> bool:
+    """A method of the class sets `self.<attribute>` to an object it constructs (`self.checkpoint
+    = Checkpoint(path)`, `Progress()`), not a `Model.objects...` lookup."""
+    return any(
+        isinstance(value, cst.Call) and (model.dotted(value.func) or "").rsplit(".", 1)[-1][:1].isupper()
+        for value in self_attribute_values(model).get((id(owner), attribute), ())
+    )
 
 
 def decorator_name(decorator: cst.Decorator) -> str:

@@ -276,16 +276,26 @@ def act_after(
     )
 
 
-def answers_after(model: ModuleModel, write: DbWrite) -> bool:
+def answers_after(model: ModuleModel, write: DbWrite, literal_only: bool = False) -> bool:
     """Whether the function hands its caller a value after the write (`return True`,
     `return order`, `yield "closed"`): the caller may take it for "done" and act, so the
-    count matters there."""
-    return any(
-        type(node) in (cst.Return, cst.Yield)
-        and node.value is not None  # type: ignore[attr-defined]
-        and not (type(node.value) is cst.Name and node.value.value == "None")  # type: ignore[attr-defined]
-        for node in nodes_after(model, write.statement)
-    )
+    count matters there. With `literal_only`, only a literal or `True`/`False`, which can say
+    nothing but "done" (not a value built before the write, `return accepted`)."""
+    for node in nodes_after(model, write.statement):
+        if not isinstance(node, (cst.Return, cst.Yield)) or node.value is None:
+            continue
+        value = node.value
+        if not isinstance(value, cst.BaseExpression):  # `yield from rows`
+            if not literal_only:
+                return True
+            continue
+        if isinstance(value, cst.Name) and value.value == "None":
+            continue
+        if not literal_only or string_value(value) is not None or isinstance(value, (cst.Integer, cst.Float)):
+            return True
+        if isinstance(value, cst.Name) and value.value in ("True", "False"):
+            return True
+    return False
 
 
 def nodes_after(model: ModuleModel, statement: cst.CSTNode) -> Iterator[cst.CSTNode]:
