@@ -264,3 +264,35 @@ def test_a_method_two_classes_define_is_judged_by_the_record_s_class() -> None:
     assert decided(TWO_CLASSES, reviewer, inherited, qualified=True) == frozenset()  # runs Review's decline
     own = "def mine(pk):\n    for review in Review.objects.filter(state=1):\n        review.decline()\n"
     assert decided(TWO_CLASSES, own, manager, qualified=True) == {"Review.decline"}
+
+
+def test_a_module_s_function_of_the_method_s_name_is_not_the_method() -> None:
+    view = (  # the view `decline` locks the review and runs its method `decline`
+        "def decline(request, pk):\n"
+        "    with cache.lock(pk):\n"
+        "        review = Review.objects.get(pk=pk)\n"
+        "        review.decline()\n\n"
+        "def act(request, pk):\n"
+        "    if 'decline' in request.POST:  # decline it, or leave it\n"
+        "        return decline(request, pk)\n"
+    )
+    urls = (
+        "from app import views as app_views\n"
+        "# decline the review\n"
+        'urlpatterns = [path("review/<int:pk>/decline/", app_views.decline, name="decline")]\n'
+    )
+    assert decided(TWO_CLASSES, view, urls, qualified=True) == {"Review.decline"}
+    admin = (  # an admin class listing an imported action of the same name (parsed: it tests a state)
+        "from app.actions import decline\n"
+        "class ReviewAdmin:\n    actions = [decline]\n"
+        "    def show(self, r):\n        if r.state == 1:\n            return\n"
+    )
+    assert decided(TWO_CLASSES, view, urls, admin, qualified=True) == {"Review.decline"}
+    for method_named in (
+        "def later(r, action):\n    if action in ('decline', 'open'):\n        getattr(r, action)()\n",
+        # a class body names its own (a file with a state test, parsed)
+        "class Admin:\n    def decline(self, request, *, quiet, loud=1):\n        if request.state == 1:\n"
+        "            return\n    actions = [decline]\n",
+        "import app\nhandler = app.Review.decline\n",  # a class's, through its module
+    ):
+        assert decided(TWO_CLASSES, view, urls, method_named, qualified=True) == frozenset(), method_named

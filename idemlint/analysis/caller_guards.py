@@ -22,7 +22,9 @@ framework may call the override with no lock). A call on a record whose class it
 shows (`review = get_object_or_404(Review, ...)`, `Review.objects.get(...)`, a loop over
 `Review.objects.filter(...)`) may run only that class's method, or one it inherits; a call on
 a record of unknown class may run any of them (`self` too: a subclass may override the method),
-so it can refute a class's method's precondition but not show it. A call inside the
+so it can refute a class's method's precondition but not show it. A call in a Django admin
+action (`def mark_paid(modeladmin, request, queryset)`) is the operator's choice of rows and
+state, decided as rows a filter chose are (`knowledge/roles.is_admin_action`). A call inside the
 function itself (recursion) runs in a run already decided. Under a named lock (`with
 cache.lock(key):`), a call on a record read inside the lock holds it as the row's lock would,
 for IDM101 too; on a record read before the lock, only as the callers' precondition (the test
@@ -45,10 +47,13 @@ from idemlint.analysis.chosen_rows import (
     chosen_row_returners,
     returns_chosen_rows,
 )
-from idemlint.analysis.held_records import CHOSEN, LOCK, LOCKED_CALL, PLAIN, VIA, Records, calls_in
+from idemlint.analysis.held_records import CHOSEN, LATER, LOCK, LOCKED_CALL, PLAIN, VIA, Records, calls_in
+from idemlint.analysis.locked_rows import LockedReturns, locked_row_returners, returns_locked_rows
 from idemlint.analysis.machines import dotted_name
-from idemlint.analysis.names_used import defined_names, names_used, names_used_otherwise
+from idemlint.analysis.names_used import FUNCTION_ONLY, defined_names, names_used, names_used_otherwise
+from idemlint.analysis.syntax import stdlib_tree
 from idemlint.knowledge.locks import names_a_lock_decorator
+from idemlint.knowledge.roles import is_admin_action
 
 # per file: (names of calls made only under a lock or on a record a state filter chose; those
 # of them some call of which holds no lock (only the filter's choice); every other name the file
@@ -58,7 +63,9 @@ from idemlint.knowledge.locks import names_a_lock_decorator
 # return only rows a state filter chose, each with the functions whose rows it returns in turn
 # (`return self.get_draft(app)`); each call on a record some function returned, as (the name
 # called, the function that returned the record, the function making the call): decided if
-# that function returns only rows a state filter chose, plain otherwise)
+# that function returns only rows a state filter chose, plain otherwise; the functions it
+# defines that return a row they loaded under a row lock, each with the functions whose rows it
+# returns in turn: `analysis/locked_rows.py`)
 CallFacts = tuple[
     frozenset[str],
     frozenset[str],
@@ -67,8 +74,9 @@ CallFacts = tuple[
     tuple[tuple[str, tuple[str, ...]], ...],
     tuple[tuple[str, tuple[str, ...]], ...],
     tuple[tuple[str, str, str], ...],
+    LockedReturns,
 ]
-NO_CALLS: CallFacts = (frozenset(), frozenset(), frozenset(), (), (), (), ())
+NO_CALLS: CallFacts = (frozenset(), frozenset(), frozenset(), (), (), (), (), ())
 
 # what may make a call decided: a row lock, a `with` of a lock, a loop over a state filter; a
 # file that shows none is read by the regular expression alone, parsed or not
@@ -98,7 +106,15 @@ def _may_decide(source: bytes) -> bool:
         or (b"state" in source or b"status" in source)
         and _FOR_STATE.search(source) is not None
         or _CALL_ON_RETURNED.search(source) is not None
+        or (b"modeladmin" in source or b"queryset" in source or b"admin.action" in source)
+        and _ADMIN_ACTION.search(source) is not None
     )
+
+
+# a Django admin action (`knowledge/roles.is_admin_action`): its calls are the operator's choice
+_ADMIN_ACTION = re.compile(
+    rb"def[ \t]+\w+\([ \t]*(?:modeladmin\b|\w+[ \t]*,[ \t]*request[ \t]*,[ \t]*queryset\b)|@admin\.action\b"
+)
 
 
 _CLASS_DEFINED = re.compile(rb"^[ \t]*class[ \t]+(\w+)", re.MULTILINE)
@@ -116,18 +132,19 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
     defined = defined_names(source)
     if tree is None and (_may_decide(source) or not {n.encode() for n in defined}.isdisjoint(_CALLED.findall(source))):
         try:
-            tree = ast.parse(source)
+            tree = stdlib_tree(source)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             tree = None
     if tree is None:
         classes = tuple(_CLASS + name.decode() for name in _CLASS_DEFINED.findall(source))
-        return frozenset(), frozenset(), names_used(source, defined), defined + classes, (), (), ()
+        return frozenset(), frozenset(), names_used(source, defined), defined + classes, (), (), (), ()
     guarded: set[str] = set()
     chosen: set[str] = set()
     other: set[str] = set()
     inside: dict[str, set[str]] = {}
     via: set[tuple[str, str, str]] = set()
     returning: list[tuple[str, tuple[str, ...]]] = []
+    locked_returns: list[tuple[str, tuple[str, ...]]] = []
     funcs: set[int] = set()
     owners = {
         id(f): c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body if isinstance(f, _DEFS)
@@ -139,12 +156,20 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
             held = {LOCK} if any(_names_a_lock(d) for d in node.decorator_list) else set()
             owner = owners.get(id(node), "")
             me = f"{owner}.{node.name}" if owner else node.name
+            operator = is_admin_action(
+                [a.arg for a in (*node.args.posonlyargs, *node.args.args)],
+                [dotted_name(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list],
+            )
             for call, how, of in calls_in(node.body, Records(locks=held)):
                 name = called_name(call)
                 funcs.add(id(call.func))
                 if not name:
                     continue
+                if operator and how not in (LOCKED_CALL, LATER):
+                    how = CHOSEN  # an admin action: the rows and the state are the operator's choice
                 key = f"{of}.{name}" if of else name  # `Review.decline` where the record's class is known
+                if isinstance(call.func, ast.Name):
+                    key = FUNCTION_ONLY + name  # `decline(request, pk)`: a module's function, never a method
                 if how in (LOCKED_CALL, CHOSEN):
                     guarded.add(key)
                     if how == CHOSEN:
@@ -158,6 +183,9 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
             returned = returns_chosen_rows(node)
             if returned is not None:
                 returning.append((node.name, returned))
+            locked_through = returns_locked_rows(node)
+            if locked_through is not None:
+                locked_returns.append((node.name, locked_through))
     other |= names_used_otherwise(tree, funcs)
     return (
         frozenset(k for k in guarded if _base(k) not in other),
@@ -167,12 +195,13 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
         tuple(sorted((k, tuple(sorted(callers))) for k, callers in inside.items() if _base(k) not in other)),
         tuple(sorted(returning)),
         tuple(sorted(v for v in via if _base(v[0]) not in other)),
+        tuple(sorted(locked_returns)),
     )
 
 
 def _base(key: str) -> str:
-    """The function name a key is for: `decline` of `Review.decline`."""
-    return key.rsplit(".", 1)[-1]
+    """The function name a key is for: `decline` of `Review.decline` (or of a module's)."""
+    return key.rsplit(".", 1)[-1].removeprefix(FUNCTION_ONLY)
 
 
 def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozenset[str]:
@@ -189,7 +218,7 @@ def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozens
     returning: dict[str, tuple[str, ...]] = {}
     via: set[tuple[str, str, str]] = set()
     files = list(files)
-    for _guarded, _chosen, _other, defined, _inside, _returns, _via in files:
+    for _guarded, _chosen, _other, defined, _inside, _returns, _via, _locked in files:
         for name in defined:
             definitions[name] = definitions.get(name, 0) + 1
     twice = {name[len(_CLASS) :] for name, count in definitions.items() if name.startswith(_CLASS) and count > 1}
@@ -197,7 +226,7 @@ def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozens
     def known(key: str) -> str:  # `Review.approve` as `approve` where two modules define a `Review`
         return _base(key) if key.split(".", 1)[0] in twice else key
 
-    for calls_guarded, calls_chosen, calls_other, _defined, inside, returns, calls_via in files:
+    for calls_guarded, calls_chosen, calls_other, _defined, inside, returns, calls_via, _locked in files:
         guarded.update(map(known, calls_guarded))
         used.update(calls_other)
         if locked:
@@ -220,11 +249,18 @@ def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozens
     targets = set(keys) | {  # each function name called, and each class's own definition of one
         name for name in definitions if "." in name and _base(name) in keys
     }
-    candidates = {t for t in targets if _base(t) not in used and definitions.get(t) == 1}
-    reaching = {  # the calls that may run each candidate: its own class's, and those of unknown or inheriting class
-        t: {k for k in keys.get(_base(t), ()) if "." not in t or k == t or "." not in k or not definitions.get(k)}
-        for t in candidates
+    candidates = {  # a name a module's function only may be used by says nothing of a method
+        t
+        for t in targets
+        if _base(t) not in used and ("." in t or FUNCTION_ONLY + t not in used) and definitions.get(t) == 1
     }
+
+    def may_run(key: str, target: str) -> bool:  # its own class's call, and those of unknown or inheriting class
+        if "." not in target:
+            return True
+        return not key.startswith(FUNCTION_ONLY) and (key == target or "." not in key or not definitions.get(key))
+
+    reaching = {t: {k for k in keys.get(_base(t), ()) if may_run(k, t)} for t in candidates}
     candidates = {t for t in candidates if not reaching[t] & unlocked}
     decided: set[str] = set()
 
@@ -254,3 +290,14 @@ def _names_a_lock(decorator: ast.expr) -> bool:
         return False
     name = dotted_name(decorator.func)
     return name is not None and names_a_lock_decorator(name)
+
+
+def join_locked_returns(files: Iterable[CallFacts]) -> frozenset[str]:
+    """The functions every definition of which returns a row it loaded under a row lock
+    (`analysis/locked_rows.py`), over the project's files."""
+    files = list(files)
+    definitions: dict[str, int] = {}
+    for facts in files:
+        for name in facts[3]:
+            definitions[name] = definitions.get(name, 0) + 1
+    return locked_row_returners((facts[7] for facts in files), definitions)

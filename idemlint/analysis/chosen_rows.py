@@ -7,7 +7,7 @@ found only in those states, which is a precondition for the state written to it 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from idemlint.analysis.db.records import DJANGO_CHAIN
 from idemlint.analysis.final_states import is_state_attribute
@@ -39,17 +39,29 @@ def returns_chosen_rows(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tup
     (`return self.requests.get(status=NEEDS_REVIEW)`) or what another function returns
     (`return self.get_draft(app)`), those functions' names; None when some return is anything
     else, or there is none. A bare `return` or `return None` gives no row."""
+    return returned_rows(function, query_chooses_state)
+
+
+def returned_rows(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    gives: Callable[[ast.Call], bool],
+    resolve: Callable[[ast.expr], ast.expr] = lambda value: value,
+    refuse: Callable[[ast.Return], bool] = lambda node: False,
+) -> tuple[str, ...] | None:
+    """Whether every value the function returns (as `resolve` reads it: a name for what it was
+    bound to) is a call `gives` accepts or what another function returns, those functions'
+    names; None when some return is anything else or `refuse`d, or there is none."""
     through: list[str] = []
     returned = False
     for node in own_nodes(function):
         if not isinstance(node, ast.Return) or node.value is None:
             continue
-        value = node.value
+        value = resolve(node.value)
         if isinstance(value, ast.Constant) and value.value is None:
             continue
-        if not isinstance(value, ast.Call) or called_name(value) in NOT_ROWS:
+        if not isinstance(value, ast.Call) or called_name(value) in NOT_ROWS or refuse(node):
             return None
-        if query_chooses_state(value):
+        if gives(value):
             returned = True
         elif isinstance(value.func, (ast.Name, ast.Attribute)) and called_name(value) not in ROW_QUERY_METHODS:
             through.append(called_name(value))

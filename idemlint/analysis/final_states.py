@@ -29,6 +29,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from idemlint.analysis.machines import dotted_name, elements
+from idemlint.analysis.syntax import stdlib_tree
 from idemlint.knowledge.states import STATE_COLUMNS
 
 # per machine: (states some guard moves a record out of, states some guard gives up on, states
@@ -55,7 +56,7 @@ def parse_state_tests(source: bytes, path: str = "") -> ast.Module | None:
     if not _STATE_TEST.search(source):
         return None
     try:
-        return ast.parse(source, path or "<unknown>")
+        return stdlib_tree(source, path or "<unknown>")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
 

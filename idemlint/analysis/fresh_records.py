@@ -38,7 +38,8 @@ from collections.abc import Iterable, Mapping
 
 from idemlint.analysis.chosen_rows import called_name, own_nodes
 from idemlint.analysis.handed_calls import ON_THE_CLASS, RECEIVER, Arguments, bound_only_by, handed, record
-from idemlint.analysis.names_used import defined_names, names_used, names_used_otherwise
+from idemlint.analysis.names_used import any_use, defined_names, names_used, names_used_otherwise
+from idemlint.analysis.syntax import stdlib_tree
 from idemlint.analysis.unique_keys import kept_unique
 from idemlint.knowledge.orms import MAKES_A_ROW, ONE_ROW_LOOKUPS, RUNS_A_FUNCTION_LATER
 from idemlint.knowledge.roles import (
@@ -74,7 +75,7 @@ def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
     defined = defined_names(source)
     if tree is None and _MAY_MAKE.search(source):
         try:
-            tree = ast.parse(source)
+            tree = stdlib_tree(source)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             tree = None
     if tree is None:
@@ -166,7 +167,7 @@ def join_fresh_facts(
     rebound: set[str] = set()
     definitions: dict[str, int] = {}
     for handing, defined_with, other, defined in files:
-        used.update(other)
+        used.update(any_use(other))
         for name, sources in handing:
             calls.setdefault(name, []).append(sources)
         for name, params, again in defined_with:

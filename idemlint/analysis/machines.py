@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from idemlint.analysis.syntax import stdlib_tree
 from idemlint.knowledge.states import TOMBSTONE_STATES, TRANSITION_DECORATOR
 
 ANY_STATE = "*"  # django-fsm's `source="*"`: from every state
@@ -90,7 +91,7 @@ def declared_moves(source: bytes, path: str = "") -> Moves:
     if rows < 2 and not (TRANSITION_DECORATOR.encode() in source and _DECORATOR.search(source)):
         return {}
     try:
-        tree = ast.parse(source, path or "<unknown>")
+        tree = stdlib_tree(source, path or "<unknown>")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return {}
     found: Moves = {}

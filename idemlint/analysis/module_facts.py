@@ -176,8 +176,10 @@ def _lines_by_ast(model: ModuleModel, source: str) -> dict[cst.CSTNode, int] | N
     in the same source order, which is checked kind by kind and name by name; None if they differ."""
     import ast
 
+    from idemlint.analysis.syntax import stdlib_tree
+
     try:
-        tree = ast.parse(source)
+        tree = stdlib_tree(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     ast_nodes = [

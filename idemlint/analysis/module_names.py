@@ -8,6 +8,8 @@ import ast
 import re
 from collections.abc import Mapping
 
+from idemlint.analysis.syntax import stdlib_tree
+
 
 def nested_package_names(modules: Mapping[str, bool]) -> dict[str, str]:
     """The names modules of a package nested in a plain folder are imported by: in a repository
@@ -68,7 +70,7 @@ def package_reexports(source: bytes, path: str, source_roots: tuple[str, ...] = 
     if not path.endswith("__init__.py") or b"import" not in source:
         return {}
     try:
-        tree = ast.parse(source)
+        tree = stdlib_tree(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return {}
     package = module_name(path, source_roots)

@@ -1,7 +1,11 @@
-"""The names a file uses: every identifier outside its prose (a regular expression, for files
-not parsed), or, in a parsed file, those used other than in the calls already counted. A
-function whose name a file uses this way may be called from anywhere (handed on as a value,
-spelt in a string, queued), so what its known callers hold says nothing of it."""
+"""The names a file uses: every identifier outside its prose and comments (a regular
+expression, for files not parsed), or, in a parsed file, those used other than in the calls
+already counted. A function whose name a file uses this way may be called from anywhere
+(handed on as a value, spelt in a string, queued), so what its known callers hold says nothing
+of it. A use that can only name a module's function (a bare name outside a class body,
+`views.approve` of an imported module) is marked `FUNCTION_ONLY`: it says nothing of a method
+of that name (`Review.approve`), which only an attribute, a string or the body of a class
+defining it reaches."""
 
 from __future__ import annotations
 
@@ -12,17 +16,20 @@ from collections import Counter
 # every identifier a file names (a call, `accept.delay(`, `callback=req.accept`, `return
 # req.accept`, `getattr(req, "accept")`), but the one a `def` defines
 _USED = re.compile(rb"[A-Za-z_]\w*")
-# what names nothing: a docstring, a string of prose (`"You cannot confirm this change"`).
-# Every string is matched from its opening quote, escapes and all, so the scan keeps in step
-# with the code; only a triple-quoted string or a sentence (three words or more, no code's
-# punctuation) is dropped. A string of names (`"reject save".split()`, `"app.tasks.reject"`), a
-# template or f-string (`{`, `}`) and comments are kept: they may name a method
+# what names nothing: a comment, a docstring, a string of prose (`"You cannot confirm this
+# change"`). Every string and comment is matched from its opening quote or `#`, escapes and
+# all, so the scan keeps in step with the code; a comment, a triple-quoted string, a string of
+# more than names (a path, a pattern) and a sentence (three words or more) are dropped. A string of names
+# (`"reject save".split()`, `"app.tasks.reject"`) and a template or f-string (`{`, `}`) are
+# kept: they may name a method
 _STRING = re.compile(
     rb'"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""'
     rb"|'''(?:[^'\\]|\\[\s\S]|'(?!''))*'''"
     rb'|"(?:[^"\\\n]|\\[\s\S])*"'
     rb"|'(?:[^'\\\n]|\\[\s\S])*'"
+    rb"|\#[^\n]*"
 )
+_NAMES = re.compile(rb"^[\w.: ,-]*$")  # names, dotted (`app.tasks.reject`), or a list of them
 _SENTENCE = re.compile(rb"^[A-Za-z][^(){}\[\]=+*/%<>&|@#\\]*$")
 
 
@@ -35,11 +42,49 @@ def defined_names(source: bytes) -> tuple[str, ...]:
 
 
 def names_used(source: bytes, defined: tuple[str, ...]) -> frozenset[str]:
-    """Every identifier a file names outside its prose, but those its `def`s only define."""
-    tokens = Counter(_USED.findall(_without_prose(source)))
+    """Every identifier a file names outside its prose, but those its `def`s only define; a
+    function of a module it imports (`views.approve`) as `FUNCTION_ONLY` + its name."""
+    code = _without_prose(source)
+    modules = {m for found in _IMPORT.findall(code) for m in _bound_modules(found)}
+    functions: set[str] = set()
+    if modules:
+        of_module = re.compile(rb"(?<![\w.])(?:%s)((?:\.[a-z_][a-z0-9_]*)*)\.(\w+)" % b"|".join(sorted(modules)))
+
+        def module_function(match: re.Match[bytes]) -> bytes:
+            functions.add(match.group(2).decode())
+            return b" "
+
+        code = of_module.sub(module_function, code)
+    tokens = Counter(_USED.findall(code))
     for name in defined:
         tokens[name.encode()] -= 1  # a `def` names what it defines, it does not use it
-    return frozenset(n.decode() for n, count in tokens.items() if count > 0)
+    used = {n.decode() for n, count in tokens.items() if count > 0}
+    return frozenset(used | {FUNCTION_ONLY + name for name in functions})
+
+
+# an import statement and what it binds; a lower-case name it binds is taken for a module
+# (`from apps.oi import views as oi_views`, `import reviews.views`): a class is capitalised
+_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE)
+_BOUND = re.compile(rb"([\w.]+)(?:[ \t]+as[ \t]+(\w+))?")
+
+
+def _bound_modules(names: bytes) -> set[bytes]:
+    bound = set()
+    for part in names.strip(b"()").split(b","):
+        match = _BOUND.search(part)
+        if match:
+            name = match.group(2) or match.group(1).split(b".")[0]
+            if name[:1].islower():
+                bound.add(name)
+    return bound
+
+
+FUNCTION_ONLY = "function "  # before a name used where only a module's function can be meant
+
+
+def any_use(names: frozenset[str] | set[str]) -> set[str]:
+    """The names used, whatever they may name."""
+    return {name.removeprefix(FUNCTION_ONLY) for name in names}
 
 
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:[.:][A-Za-z_]\w*)*$")
@@ -48,28 +93,104 @@ _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:[.:][A-Za-z_]\w*)*$")
 def names_used_otherwise(tree: ast.Module, counted: set[int]) -> set[str]:
     """The names a parsed file uses but in the calls already `counted` (by the id of the node
     naming the function): module-level calls, every name used as a value, and strings
-    (`getattr(r, "accept")`, `"app.tasks.accept"`)."""
+    (`getattr(r, "accept")`, `"app.tasks.accept"`; not a key tested in a mapping, `"accept" in
+    request.POST`, nor a route's `name=`). A use that can only name a module's function is
+    marked `FUNCTION_ONLY`."""
+    modules = {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+        if (alias.asname or alias.name)[:1].islower()
+    }
+    in_class_bodies = {  # a name a class body uses and defines: its own method or attribute
+        id(n)
+        for c in ast.walk(tree)
+        if isinstance(c, ast.ClassDef)
+        for n in _class_level(c)
+        if isinstance(n, ast.Name) and n.id in _defined_in(c)
+    }
+    not_names = {id(n) for n in ast.walk(tree) for n in _strings_naming_nothing(n)}
     found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and id(node) not in counted:
-            found.add(node.attr)
-        elif isinstance(node, ast.Name) and id(node) not in counted:
-            found.add(node.id)
+        if id(node) in counted:
+            continue
+        if isinstance(node, ast.Attribute):
+            found.add(FUNCTION_ONLY + node.attr if _is_module(node.value, modules) else node.attr)
+        elif isinstance(node, ast.Name):
+            found.add(node.id if id(node) in in_class_bodies else FUNCTION_ONLY + node.id)
         elif isinstance(node, ast.alias) and node.asname and node.asname != node.name:
-            found.add(node.name.rsplit(".", 1)[-1])  # `from app.tasks import reject as refuse`: used as another name
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _DOTTED.match(node.value):
-            found.update(node.value.replace(":", ".").split("."))  # `"reject"`, `"app.tasks.reject"`
+            found.add(FUNCTION_ONLY + node.name.rsplit(".", 1)[-1])  # `from app.tasks import reject as refuse`
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in not_names:
+            if _DOTTED.match(node.value):
+                found.update(node.value.replace(":", ".").split("."))  # `"reject"`, `"app.tasks.reject"`
     return found
+
+
+def _is_module(value: ast.expr, modules: set[str]) -> bool:
+    """`views` or `reviews.views` where the file imports a module by that lower-case name."""
+    while isinstance(value, ast.Attribute) and value.attr[:1].islower():
+        value = value.value
+    return isinstance(value, ast.Name) and value.id in modules
+
+
+def _class_level(cls: ast.ClassDef) -> list[ast.AST]:
+    """The nodes a class body runs as it is defined, where a bare name may be a method's
+    (`actions = [approve]` below `def approve`, `@status.setter`), not those of its functions'
+    bodies. A name the class does not bind is the module's (an imported admin action)."""
+    found: list[ast.AST] = []
+    todo: list[ast.AST] = list(cls.body)
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            todo.extend((*node.decorator_list, *node.args.defaults))
+            todo.extend(d for d in node.args.kw_defaults if d is not None)  # `*, a, b=1`: None for `a`
+        elif not isinstance(node, (ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _defined_in(cls: ast.ClassDef) -> set[str]:
+    """The names a class body binds: its methods, its attributes."""
+    found: set[str] = set()
+    for statement in cls.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(statement.name)
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            found.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return found
+
+
+def _strings_naming_nothing(node: ast.AST) -> list[ast.AST]:
+    """A key tested in a mapping (`"approve" in request.POST`) and a route's or setting's
+    `name="approve"`: strings no call is made by."""
+    if isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+        if not isinstance(node.comparators[0], (ast.Tuple, ast.List, ast.Set, ast.Constant)):
+            return [node.left]
+    if isinstance(node, ast.keyword) and node.arg == "name":
+        return [node.value]
+    return []
 
 
 def _without_prose(source: bytes) -> bytes:
     def keep(match: re.Match[bytes]) -> bytes:
         text = match.group()
+        if text[:1] == b"#":
+            return b" "
         if b"{" in text or b"}" in text:
             return text
         if text[:3] in (b'"""', b"'''"):
             return b" "
         body = text[1:-1]
+        if not _NAMES.match(body):
+            return b" "  # a path, a pattern, a message: no name a call is made by
         return b" " if len(body.split()) >= 3 and _SENTENCE.match(body) else text
 
-    return _STRING.sub(keep, source)
+    return _STRING.sub(keep, _NAME_KEYWORD.sub(b"name=", source))
+
+
+# a string handed as `name=`: what a route or a setting is called (`path(..., name="approve")`),
+# not a function the code reaches by it
+_NAME_KEYWORD = re.compile(rb"(?<![\w.])name[ \t]*=[ \t]*(?:\"\w*\"|'\w*')")

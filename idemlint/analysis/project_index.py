@@ -61,6 +61,9 @@ class ProjectIndex:
     decided_by_callers: frozenset[str] = frozenset()
     # of them, those called only under a lock: a test there on the record is not stale (IDM101)
     locked_by_callers: frozenset[str] = frozenset()
+    # functions every definition of which returns a row it loaded under a row lock
+    # (`analysis/locked_rows.py`): a caller's record from one was read under the lock
+    locked_row_returners: frozenset[str] = frozenset()
     # functions the project calls only with a row the caller just made (`analysis/fresh_records.py`):
     # only that run writes the row
     fresh_from_callers: frozenset[str] = frozenset()
@@ -107,6 +110,7 @@ class ProjectIndex:
                     sorted((name, sorted(states)) for name, states in self.final_states.items()),
                     sorted(self.decided_by_callers),
                     sorted(self.locked_by_callers),
+                    sorted(self.locked_row_returners),
                     sorted(self.fresh_from_callers),
                     sorted((model, sorted(sorted(k) for k in keys)) for model, keys in self.unique_keys.items()),
                     sorted(self.versioned_models),

@@ -5,7 +5,9 @@ guarded by a check of the instance's own state before it writes?"""
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
+from idemlint.analysis.syntax import stdlib_tree
 from idemlint.knowledge.states import STATE_COLUMNS, STATE_SETTER_DEFINITION
 from idemlint.knowledge.vocabulary import DEFAULT, Vocabulary
 
@@ -18,7 +20,7 @@ def setter_facts(source: bytes | str, vocabulary: Vocabulary = DEFAULT) -> dict[
     if not STATE_SETTER_DEFINITION.search(raw) and not any(column.encode() in lowered for column in extra):
         return {}
     try:
-        tree = ast.parse(raw)
+        tree = stdlib_tree(raw)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return {}
     facts: dict[str, bool] = {}
@@ -35,13 +37,51 @@ def setter_facts(source: bytes | str, vocabulary: Vocabulary = DEFAULT) -> dict[
 
 
 def _checks_own_state_first(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """An `if` on `self.<something>` that returns or raises, before the method writes."""
-    for statement in method.body:
-        if isinstance(statement, ast.If) and _reads_self(statement.test) and _leaves(statement.body):
+    """An `if` on the instance the setter writes (`self`, or the record it is handed: `def
+    update_status(cls, order, new)`) that returns or raises, before it writes. The leading
+    `try:` and `with` blocks are read through (`with transaction.atomic():`); the instance set
+    from a value the function loaded (`order.status = current`, re-read under a lock) is a
+    refresh, not the write."""
+    params = [a.arg for a in (*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs)]
+    instances = {"self"} | {p for p in params if p not in ("self", "cls") and _sets_an_attribute_of(method, p)}
+    loaded = _names_bound_to_calls(method)
+    for statement in _leading(method.body):
+        if isinstance(statement, ast.If) and _reads_an_instance(statement.test, instances) and _leaves(statement.body):
             return True
-        if _writes_self(statement):
+        if _writes_an_instance(statement, instances, loaded):
             return False
     return False
+
+
+def _leading(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    for statement in body:
+        if isinstance(statement, ast.Try):
+            yield from _leading(statement.body)
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
+            yield from _leading(statement.body)
+        else:
+            yield statement
+
+
+def _sets_an_attribute_of(method: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    return any(
+        isinstance(node, ast.Assign)
+        and any(
+            isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == name for t in node.targets
+        )
+        for node in ast.walk(method)
+    )
+
+
+def _names_bound_to_calls(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Locals every assignment of which is a call's result (`current = Order.objects...get()`)."""
+    values: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(method):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    values.setdefault(target.id, []).append(node.value)
+    return {name for name, each in values.items() if all(isinstance(v, (ast.Call, ast.Await)) for v in each)}
 
 
 def _extends_base(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -62,9 +102,9 @@ def _is_docstring(statement: ast.stmt) -> bool:
     return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
 
 
-def _reads_self(test: ast.expr) -> bool:
+def _reads_an_instance(test: ast.expr, instances: set[str]) -> bool:
     return any(
-        isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+        isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in instances
         for node in ast.walk(test)
     )
 
@@ -73,19 +113,21 @@ def _leaves(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
 
 
-def _writes_self(statement: ast.stmt) -> bool:
+def _writes_an_instance(statement: ast.stmt, instances: set[str], loaded: set[str]) -> bool:
     for node in ast.walk(statement):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(
-                isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" for t in targets
+            refresh = isinstance(node.value, ast.Name) and node.value.id in loaded
+            if not refresh and any(
+                isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in instances
+                for t in targets
             ):
                 return True
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
             and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == "self"
+            and node.func.value.id in instances
             and node.func.attr.startswith("save")
         ):
             return True

@@ -127,6 +127,28 @@ def walk_nodes(
         stack.extend(reversed(found if found is not None else syntax_children(node)))
 
 
+# Python 3.14's `except A, B:` (PEP 758), which an older interpreter's parser refuses: the same
+# handler, parenthesised, on the same line
+_BARE_EXCEPT_TUPLE = re.compile(rb"^([ \t]*except\*?[ \t]+)(?![ \t(])([^\n:#()]*,[^\n:#()]*?)([ \t]*:)", re.MULTILINE)
+
+
+def stdlib_tree(source: bytes | str, filename: str = "<unknown>") -> ast.Module:
+    """The standard library's tree of a file, also of one written for a newer Python than the
+    one running (libcst reads it; the facts read with `ast` must too): a handler of several
+    classes unparenthesised (`except A, B:`) is read as `except (A, B):`. Raises what
+    `ast.parse` raises where that does not help."""
+    try:
+        return ast.parse(source, filename)
+    except SyntaxError:
+        raw = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
+        if b"except" not in raw:
+            raise
+        fixed, count = _BARE_EXCEPT_TUPLE.subn(rb"\1(\2)\3", raw)
+        if not count:
+            raise
+        return ast.parse(fixed, filename)
+
+
 def parsed_if(source: bytes | str, mentions: re.Pattern[bytes]) -> ast.Module | None:
     """The standard library's tree of a file whose bytes match `mentions` (a cheap test first:
     most files name no model or manager), or None, also for a file that does not parse."""
@@ -134,6 +156,6 @@ def parsed_if(source: bytes | str, mentions: re.Pattern[bytes]) -> ast.Module | 
     if not mentions.search(raw):
         return None
     try:
-        return ast.parse(raw)
+        return stdlib_tree(raw)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None

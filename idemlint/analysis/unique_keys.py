@@ -11,10 +11,11 @@ Read here:
 - SQLAlchemy's `__table_args__ = (UniqueConstraint("a", "b"), ...)` (or the columns themselves,
   `UniqueConstraint(a, b)`) and `Index("ix_name", "a", "b", unique=True)` (its first argument
   is the index's name, not a column).
-A key over an expression (`Index("ix", func.lower(email), unique=True)`) keeps no plain column
-set unique, nor one unique only where a condition holds (`postgresql_where=`, `condition=`),
+A column inside `Lower(...)`, `func.lower(...)` and the like counts as the column (equal values
+clash there too); a key over another expression (`func.concat(a, b)`) keeps no plain column set
+unique, nor does one unique only where a condition holds (`postgresql_where=`, `condition=`),
 unless the condition is one a new row meets: columns unset, as soft deletion keeps its live
-rows (`condition=Q(deleted_at__isnull=True)`).
+rows (`condition=Q(deleted_at__isnull=True)`), or the key's own columns set and not blank.
 
 A version column makes the ORM's own write of a loaded instance conditional on the row being
 unchanged since it was read (a stale flush fails), so a decision taken on that instance is
@@ -197,6 +198,10 @@ def _new_rows_meet(condition: ast.expr, key: frozenset[str]) -> bool:
         return all(isinstance(op, (ast.Eq, ast.Is)) for op in condition.ops) and all(
             _is_none(c) for c in condition.comparators
         )
+    if isinstance(condition, ast.BinOp) and isinstance(condition.op, ast.BitAnd):
+        return _new_rows_meet(condition.left, key) and _new_rows_meet(condition.right, key)
+    if isinstance(condition, ast.UnaryOp) and isinstance(condition.op, ast.Invert):
+        return _blank_key(condition.operand, key)  # `~Q(email="")`: a blank key clashes with nothing anyway
     if not isinstance(condition, ast.Call):
         return False
     callee = callee_name(condition)
@@ -208,6 +213,20 @@ def _new_rows_meet(condition: ast.expr, key: frozenset[str]) -> bool:
         callee == "Q"
         and not condition.args
         and all(k.arg is not None and _unset_or_key_set(k.arg, k.value, key) for k in condition.keywords)
+    )
+
+
+def _blank_key(condition: ast.expr, key: frozenset[str]) -> bool:
+    """`Q(email="")` or `Q(email=None)` for a column of the key."""
+    return (
+        isinstance(condition, ast.Call)
+        and callee_name(condition) == "Q"
+        and not condition.args
+        and bool(condition.keywords)
+        and all(
+            k.arg in key and isinstance(k.value, ast.Constant) and k.value.value in ("", None)
+            for k in condition.keywords
+        )
     )
 
 
@@ -223,8 +242,16 @@ def _is_none(expr: ast.expr) -> bool:
     return isinstance(expr, ast.Constant) and expr.value is None
 
 
+# expressions a key may hold a column by whose equal values stay equal: `Lower("email")` clashes
+# wherever `email` does (and, case-folded, more often)
+_SAME_VALUE_SAME_KEY = frozenset({"Lower", "Upper", "lower", "upper", "F", "Trim", "trim"})
+
+
 def _column_name(expr: ast.expr) -> str | None:
-    """`"a"`, `Model.a`, or `a` (the column defined above it in the class body): its name."""
+    """`"a"`, `Model.a`, or `a` (the column defined above it in the class body), also inside
+    `Lower(...)` and the like: its name."""
+    if isinstance(expr, ast.Call) and callee_name(expr) in _SAME_VALUE_SAME_KEY and len(expr.args) == 1:
+        return _column_name(expr.args[0])
     if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
         return expr.value
     if isinstance(expr, ast.Name):

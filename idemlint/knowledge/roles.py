@@ -51,3 +51,18 @@ VIEW_RESPONSE = re.compile(
 # a record turned into plain data for a response (`entry.to_dict()`, pydantic's `model_dump()`):
 # it computes, it changes nothing
 SERIALISER = re.compile(r"^(?:(?:to|as)_(?:dict|json|representation)|model_dump(?:_json)?)$")
+
+# an operator's tool: a Django admin action, run on the rows the operator picked (`def
+# mark_paid(modeladmin, request, queryset)`, a ModelAdmin's `def mark_paid(self, request,
+# queryset)`, `@admin.action(...)`), or a helper handed the admin (`modeladmin` first). The state
+# it sets is the operator's choice, also where it moves a row back
+ADMIN_FIRST_PARAMETER = "modeladmin"
+ADMIN_ACTION_PARAMETERS = ("request", "queryset")
+ADMIN_ACTION_DECORATOR = "admin.action"
+
+
+def is_admin_action(params: list[str], decorators: list[str]) -> bool:
+    """By the function's positional parameter names and its decorators' dotted names."""
+    if params[:1] == [ADMIN_FIRST_PARAMETER] or ADMIN_ACTION_DECORATOR in decorators:
+        return True
+    return tuple(params[1:3]) == ADMIN_ACTION_PARAMETERS

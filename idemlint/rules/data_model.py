@@ -14,6 +14,7 @@ from idemlint.analysis.db import (
     decided_by_its_callers,
     decisions,
     held_by_callers,
+    in_an_admin_action,
     is_locked,
     loaded_read,
     lock_won_before,
@@ -68,7 +69,10 @@ class ReadDecideWrite(Rule):
         "(`update_payment(payment)`, `save_order(order)`) persists it as `save()` would. A record the object holds in "
         "an attribute (`self.round` of a manager, `self.object` of a view, a related row) is read as a parameter is: "
         "loaded by whoever first used it, tested here from memory; one the method loads into it (`self.order = "
-        "Order.objects.get(...)`) is judged by that read. A write that a row the database keeps unique is inserted "
+        "Order.objects.get(...)`) is judged by that read. A record a helper returns after loading it under a row lock "
+        "(`def _get_for_update(pk): return Order.objects.select_for_update().get(pk=pk)`, in any module, or through "
+        "another such helper; not one that opens its own transaction around the load) is read under that lock, unless "
+        "the caller commits before the write. A write that a row the database keeps unique is inserted "
         "before, on its way from the test (`seat.enrolment = Enrolment.objects.create(learner=..., course=...)`, "
         "`unique_together` covering the columns it names, by values a duplicate gives too: not `uuid4()` or the clock), "
         "is safe: a racing duplicate fails at the insert; so is a record every caller in the project hands over just "
@@ -314,7 +318,11 @@ class NonMonotonicTransition(Rule):
         "token=row.token)` then `get(token=token)`, a mapping of arguments built first (`arguments = {'pk': row.pk}; "
         "task.apply_async((), arguments)`), an actor's `send(key)` after `key = str(row.uuid)`, and on through the "
         "row loaded by that key; a method several classes "
-        "define counts where every call of its name is on such a row): only that run writes the row."
+        "define counts where every call of its name is on such a row): only that run writes the row. A Django admin "
+        "action (`def mark_paid(modeladmin, request, queryset)`, a `ModelAdmin`'s `(self, request, queryset)`, "
+        "`@admin.action`) sets the state its operator chose for the rows they picked: its writes, and a method only "
+        "such actions call, are not reported. A setter that locks and re-reads the row, then refuses a move its table "
+        "does not allow (`def update_status(cls, order, new)`), tests the state first: its callers are not reported."
     )
     why = (
         "Messages arrive late, twice, and out of order. A transition with no precondition lets a late "
@@ -374,6 +382,8 @@ def ship(conn, order_id):
         for write in db.writes:
             if id(write) in racy or write.guarded or write.judged_in_method:
                 continue  # IDM101 reports it, the setter checks the current state itself, or the method is reported
+            if in_an_admin_action(model, write.node):
+                continue  # the operator chose the rows and the state they move to
             for column, (kind, text) in write.sets.items():
                 if not db.is_state_column(column) or kind not in ("literal", "constant"):
                     continue

@@ -1,7 +1,8 @@
 """Preconditions held where a write's function is called, or where the write runs once per
 row: callers that lock the row or hand over rows a state filter chose
 (`analysis/caller_guards.py`), callers that hand over a row they just made
-(`analysis/fresh_records.py`), the row's first state, a framework's own transition hooks."""
+(`analysis/fresh_records.py`), the row's first state, a framework's own transition hooks, an
+operator's admin action."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from idemlint.analysis.db.decisions import just_created
 from idemlint.analysis.db.records import DbRead
 from idemlint.analysis.model import ModuleModel
 from idemlint.knowledge.orms import ONE_ROW_LOOKUPS, TRANSITION_HOOKS
+from idemlint.knowledge.roles import is_admin_action
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -96,6 +98,20 @@ def first_or_framework_move(model: ModuleModel, record: str | None, node: cst.CS
     if record == "parameter":
         return just_created(model, node)
     return record == "self" and runs_once_per_move(model, node)
+
+
+def in_an_admin_action(model: ModuleModel, node: cst.CSTNode) -> bool:
+    """`node` is in a Django admin action (`knowledge/roles.is_admin_action`): the state it
+    writes is the one the operator chose for the rows they picked, also where it moves back."""
+    function = model.enclosing_function(node)
+    if function is None:
+        return False
+    params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+    decorators = [
+        model.dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or ""
+        for d in function.decorators
+    ]
+    return is_admin_action(params, decorators)
 
 
 def runs_once_per_move(model: ModuleModel, node: cst.CSTNode) -> bool:

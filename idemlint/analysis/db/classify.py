@@ -77,7 +77,7 @@ class DbAnalysis:
         self._selected: dict[tuple[cst.CSTNode, str], DbRead] = {}  # (scope, cursor) -> SELECT
         for call in model.calls:
             self._classify_call(call)
-        self.reads.extend(record_reads(model, self.reads, self.writes))
+        self.reads.extend(record_reads(model, self.reads, self.writes, project.locked_row_returners))
         self.writes.extend(attribute_writes(model, self.reads, self.writes))
 
     # -- classification --------------------------------------------------------------------

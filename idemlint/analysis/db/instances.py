@@ -98,11 +98,14 @@ def setter_write(
     )
 
 
-def record_reads(model: ModuleModel, reads: list[DbRead], writes: list[DbWrite]) -> list[DbRead]:
+def record_reads(
+    model: ModuleModel, reads: list[DbRead], writes: list[DbWrite], locked_returners: frozenset[str] = frozenset()
+) -> list[DbRead]:
     """Instances a function changes and saves without loading them: `self` in a model
     method, a parameter (a webhook's payment), a loop variable, a helper's result, a record
     the object holds (`self.round`). Their fields were read by someone else, earlier and
-    without a lock: a decision on them is a read-decide-write as much as one on a fresh `get()`."""
+    without a lock: a decision on them is a read-decide-write as much as one on a fresh `get()`.
+    A helper's result is locked where the helper loads it so (`locked_returners`, by name)."""
     found: list[DbRead] = []
     loaded = {(model.scope_of(r.call), r.instance) for r in reads if r.instance}
     wanted: dict[tuple[cst.CSTNode, str], None] = {}
@@ -123,7 +126,7 @@ def record_reads(model: ModuleModel, reads: list[DbRead], writes: list[DbWrite])
                 origin == "loop variable"
                 and _drawn_from_a_lock(model, node)
                 or origin == "helper result"
-                and _locks_by_keyword(node)
+                and (_locks_by_keyword(node) or _called_name(node) in locked_returners)
                 and not _ends_transactions(model, scope)
             )
             filters = (
@@ -237,6 +240,11 @@ def _locks_by_keyword(call: cst.CSTNode) -> bool:
         and not (isinstance(a.value, cst.Name) and a.value.value in ("False", "None"))
         for a in call.args
     )
+
+
+def _called_name(call: cst.CSTNode) -> str:
+    func = call.func if isinstance(call, cst.Call) else None
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
 
 
 def _ends_transactions(model: ModuleModel, scope: cst.CSTNode) -> bool:

