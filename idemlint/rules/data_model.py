@@ -10,6 +10,7 @@ from idemlint.analysis.db import (
     DbRead,
     DbWrite,
     Race,
+    claim_won_before,
     compared_values,
     decided_by_its_callers,
     decisions,
@@ -72,7 +73,10 @@ class ReadDecideWrite(Rule):
         "Order.objects.get(...)`) is judged by that read. A record a helper returns after loading it under a row lock "
         "(`def _get_for_update(pk): return Order.objects.select_for_update().get(pk=pk)`, in any module, or through "
         "another such helper; not one that opens its own transaction around the load) is read under that lock, unless "
-        "the caller commits before the write. A write that a row the database keeps unique is inserted "
+        "the caller commits before the write. A record whose own row the function claimed first, by a conditional "
+        "update whose zero count leaves (`claimed = X.objects.filter(pk=r.pk, status='queued').update(status="
+        "'running')`, then `if not claimed: return`), is the winner's: what it then tests and writes there is not "
+        "reported (nor by IDM103). A write that a row the database keeps unique is inserted "
         "before, on its way from the test (`seat.enrolment = Enrolment.objects.create(learner=..., course=...)`, "
         "`unique_together` covering the columns it names, by values a duplicate gives too: not `uuid4()` or the clock), "
         "is safe: a racing duplicate fails at the insert; so is a record every caller in the project hands over just "
@@ -168,8 +172,10 @@ def on_payment_succeeded(event):
                 race.read.table in ctx.project.versioned_models or saved_at_its_version(model, write, race.read)
             ):
                 continue  # the ORM writes the instance only at the version it read: a stale flush fails
-            if unique_insert_first(model, race.test, write.node, ctx.project.unique_keys):
-                continue  # a row kept unique is inserted first: a racing duplicate fails there
+            if unique_insert_first(model, race.test, write.node, ctx.project.unique_keys) or claim_won_before(
+                model, db, write.node, write.instance
+            ):
+                continue  # a row kept unique inserted first, or the record's row claimed: a racing duplicate stops there
             if race.read.record and made_by_every_caller(
                 model, race.read, write.node, ctx.project, ctx.retry.reruns_the_function(write.node)
             ):
@@ -380,10 +386,8 @@ def ship(conn, order_id):
         # it (a status recomputed from an event) are one decision, not several
         found: dict[tuple[object, str | None, str], list[tuple[DbWrite, str, str, str, DbRead | None, Declared]]] = {}
         for write in db.writes:
-            if id(write) in racy or write.guarded or write.judged_in_method:
-                continue  # IDM101 reports it, the setter checks the current state itself, or the method is reported
-            if in_an_admin_action(model, write.node):
-                continue  # the operator chose the rows and the state they move to
+            if id(write) in racy or write.guarded or write.judged_in_method or in_an_admin_action(model, write.node):
+                continue  # IDM101's; the setter checks the state; the method is reported; an operator chose the state
             for column, (kind, text) in write.sets.items():
                 if not db.is_state_column(column) or kind not in ("literal", "constant"):
                     continue
@@ -409,7 +413,7 @@ def ship(conn, order_id):
                     for p in write.where
                 ):
                     continue  # a precondition on the state, a version, or a flag the write moves (`is_finished=False`)
-                if lock_won_before(model, write.node):
+                if lock_won_before(model, write.node) or claim_won_before(model, db, write.node, write.instance):
                     continue  # `if not acquire_lock(key): return` first: one run at a time gets here
                 deciding = list(decisions(model, db, write))
                 if state_checked_under_a_lock(model, db, deciding, write, column):

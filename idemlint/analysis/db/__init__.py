@@ -37,6 +37,7 @@ from idemlint.analysis.db.decisions import (
     via_manager,
 )
 from idemlint.analysis.db.locks import (
+    claim_won_before,
     is_locked,
     lock_won_before,
     locked_together,
@@ -87,6 +88,7 @@ __all__ = [
     "held_by_callers",
     "made_by_every_caller",
     "saved_at_its_version",
+    "claim_won_before",
     "lock_won_before",
     "locked_together",
     "moves_its_flag",

@@ -69,7 +69,7 @@ def absent_row_inserts(
         if decision is None:
             continue
         test, absent_side = decision
-        for insert, inserted in _inserts(model, absent_side):
+        for insert, inserted in inserts_in(model, absent_side):
             if inserted is not None and inserted != read.table:
                 continue  # another model's row
             if _handles_duplicates(model, insert, test) or row_locked_first(model, db, read, insert):
@@ -116,7 +116,7 @@ def _decision_on(model: ModuleModel, read: DbRead) -> tuple[cst.If, list[cst.CST
     if function is None:
         return None
     for node in model.iter_nodes(function.body):
-        if isinstance(node, cst.If) and result in model.names_read(node.test) and _after(model, read.call, node):
+        if isinstance(node, cst.If) and result in model.names_read(node.test) and starts_after(model, read.call, node):
             return _absent_side(model, node, _says_found(model, node.test, None, result))
     return None
 
@@ -163,7 +163,7 @@ def _absent_side(model: ModuleModel, decision: cst.If, found: bool | None) -> tu
     return (decision, after) if after is not None else None
 
 
-def _inserts(model: ModuleModel, roots: list[cst.CSTNode]) -> Iterator[tuple[cst.Call, str | None]]:
+def inserts_in(model: ModuleModel, roots: list[cst.CSTNode]) -> Iterator[tuple[cst.Call, str | None]]:
     """The inserts in these statements: (the call, the model inserted when known)."""
     for root in roots:
         for node in (root, *model.iter_nodes(root)):
@@ -192,7 +192,7 @@ def unique_insert_first(
     scope = model.scope_of(node)
     position = source_order(model, scope)
     low, high = position.get(test, -1), position.get(node, -1)
-    for insert, inserted in _inserts(model, [scope]):
+    for insert, inserted in inserts_in(model, [scope]):
         keys = unique_keys.get(inserted or "")
         first = (
             model.is_inside(insert, node)
@@ -273,7 +273,7 @@ def _handles_duplicates(model: ModuleModel, insert: cst.Call, decision: cst.If) 
     return False
 
 
-def _after(model: ModuleModel, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+def starts_after(model: ModuleModel, first: cst.CSTNode, second: cst.CSTNode) -> bool:
     """`second` starts after `first`'s statement, in the same function."""
     statement = model.statement_of(first)
     order = source_order(model, model.scope_of(first))

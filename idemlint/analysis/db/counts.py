@@ -50,6 +50,10 @@ def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: 
         return conditions
     if conditions and _keeps_extreme(model, write, conditions) and not effect_after(model, write):
         return None  # `filter(pk=i, created__gt=v).update(created=v)` and nothing else: keeps the min
+    if conditions and _supersedes(model, db, write, conditions):
+        return (
+            None  # `filter(user=u, is_main=True).update(is_main=False)`, then one made main: a duplicate does the same
+        )
     if conditions and _sets_flags(model, db, write, conditions) and not effect_after(model, write):
         if not answers_after(model, write, literal_only=True):  # `return True`: the caller takes it for "done"
             return None  # `filter(is_active=False).update(is_active=True)` and nothing else: set twice, set once
@@ -99,6 +103,38 @@ def _sets_unseen(write: DbWrite) -> bool:
         or a.keyword is None
         and not (isinstance(a.value, cst.Dict) and all(isinstance(e, cst.DictElement) for e in a.value.elements))
         for a in call.args
+    )
+
+
+def _supersedes(model: ModuleModel, db: DbAnalysis, write: DbWrite, conditions: list[Predicate]) -> bool:
+    """The update retires the rows of a group that hold a value (`filter(email=e, is_used=False)
+    .update(is_used=True)`, `status__in=[PENDING, SENT]` to EXPIRED, the other main addresses),
+    not rows named by their own key, then the function gives that value to a row: it inserts
+    into the same table, or sets the column on a record. A duplicate retires what the first run
+    installed and installs its own, and how many rows it retired says nothing."""
+    from idemlint.analysis.db.absent_rows import inserts_in, starts_after
+
+    if write.table is None or any(p.op == "eq" and p.column.split(".")[-1] in OWN_KEYS for p in write.where):
+        return False
+    retired = {
+        p.column
+        for p in conditions
+        if _writes_column(write, p.column) and write.sets.get(p.column, ("", ""))[0] in FIXED_VALUE_KINDS
+    }
+    if not retired:
+        return False
+    scope = model.scope_of(write.node)
+    if any(
+        other.kind == "attribute"
+        and not retired.isdisjoint(other.sets)
+        and model.scope_of(other.node) is scope
+        and starts_after(model, write.node, other.node)
+        for other in db.writes
+    ):
+        return True
+    table = write.table.lower()
+    return any(
+        inserted == table and starts_after(model, write.node, insert) for insert, inserted in inserts_in(model, [scope])
     )
 
 

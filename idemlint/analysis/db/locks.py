@@ -4,7 +4,8 @@ A read-decide-write is no race where a duplicate delivery has to wait for the fi
 then reads what it wrote: the read locks its row (`select_for_update()`), the function locked a
 row before it (`is_locked`, `row_locked_first`), a lock other processes honour is held over the
 read and the write (`shared_lock_over`, `locked_together`), or a non-blocking lock was won first
-(`lock_won_before`). IDM101 and IDM103 read these; IDM103 asks that the state itself be checked
+(`lock_won_before`), or the record's own row was claimed by a conditional update whose zero count
+leaves (`claim_won_before`). IDM101 and IDM103 read these; IDM103 asks that the state itself be checked
 under the lock (`state_checked_under_a_lock`): a lock stops a concurrent run, not a late one.
 """
 
@@ -15,8 +16,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.decisions import decided_columns, guarding_tests
-from idemlint.analysis.db.records import DbRead, DbWrite
+from idemlint.analysis.db.records import OWN_KEYS, DbRead, DbWrite
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import line_of, runs_before
 from idemlint.analysis.model import ModuleModel, called_name, local_callee, string_value
@@ -227,6 +229,40 @@ def lock_won_before(model: ModuleModel, node: cst.CSTNode) -> bool:
     has it: `if not acquire_lock(key): return` (`continue`, `raise Busy`). Only one run at a
     time gets past it."""
     return any(isinstance(x, cst.Call) and _takes_a_lock(model, x) for x in _refused_unless(model, node))
+
+
+def claim_won_before(model: ModuleModel, db: DbAnalysis, node: cst.CSTNode, instance: str | None) -> bool:
+    """A claim of the record's own row, won before `node`: a conditional update naming the row by
+    its key (`claimed = X.objects.filter(pk=r.pk, status="queued").update(status="running")`)
+    whose zero count leaves (`if not claimed: return`, or the update tested where it is made).
+    One run at a time gets past it: what the function then tests and writes on `r` is the owner's."""
+    refused = list(_refused_unless(model, node)) if instance else []
+    if not refused:
+        return False
+    for write in db.writes:
+        if write.kind == "attribute" or write.call is None or not any(db.is_condition(p) for p in write.where):
+            continue
+        if not _names_the_row(model, write.call, f"{instance}"):
+            continue
+        for test in refused:
+            if (
+                test is write.call
+                or isinstance(test, cst.Name)
+                and any(b.value is write.call for b in model.bindings_of(model.scope_of(test), test.value))
+            ):
+                return True
+    return False
+
+
+def _names_the_row(model: ModuleModel, call: cst.Call, instance: str) -> bool:
+    """A query whose filter names the record's own row: `pk=r.pk`, `id=r.id`."""
+    code = model.module.code_for_node
+    keys = {f"{instance}.{key}" for key in OWN_KEYS}
+    return any(
+        a.keyword is not None and a.keyword.value in OWN_KEYS and code(a.value) in keys
+        for link in chain_calls(call)
+        for a in link.args
+    )
 
 
 def _refused_unless(model: ModuleModel, node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
