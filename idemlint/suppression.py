@@ -150,10 +150,10 @@ def literals(source: str) -> list[str] | None:
 
 def _parse_error(source: str) -> str | None:
     """` (line N: why)` when the text does not parse; it is never compiled to code or run."""
-    import ast
+    from idemlint.analysis.syntax import stdlib_tree
 
     try:
-        ast.parse(source)
+        stdlib_tree(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         where = f"line {error.lineno}: " if isinstance(error, SyntaxError) and error.lineno else ""
         return f" ({where}{error.msg if isinstance(error, SyntaxError) else type(error).__name__})"

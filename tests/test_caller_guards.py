@@ -277,7 +277,7 @@ def test_a_module_s_function_of_the_method_s_name_is_not_the_method() -> None:
         "        return decline(request, pk)\n"
     )
     urls = (
-        "from app import views as app_views\n"
+        "from . import views as app_views\n"
         "# decline the review\n"
         'urlpatterns = [path("review/<int:pk>/decline/", app_views.decline, name="decline")]\n'
     )
@@ -294,5 +294,20 @@ def test_a_module_s_function_of_the_method_s_name_is_not_the_method() -> None:
         "class Admin:\n    def decline(self, request, *, quiet, loud=1):\n        if request.state == 1:\n"
         "            return\n    actions = [decline]\n",
         "import app\nhandler = app.Review.decline\n",  # a class's, through its module
+        "from shop.current import offer\nTimer(60, offer.decline)\n",  # an imported object's, not a module's
+        "app.send_task(name='app.reviews.decline', args=[1])\n",  # a task sent by its name
+        'name = "decline"\ngetattr(review, name)()\n',  # a name held, then called by it
     ):
         assert decided(TWO_CLASSES, view, urls, method_named, qualified=True) == frozenset(), method_named
+
+
+def test_an_admin_action_s_calls_are_the_operator_s_choice() -> None:
+    annotated = (  # a ModelAdmin's action, its signature annotated and split over lines
+        "class RequestAdmin(admin.ModelAdmin):\n    def close_selected(\n        self,\n        request: HttpRequest,\n"
+        "        queryset: QuerySet,\n    ):\n        for req in queryset:\n            req.close()\n"
+    )
+    assert decided(DEFINED, annotated) == {"close"}
+    plain = "def close_later(req):\n    req.close()\n"  # not an action: the caller holds nothing
+    assert decided(DEFINED, annotated, plain) == frozenset()
+    viewset = annotated.replace("RequestAdmin(admin.ModelAdmin)", "RequestViewSet(viewsets.ModelViewSet)")
+    assert decided(DEFINED, viewset) == frozenset()  # a viewset's helper of the same shape is no admin action

@@ -140,3 +140,32 @@ def test_a_lazy_package_re_exports_what_it_imports_for_type_checking() -> None:
     lazy = guarded + b"def __getattr__(name):\n    return name\n"
     assert package_reexports(lazy, "acme/utils/__init__.py") == {"acme.utils.retry": "acme.utils.retries.retry"}
     assert package_reexports(guarded, "acme/utils/__init__.py") == {}
+
+
+def test_a_setter_handed_its_record_is_guarded_only_by_a_refusal_that_leaves() -> None:
+    validated = (
+        b"class OrderService:\n"
+        b"    def update_status(cls, order, new):\n"
+        b"        try:\n"
+        b"            current = Order.objects.select_for_update().values_list('status').get(pk=order.pk)\n"
+        b"            order.status = current\n"
+        b"            if new not in ALLOWED[order.status]:\n"
+        b"                raise InvalidTransition(new)\n"
+        b"            order.status = new\n"
+        b"            order.save()\n"
+        b"        except InvalidTransition:\n"
+        b"            raise\n"
+    )
+    assert setter_facts(validated) == {"update_status": True}
+    converted = (  # the argument converted is no re-read: the write comes before any test
+        b"class OrderService:\n"
+        b"    def change_status(cls, order, new):\n"
+        b"        new = OrderStatus(new)\n"
+        b"        order.status = new\n"
+        b"        if not order.pk:\n"
+        b"            return order\n"
+        b"        order.save()\n"
+    )
+    assert setter_facts(converted) == {"change_status": False}
+    swallowed = validated.replace(b"            raise\n", b"            log.warning('odd move')\n")
+    assert setter_facts(swallowed) == {"update_status": False}  # the refusal does not leave

@@ -28,9 +28,10 @@ state, decided as rows a filter chose are (`knowledge/roles.is_admin_action`). A
 function itself (recursion) runs in a run already decided. Under a named lock (`with
 cache.lock(key):`), a call on a record read inside the lock holds it as the row's lock would,
 for IDM101 too; on a record read before the lock, only as the callers' precondition (the test
-inside may be stale). In a file whose bytes show no state test, no lock, no call of a method it
-defines and no call on a record another call just gave, every identifier counts as such a use
-(a regular expression reads them: `analysis/names_used.py`); the rest are parsed with stdlib
+inside may be stale). In a file whose bytes show no state test, no lock, no admin action, no call of a method it
+defines and no call on a record another call just gave, every identifier outside comments and
+prose counts as such a use (a regular expression reads them: `analysis/names_used.py`; one
+reached through an imported module, `tasks.expire`, only as a module's function's); the rest are parsed with stdlib
 `ast` (the parse the final-state evidence already made, where there is one). Names and class
 names are all that is matched: a library's method of the same name called under a lock counts
 as a call of it.
@@ -99,7 +100,7 @@ _CALL_ON_RETURNED = re.compile(
 
 def _may_decide(source: bytes) -> bool:
     return (
-        b"_for_update(" in source
+        b"for_update" in source
         or b"with_lockmode(" in source
         or (b"ock" in source or b"utex" in source)
         and _WITH_LOCK.search(source) is not None
@@ -112,9 +113,7 @@ def _may_decide(source: bytes) -> bool:
 
 
 # a Django admin action (`knowledge/roles.is_admin_action`): its calls are the operator's choice
-_ADMIN_ACTION = re.compile(
-    rb"def[ \t]+\w+\([ \t]*(?:modeladmin\b|\w+[ \t]*,[ \t]*request[ \t]*,[ \t]*queryset\b)|@admin\.action\b"
-)
+_ADMIN_ACTION = re.compile(rb"def\s+\w+\(\s*(?:modeladmin\b|\w+\s*,\s*request\b[^,)]*,\s*queryset\b)|@admin\.action\b")
 
 
 _CLASS_DEFINED = re.compile(rb"^[ \t]*class[ \t]+(\w+)", re.MULTILINE)
@@ -145,10 +144,12 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
     via: set[tuple[str, str, str]] = set()
     returning: list[tuple[str, tuple[str, ...]]] = []
     locked_returns: list[tuple[str, tuple[str, ...]]] = []
+    may_lock = b"for_update" in source or b"with_lockmode" in source
     funcs: set[int] = set()
-    owners = {
-        id(f): c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body if isinstance(f, _DEFS)
+    owner_classes = {
+        id(f): c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body if isinstance(f, _DEFS)
     }
+    owners = {key: c.name for key, c in owner_classes.items()}
     defined += tuple(f"{owners[id(f)]}.{f.name}" for f in ast.walk(tree) if isinstance(f, _DEFS) and id(f) in owners)
     defined += tuple(_CLASS + c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef))
     for node in ast.walk(tree):
@@ -159,6 +160,7 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
             operator = is_admin_action(
                 [a.arg for a in (*node.args.posonlyargs, *node.args.args)],
                 [dotted_name(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list],
+                [dotted_name(b) or "" for b in owner_classes[id(node)].bases] if id(node) in owner_classes else [],
             )
             for call, how, of in calls_in(node.body, Records(locks=held)):
                 name = called_name(call)
@@ -183,9 +185,10 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
             returned = returns_chosen_rows(node)
             if returned is not None:
                 returning.append((node.name, returned))
-            locked_through = returns_locked_rows(node)
-            if locked_through is not None:
-                locked_returns.append((node.name, locked_through))
+            locked_through = returns_locked_rows(node) if may_lock else None
+            if locked_through is not None:  # a method by its class's name for it: `OrderView.get_object`
+                qualified = {t: f"{owner}.{t}" for t in locked_through if owner and f"{owner}.{t}" in defined}
+                locked_returns.append((me, tuple(sorted(qualified.get(t, t) for t in locked_through))))
     other |= names_used_otherwise(tree, funcs)
     return (
         frozenset(k for k in guarded if _base(k) not in other),

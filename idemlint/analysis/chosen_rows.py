@@ -13,7 +13,7 @@ from idemlint.analysis.db.records import DJANGO_CHAIN
 from idemlint.analysis.final_states import is_state_attribute
 from idemlint.knowledge.orms import GET_OR_404, NOT_ROWS, ROW_FILTERS, ROW_QUERY_METHODS
 
-_SHORTCUTS = frozenset(name.rsplit(".", 1)[-1] for name in GET_OR_404)  # as a file may call them, unqualified
+SHORTCUTS = frozenset(name.rsplit(".", 1)[-1] for name in GET_OR_404)  # as a file may call them, unqualified
 # query methods that give rows to iterate, not one row
 _QUERYSETS = frozenset((DJANGO_CHAIN - NOT_ROWS) | {"none", "reverse"})
 
@@ -97,7 +97,7 @@ def query_chooses_state(call: ast.Call) -> bool:
     state=PENDING).first()`, `.get(pk=pk, status__in=[...])`, `.filter(Req.state == PENDING)`,
     Django's `get_object_or_404(Req, pk=pk, state=PENDING)`): not a state given to another call
     (`render(..., {"rows": X.filter(state=A)})`, `Response(status=200)`)."""
-    if called_name(call) in _SHORTCUTS:
+    if called_name(call) in SHORTCUTS:
         return _requires_a_state(call)
     link: ast.expr = call
     while isinstance(link, ast.Call) and isinstance(link.func, ast.Attribute):
@@ -136,7 +136,7 @@ def record_class(value: ast.expr) -> str:
     (`Review(...)`, `Review.objects.create(...)`). '' where unknown."""
     if not isinstance(value, ast.Call):
         return ""
-    if called_name(value) in _SHORTCUTS and value.args:
+    if called_name(value) in SHORTCUTS and value.args:
         return _tail(value.args[0])
     if isinstance(value.func, ast.Name) and value.func.id[:1].isupper():
         return value.func.id  # `Review(...)`: a class called (a function would be lower-case)

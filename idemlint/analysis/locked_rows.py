@@ -11,11 +11,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from idemlint.analysis.chosen_rows import called_name, own_nodes, returned_rows
-from idemlint.knowledge.locks import LOCKING_KEYWORDS, ROW_LOCK_METHODS
-from idemlint.knowledge.orms import GET_OR_404
-
-_SHORTCUTS = frozenset(name.rsplit(".", 1)[-1] for name in GET_OR_404)
+from idemlint.analysis.chosen_rows import SHORTCUTS, called_name, own_nodes, returned_rows
+from idemlint.knowledge.locks import LETS_OTHERS_ON, LOCKING_KEYWORDS, ROW_LOCK_METHODS
+from idemlint.knowledge.orms import ROW_FILTERS, ROW_QUERY_METHODS
 
 # per definition: (its name, the functions whose rows it returns in turn: empty where it loads them itself)
 LockedReturns = tuple[tuple[str, tuple[str, ...]], ...]
@@ -24,51 +22,71 @@ LockedReturns = tuple[tuple[str, tuple[str, ...]], ...]
 def returns_locked_rows(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...] | None:
     """Whether every value the function returns is a row it loaded under a row lock (a query
     with `select_for_update()`, a load with `for_update=True`, directly or through a name bound
-    once to one) or what another function returns (those functions' names); None when some
-    return is anything else, sits in a transaction the function opens, or there is none."""
-    bound: dict[str, list[ast.expr]] = {}
+    once to one, not a parameter) or what another function returns (those functions' names);
+    None when some return is anything else, the lock may end in the function (a transaction
+    it opens around the load or the return, `@transaction.atomic` on it), or there is none."""
+    if any(_names_a_transaction(d) for d in function.decorator_list) or any(
+        isinstance(n, ast.Call) and called_name(n) in ("commit", "rollback") for n in own_nodes(function)
+    ):
+        return None  # its transaction, or its commit, ends the lock before the caller's test
+    params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    bound: dict[str, list[ast.expr]] = {name: [_ANYTHING] for name in params}
     for node in own_nodes(function):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                if isinstance(target, ast.Name):
-                    bound.setdefault(target.id, []).append(node.value)
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.NamedExpr)):
-            for name in _stored_names(node):
-                bound.setdefault(name, []).append(ast.Constant(None))  # bound again: anything
+                for stored in ast.walk(target):
+                    if isinstance(stored, ast.Name):
+                        bound.setdefault(stored.id, []).append(node.value if stored is target else _ANYTHING)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.NamedExpr, ast.AugAssign)):
+            for other in _stored_names(node):
+                bound.setdefault(other, []).append(_ANYTHING)
 
     def resolve(value: ast.expr) -> ast.expr:
         if isinstance(value, ast.Name) and len(bound.get(value.id, ())) == 1:
             value = bound[value.id][0]
         return value.value if isinstance(value, ast.Await) else value
 
-    return returned_rows(function, loads_locked, resolve, lambda node: _in_own_transaction(function, node))
+    def ends_here(node: ast.Return) -> bool:
+        return (
+            _in_own_transaction(function, node)
+            or node.value is not None
+            and _in_own_transaction(function, resolve(node.value))
+        )
+
+    return returned_rows(function, loads_locked, resolve, ends_here)
+
+
+_ANYTHING = ast.Name("<bound otherwise>")  # a name bound by a loop, a `with`, a walrus, a parameter: any value
 
 
 def loads_locked(call: ast.Call) -> bool:
     """`X.objects.select_for_update().get(...)`, `session.query(X).with_for_update().one()`,
     `get_object_or_404(X.objects.select_for_update(), ...)`, `frappe.get_doc(..., for_update=
     True)`: a load that locks what it gives (with `skip_locked=True` a racing run skips the row);
-    not a shared lock (`with_for_update(read=True)`), which lets a racing run read it too."""
-    if any(k.arg in LOCKING_KEYWORDS and not _false(k.value) for k in call.keywords):
-        return True
-    if called_name(call) in _SHORTCUTS and call.args and isinstance(call.args[0], ast.Call):
+    not a shared lock (`with_for_update(read=True)`, `with_lockmode("read")`), which lets a
+    racing run read it too, nor what a locked row's own method gives (`.get_parent()`)."""
+    if any(k.arg in LOCKING_KEYWORDS and _true(k.value) for k in call.keywords):
+        return True  # `for_update=True`; not `for_update=for_update`, which locks only when asked
+    if called_name(call) in SHORTCUTS and call.args and isinstance(call.args[0], ast.Call):
         return loads_locked(call.args[0])
     link: ast.expr = call
     while isinstance(link, ast.Call) and isinstance(link.func, ast.Attribute):
         if link.func.attr in ROW_LOCK_METHODS:
-            return not any(k.arg == "read" and not _false(k.value) for k in link.keywords)
+            return not LETS_OTHERS_ON.search(ast.unparse(link))
+        if link.func.attr not in ROW_QUERY_METHODS | ROW_FILTERS:
+            return False  # a method of what the query gave, not the query
         link = link.func.value
     return False
 
 
-def _false(value: ast.expr) -> bool:
-    return isinstance(value, ast.Constant) and value.value in (False, None)
+def _true(value: ast.expr) -> bool:
+    return isinstance(value, ast.Constant) and bool(value.value)
 
 
 def _stored_names(node: ast.AST) -> list[str]:
     targets: list[ast.expr] = []
-    if isinstance(node, (ast.For, ast.AsyncFor)):
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.AugAssign)):
         targets = [node.target]
     elif isinstance(node, (ast.With, ast.AsyncWith)):
         targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
@@ -78,15 +96,14 @@ def _stored_names(node: ast.AST) -> list[str]:
 
 
 def _in_own_transaction(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST) -> bool:
-    """The return sits in a `with transaction.atomic():` (or any `with` naming a transaction)
-    the function opens: the lock may end as the block does."""
-    for statement in own_nodes(function):
-        if isinstance(statement, (ast.With, ast.AsyncWith)) and any(
-            _names_a_transaction(item.context_expr) for item in statement.items
-        ):
-            if any(inner is node for inner in ast.walk(statement)):
-                return True
-    return False
+    """`node` sits in a `with transaction.atomic():` (or any `with` naming a transaction) the
+    function opens: the lock may end as the block does."""
+    return any(
+        isinstance(statement, (ast.With, ast.AsyncWith))
+        and any(_names_a_transaction(item.context_expr) for item in statement.items)
+        and any(inner is node for inner in ast.walk(statement))
+        for statement in own_nodes(function)
+    )
 
 
 def _names_a_transaction(expr: ast.expr) -> bool:

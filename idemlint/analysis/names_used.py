@@ -50,8 +50,8 @@ def names_used(source: bytes, defined: tuple[str, ...]) -> frozenset[str]:
     if modules:
         of_module = re.compile(rb"(?<![\w.])(?:%s)((?:\.[a-z_][a-z0-9_]*)*)\.(\w+)" % b"|".join(sorted(modules)))
 
-        def module_function(match: re.Match[bytes]) -> bytes:
-            functions.add(match.group(2).decode())
+        def module_function(match: re.Match[bytes]) -> bytes:  # `tasks.expire.delay`: `expire` and `delay`
+            functions.update(part.decode() for part in (*match.group(1).split(b".")[1:], match.group(2)))
             return b" "
 
         code = of_module.sub(module_function, code)
@@ -62,9 +62,9 @@ def names_used(source: bytes, defined: tuple[str, ...]) -> frozenset[str]:
     return frozenset(used | {FUNCTION_ONLY + name for name in functions})
 
 
-# an import statement and what it binds; a lower-case name it binds is taken for a module
-# (`from apps.oi import views as oi_views`, `import reviews.views`): a class is capitalised
-_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE)
+# an import of a module and what it binds (`import reviews.views`, `import reviews.views as rv`,
+# `from . import views`); not `from package import name`, whose name may be an object
+_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+\.+[ \t]+)?import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE)
 _BOUND = re.compile(rb"([\w.]+)(?:[ \t]+as[ \t]+(\w+))?")
 
 
@@ -96,21 +96,16 @@ def names_used_otherwise(tree: ast.Module, counted: set[int]) -> set[str]:
     (`getattr(r, "accept")`, `"app.tasks.accept"`; not a key tested in a mapping, `"accept" in
     request.POST`, nor a route's `name=`). A use that can only name a module's function is
     marked `FUNCTION_ONLY`."""
-    modules = {
-        (alias.asname or alias.name).split(".")[0]
-        for node in ast.walk(tree)
-        if isinstance(node, (ast.Import, ast.ImportFrom))
-        for alias in node.names
-        if (alias.asname or alias.name)[:1].islower()
-    }
-    in_class_bodies = {  # a name a class body uses and defines: its own method or attribute
-        id(n)
-        for c in ast.walk(tree)
-        if isinstance(c, ast.ClassDef)
-        for n in _class_level(c)
-        if isinstance(n, ast.Name) and n.id in _defined_in(c)
-    }
-    not_names = {id(n) for n in ast.walk(tree) for n in _strings_naming_nothing(n)}
+    modules: set[str] = set()
+    in_class_bodies: set[int] = set()  # a name a class body uses and defines: its own method or attribute
+    not_names: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) or isinstance(node, ast.ImportFrom) and not node.module and node.level:
+            modules.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ClassDef):
+            defined = _defined_in(node)
+            in_class_bodies.update(id(n) for n in _class_level(node) if isinstance(n, ast.Name) and n.id in defined)
+        not_names.update(id(n) for n in _strings_naming_nothing(node))
     found: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in counted:
@@ -128,7 +123,9 @@ def names_used_otherwise(tree: ast.Module, counted: set[int]) -> set[str]:
 
 
 def _is_module(value: ast.expr, modules: set[str]) -> bool:
-    """`views` or `reviews.views` where the file imports a module by that lower-case name."""
+    """`views` or `reviews.views` where the file imports that module (`import reviews.views`,
+    `from . import views`): not a name a `from package import name` binds, which may be an
+    object (`from flask_login import current_user`)."""
     while isinstance(value, ast.Attribute) and value.attr[:1].islower():
         value = value.value
     return isinstance(value, ast.Name) and value.id in modules
@@ -164,14 +161,23 @@ def _defined_in(cls: ast.ClassDef) -> set[str]:
 
 
 def _strings_naming_nothing(node: ast.AST) -> list[ast.AST]:
-    """A key tested in a mapping (`"approve" in request.POST`) and a route's or setting's
-    `name="approve"`: strings no call is made by."""
+    """A key tested in a mapping (`"approve" in request.POST`) and a route's `name="approve"`
+    (`path(...)`, `url(...)`, `router.register(...)`): strings no call is made by."""
     if isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn)):
         if not isinstance(node.comparators[0], (ast.Tuple, ast.List, ast.Set, ast.Constant)):
             return [node.left]
-    if isinstance(node, ast.keyword) and node.arg == "name":
-        return [node.value]
+    if isinstance(node, ast.Call) and _called(node) in _NAMING_CALLS:
+        return [k.value for k in node.keywords if k.arg == "name"]
     return []
+
+
+# calls whose `name=` names a route or a setting, not a function (`send_task(name=...)` does)
+_NAMING_CALLS = frozenset({"path", "re_path", "url", "register", "route", "add_url_rule"})
+
+
+def _called(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _without_prose(source: bytes) -> bytes:
@@ -188,9 +194,10 @@ def _without_prose(source: bytes) -> bytes:
             return b" "  # a path, a pattern, a message: no name a call is made by
         return b" " if len(body.split()) >= 3 and _SENTENCE.match(body) else text
 
-    return _STRING.sub(keep, _NAME_KEYWORD.sub(b"name=", source))
+    return _STRING.sub(keep, _ROUTE_NAME.sub(lambda m: m.group(1), source))
 
 
-# a string handed as `name=`: what a route or a setting is called (`path(..., name="approve")`),
-# not a function the code reaches by it
-_NAME_KEYWORD = re.compile(rb"(?<![\w.])name[ \t]*=[ \t]*(?:\"\w*\"|'\w*')")
+# a route's name in a URL table (`path("...", views.approve, name="approve")`): no function is
+# called by it. Only in `path()`, `re_path()` and `url()` (parentheses one deep inside): a `name=`
+# elsewhere may be what a helper calls (`run_action(order, name="approve")`)
+_ROUTE_NAME = re.compile(rb"(\b(?:path|re_path|url)\((?:[^()]|\([^()]*\))*?\bname\s*=\s*)(?:\"\w*\"|'\w*')")

@@ -1,6 +1,7 @@
 """The project's state setters, read with the standard library's `ast` (about ten times
 cheaper than libcst, and only files that define such methods are parsed): is each one
-guarded by a check of the instance's own state before it writes?"""
+guarded by a check of the instance it writes (`self`, or the record it is handed) before it
+writes?"""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def _checks_own_state_first(method: ast.FunctionDef | ast.AsyncFunctionDef) -> b
     refresh, not the write."""
     params = [a.arg for a in (*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs)]
     instances = {"self"} | {p for p in params if p not in ("self", "cls") and _sets_an_attribute_of(method, p)}
-    loaded = _names_bound_to_calls(method)
+    loaded = _rereads(method, instances)
     for statement in _leading(method.body):
         if isinstance(statement, ast.If) and _reads_an_instance(statement.test, instances) and _leaves(statement.body):
             return True
@@ -55,8 +56,8 @@ def _checks_own_state_first(method: ast.FunctionDef | ast.AsyncFunctionDef) -> b
 
 def _leading(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     for statement in body:
-        if isinstance(statement, ast.Try):
-            yield from _leading(statement.body)
+        if isinstance(statement, ast.Try) and all(_leaves(h.body) for h in statement.handlers):
+            yield from _leading(statement.body)  # a refusal raised there leaves through every handler
         elif isinstance(statement, (ast.With, ast.AsyncWith)):
             yield from _leading(statement.body)
         else:
@@ -73,15 +74,23 @@ def _sets_an_attribute_of(method: ast.FunctionDef | ast.AsyncFunctionDef, name: 
     )
 
 
-def _names_bound_to_calls(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """Locals every assignment of which is a call's result (`current = Order.objects...get()`)."""
+def _rereads(method: ast.FunctionDef | ast.AsyncFunctionDef, instances: set[str]) -> set[str]:
+    """Locals every assignment of which re-reads an instance's own row (`current = Order.objects
+    .select_for_update().values_list("status", flat=True).get(pk=order.pk)`): not a parameter."""
+    keys = tuple(f"{name}.{key}" for name in instances for key in ("pk", "id"))
     values: dict[str, list[ast.expr]] = {}
     for node in ast.walk(method):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     values.setdefault(target.id, []).append(node.value)
-    return {name for name, each in values.items() if all(isinstance(v, (ast.Call, ast.Await)) for v in each)}
+    params = {a.arg for a in (*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs)}
+    return {
+        name
+        for name, each in values.items()
+        if name not in params
+        and all(isinstance(v, ast.Call) and any(key in ast.unparse(v) for key in keys) for v in each)
+    }
 
 
 def _extends_base(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -117,7 +126,7 @@ def _writes_an_instance(statement: ast.stmt, instances: set[str], loaded: set[st
     for node in ast.walk(statement):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            refresh = isinstance(node.value, ast.Name) and node.value.id in loaded
+            refresh = isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in loaded
             if not refresh and any(
                 isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in instances
                 for t in targets

@@ -129,13 +129,13 @@ def walk_nodes(
 
 # Python 3.14's `except A, B:` (PEP 758), which an older interpreter's parser refuses: the same
 # handler, parenthesised, on the same line
-_BARE_EXCEPT_TUPLE = re.compile(rb"^([ \t]*except\*?[ \t]+)(?![ \t(])([^\n:#()]*,[^\n:#()]*?)([ \t]*:)", re.MULTILINE)
+_BARE_EXCEPT_TUPLE = re.compile(rb"^([ \t]*except[ \t]+)(?![ \t(*])([^\n:#()]*)(:)", re.MULTILINE)
 
 
 def stdlib_tree(source: bytes | str, filename: str = "<unknown>") -> ast.Module:
-    """The standard library's tree of a file, also of one written for a newer Python than the
-    one running (libcst reads it; the facts read with `ast` must too): a handler of several
-    classes unparenthesised (`except A, B:`) is read as `except (A, B):`. Raises what
+    """The standard library's tree of a file, also of one using Python 3.14's unparenthesised
+    handler of several plain classes (`except A, B:`, read as `except (A, B):`), which libcst
+    reads and an older interpreter's `ast` refuses. Other newer syntax is not read. Raises what
     `ast.parse` raises where that does not help."""
     try:
         return ast.parse(source, filename)
@@ -143,7 +143,16 @@ def stdlib_tree(source: bytes | str, filename: str = "<unknown>") -> ast.Module:
         raw = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
         if b"except" not in raw:
             raise
-        fixed, count = _BARE_EXCEPT_TUPLE.subn(rb"\1(\2)\3", raw)
+        count = 0
+
+        def parenthesise(match: re.Match[bytes]) -> bytes:
+            nonlocal count
+            if b"," not in match.group(2):
+                return match.group()
+            count += 1
+            return match.group(1) + b"(" + match.group(2).rstrip() + b")" + match.group(3)
+
+        fixed = _BARE_EXCEPT_TUPLE.sub(parenthesise, raw)
         if not count:
             raise
         return ast.parse(fixed, filename)

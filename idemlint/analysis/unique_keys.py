@@ -15,7 +15,7 @@ A column inside `Lower(...)`, `func.lower(...)` and the like counts as the colum
 clash there too); a key over another expression (`func.concat(a, b)`) keeps no plain column set
 unique, nor does one unique only where a condition holds (`postgresql_where=`, `condition=`),
 unless the condition is one a new row meets: columns unset, as soft deletion keeps its live
-rows (`condition=Q(deleted_at__isnull=True)`), or the key's own columns set and not blank.
+rows (`condition=Q(deleted_at__isnull=True)`), or the key's own columns set.
 
 A version column makes the ORM's own write of a loaded instance conditional on the row being
 unchanged since it was read (a stale flush fails), so a decision taken on that instance is
@@ -201,7 +201,7 @@ def _new_rows_meet(condition: ast.expr, key: frozenset[str]) -> bool:
     if isinstance(condition, ast.BinOp) and isinstance(condition.op, ast.BitAnd):
         return _new_rows_meet(condition.left, key) and _new_rows_meet(condition.right, key)
     if isinstance(condition, ast.UnaryOp) and isinstance(condition.op, ast.Invert):
-        return _blank_key(condition.operand, key)  # `~Q(email="")`: a blank key clashes with nothing anyway
+        return _blank_key(condition.operand, key)  # `~Q(email=None)`: a null key clashes with nothing anyway
     if not isinstance(condition, ast.Call):
         return False
     callee = callee_name(condition)
@@ -217,15 +217,15 @@ def _new_rows_meet(condition: ast.expr, key: frozenset[str]) -> bool:
 
 
 def _blank_key(condition: ast.expr, key: frozenset[str]) -> bool:
-    """`Q(email="")` or `Q(email=None)` for a column of the key."""
+    """`Q(email=None)` for a column of the key (not `Q(email="")`: two blank keys racing are
+    both inserted where the constraint leaves blanks out)."""
     return (
         isinstance(condition, ast.Call)
         and callee_name(condition) == "Q"
         and not condition.args
         and bool(condition.keywords)
         and all(
-            k.arg in key and isinstance(k.value, ast.Constant) and k.value.value in ("", None)
-            for k in condition.keywords
+            k.arg in key and isinstance(k.value, ast.Constant) and k.value.value is None for k in condition.keywords
         )
     )
 

@@ -61,8 +61,10 @@ ADMIN_ACTION_PARAMETERS = ("request", "queryset")
 ADMIN_ACTION_DECORATOR = "admin.action"
 
 
-def is_admin_action(params: list[str], decorators: list[str]) -> bool:
-    """By the function's positional parameter names and its decorators' dotted names."""
+def is_admin_action(params: list[str], decorators: list[str], owner_bases: list[str]) -> bool:
+    """By the function's positional parameter names, its decorators' dotted names and, for a
+    method, its class's bases (a `ModelAdmin`'s: a viewset's `(self, request, queryset)` helper
+    is no operator's action)."""
     if params[:1] == [ADMIN_FIRST_PARAMETER] or ADMIN_ACTION_DECORATOR in decorators:
         return True
-    return tuple(params[1:3]) == ADMIN_ACTION_PARAMETERS
+    return tuple(params[1:3]) == ADMIN_ACTION_PARAMETERS and any(b.endswith("Admin") for b in owner_bases)

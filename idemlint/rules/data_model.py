@@ -72,8 +72,8 @@ class ReadDecideWrite(Rule):
         "loaded by whoever first used it, tested here from memory; one the method loads into it (`self.order = "
         "Order.objects.get(...)`) is judged by that read. A record a helper returns after loading it under a row lock "
         "(`def _get_for_update(pk): return Order.objects.select_for_update().get(pk=pk)`, in any module, or through "
-        "another such helper; not one that opens its own transaction around the load) is read under that lock, unless "
-        "the caller commits before the write. A record whose own row the function claimed first, by a conditional "
+        "another such helper; not one whose own transaction ends the lock) is read under it, unless the caller "
+        "commits first. A record whose own row the function claimed first, by a conditional "
         "update whose zero count leaves (`claimed = X.objects.filter(pk=r.pk, status='queued').update(status="
         "'running')`, then `if not claimed: return`), is the winner's: what it then tests and writes there is not "
         "reported (nor by IDM103). A write that a row the database keeps unique is inserted "
@@ -323,12 +323,13 @@ class NonMonotonicTransition(Rule):
         "`task.delay(row.pk)` after `row = Row.objects.create(...)`, `Thread(target=run, args=(row.pk,))`, `task.delay("
         "token=row.token)` then `get(token=token)`, a mapping of arguments built first (`arguments = {'pk': row.pk}; "
         "task.apply_async((), arguments)`), an actor's `send(key)` after `key = str(row.uuid)`, and on through the "
-        "row loaded by that key; a method several classes "
-        "define counts where every call of its name is on such a row): only that run writes the row. A Django admin "
-        "action (`def mark_paid(modeladmin, request, queryset)`, a `ModelAdmin`'s `(self, request, queryset)`, "
-        "`@admin.action`) sets the state its operator chose for the rows they picked: its writes, and a method only "
-        "such actions call, are not reported. A setter that locks and re-reads the row, then refuses a move its table "
-        "does not allow (`def update_status(cls, order, new)`), tests the state first: its callers are not reported."
+        "row loaded by that key; a method several classes define counts where every call of its name is on such a "
+        "row): only that run writes the row. A Django admin action (`def mark_paid(modeladmin, request, queryset)`, "
+        "a `ModelAdmin`'s `(self, request, queryset)`, `@admin.action`) sets the state its operator chose for the "
+        "rows they picked: its writes, and a method only such actions call, are not reported. A setter handed the "
+        "record (`def update_status(cls, order, new)`) that tests it and leaves before it writes (also in a leading "
+        "`try:` whose handlers leave, or a `with`, after copying a re-read state onto it) checks the state first as "
+        "a method testing `self` does: its callers are not reported."
     )
     why = (
         "Messages arrive late, twice, and out of order. A transition with no precondition lets a late "
@@ -382,8 +383,7 @@ def ship(conn, order_id):
     def check(self, ctx: FileContext) -> Iterator[Report]:
         model, db, filtering = ctx.model, ctx.db, ctx.project.manager_filters
         racy = races(model, db)
-        # one finding per function, record and column: the branches of an `if/elif` that each set
-        # it (a status recomputed from an event) are one decision, not several
+        # one finding per function, record and column: the branches of an `if/elif` setting it are one decision
         found: dict[tuple[object, str | None, str], list[tuple[DbWrite, str, str, str, DbRead | None, Declared]]] = {}
         for write in db.writes:
             if id(write) in racy or write.guarded or write.judged_in_method or in_an_admin_action(model, write.node):

@@ -111,7 +111,9 @@ def in_an_admin_action(model: ModuleModel, node: cst.CSTNode) -> bool:
         model.dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or ""
         for d in function.decorators
     ]
-    return is_admin_action(params, decorators)
+    owner = model.enclosing_class(function)
+    bases = [model.dotted(b.value) or "" for b in owner.bases] if owner is not None else []
+    return is_admin_action(params, decorators, bases)
 
 
 def runs_once_per_move(model: ModuleModel, node: cst.CSTNode) -> bool:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.records import FIXED_VALUE_KINDS, OWN_KEYS, VERSION_COLUMNS
 from idemlint.analysis.db.side_effects import absolute_value, answers_after, effect_after
+from idemlint.analysis.flow import runs_before
 from idemlint.analysis.model import iter_nodes, local_callee, positional_parameters, string_value
 from idemlint.knowledge.roles import (
     ENTRY_DECORATORS,
@@ -109,33 +110,58 @@ def _sets_unseen(write: DbWrite) -> bool:
 def _supersedes(model: ModuleModel, db: DbAnalysis, write: DbWrite, conditions: list[Predicate]) -> bool:
     """The update retires the rows of a group that hold a value (`filter(email=e, is_used=False)
     .update(is_used=True)`, `status__in=[PENDING, SENT]` to EXPIRED, the other main addresses),
-    not rows named by their own key, then the function gives that value to a row: it inserts
-    into the same table, or sets the column on a record. A duplicate retires what the first run
+    not rows named by their own key, then the function, on every way on from it, gives that
+    value to a row: it inserts into the same table, or sets the column on a record to a value
+    the filter admitted (`address.is_main = True`). A duplicate retires what the first run
     installed and installs its own, and how many rows it retired says nothing."""
-    from idemlint.analysis.db.absent_rows import inserts_in, starts_after
+    from idemlint.analysis.db.absent_rows import inserts_in
 
-    if write.table is None or any(p.op == "eq" and p.column.split(".")[-1] in OWN_KEYS for p in write.where):
+    if (
+        write.table is None
+        or write.call is None
+        or any(p.op == "eq" and p.column.split(".")[-1] in OWN_KEYS for p in write.where)
+    ):
         return False
     retired = {
         p.column
         for p in conditions
         if _writes_column(write, p.column) and write.sets.get(p.column, ("", ""))[0] in FIXED_VALUE_KINDS
     }
+    admitted = _admitted_values(model, write.call)
     if not retired:
         return False
-    scope = model.scope_of(write.node)
+    code = model.module.code_for_node
     if any(
         other.kind == "attribute"
-        and not retired.isdisjoint(other.sets)
-        and model.scope_of(other.node) is scope
-        and starts_after(model, write.node, other.node)
+        and any(c in other.values and code(other.values[c]) in admitted.get(c, ()) for c in retired)
+        and runs_before(model, write.node, other.node)
         for other in db.writes
     ):
         return True
     table = write.table.lower()
+    scope = model.scope_of(write.node)
     return any(
-        inserted == table and starts_after(model, write.node, insert) for insert, inserted in inserts_in(model, [scope])
+        inserted == table and runs_before(model, write.node, insert) for insert, inserted in inserts_in(model, [scope])
     )
+
+
+def _admitted_values(model: ModuleModel, call: cst.Call) -> dict[str, set[str]]:
+    """What each column's filter admits, as written: `is_main=True` -> {"True"}, `status__in=[A,
+    B]` -> {"A", "B"}."""
+    code = model.module.code_for_node
+    found: dict[str, set[str]] = {}
+    for link in chain_calls(call):
+        if not isinstance(link.func, cst.Attribute) or link.func.attr.value not in ("filter", "get"):
+            continue
+        for arg in link.args:
+            if arg.keyword is None:
+                continue
+            column, _, lookup = arg.keyword.value.partition("__")
+            if lookup == "in" and isinstance(arg.value, (cst.List, cst.Tuple, cst.Set)):
+                found.setdefault(column, set()).update(code(e.value) for e in arg.value.elements)
+            elif lookup in ("", "exact"):
+                found.setdefault(column, set()).add(code(arg.value))
+    return found
 
 
 def _sets_flags(model: ModuleModel, db: DbAnalysis, write: DbWrite, conditions: list[Predicate]) -> bool:

@@ -15,7 +15,7 @@ from idemlint.analysis.db.scopes import persist_calls, source_order
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, keyword, local_callee
 from idemlint.knowledge.locks import LOCKING_KEYWORDS
-from idemlint.knowledge.orms import MODEL_BASE, NOT_ROW_BASES, VIEW_FRAMEWORKS
+from idemlint.knowledge.orms import MODEL_BASE, NOT_ROW_BASES, ROW_QUERY_METHODS, VIEW_FRAMEWORKS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -126,7 +126,7 @@ def record_reads(
                 origin == "loop variable"
                 and _drawn_from_a_lock(model, node)
                 or origin == "helper result"
-                and (_locks_by_keyword(node) or _called_name(node) in locked_returners)
+                and (_locks_by_keyword(node) or _from_a_locking_helper(model, node, locked_returners))
                 and not _ends_transactions(model, scope)
             )
             filters = (
@@ -242,9 +242,22 @@ def _locks_by_keyword(call: cst.CSTNode) -> bool:
     )
 
 
-def _called_name(call: cst.CSTNode) -> str:
+def _from_a_locking_helper(model: ModuleModel, call: cst.CSTNode, returners: frozenset[str]) -> bool:
+    """`_get_for_update(ref)`, `self._get_for_update(ref)`: a project function that returns a row
+    it loaded under a row lock, a method by its class's name for it (`OrderView.get_object`, not
+    another view's inherited `get_object()`); not a query's or a mapping's method (`cache.get`)."""
     func = call.func if isinstance(call, cst.Call) else None
-    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    if isinstance(func, cst.Name):
+        key = func.value
+    elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        receiver, owner = func.value.value, model.enclosing_class(call)
+        if receiver in ("self", "cls"):
+            key = f"{owner.name.value}.{func.attr.value}" if owner is not None else ""
+        else:  # `Loader.load(pk)` by its class, `loaders.load(pk)` a module's function
+            key = f"{receiver}.{func.attr.value}" if receiver[:1].isupper() else func.attr.value
+    else:
+        return False
+    return key in returners and key.rsplit(".", 1)[-1] not in ROW_QUERY_METHODS
 
 
 def _ends_transactions(model: ModuleModel, scope: cst.CSTNode) -> bool:

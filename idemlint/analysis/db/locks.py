@@ -240,7 +240,7 @@ def claim_won_before(model: ModuleModel, db: DbAnalysis, node: cst.CSTNode, inst
     if not refused:
         return False
     for write in db.writes:
-        if write.kind == "attribute" or write.call is None or not any(db.is_condition(p) for p in write.where):
+        if write.kind == "attribute" or write.call is None or not _moves_its_condition(db, write):
             continue
         if not _names_the_row(model, write.call, f"{instance}"):
             continue
@@ -254,13 +254,20 @@ def claim_won_before(model: ModuleModel, db: DbAnalysis, node: cst.CSTNode, inst
     return False
 
 
+def _moves_its_condition(db: DbAnalysis, write: DbWrite) -> bool:
+    """The update sets a column its filter matches by a value (`status="queued"` to "running"):
+    a second run matches nothing. Not a touch of another column, nor a range (`attempts__lt=5`)."""
+    return any(db.is_condition(p) and p.op in ("eq", "in", "is") and p.column in write.sets for p in write.where)
+
+
 def _names_the_row(model: ModuleModel, call: cst.Call, instance: str) -> bool:
-    """A query whose filter names the record's own row: `pk=r.pk`, `id=r.id`."""
+    """A query whose `filter()` or `get()` names the record's own row: `pk=r.pk`, `id=r.id`."""
     code = model.module.code_for_node
     keys = {f"{instance}.{key}" for key in OWN_KEYS}
     return any(
         a.keyword is not None and a.keyword.value in OWN_KEYS and code(a.value) in keys
         for link in chain_calls(call)
+        if isinstance(link.func, cst.Attribute) and link.func.attr.value in ("filter", "get")
         for a in link.args
     )
 

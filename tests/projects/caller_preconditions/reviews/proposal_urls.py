@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews import proposal_views
+from . import proposal_views
 
 # withdraw and shelve each have their own address; the shelved ones are listed elsewhere
 urlpatterns = [

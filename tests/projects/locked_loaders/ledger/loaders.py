@@ -51,3 +51,38 @@ class Ledger:
             return
         account.status = "closed"  # ok: IDM101 the helper loaded the account under a row lock
         account.save()
+
+
+_cache = {}
+
+
+def load_cached(pk):
+    if (cached := _cache.get(pk)) is not None:
+        return cached
+    return Account.objects.select_for_update().get(pk=pk)
+
+
+def load_or_given(pk, account=None):
+    if account is None:
+        account = Account.objects.select_for_update().get(pk=pk)
+    return account
+
+
+def load_after_its_block(pk):
+    with transaction.atomic():
+        account = Account.objects.select_for_update().get(pk=pk)
+    return account
+
+
+@transaction.atomic
+def load_in_its_decorated_transaction(pk):
+    return Account.objects.select_for_update().get(pk=pk)
+
+
+def load_the_parent(pk):
+    return Account.objects.select_for_update().get(pk=pk).get_parent()
+
+
+class AccountRepository:
+    def get(self, pk):
+        return Account.objects.select_for_update().get(pk=pk)

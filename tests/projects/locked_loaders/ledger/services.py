@@ -3,11 +3,16 @@
 from django.db import transaction
 
 from ledger.loaders import (
+    load_after_its_block,
+    load_cached,
     load_first_for_update,
     load_for_update,
+    load_in_its_decorated_transaction,
     load_in_its_own_transaction,
+    load_or_given,
     load_plain,
     load_shared,
+    load_the_parent,
     load_through,
 )
 
@@ -71,4 +76,57 @@ def settle(pk):
         return
     transaction.commit()
     account.status = "settled"  # expect: IDM101 "loaded by the helper that returned it" the commit ended the lock
+    account.save(update_fields=["status"])
+
+
+@transaction.atomic
+def close_cached(pk):
+    account = load_cached(pk)
+    if account.status != "open":
+        return
+    account.status = "closed"  # expect: IDM101 "loaded by the helper that returned it" a cached row may come back unlocked
+    account.save(update_fields=["status"])
+
+
+@transaction.atomic
+def close_given(pk, given):
+    account = load_or_given(pk, given)
+    if account.status != "open":
+        return
+    account.status = "closed"  # expect: IDM101 "loaded by the helper that returned it" the caller's own row may come back
+    account.save(update_fields=["status"])
+
+
+@transaction.atomic
+def close_after_block(pk):
+    account = load_after_its_block(pk)
+    if account.status != "open":
+        return
+    account.status = "closed"  # expect: IDM101 "loaded by the helper that returned it" the helper's block ended its lock
+    account.save(update_fields=["status"])
+
+
+def close_decorated(pk):
+    account = load_in_its_decorated_transaction(pk)
+    if account.status != "open":
+        return
+    account.status = "closed"  # expect: IDM101 "loaded by the helper that returned it" the helper's transaction ended
+    account.save(update_fields=["status"])
+
+
+@transaction.atomic
+def close_parent(pk):
+    account = load_the_parent(pk)
+    if account.status != "open":
+        return
+    account.status = "closed"  # expect: IDM101 "loaded by the helper that returned it" the parent was never locked
+    account.save(update_fields=["status"])
+
+
+@transaction.atomic
+def close_from_cache(pk, cache):
+    account = cache.get(pk)
+    if account.status != "open":
+        return
+    account.status = "closed"  # expect: IDM101 "loaded by the helper that returned it" a mapping's get, not the repository's
     account.save(update_fields=["status"])

@@ -35,7 +35,7 @@ class Contact(models.Model):
                 Lower("email"),
                 "org",
                 name="unique_contact_email_per_org",
-                condition=Q(email__isnull=False) & ~Q(email=""),
+                condition=Q(email__isnull=False),
             ),
         ]
 
