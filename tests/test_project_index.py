@@ -169,3 +169,22 @@ def test_a_setter_handed_its_record_is_guarded_only_by_a_refusal_that_leaves() -
     assert setter_facts(converted) == {"change_status": False}
     swallowed = validated.replace(b"            raise\n", b"            log.warning('odd move')\n")
     assert setter_facts(swallowed) == {"update_status": False}  # the refusal does not leave
+
+
+def test_a_file_in_python_3_14_syntax_still_gives_its_setters() -> None:
+    # `except A, B:` (PEP 758) makes an older interpreter's `ast` refuse the whole file: its
+    # setters, callers and locks would be lost to the project index (libcst reads it)
+    source = (
+        b"class Job:\n"
+        b"    def set_status(self, new):\n"
+        b"        if self.complete:\n"
+        b"            return\n"
+        b"        self.status = new\n"
+        b"        self.save()\n\n"
+        b"def parse(text):\n"
+        b"    try:\n"
+        b"        return int(text)\n"
+        b"    except LookupError, ValueError:\n"
+        b"        return None\n"
+    )
+    assert setter_facts(source) == {"set_status": True}

@@ -56,11 +56,3 @@ class OrderService:
         order.save(update_fields=["status"])
         return order
 
-
-def parse_status(text):
-    # written for Python 3.14, whose handlers may name several classes unparenthesised (PEP 758):
-    # the project index reads this module all the same
-    try:
-        return OrderStatus(text)
-    except LookupError, ValueError:
-        return None
