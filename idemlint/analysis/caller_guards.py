@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from collections.abc import Iterable
 
 from idemlint.analysis.chosen_rows import (
@@ -216,14 +217,11 @@ def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozens
     guarded: set[str] = set()
     unlocked: set[str] = set()  # with `locked`, the calls made on rows a filter chose
     used: set[str] = set()
-    definitions: dict[str, int] = {}
     callers: dict[str, set[str]] = {}
     returning: dict[str, tuple[str, ...]] = {}
     via: set[tuple[str, str, str]] = set()
     files = list(files)
-    for _guarded, _chosen, _other, defined, _inside, _returns, _via, _locked in files:
-        for name in defined:
-            definitions[name] = definitions.get(name, 0) + 1
+    definitions = _definitions(files)
     twice = {name[len(_CLASS) :] for name, count in definitions.items() if name.startswith(_CLASS) and count > 1}
 
     def known(key: str) -> str:  # `Review.approve` as `approve` where two modules define a `Review`
@@ -299,8 +297,9 @@ def join_locked_returns(files: Iterable[CallFacts]) -> frozenset[str]:
     """The functions every definition of which returns a row it loaded under a row lock
     (`analysis/locked_rows.py`), over the project's files."""
     files = list(files)
-    definitions: dict[str, int] = {}
-    for facts in files:
-        for name in facts[3]:
-            definitions[name] = definitions.get(name, 0) + 1
-    return locked_row_returners((facts[7] for facts in files), definitions)
+    return locked_row_returners((facts[7] for facts in files), _definitions(files))
+
+
+def _definitions(files: list[CallFacts]) -> dict[str, int]:
+    """How many times the project defines each name (`Review.decline` by its class too)."""
+    return dict(Counter(name for facts in files for name in facts[3]))

@@ -12,6 +12,7 @@ import ast
 from collections.abc import Iterable
 
 from idemlint.analysis.chosen_rows import SHORTCUTS, called_name, own_nodes, returned_rows
+from idemlint.analysis.handed_calls import bound_only_by
 from idemlint.knowledge.locks import LETS_OTHERS_ON, LOCKING_KEYWORDS, ROW_LOCK_METHODS
 from idemlint.knowledge.orms import ROW_FILTERS, ROW_QUERY_METHODS
 
@@ -30,21 +31,11 @@ def returns_locked_rows(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tup
     ):
         return None  # its transaction, or its commit, ends the lock before the caller's test
     params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
-    bound: dict[str, list[ast.expr]] = {name: [_ANYTHING] for name in params}
-    for node in own_nodes(function):
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                for stored in ast.walk(target):
-                    if isinstance(stored, ast.Name):
-                        bound.setdefault(stored.id, []).append(node.value if stored is target else _ANYTHING)
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.NamedExpr, ast.AugAssign)):
-            for other in _stored_names(node):
-                bound.setdefault(other, []).append(_ANYTHING)
+    bound = {name: value for name, value in bound_only_by(function, lambda value: value).items() if name not in params}
 
     def resolve(value: ast.expr) -> ast.expr:
-        if isinstance(value, ast.Name) and len(bound.get(value.id, ())) == 1:
-            value = bound[value.id][0]
+        if isinstance(value, ast.Name) and value.id in bound:
+            value = bound[value.id]  # bound once, by a plain assignment: not a loop's, a `with`'s, a walrus's
         return value.value if isinstance(value, ast.Await) else value
 
     def ends_here(node: ast.Return) -> bool:
@@ -55,9 +46,6 @@ def returns_locked_rows(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tup
         )
 
     return returned_rows(function, loads_locked, resolve, ends_here)
-
-
-_ANYTHING = ast.Name("<bound otherwise>")  # a name bound by a loop, a `with`, a walrus, a parameter: any value
 
 
 def loads_locked(call: ast.Call) -> bool:
@@ -82,17 +70,6 @@ def loads_locked(call: ast.Call) -> bool:
 
 def _true(value: ast.expr) -> bool:
     return isinstance(value, ast.Constant) and bool(value.value)
-
-
-def _stored_names(node: ast.AST) -> list[str]:
-    targets: list[ast.expr] = []
-    if isinstance(node, (ast.For, ast.AsyncFor, ast.AugAssign)):
-        targets = [node.target]
-    elif isinstance(node, (ast.With, ast.AsyncWith)):
-        targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
-    elif isinstance(node, ast.NamedExpr):
-        targets = [node.target]
-    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
 
 
 def _in_own_transaction(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST) -> bool:

@@ -13,6 +13,8 @@ import ast
 import re
 from collections import Counter
 
+from idemlint.analysis.chosen_rows import called_name
+
 # every identifier a file names (a call, `accept.delay(`, `callback=req.accept`, `return
 # req.accept`, `getattr(req, "accept")`), but the one a `def` defines
 _USED = re.compile(rb"[A-Za-z_]\w*")
@@ -166,18 +168,13 @@ def _strings_naming_nothing(node: ast.AST) -> list[ast.AST]:
     if isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn)):
         if not isinstance(node.comparators[0], (ast.Tuple, ast.List, ast.Set, ast.Constant)):
             return [node.left]
-    if isinstance(node, ast.Call) and _called(node) in _NAMING_CALLS:
+    if isinstance(node, ast.Call) and called_name(node) in _NAMING_CALLS:
         return [k.value for k in node.keywords if k.arg == "name"]
     return []
 
 
 # calls whose `name=` names a route or a setting, not a function (`send_task(name=...)` does)
 _NAMING_CALLS = frozenset({"path", "re_path", "url", "register", "route", "add_url_rule"})
-
-
-def _called(call: ast.Call) -> str:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _without_prose(source: bytes) -> bytes:

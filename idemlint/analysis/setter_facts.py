@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from idemlint.analysis.chosen_rows import own_nodes
+from idemlint.analysis.handed_calls import bound_only_by
 from idemlint.analysis.syntax import stdlib_tree
 from idemlint.knowledge.states import STATE_COLUMNS, STATE_SETTER_DEFINITION
 from idemlint.knowledge.vocabulary import DEFAULT, Vocabulary
@@ -70,27 +72,20 @@ def _sets_an_attribute_of(method: ast.FunctionDef | ast.AsyncFunctionDef, name: 
         and any(
             isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == name for t in node.targets
         )
-        for node in ast.walk(method)
+        for node in own_nodes(method)
     )
 
 
 def _rereads(method: ast.FunctionDef | ast.AsyncFunctionDef, instances: set[str]) -> set[str]:
-    """Locals every assignment of which re-reads an instance's own row (`current = Order.objects
+    """Locals every binding of which re-reads an instance's own row (`current = Order.objects
     .select_for_update().values_list("status", flat=True).get(pk=order.pk)`): not a parameter."""
     keys = tuple(f"{name}.{key}" for name in instances for key in ("pk", "id"))
-    values: dict[str, list[ast.expr]] = {}
-    for node in ast.walk(method):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    values.setdefault(target.id, []).append(node.value)
     params = {a.arg for a in (*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs)}
-    return {
-        name
-        for name, each in values.items()
-        if name not in params
-        and all(isinstance(v, ast.Call) and any(key in ast.unparse(v) for key in keys) for v in each)
-    }
+
+    def rereads(value: ast.expr) -> bool | None:
+        return isinstance(value, ast.Call) and any(key in ast.unparse(value) for key in keys) or None
+
+    return set(bound_only_by(method, rereads)) - params
 
 
 def _extends_base(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
