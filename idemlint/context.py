@@ -57,15 +57,17 @@ class FileContext:
             unique_keys=unique_keys,
             versioned_models=frozenset(model for model, is_versioned in versioned.items() if is_versioned),
             manager_filters=join_manager_filters([managers], [declared]),
+            quiet_functions=self._quiet_functions,
         )
 
     @cached_property
     def retry(self) -> RetryAnalysis:
         from idemlint.analysis.calls import call_target, class_named
         from idemlint.analysis.retry import InheritedSettings, RetryAnalysis
+        from idemlint.analysis.retry.reach import QuietNames
 
-        project, module = self._project, self.module_name
-        if project is EMPTY or not (project.task_settings or project.task_retriers):
+        project, module, quiet = self._project, self.module_name, self._quiet_functions
+        if not (project.task_settings or project.task_retriers or quiet):
             return RetryAnalysis(self.model)
 
         def of_base(base: cst.BaseExpression) -> frozenset[str]:
@@ -76,7 +78,18 @@ class FileContext:
             target = call_target(self.model, call, module)
             return project.task_retriers.get(project.defined_as(target)) if target else None
 
-        return RetryAnalysis(self.model, InheritedSettings(of_base, retries_task_at))
+        names = QuietNames(quiet, module, project.defined_as)
+        return RetryAnalysis(self.model, InheritedSettings(of_base, retries_task_at, names))
+
+    @cached_property
+    def _quiet_functions(self) -> frozenset[str]:
+        """The functions that let no exception out: the project's, or this module's own when
+        it is checked alone."""
+        if self._project is not EMPTY:
+            return self._project.quiet_functions
+        from idemlint.analysis.quiet_functions import join_quiet, quiet_facts
+
+        return join_quiet([quiet_facts(self.source, self.module_name)])
 
     @cached_property
     def sinks(self) -> KeySinks:

@@ -7,10 +7,11 @@ found only in those states, which is a precondition for the state written to it 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from idemlint.analysis.db.records import DJANGO_CHAIN
 from idemlint.analysis.final_states import is_state_attribute
+from idemlint.analysis.syntax import own_nodes
 from idemlint.knowledge.orms import GET_OR_404, NOT_ROWS, ROW_FILTERS, ROW_QUERY_METHODS
 
 SHORTCUTS = frozenset(name.rsplit(".", 1)[-1] for name in GET_OR_404)  # as a file may call them, unqualified
@@ -69,16 +70,6 @@ def returned_rows(
         else:
             return None
     return tuple(sorted(set(through))) if returned else None
-
-
-def own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
-    """The nodes of a function's own body, not of functions or classes defined in it."""
-    pending: list[ast.AST] = list(function.body)
-    while pending:
-        node = pending.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            pending.extend(ast.iter_child_nodes(node))
 
 
 def chosen_by_state(iterable: ast.expr) -> bool:

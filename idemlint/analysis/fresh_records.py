@@ -36,10 +36,10 @@ import ast
 import re
 from collections.abc import Iterable, Mapping
 
-from idemlint.analysis.chosen_rows import called_name, own_nodes
+from idemlint.analysis.chosen_rows import called_name
 from idemlint.analysis.handed_calls import ON_THE_CLASS, RECEIVER, Arguments, bound_only_by, handed, record
 from idemlint.analysis.names_used import any_use, defined_names, names_used, names_used_otherwise
-from idemlint.analysis.syntax import stdlib_tree
+from idemlint.analysis.syntax import own_nodes, stdlib_tree
 from idemlint.analysis.unique_keys import kept_unique
 from idemlint.knowledge.orms import MAKES_A_ROW, ONE_ROW_LOOKUPS, RUNS_A_FUNCTION_LATER
 from idemlint.knowledge.roles import (

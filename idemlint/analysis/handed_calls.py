@@ -16,7 +16,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from idemlint.analysis.chosen_rows import called_name, own_nodes
+from idemlint.analysis.chosen_rows import called_name
+from idemlint.analysis.syntax import own_nodes
 from idemlint.knowledge.orms import ARGUMENTS_KEYWORDS, KEY_COLUMN, QUEUES_A_CALL, RUNS_A_FUNCTION_LATER
 
 T = TypeVar("T")

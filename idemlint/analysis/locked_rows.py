@@ -11,8 +11,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from idemlint.analysis.chosen_rows import SHORTCUTS, called_name, own_nodes, returned_rows
+from idemlint.analysis.chosen_rows import SHORTCUTS, called_name, returned_rows
 from idemlint.analysis.handed_calls import bound_only_by
+from idemlint.analysis.syntax import own_nodes
 from idemlint.knowledge.locks import LETS_OTHERS_ON, LOCKING_KEYWORDS, ROW_LOCK_METHODS
 from idemlint.knowledge.orms import ROW_FILTERS, ROW_QUERY_METHODS
 

@@ -23,6 +23,7 @@ from idemlint.analysis.machines import Moves, declared_moves, join
 from idemlint.analysis.managers import ManagerColumns, ModelManagers, join_manager_filters, model_facts
 from idemlint.analysis.module_names import module_aliases, nested_package_names, package_reexports
 from idemlint.analysis.project_index import ProjectIndex, renamed_as, spelled_name
+from idemlint.analysis.quiet_functions import QuietFacts, join_quiet, quiet_facts
 from idemlint.analysis.setter_facts import setter_facts
 from idemlint.analysis.unique_keys import join_unique_keys, versioned_models
 from idemlint.analysis.unsent_keys import NO_HEADER_FACTS, HeaderFacts, header_facts
@@ -57,6 +58,7 @@ class FileFacts:
     fresh: FreshFacts = NO_FRESH  # the calls it makes with a row it just made, and its other names (production code)
     managers: tuple[ManagerColumns, ModelManagers] = ({}, {})  # the filtering managers it defines, its models' managers
     headers: HeaderFacts = NO_HEADER_FACTS  # the header names it sets, the key attributes it reads
+    quiet: QuietFacts = ()  # its functions, and whether each lets no exception out (production code)
 
 
 def file_facts(
@@ -99,6 +101,7 @@ def file_facts(
             fresh_facts(source, tree) if summarise else NO_FRESH,
             managers,
             header_facts(source) if summarise else NO_HEADER_FACTS,
+            quiet_facts(source, module_name(relative, roots), tree) if summarise else (),
         )
     except Exception:  # a bug on odd input: the index goes on without this file; its own check reports the error
         return FileFacts()
@@ -144,6 +147,7 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         module_aliases=aliases,
         named_header_attributes=frozenset().union(*(f.headers.named for f in files)),
         key_reads=_modules_by_key(files),
+        quiet_functions=join_quiet(f.quiet for f in files),
     )
     return follow_calls(index, modules) if modules else index
 

@@ -80,6 +80,11 @@ class ProjectIndex:
     named_header_attributes: frozenset[str] = frozenset()
     # key attributes (`options.idempotency_key`) and the modules that read each (`analysis/unsent_keys.py`)
     key_reads: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # the functions (`shop.jobs.Runner.run`) every definition of which lets no exception out, the
+    # bodies that do (`body:` + name, whatever decorates them) and the classes made without a
+    # constructor that may fail (name + `()`) (`analysis/quiet_functions.py`): a retry around
+    # calls to them never runs
+    quiet_functions: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -120,6 +125,7 @@ class ProjectIndex:
                     sorted(self.module_aliases.items()),
                     sorted(self.named_header_attributes),
                     sorted((key, sorted(modules)) for key, modules in self.key_reads.items()),
+                    sorted(self.quiet_functions),
                 )
             )
         )

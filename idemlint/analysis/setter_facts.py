@@ -8,9 +8,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from idemlint.analysis.chosen_rows import own_nodes
 from idemlint.analysis.handed_calls import bound_only_by
-from idemlint.analysis.syntax import stdlib_tree
+from idemlint.analysis.syntax import own_nodes, stdlib_tree
 from idemlint.knowledge.states import STATE_COLUMNS, STATE_SETTER_DEFINITION
 from idemlint.knowledge.vocabulary import DEFAULT, Vocabulary
 

@@ -168,3 +168,13 @@ def parsed_if(source: bytes | str, mentions: re.Pattern[bytes]) -> ast.Module | 
         return stdlib_tree(raw)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
+
+
+def own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+    """The nodes of a function's own body, not of functions or classes defined in it."""
+    pending: list[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            pending.extend(ast.iter_child_nodes(node))

@@ -99,6 +99,8 @@ HTTP_STATUS_ERROR_BASES = {
     "niquests.RequestException",
     "niquests.exceptions.RequestException",
 }
+# what only a request that got no answer raises: a timeout, a refused or dropped connection
+TRANSPORT_ERRORS = re.compile(r"^\w*(Timeout|ConnectionError|ConnectError)$")
 # the names of exceptions a network call raises when the other side did not answer as hoped
 # (a retry may help): connection and timeout errors, any error of an HTTP client or a socket
 NETWORK_ERRORS = re.compile(

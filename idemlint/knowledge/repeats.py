@@ -13,7 +13,9 @@ CREATE_IF_ABSENT_METHODS = frozenset({"get_or_create", "aget_or_create"})
 # the first word of a call that looks something up (`search_account_by_email(...)`,
 # `api.list_rules()`, `find_user(...)`), when no word of it acts (see ACTING_WORDS): a write sent
 # only where such a lookup found nothing is create-if-absent, and a repeat looks first
-LOOKUP_WORDS = frozenset({"get", "find", "search", "lookup", "list", "fetch", "query", "exists", "read", "download"})
+LOOKUP_WORDS = frozenset(
+    {"get", "find", "search", "lookup", "list", "fetch", "query", "exists", "read", "download", "count"}
+)
 # words that say a lookup also takes or makes something: `get_next_number`, `fetchAndLock`,
 # `get_or_create`, `get_new_address`, `claim_coupon`
 TAKING_WORDS = frozenset(

@@ -274,3 +274,6 @@ NEVER_RETURNS_ATTRIBUTES = frozenset(
 # decorators that wrap a function without keeping it anywhere (a later `def` of the same name
 # leaves the wrapped one unreachable): retry decorators, caches, method kinds
 PLAIN_WRAPPERS = frozenset({*RETRY_DECORATORS, "functools.lru_cache", "functools.cache", "staticmethod", "classmethod"})
+
+# what a handler that catches every exception names (or a bare `except:`)
+CATCH_ALL = frozenset({"Exception", "BaseException", "builtins.Exception", "builtins.BaseException"})

@@ -18,6 +18,7 @@ from idemlint.analysis.retry import ClassSetting, RetryContext, class_settings, 
 from idemlint.analysis.retry.answers import says_retryable, tests_a_failed_answer
 from idemlint.analysis.retry.exits import means_not_ready
 from idemlint.analysis.retry.functions import inherited_base
+from idemlint.analysis.retry.reach import in_dead_handler
 from idemlint.analysis.status_errors import ProjectRaisers, hooked_module, may_raise_status_error
 from idemlint.knowledge.http import HTTP_STATUS_ERRORS
 from idemlint.knowledge.retries import CELERY, CELERY_APP, CELERY_CALL, CELERY_TASK_CLASSES
@@ -46,31 +47,34 @@ def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> No
     keywords = {name: _Setting(found) for name, found in task_keywords(model, context.config).items()}
     _read_settings(model, keywords, label, policy)
     assert isinstance(context.node, cst.FunctionDef)
+    by_hand = [
+        n
+        for n in model.iter_nodes(context.node.body)
+        if is_task_retry(n, model) and not in_dead_handler(model, n, context.dead_handlers)
+    ]
     if "autoretry_for" in keywords and _task_class_known(model, context.config):
         retries_by_hand = any(
-            is_task_retry(n, model) and _retries_a_failure(model, n, context.node)  # not a poll's `self.retry()`
-            for n in model.iter_nodes(context.node.body)
-        )
+            _retries_a_failure(model, n, context.node) for n in by_hand
+        )  # not a poll's `self.retry()`
         _read_autoretry_wait(model, keywords, label, policy, retries_by_hand)
-    for node in model.iter_nodes(context.node.body):
-        if is_task_retry(node, model):
-            if not _retries_a_failure(model, node, context.node):
-                continue  # `if not ready: raise self.retry(countdown=5)` polls; it does not retry a failure
-            # a bound task's own `.retry()`: named `self.retry()` whatever the parameter is called
-            countdown = keyword(node, "countdown")
-            if countdown is not None and is_none(countdown.value):
-                countdown = None  # `countdown=None`: Celery waits the default delay all the same
-            if waits_for_another_writer(model, node):
-                pass  # a row another task has not committed yet: no failing service, no herd
-            elif countdown is not None and not has_random(model, countdown.value):
-                policy.no_jitter.append(Verdict("fixed-wait", CELERY_CALL, countdown, label, owner="self"))
-            elif countdown is None and _waits_the_default_delay(model, node, keywords, context.config):
-                shaped = _backs_off(keywords) or "retry_jitter" in keywords
-                kind = "default-wait-shaped" if shaped else "default-wait"
-                policy.no_jitter.append(Verdict(kind, CELERY_CALL, node, label, owner="self"))
-            retries = keyword(node, "max_retries")
-            if retries is not None and is_none(retries.value):
-                policy.unbounded.append(Verdict("no-bound", CELERY_CALL, retries, label, owner="self"))
+    for node in by_hand:
+        if not _retries_a_failure(model, node, context.node):
+            continue  # `if not ready: raise self.retry(countdown=5)` polls; it does not retry a failure
+        # a bound task's own `.retry()`: named `self.retry()` whatever the parameter is called
+        countdown = keyword(node, "countdown")
+        if countdown is not None and is_none(countdown.value):
+            countdown = None  # `countdown=None`: Celery waits the default delay all the same
+        if waits_for_another_writer(model, node):
+            pass  # a row another task has not committed yet: no failing service, no herd
+        elif countdown is not None and not has_random(model, countdown.value):
+            policy.no_jitter.append(Verdict("fixed-wait", CELERY_CALL, countdown, label, owner="self"))
+        elif countdown is None and _waits_the_default_delay(model, node, keywords, context.config):
+            shaped = _backs_off(keywords) or "retry_jitter" in keywords
+            kind = "default-wait-shaped" if shaped else "default-wait"
+            policy.no_jitter.append(Verdict(kind, CELERY_CALL, node, label, owner="self"))
+        retries = keyword(node, "max_retries")
+        if retries is not None and is_none(retries.value):
+            policy.unbounded.append(Verdict("no-bound", CELERY_CALL, retries, label, owner="self"))
     for handler in _retrying_handlers(model, context):
         policy.catches_all.append(Verdict("catch-all-handler", CELERY, handler, label))
 
@@ -238,11 +242,13 @@ def read_task_object_retry(model: ModuleModel, call: cst.Call, retried: set[cst.
 
 def _retrying_handlers(model: ModuleModel, context: RetryContext) -> Iterator[cst.ExceptHandler]:
     """`except Exception as exc: raise self.retry(exc=exc)` in a Celery task; not one that sorts
-    what it caught first (`if is_transient(exc): raise self.retry(exc=exc)`, then `raise`)."""
+    what it caught first (`if is_transient(exc): raise self.retry(exc=exc)`, then `raise`), nor
+    one no failure reaches."""
     assert isinstance(context.node, cst.FunctionDef)
     for node in model.iter_nodes(context.node.body):
         if (
             isinstance(node, cst.ExceptHandler)
+            and node not in context.dead_handlers
             and handler_catches_all(model, node)
             and not retries_only_what_it_sorts(model, node)
         ):

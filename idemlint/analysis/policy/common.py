@@ -11,13 +11,13 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes, runs_before
 from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
 from idemlint.knowledge.http import LOST_RACE_STATUSES, STATUS_FIELDS
+from idemlint.knowledge.retries import CATCH_ALL
 
 if TYPE_CHECKING:
     import libcst as cst
 else:
     cst = LazyModule("libcst", globals(), "cst")
 
-CATCH_ALL = {"Exception", "BaseException", "builtins.Exception", "builtins.BaseException"}
 NON_RETRYABLE_STATUSES = {400, 401, 403, 404, 405, 410, 422}
 
 

@@ -34,6 +34,8 @@ class RetryContext:
     # a recursive retry whose failure handler calls a helper that calls the function again
     # (`_retry_request` waits, then `return self._request(..., remaining_retries=remaining)`)
     by_way_of: cst.FunctionDef | None = None
+    # the task's handlers no failure reaches (`retry/reach.py`): a `self.retry()` there never runs
+    dead_handlers: frozenset[cst.CSTNode] = frozenset()
 
     @property
     def repeats_safely(self) -> bool:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, iter_nodes
 from idemlint.analysis.retry.exits import always_leaves, loop_nodes
+from idemlint.analysis.retry.reach import in_unreachable_handler
 from idemlint.knowledge.retries import is_attempt_counter
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ def gives_up_on_last_attempt(model: ModuleModel, loop: cst.For | cst.While, coun
     if not names:
         return False
     for n in loop_nodes(model, loop):
-        if isinstance(n, cst.If) and isinstance(n.test, cst.Comparison):
+        if isinstance(n, cst.If) and isinstance(n.test, cst.Comparison) and not in_unreachable_handler(model, n, loop):
             used = model.names_read(n.test)
             if not used & names:
                 continue

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, local_callee, method_of, string_value
+from idemlint.analysis.retry.reach import catches_what_its_try_cannot_raise
 from idemlint.analysis.syntax import caught_classes
 from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
 from idemlint.knowledge.retries import (
@@ -252,9 +253,13 @@ def leaves_after(model: ModuleModel, try_node: cst.CSTNode) -> bool:
 
 def goes_round_on_failure(model: ModuleModel, try_node: cst.Try | cst.TryStar) -> bool:
     """Some handler stays in the loop after a failure: not one that leaves, nor one that
-    catches only "nothing there yet" (`except queue.Empty:`), which is waiting, not failing."""
+    catches only "nothing there yet" (`except queue.Empty:`), which is waiting, not failing,
+    nor one of what the `try` cannot raise."""
     return any(
-        not always_leaves(handler.body.body) and not means_not_ready(model, handler) for handler in try_node.handlers
+        not always_leaves(handler.body.body)
+        and not means_not_ready(model, handler)
+        and not catches_what_its_try_cannot_raise(model, handler)
+        for handler in try_node.handlers
     )
 
 

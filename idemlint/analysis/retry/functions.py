@@ -12,7 +12,9 @@ from idemlint.analysis.model import ModuleModel, keyword, local_callee, position
 from idemlint.analysis.retry.answers import says_retryable
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.exits import always_leaves, means_not_ready
+from idemlint.analysis.retry.factories import made_by_factory
 from idemlint.analysis.retry.loops import raises_until_ready
+from idemlint.analysis.retry.reach import QuietNames, dead_handlers, in_dead_handler
 from idemlint.knowledge.keys import CLOCK_CALLS
 from idemlint.knowledge.retries import (
     CELERY,
@@ -43,6 +45,8 @@ class InheritedSettings:
 
     of_base: Callable[[cst.BaseExpression], frozenset[str]]
     retries_task_at: Callable[[cst.Call], int | None]
+    # the functions that let no exception out (`retry/reach.py`): a retry around calls to them never runs
+    quiet: QuietNames | None = None
 
 
 def classify_function(
@@ -55,6 +59,9 @@ def classify_function(
         expr = decorator.decorator
         call = expr if isinstance(expr, cst.Call) else None
         name = model.qualname(call.func if call else expr)
+        made = made_by_factory(model, expr)  # `@task(shared=False)`, `def task(**kw): return app.task(**kw, ...)`
+        if made is not None:
+            name, call = made
         if name is None:
             continue
         library, label = RETRY_DECORATORS.get(name), f"@{name}"
@@ -67,10 +74,11 @@ def classify_function(
         if library is not None:
             kind = "poll" if raises_until_ready(model, function) else "decorator"
             return RetryContext(kind, library, function, decorator, call, label)
-        task = _task_retry(model, function, name, call, inherited)
+        dead = dead_handlers(model, function, inherited.quiet if inherited is not None else None)
+        task = _task_retry(model, function, name, call, inherited, dead)
         if task is not None:
             library, label = task
-            return RetryContext("task", library, function, decorator, call, label)
+            return RetryContext("task", library, function, decorator, call, label, dead_handlers=dead)
     return None
 
 
@@ -85,7 +93,12 @@ def _retry_decorator_named(model: ModuleModel, name: cst.Name) -> cst.Call | Non
 
 
 def _task_retry(
-    model: ModuleModel, function: cst.FunctionDef, name: str, call: cst.Call | None, inherited: InheritedSettings | None
+    model: ModuleModel,
+    function: cst.FunctionDef,
+    name: str,
+    call: cst.Call | None,
+    inherited: InheritedSettings | None,
+    dead: frozenset[cst.CSTNode],
 ) -> tuple[str, str] | None:
     last = name.rsplit(".", 1)[-1]
     keywords = {k: a.value for k, a in task_keywords(model, call).items()}
@@ -108,11 +121,13 @@ def _task_retry(
     )
     if not celery_like:
         return None
-    if "autoretry_for" in keywords:
-        return CELERY, "Celery task with autoretry_for"
-    if "autoretry_for" in from_base:
-        return CELERY, "Celery task with autoretry_for (from its base class)"
-    if _calls_self_retry(model, function, inherited):
+    quiet = inherited.quiet if inherited is not None else None
+    if quiet is None or not quiet.body_ends_every_failure(model, function):  # else `autoretry_for` never fires
+        if "autoretry_for" in keywords:
+            return CELERY, "Celery task with autoretry_for"
+        if "autoretry_for" in from_base:
+            return CELERY, "Celery task with autoretry_for (from its base class)"
+    if _calls_self_retry(model, function, inherited, dead):
         return CELERY, "Celery task that calls self.retry()"
     if _is_true(keywords.get("acks_late")) and _is_true(keywords.get("task_reject_on_worker_lost")):
         return CELERY, "Celery task with acks_late and task_reject_on_worker_lost"
@@ -123,15 +138,18 @@ def _is_true(expr: cst.BaseExpression | None) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "True"
 
 
-def _calls_self_retry(model: ModuleModel, function: cst.FunctionDef, inherited: InheritedSettings | None) -> bool:
+def _calls_self_retry(
+    model: ModuleModel, function: cst.FunctionDef, inherited: InheritedSettings | None, dead: frozenset[cst.CSTNode]
+) -> bool:
     """`self.retry()` in the bound task, or in a helper or context manager the task hands
-    itself to (`retry_on_network(self, exc)`, `with retrying(self):`), here or elsewhere."""
+    itself to (`retry_on_network(self, exc)`, `with retrying(self):`), here or elsewhere; not
+    in a handler no failure reaches (`dead`)."""
     params = function.params.params
     if not params:
         return False
     owner = params[0].name.value
     for node in model.iter_nodes(function.body):
-        if not isinstance(node, cst.Call):
+        if not isinstance(node, cst.Call) or in_dead_handler(model, node, dead):
             continue
         if model.dotted(node.func) == f"{owner}.retry":
             return True

@@ -33,7 +33,10 @@ from idemlint.analysis.retry.exits import (
     sends_a_write,
 )
 from idemlint.analysis.retry.not_retries import checks_readiness, restarts_a_service
+from idemlint.analysis.retry.reach import in_unreachable_handler
 from idemlint.analysis.retry.safe_repeats import gated_on_idempotency, goes_round_only_when_refused
+from idemlint.analysis.timeouts import LOGGING_CALL
+from idemlint.knowledge.repeats import names_a_lookup, words_of
 from idemlint.knowledge.retries import NEXT_ITEM_CALLS, RETRY_ITERATORS, SLEEPS, is_attempt_counter
 
 if TYPE_CHECKING:
@@ -50,7 +53,9 @@ def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext
         call = iterator if isinstance(iterator, cst.Call) else _bound_call(model, iterator)
         name = model.qualname(call.func) if call is not None else None
         if name in RETRY_ITERATORS and call is not None:
-            return RetryContext("iterator", RETRY_ITERATORS[name], loop, loop, call, f"{name}(...) loop")
+            polls = raises_until_ready(model, loop) and _only_looks_up(model, loop)  # raises "not yet" after a read
+            kind = "poll" if polls else "iterator"
+            return RetryContext(kind, RETRY_ITERATORS[name], loop, loop, call, f"{name}(...) loop")
         if name not in COUNTERS:
             return None
         counter_names = [n.value for n in model.iter_nodes(loop.target) if isinstance(n, cst.Name)]
@@ -113,6 +118,27 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
     return bool(exits)
 
 
+def _only_looks_up(model: ModuleModel, loop: cst.For | cst.While) -> bool:
+    """Every call in the loop looks something up by its name (`get_connection(...)`,
+    `count_assets(...)`), reads a value (`len`, `.json()`), logs, or makes the exception it
+    raises: a helper named for an act (`launch_job(spec)`) may send a write each round."""
+    raised = {n.exc for n in loop_nodes(model, loop) if isinstance(n, cst.Raise)}
+    return all(
+        call in raised
+        or names_a_lookup(words_of(name := (model.dotted(call.func) or "").rsplit(".", 1)[-1]))
+        or name in _VALUE_READS
+        or LOGGING_CALL.match(model.dotted(call.func) or "")
+        for call in loop_nodes(model, loop)
+        if isinstance(call, cst.Call)
+    )
+
+
+# what reads a value already fetched (a builtin, an answer's accessors)
+_VALUE_READS = frozenset(
+    {"len", "abs", "str", "int", "float", "bool", "isinstance", "json", "get", "items", "keys", "values"}
+)
+
+
 def _polls_accepted_work(model: ModuleModel, loop: cst.For | cst.While) -> bool:
     """`except E as exc: if exc.code != 202: raise` and `else: break`: the loop goes round only
     while the server says it has the work in hand, and leaves when it answers: a poll."""
@@ -153,8 +179,8 @@ def _waits_while_not_ready(model: ModuleModel, branch: cst.If, loop: cst.For | c
     )
 
 
-def raises_until_ready(model: ModuleModel, function: cst.FunctionDef) -> bool:
-    """A function a retry decorator repeats that is a poll: it only reads (no write request:
+def raises_until_ready(model: ModuleModel, function: cst.FunctionDef | cst.For) -> bool:
+    """A function a retry decorator repeats, or the body of a retrying iterator's loop, that is a poll: it only reads (no write request:
     no POST, PUT, PATCH or DELETE, no create or send) and raises when a value it read says
     "not yet" (`if order["status"] != "issued": raise ...`, `if len(chain) < 3: raise ...`),
     with no test of a failure (a status code, `ok`, a retryable flag) that would make the
@@ -328,7 +354,10 @@ def _sleeps_between_attempts(model: ModuleModel, loop: cst.For | cst.While, coun
     """Result-checking retry: an attempt counter, a sleep, and a way out on success."""
     if not any(is_attempt_counter(name) for name in counter_names):
         return False
-    has_sleep = any(isinstance(n, cst.Call) and model.qualname(n.func) in SLEEPS for n in loop_nodes(model, loop))
+    has_sleep = any(
+        isinstance(n, cst.Call) and model.qualname(n.func) in SLEEPS and not in_unreachable_handler(model, n, loop)
+        for n in loop_nodes(model, loop)
+    )
     if not has_sleep and not (isinstance(loop, cst.For) and gives_up_on_last_attempt(model, loop, counter_names)):
         return False
     return leaves_loop(model, loop.body)
