@@ -209,3 +209,43 @@ def test_a_name_bound_again_is_never_quiet() -> None:
     )
     assert {name for name, quiet in found.items() if quiet} == {"shop.jobs.Runner" + MADE}
     assert found["shop.jobs.Made" + MADE] is False  # a class decorator may add a constructor
+
+
+def test_a_name_bound_from_afar_is_never_quiet() -> None:
+    found = facts(
+        """
+        def notify(i):
+            try:
+                post(i)
+            except Exception:
+                log.exception("failed")
+
+        def stop(i):
+            try:
+                post(i)
+            except Exception:
+                warnings.warn("failed")
+
+        class Runner:
+            def run(self, i):
+                try:
+                    post(i)
+                except Exception:
+                    log.exception("failed")
+
+        @traced
+        class Traced:
+            def run(self, i):
+                try:
+                    post(i)
+                except Exception:
+                    log.exception("failed")
+
+        def swap():
+            global notify
+            notify = loud
+
+        Runner.run = loud
+        """
+    )
+    assert {name for name, quiet in found.items() if quiet} == {"shop.jobs.Runner" + MADE}

@@ -53,26 +53,48 @@ def quiet_facts(source: bytes | str, module: str, tree: ast.Module | None = None
     try:
         if tree is None:
             tree = stdlib_tree(source)
-        return tuple(_scope_facts(module, tree.body))
+        return tuple(_scope_facts(module, tree.body, _bound_from_afar(tree)))
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return ()
 
 
-def _scope_facts(owner: str, body: list[ast.stmt], module: bool = True) -> list[tuple[str, bool]]:
-    """The verdicts of a module's or a class's own `def`s (and, for a module, of its classes)."""
+def _scope_facts(owner: str, body: list[ast.stmt], afar: set[str], within: str = "") -> list[tuple[str, bool]]:
+    """The verdicts of a module's or a class's own `def`s (and, for a module, of its classes).
+    `afar`: the names the module binds elsewhere (`global`, `del`, `Runner.run = ...`); `within`:
+    the class whose body this is (none for the module's)."""
     found: list[tuple[str, bool]] = []
-    rebound = _bound_otherwise(body)
+    rebound = _bound_otherwise(body) | {n.rpartition(".")[2] for n in afar if n.rpartition(".")[0] == within}
     for statement in body:
         if isinstance(statement, _DEFS):
-            name = f"{owner}.{statement.name}"
-            verdicts = _verdicts(name, statement)
+            verdicts = _verdicts(f"{owner}.{statement.name}", statement)
             found.extend((key, quiet and statement.name not in rebound) for key, quiet in verdicts)
-        elif isinstance(statement, ast.ClassDef) and module:
-            inner = _scope_facts(f"{owner}.{statement.name}", statement.body, module=False)
-            found.extend(inner)
-            plain = not statement.bases and not statement.keywords and not statement.decorator_list
+        elif isinstance(statement, ast.ClassDef) and not within:
+            inner = _scope_facts(f"{owner}.{statement.name}", statement.body, afar, statement.name)
+            # a decorated class (or one bound again) may have its methods replaced, and gain a constructor
+            plain = not statement.decorator_list and statement.name not in rebound
+            found.extend((key, quiet and plain) for key, quiet in inner)
+            bare = not statement.bases and not statement.keywords
             own = [quiet for key, quiet in inner if key.rsplit(".", 1)[-1] in ("__init__", "__new__")]
-            found.append((f"{owner}.{statement.name}{MADE}", plain and all(own) and statement.name not in rebound))
+            found.append((f"{owner}.{statement.name}{MADE}", plain and bare and all(own)))
+    return found
+
+
+def _bound_from_afar(tree: ast.Module) -> set[str]:
+    """Names bound outside their own scope's statements, as `module`-relative dotted names:
+    `global notify` in a function (then `notify = ...`), `del notify`, `Runner.run = loud`."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            found.update(node.names)
+        elif isinstance(node, ast.Delete):
+            found.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found.update(
+                f"{t.value.id}.{t.attr}"
+                for t in targets
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+            )
     return found
 
 
@@ -193,6 +215,7 @@ def _only_logs(handler: ast.ExceptHandler, bound: set[str]) -> bool:
         or isinstance(s, ast.Expr)
         and isinstance(s.value, ast.Call)
         and LOGGING_CALL.match(dotted_name(s.value.func) or "") is not None
+        and dotted_name(s.value.func) != "warnings.warn"  # an error under `-W error`
         and all(_shown_safely(a, known) for a in (*s.value.args, *(k.value for k in s.value.keywords)))
         for s in handler.body
     )

@@ -229,8 +229,9 @@ READINESS_CALL = re.compile(
 # what only (re)establishes a connection (`sock.connect(addr)`, `client.reconnect()`) or a
 # subscription (`pubsub.resubscribe()`, on a receiver named for a link: a subscription is also
 # how a customer starts a paid plan): a loop that does nothing else keeps a long-lived link up,
-# and connection errors are what it can raise
-CONNECT_CALL = re.compile(r"^_*(?:re)?connect$|^(?:open|create)_connection$")
+# and connection errors are what it can raise; making a socket and setting it up before it connects
+# (`socket.socket(...)`, `sock.settimeout(5)`) is part of opening the link
+CONNECT_CALL = re.compile(r"^_*(?:re)?connect$|^(?:open|create)_connection$|^socket$|^set(?:timeout|sockopt|blocking)$")
 SUBSCRIBE_CALL = re.compile(r"^_*(?:re|p|un|pun)?subscribe$")
 LINK_RECEIVER = re.compile(
     r"(?:^|[._])(?:pubsub|pb|sub|subscriber|subscription|channel|conn|connection|client|socket|sock|ws|redis|broker|consumer|listener|observer)$",

@@ -271,7 +271,9 @@ def drop_unraised_status_errors(
     if not isinstance(task, cst.FunctionDef) or config is None:
         return
     own = [
-        v for v in policy.non_retryable_statuses if v.kind == "status-error-class" and model.is_inside(v.node, config)
+        v
+        for v in policy.non_retryable_statuses
+        if v.kind == "status-error-class" and any(model.is_inside(v.node, a) for a in config.args)
     ]
     if own and not hooked_module(model) and not may_raise_status_error(model, task, callee, project):
         policy.non_retryable_statuses[:] = [v for v in policy.non_retryable_statuses if v not in own]

@@ -1,8 +1,8 @@
 """Task decorators a module makes of its own: `def task(*args, **kwargs): return
 app.task(*args, **kwargs, autoretry_for=...)`, then `@task(shared=False)` on each task. The
 tasks it decorates are made by the call it returns, with its settings and those the decoration
-adds (which win, as Celery merges them). (They are not judged there: the call passes on the
-decoration's `**kwargs`, so what it sets depends on each use.)"""
+passes on through `**kwargs` (Python refuses a keyword given twice, so the two never overlap).
+Both are judged where they are written."""
 
 from __future__ import annotations
 
@@ -24,12 +24,15 @@ _TASK_DECORATORS = frozenset({"task", "shared_task"})
 def made_by_factory(model: ModuleModel, decorator: cst.BaseExpression) -> tuple[str, cst.Call] | None:
     """The task decorator a function of this module returns, where `decorator` names (or
     calls) one whose body (a docstring aside) is that `return`: its name, and the call whose
-    settings apply: the returned call's keywords, and the decoration's over them."""
+    settings apply: the returned call's keywords and those the decoration passes on."""
     site = decorator if isinstance(decorator, cst.Call) else None
-    factory = model.module_defs.get(site.func.value if site is not None and isinstance(site.func, cst.Name) else "")
-    if site is None and isinstance(decorator, cst.Name):
-        factory = model.module_defs.get(decorator.value)
-    if not isinstance(factory, cst.FunctionDef):
+    named = site.func if site is not None else decorator
+    if not isinstance(named, cst.Name) or named.value in model.imports:
+        return None
+    factory = next(
+        (s for s in reversed(model.module.body) if isinstance(s, cst.FunctionDef) and s.name.value == named.value), None
+    )  # the module's own function of that name, not a method that shares it
+    if factory is None:
         return None
     body = list(factory.body.body) if isinstance(factory.body, cst.IndentedBlock) else [factory.body]
     if factory.get_docstring() is not None:
@@ -45,6 +48,5 @@ def made_by_factory(model: ModuleModel, decorator: cst.BaseExpression) -> tuple[
         return None
     forwards = any(a.star == "**" for a in made.args)  # else the decoration's keywords go to the factory alone
     given = [a for a in site.args if a.keyword is not None] if site is not None and forwards else []
-    named = {a.keyword.value for a in given if a.keyword is not None}
-    kept = [a for a in made.args if a.keyword is None or a.keyword.value not in named]
-    return name, made.with_changes(args=[*kept, *given]) if given else made
+    kept = [a for a in made.args if not a.star]  # what `*args, **kwargs` pass on is the decoration's
+    return name, made.with_changes(args=[*kept, *given]) if len(kept) != len(made.args) or given else made

@@ -122,13 +122,14 @@ def _only_looks_up(model: ModuleModel, loop: cst.For | cst.While) -> bool:
     """Every call in the loop looks something up by its name (`get_connection(...)`,
     `count_assets(...)`), reads a value (`len`, `.json()`), logs, or makes the exception it
     raises: a helper named for an act (`launch_job(spec)`) may send a write each round."""
-    raised = {n.exc for n in loop_nodes(model, loop) if isinstance(n, cst.Raise)}
+    nodes = list(model.iter_nodes(loop.body))  # an inner loop's calls too
+    raised = {n.exc for n in nodes if isinstance(n, cst.Raise)}
     return all(
         call in raised
         or names_a_lookup(words_of(name := (model.dotted(call.func) or "").rsplit(".", 1)[-1]))
         or name in _VALUE_READS
         or LOGGING_CALL.match(model.dotted(call.func) or "")
-        for call in loop_nodes(model, loop)
+        for call in nodes
         if isinstance(call, cst.Call)
     )
 

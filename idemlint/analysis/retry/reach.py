@@ -69,10 +69,14 @@ class QuietNames:
         after the body, and the commit may fail). Only a module's function, or a method of a
         class there, is known by its name."""
         owner = model.enclosing_class(function)
-        scope = model.scope_of(function)
-        if len(function.decorators) != 1 or scope is not (owner if owner is not None else model.module):
+        top = model.module.body
+        if (
+            len(function.decorators) != 1
+            or owner is not None
+            and (owner not in top or model.parents.get(function) is not owner.body)
+        ):
             return False
-        if owner is not None and model.scope_of(owner) is not model.module:
+        if owner is None and function not in top:
             return False
         name = f"{owner.name.value}.{function.name.value}" if owner is not None else function.name.value
         return f"{BODY}{self.module}.{name}" in self.names
@@ -169,14 +173,15 @@ def _quiet_calls(model: ModuleModel, value: cst.BaseExpression | None, quiet: Qu
 
 
 def _known_receiver(model: ModuleModel, receiver: cst.Name) -> bool:
-    """A name that says what it holds: an import (a module, a class, an instance made there) or a
-    name this module binds at its top level (`runner = Runner()`), not shadowed where it is used.
-    A parameter (`runner: Runner` may be given a subclass) or `self` says nothing."""
+    """A name imported (a module, a class, an instance made there) and bound in no function
+    around the call. A parameter (`runner: Runner` may be given a subclass), `self`, or an
+    instance this module makes (which any function may rebind) says nothing for sure."""
     name = receiver.value
-    scope = model.scope_of(receiver)
-    if scope is not model.module and model.bindings_of(scope, name):
+    if name not in model.imports:
         return False
-    return name in model.imports or bool(model.bindings_of(model.module, name))
+    return not any(
+        model.bindings_of(a, name) for a in model.ancestors(receiver) if isinstance(a, (cst.FunctionDef, cst.Lambda))
+    )
 
 
 def _plain(value: cst.BaseExpression) -> bool:
