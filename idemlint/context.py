@@ -57,7 +57,6 @@ class FileContext:
             unique_keys=unique_keys,
             versioned_models=frozenset(model for model, is_versioned in versioned.items() if is_versioned),
             manager_filters=join_manager_filters([managers], [declared]),
-            quiet_functions=self._quiet_functions,
         )
 
     @cached_property

@@ -51,7 +51,7 @@ from idemlint.analysis.chosen_rows import (
 )
 from idemlint.analysis.held_records import CHOSEN, LATER, LOCK, LOCKED_CALL, PLAIN, VIA, Records, calls_in
 from idemlint.analysis.locked_rows import LockedReturns, locked_row_returners, returns_locked_rows
-from idemlint.analysis.machines import dotted_name
+from idemlint.analysis.machines import decorator_name, dotted_name
 from idemlint.analysis.names_used import FUNCTION_ONLY, defined_names, names_used, names_used_otherwise
 from idemlint.analysis.syntax import stdlib_tree
 from idemlint.knowledge.locks import names_a_lock_decorator
@@ -160,7 +160,7 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
             me = f"{owner}.{node.name}" if owner else node.name
             operator = is_admin_action(
                 [a.arg for a in (*node.args.posonlyargs, *node.args.args)],
-                [dotted_name(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list],
+                [decorator_name(d) for d in node.decorator_list],
                 [dotted_name(b) or "" for b in owner_classes[id(node)].bases] if id(node) in owner_classes else [],
             )
             for call, how, of in calls_in(node.body, Records(locks=held)):

@@ -39,7 +39,7 @@ from collections.abc import Iterable, Mapping
 from idemlint.analysis.chosen_rows import called_name
 from idemlint.analysis.handed_calls import ON_THE_CLASS, RECEIVER, Arguments, bound_only_by, handed, record
 from idemlint.analysis.names_used import any_use, defined_names, names_used, names_used_otherwise
-from idemlint.analysis.syntax import own_nodes, stdlib_tree
+from idemlint.analysis.syntax import own_nodes, parameter_names, stdlib_tree
 from idemlint.analysis.unique_keys import kept_unique
 from idemlint.knowledge.orms import MAKES_A_ROW, ONE_ROW_LOOKUPS, RUNS_A_FUNCTION_LATER
 from idemlint.knowledge.roles import (
@@ -89,7 +89,7 @@ def fresh_facts(source: bytes, tree: ast.Module | None) -> FreshFacts:
     for function in functions:
         if _called_from_outside(function):
             other.add(function.name)  # a route, a view, a receiver: what it is handed comes from anywhere
-        params = tuple(a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs))
+        params = parameter_names(function)
         stored = {n.id for n in own_nodes(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         kept = {p for p in params if p not in stored}  # `upload = upload.duplicate_of`: no longer what was handed
         signatures.append((function.name, params, tuple(sorted(set(params) - kept))))

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 from idemlint.analysis.chosen_rows import called_name
-from idemlint.analysis.syntax import own_nodes
+from idemlint.analysis.syntax import own_nodes, parameter_names
 from idemlint.knowledge.orms import ARGUMENTS_KEYWORDS, KEY_COLUMN, QUEUES_A_CALL, RUNS_A_FUNCTION_LATER
 
 T = TypeVar("T")
@@ -41,8 +41,7 @@ class Arguments:
 
     def __init__(self, function: Function) -> None:
         literals = bound_only_by(function, lambda v: v if isinstance(v, (ast.Dict, ast.Tuple, ast.List)) else None)
-        params = function.args
-        self.bound = {a.arg for a in (*params.posonlyargs, *params.args, *params.kwonlyargs)} | {
+        self.bound = set(parameter_names(function)) | {
             n.id for n in own_nodes(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         }
         stored: dict[str, list[tuple[str, ast.expr]]] = {}

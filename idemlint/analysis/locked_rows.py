@@ -13,8 +13,8 @@ from collections.abc import Iterable
 
 from idemlint.analysis.chosen_rows import SHORTCUTS, called_name, returned_rows
 from idemlint.analysis.handed_calls import bound_only_by
-from idemlint.analysis.syntax import own_nodes
-from idemlint.knowledge.locks import LETS_OTHERS_ON, LOCKING_KEYWORDS, ROW_LOCK_METHODS
+from idemlint.analysis.syntax import own_nodes, parameter_names
+from idemlint.knowledge.locks import ENDS_THE_TRANSACTION, LETS_OTHERS_ON, LOCKING_KEYWORDS, ROW_LOCK_METHODS
 from idemlint.knowledge.orms import ROW_FILTERS, ROW_QUERY_METHODS
 
 # per definition: (its name, the functions whose rows it returns in turn: empty where it loads them itself)
@@ -28,10 +28,10 @@ def returns_locked_rows(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tup
     None when some return is anything else, the lock may end in the function (a transaction
     it opens around the load or the return, `@transaction.atomic` on it), or there is none."""
     if any(_names_a_transaction(d) for d in function.decorator_list) or any(
-        isinstance(n, ast.Call) and called_name(n) in ("commit", "rollback") for n in own_nodes(function)
+        isinstance(n, ast.Call) and called_name(n) in ENDS_THE_TRANSACTION for n in own_nodes(function)
     ):
         return None  # its transaction, or its commit, ends the lock before the caller's test
-    params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    params = set(parameter_names(function))
     bound = {name: value for name, value in bound_only_by(function, lambda value: value).items() if name not in params}
 
     def resolve(value: ast.expr) -> ast.expr:

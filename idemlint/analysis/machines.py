@@ -172,6 +172,11 @@ def dotted_name(expr: ast.expr) -> str | None:
     return None
 
 
+def decorator_name(decorator: ast.expr) -> str:
+    """`a.b` for `@a.b` and `@a.b(...)`; "" for anything else."""
+    return dotted_name(decorator.func if isinstance(decorator, ast.Call) else decorator) or ""
+
+
 def elements(expr: ast.expr) -> list[ast.expr] | None:
     """The items of `[...]`, `(...)`, `{...}`, `set(...)`, `frozenset({...})`; None otherwise."""
     if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):

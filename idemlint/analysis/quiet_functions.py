@@ -17,8 +17,8 @@ import ast
 import re
 from collections.abc import Iterable
 
-from idemlint.analysis.machines import dotted_name
-from idemlint.analysis.syntax import own_nodes, stdlib_tree
+from idemlint.analysis.machines import decorator_name, dotted_name
+from idemlint.analysis.syntax import own_nodes, parameter_names, stdlib_tree
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.retries import CATCH_ALL
 
@@ -120,7 +120,7 @@ def _bound_otherwise(body: list[ast.stmt]) -> set[str]:
 def _verdicts(name: str, function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[str, bool], ...]:
     try:
         body = body_ends_every_failure(function)
-        plain = all(_decorator_name(d) in _PLAIN_DECORATORS for d in function.decorator_list)
+        plain = all(decorator_name(d) in _PLAIN_DECORATORS for d in function.decorator_list)
     except RecursionError:  # a chain of `elif`s (or of attributes) too long to follow: say nothing of it
         body = plain = False
     return ((name, body and plain), (BODY + name, body))
@@ -142,7 +142,7 @@ def body_ends_every_failure(function: ast.FunctionDef | ast.AsyncFunctionDef) ->
     after the body, and the commit may fail)."""
     if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(function)):
         return False
-    params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    params = set(parameter_names(function))
     if not any(_swallows(s, set(params)) for s in function.body):
         return False
     return _ends_every_failure(function.body, params)
@@ -250,7 +250,3 @@ def _catches_all(caught: ast.expr | None) -> bool:
     if isinstance(caught, ast.Tuple):
         return any(_catches_all(e) for e in caught.elts)
     return dotted_name(caught) in CATCH_ALL
-
-
-def _decorator_name(decorator: ast.expr) -> str:
-    return dotted_name(decorator.func if isinstance(decorator, ast.Call) else decorator) or ""

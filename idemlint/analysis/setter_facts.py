@@ -9,7 +9,7 @@ import ast
 from collections.abc import Iterator
 
 from idemlint.analysis.handed_calls import bound_only_by
-from idemlint.analysis.syntax import own_nodes, stdlib_tree
+from idemlint.analysis.syntax import own_nodes, parameter_names, stdlib_tree
 from idemlint.knowledge.states import STATE_COLUMNS, STATE_SETTER_DEFINITION
 from idemlint.knowledge.vocabulary import DEFAULT, Vocabulary
 
@@ -44,7 +44,7 @@ def _checks_own_state_first(method: ast.FunctionDef | ast.AsyncFunctionDef) -> b
     `try:` and `with` blocks are read through (`with transaction.atomic():`); the instance set
     from a value the function loaded (`order.status = current`, re-read under a lock) is a
     refresh, not the write."""
-    params = [a.arg for a in (*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs)]
+    params = parameter_names(method)
     instances = {"self"} | {p for p in params if p not in ("self", "cls") and _sets_an_attribute_of(method, p)}
     loaded = _rereads(method, instances)
     for statement in _leading(method.body):
@@ -79,7 +79,7 @@ def _rereads(method: ast.FunctionDef | ast.AsyncFunctionDef, instances: set[str]
     """Locals every binding of which re-reads an instance's own row (`current = Order.objects
     .select_for_update().values_list("status", flat=True).get(pk=order.pk)`): not a parameter."""
     keys = tuple(f"{name}.{key}" for name in instances for key in ("pk", "id"))
-    params = {a.arg for a in (*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs)}
+    params = set(parameter_names(method))
 
     def rereads(value: ast.expr) -> bool | None:
         return isinstance(value, ast.Call) and any(key in ast.unparse(value) for key in keys) or None

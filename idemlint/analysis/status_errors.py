@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.calls import tail_name
 from idemlint.analysis.model import local_callee
-from idemlint.analysis.policy.common import CATCH_ALL, caught_expression
+from idemlint.analysis.policy.common import caught_expression
 from idemlint.analysis.summary_records import Chain, Step
 from idemlint.analysis.syntax import caught_classes
 from idemlint.knowledge.http import HTTP_STATUS_ERROR_BASES, HTTP_STATUS_ERRORS, RAISES_STATUS_ERROR
+from idemlint.knowledge.retries import CATCH_ALL
 
 if TYPE_CHECKING:
     import libcst as cst

@@ -178,3 +178,10 @@ def own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.
         yield node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             pending.extend(ast.iter_child_nodes(node))
+
+
+def parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> tuple[str, ...]:
+    """The names a function's parameters bind, positional first, then keyword-only (not
+    `*args`/`**kwargs`)."""
+    args = function.args
+    return tuple(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))

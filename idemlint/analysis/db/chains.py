@@ -326,3 +326,22 @@ def _assigned_before(model: ModuleModel, expr: cst.BaseExpression) -> cst.BaseEx
         return None  # `m.role = m.role`: the value is the attribute itself
     position = source_order(model, scope)
     return value if position.get(statement, -1) < position.get(expr, -1) else None
+
+
+def admitted_values(model: ModuleModel, call: cst.Call) -> dict[str, set[str]]:
+    """What each column's filter admits, as written: `is_main=True` -> {"True"}, `status__in=[A,
+    B]` -> {"A", "B"}."""
+    code = model.module.code_for_node
+    found: dict[str, set[str]] = {}
+    for link in chain_calls(call):
+        if not isinstance(link.func, cst.Attribute) or link.func.attr.value not in ("filter", "get"):
+            continue
+        for arg in link.args:
+            if arg.keyword is None:
+                continue
+            column, _, lookup = arg.keyword.value.partition("__")
+            if lookup == "in" and isinstance(arg.value, (cst.List, cst.Tuple, cst.Set)):
+                found.setdefault(column, set()).update(code(e.value) for e in arg.value.elements)
+            elif lookup in ("", "exact"):
+                found.setdefault(column, set()).add(code(arg.value))
+    return found

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from idemlint.analysis.db.chains import chain_calls
+from idemlint.analysis.db.chains import admitted_values, chain_calls
 from idemlint.analysis.db.records import FIXED_VALUE_KINDS, OWN_KEYS, VERSION_COLUMNS
 from idemlint.analysis.db.side_effects import absolute_value, answers_after, effect_after
 from idemlint.analysis.flow import runs_before
@@ -127,7 +127,7 @@ def _supersedes(model: ModuleModel, db: DbAnalysis, write: DbWrite, conditions: 
         for p in conditions
         if _writes_column(write, p.column) and write.sets.get(p.column, ("", ""))[0] in FIXED_VALUE_KINDS
     }
-    admitted = _admitted_values(model, write.call)
+    admitted = admitted_values(model, write.call)
     if not retired:
         return False
     code = model.module.code_for_node
@@ -143,25 +143,6 @@ def _supersedes(model: ModuleModel, db: DbAnalysis, write: DbWrite, conditions: 
     return any(
         inserted == table and runs_before(model, write.node, insert) for insert, inserted in inserts_in(model, [scope])
     )
-
-
-def _admitted_values(model: ModuleModel, call: cst.Call) -> dict[str, set[str]]:
-    """What each column's filter admits, as written: `is_main=True` -> {"True"}, `status__in=[A,
-    B]` -> {"A", "B"}."""
-    code = model.module.code_for_node
-    found: dict[str, set[str]] = {}
-    for link in chain_calls(call):
-        if not isinstance(link.func, cst.Attribute) or link.func.attr.value not in ("filter", "get"):
-            continue
-        for arg in link.args:
-            if arg.keyword is None:
-                continue
-            column, _, lookup = arg.keyword.value.partition("__")
-            if lookup == "in" and isinstance(arg.value, (cst.List, cst.Tuple, cst.Set)):
-                found.setdefault(column, set()).update(code(e.value) for e in arg.value.elements)
-            elif lookup in ("", "exact"):
-                found.setdefault(column, set()).add(code(arg.value))
-    return found
 
 
 def _sets_flags(model: ModuleModel, db: DbAnalysis, write: DbWrite, conditions: list[Predicate]) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.db.chains import chain_calls
+from idemlint.analysis.db.chains import admitted_values, chain_calls
 from idemlint.analysis.db.decisions import decided_columns, guarding_tests
 from idemlint.analysis.db.records import OWN_KEYS, DbRead, DbWrite
 from idemlint.analysis.db.scopes import source_order
@@ -236,28 +236,33 @@ def claim_won_before(model: ModuleModel, db: DbAnalysis, node: cst.CSTNode, inst
     its key (`claimed = X.objects.filter(pk=r.pk, status="queued").update(status="running")`)
     whose zero count leaves (`if not claimed: return`, or the update tested where it is made).
     One run at a time gets past it: what the function then tests and writes on `r` is the owner's."""
-    refused = list(_refused_unless(model, node)) if instance else []
-    if not refused:
+    if not instance:
         return False
+    refused = list(_refused_unless(model, node))
     for write in db.writes:
-        if write.kind == "attribute" or write.call is None or not _moves_its_condition(db, write):
+        if write.kind == "attribute" or write.call is None or not _moves_its_condition(model, db, write):
             continue
-        if not _names_the_row(model, write.call, f"{instance}"):
+        if not _names_the_row(model, write.call, instance):
             continue
         for test in refused:
-            if (
-                test is write.call
-                or isinstance(test, cst.Name)
-                and any(b.value is write.call for b in model.bindings_of(model.scope_of(test), test.value))
-            ):
-                return True
+            if test is write.call or isinstance(test, cst.Name) and model.sole_value(test) is write.call:
+                return True  # the count tested where it is made, or through a name bound to it alone
     return False
 
 
-def _moves_its_condition(db: DbAnalysis, write: DbWrite) -> bool:
-    """The update sets a column its filter matches by a value (`status="queued"` to "running"):
-    a second run matches nothing. Not a touch of another column, nor a range (`attempts__lt=5`)."""
-    return any(db.is_condition(p) and p.op in ("eq", "in", "is") and p.column in write.sets for p in write.where)
+def _moves_its_condition(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> bool:
+    """The update sets a column its filter matches by a value to one the filter does not admit
+    (`status="queued"` to "running"): a second run matches nothing. Not a touch of another
+    column, nor a range (`attempts__lt=5`), nor a value the filter takes too (`status__in=
+    [QUEUED, RUNNING]` to RUNNING, `status="queued"` to "queued")."""
+    admitted = admitted_values(model, write.call) if write.call is not None else {}
+    return any(
+        db.is_condition(p)
+        and p.op in ("eq", "in", "is")
+        and p.column in write.sets
+        and write.sets[p.column][1].strip("'\"") not in {text.strip("'\"") for text in admitted.get(p.column, ())}
+        for p in write.where
+    )
 
 
 def _names_the_row(model: ModuleModel, call: cst.Call, instance: str) -> bool:

@@ -52,14 +52,10 @@ def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> No
         for n in model.iter_nodes(context.node.body)
         if is_task_retry(n, model) and not in_dead_handler(model, n, context.dead_handlers)
     ]
+    by_hand = [n for n in by_hand if _retries_a_failure(model, n, context.node)]  # not a poll's `self.retry()`
     if "autoretry_for" in keywords and _task_class_known(model, context.config):
-        retries_by_hand = any(
-            _retries_a_failure(model, n, context.node) for n in by_hand
-        )  # not a poll's `self.retry()`
-        _read_autoretry_wait(model, keywords, label, policy, retries_by_hand)
+        _read_autoretry_wait(model, keywords, label, policy, bool(by_hand))
     for node in by_hand:
-        if not _retries_a_failure(model, node, context.node):
-            continue  # `if not ready: raise self.retry(countdown=5)` polls; it does not retry a failure
         # a bound task's own `.retry()`: named `self.retry()` whatever the parameter is called
         countdown = keyword(node, "countdown")
         if countdown is not None and is_none(countdown.value):

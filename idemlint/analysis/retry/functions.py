@@ -74,10 +74,9 @@ def classify_function(
         if library is not None:
             kind = "poll" if raises_until_ready(model, function) else "decorator"
             return RetryContext(kind, library, function, decorator, call, label)
-        dead = dead_handlers(model, function, inherited.quiet if inherited is not None else None)
-        task = _task_retry(model, function, name, call, inherited, dead)
+        task = _task_retry(model, function, name, call, inherited)
         if task is not None:
-            library, label = task
+            library, label, dead = task
             return RetryContext("task", library, function, decorator, call, label, dead_handlers=dead)
     return None
 
@@ -98,8 +97,8 @@ def _task_retry(
     name: str,
     call: cst.Call | None,
     inherited: InheritedSettings | None,
-    dead: frozenset[cst.CSTNode],
-) -> tuple[str, str] | None:
+) -> tuple[str, str, frozenset[cst.CSTNode]] | None:
+    """The task queue, the label and the handlers no failure reaches, where the decorator makes a retried task."""
     last = name.rsplit(".", 1)[-1]
     keywords = {k: a.value for k, a in task_keywords(model, call).items()}
     base = inherited_base(call)
@@ -108,12 +107,12 @@ def _task_retry(
         retries = keywords.get("max_retries")
         if isinstance(retries, cst.Integer) and retries.value == "0":
             return None
-        return DRAMATIQ, "Dramatiq actor (retried by default)"
+        return DRAMATIQ, "Dramatiq actor (retried by default)", frozenset()
     if last in ("task", "db_task", "periodic_task", "db_periodic_task") and "retries" in keywords:
         retries = keywords["retries"]
         if isinstance(retries, cst.Integer) and retries.value == "0":
             return None
-        return HUEY, f"@{name}(retries=...)"
+        return HUEY, f"@{name}(retries=...)", frozenset()
     celery_like = (
         last == "shared_task"
         or last == "task"
@@ -122,15 +121,16 @@ def _task_retry(
     if not celery_like:
         return None
     quiet = inherited.quiet if inherited is not None else None
+    dead = dead_handlers(model, function, quiet)
     if quiet is None or not quiet.body_ends_every_failure(model, function):  # else `autoretry_for` never fires
         if "autoretry_for" in keywords:
-            return CELERY, "Celery task with autoretry_for"
+            return CELERY, "Celery task with autoretry_for", dead
         if "autoretry_for" in from_base:
-            return CELERY, "Celery task with autoretry_for (from its base class)"
+            return CELERY, "Celery task with autoretry_for (from its base class)", dead
     if _calls_self_retry(model, function, inherited, dead):
-        return CELERY, "Celery task that calls self.retry()"
+        return CELERY, "Celery task that calls self.retry()", dead
     if _is_true(keywords.get("acks_late")) and _is_true(keywords.get("task_reject_on_worker_lost")):
-        return CELERY, "Celery task with acks_late and task_reject_on_worker_lost"
+        return CELERY, "Celery task with acks_late and task_reject_on_worker_lost", dead
     return None
 
 

@@ -126,12 +126,18 @@ def _only_looks_up(model: ModuleModel, loop: cst.For | cst.While) -> bool:
     raised = {n.exc for n in nodes if isinstance(n, cst.Raise)}
     return all(
         call in raised
-        or names_a_lookup(words_of(name := (model.dotted(call.func) or "").rsplit(".", 1)[-1]))
+        or names_a_lookup(words_of(name := _called(call)))
         or name in _VALUE_READS
         or LOGGING_CALL.match(model.dotted(call.func) or "")
         for call in nodes
         if isinstance(call, cst.Call)
     )
+
+
+def _called(call: cst.Call) -> str:
+    """The name a call spells last: `get_job` for `api.get_job(id)`, `json` for `get(...).json()`."""
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
 
 
 # what reads a value already fetched (a builtin, an answer's accessors)
