@@ -39,6 +39,24 @@ def test_a_table_of_moves_between_members_of_one_enum_is_a_machine() -> None:
     }
 
 
+def test_a_table_of_changes_checked_inside_a_setter_is_a_machine() -> None:
+    """`valid_status_changes` in a model's own `set_status` names the moves it allows; a table
+    of labels beside it names none."""
+    setter = (
+        b"class Order:\n"
+        b"    def set_status(self, new):\n"
+        b"        valid_status_changes = {\n"
+        b"            Status.NEW: (Status.PAID, Status.VOID),\n"
+        b"            Status.PAID: (),\n"
+        b"        }\n"
+        b"        status_labels = {\n"
+        b"            Kind.A: (Kind.B,),\n"
+        b"            Kind.B: (),\n"
+        b"        }\n"
+    )
+    assert declared_moves(setter) == {"Status": {"NEW": frozenset({"PAID", "VOID"}), "PAID": frozenset()}}
+
+
 def test_dicts_that_only_look_like_tables_are_not_machines() -> None:
     labels = b'LABELS = {\n    Status.NEW: ["New"],\n    Status.PAID: ["Paid"],\n}\n'
     mixed = b"MIXED = {\n    Status.NEW: [Other.PAID],\n    Status.PAID: [Status.DONE],\n}\n"

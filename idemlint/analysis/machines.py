@@ -110,7 +110,7 @@ def declared_moves(source: bytes, path: str = "") -> Moves:
 
 # a table's name says which way it points: `ALLOWED_TRANSITIONS`, `NEXT_STATES`, `MOVES` lead
 # forward; `REQUIRED_BEFORE`, `PREVIOUS_STATES` list what comes first, and are not read
-_FORWARD = re.compile(r"transition|moves?\b|moves_|next|allowed|successor|flow|graph", re.IGNORECASE)
+_FORWARD = re.compile(r"transition|moves?\b|moves_|changes?\b|next|allowed|successor|flow|graph", re.IGNORECASE)
 _BACKWARD = re.compile(r"before|prev|from|required|predecessor|parent", re.IGNORECASE)
 # a machine this large is not a record's lifecycle (and its reachability would cost too much)
 MAX_STATES = 200

@@ -43,16 +43,38 @@ def _checks_own_state_first(method: ast.FunctionDef | ast.AsyncFunctionDef) -> b
     update_status(cls, order, new)`) that returns or raises, before it writes. The leading
     `try:` and `with` blocks are read through (`with transaction.atomic():`); the instance set
     from a value the function loaded (`order.status = current`, re-read under a lock) is a
-    refresh, not the write."""
+    refresh, not the write. A local every binding of which reads the instance (`old = self.status`,
+    `allowed = MOVES.get(old, ())`) is as good as the instance in the test."""
     params = parameter_names(method)
     instances = {"self"} | {p for p in params if p not in ("self", "cls") and _sets_an_attribute_of(method, p)}
     loaded = _rereads(method, instances)
+    derived = _read_from(method, instances)
     for statement in _leading(method.body):
-        if isinstance(statement, ast.If) and _reads_an_instance(statement.test, instances) and _leaves(statement.body):
+        if (
+            isinstance(statement, ast.If)
+            and _reads_an_instance(statement.test, instances, derived)
+            and _leaves(statement.body)
+        ):
             return True
         if _writes_an_instance(statement, instances, loaded):
             return False
     return False
+
+
+def _read_from(method: ast.FunctionDef | ast.AsyncFunctionDef, instances: set[str]) -> set[str]:
+    """The locals (not parameters) every binding of which reads an instance or another such local,
+    followed to a fixed point."""
+    params = set(parameter_names(method))
+    derived: set[str] = set()
+
+    def reads_one(value: ast.expr) -> bool | None:
+        return _reads_an_instance(value, instances, derived) or None
+
+    while True:
+        found = set(bound_only_by(method, reads_one)) - params
+        if found <= derived:
+            return derived
+        derived |= found
 
 
 def _leading(body: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -105,9 +127,14 @@ def _is_docstring(statement: ast.stmt) -> bool:
     return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
 
 
-def _reads_an_instance(test: ast.expr, instances: set[str]) -> bool:
+def _reads_an_instance(test: ast.expr, instances: set[str], derived: set[str]) -> bool:
+    """The test reads an attribute of an instance, or a local read from one (`_read_from`)."""
     return any(
-        isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in instances
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in instances
+        or isinstance(node, ast.Name)
+        and node.id in derived
         for node in ast.walk(test)
     )
 

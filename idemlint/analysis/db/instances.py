@@ -82,7 +82,10 @@ def setter_write(
         return None  # `set_process_status("-active-")`: a process title, not a state
     instance = receiver.value if isinstance(receiver, cst.Name) else None
     positional = [a for a in call.args if a.keyword is None]
-    on_record = instance is not None and (instance == "self" or len(positional) <= 1)
+    # the state first (`order.set_status(PAID, "note")`) is the receiver's own; after another
+    # argument (`svc.update_status(sub_id, ACTIVE)`) the record is that argument
+    states_first = bool(positional) and positional[0].value is values[0]
+    on_record = instance is not None and (instance == "self" or len(positional) <= 1 or states_first)
     return DbWrite(
         call,
         model.statement_of(call),

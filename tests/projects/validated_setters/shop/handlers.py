@@ -1,4 +1,7 @@
-from shop.models import Order, OrderStatus
+from django.db import transaction
+
+from shop.mail import notify_customer
+from shop.models import Order, OrderStatus, Payout, Refund, RefundStatus
 from shop.services import OrderService
 
 
@@ -15,3 +18,31 @@ def on_processing(order_id):
 def on_reprocessing(order_id):
     order = Order.objects.get(pk=order_id)
     OrderService.reset_status(order, OrderStatus.PROCESSING)  # expect: IDM103 "sets status to OrderStatus.PROCESSING with no precondition"
+
+
+def on_refund_accepted(refund_id):
+    refund = Refund.objects.get(pk=refund_id)
+    refund.set_status(RefundStatus.ACCEPTED)  # ok: IDM103 the refund refuses a move its table does not allow
+
+
+def on_payout_sent(payout_id):
+    payout = Payout.objects.get(pk=payout_id)
+    payout.set_state("sent")  # expect: IDM103 "sets state to 'sent' with no precondition"
+
+
+def on_refund_declined(refund_id):
+    refund = Refund.objects.get(pk=refund_id)
+    if refund.status != RefundStatus.REQUESTED:
+        raise ValueError("the refund was decided already")
+    # the refund's own check reads the same stale copy: two declines both pass and both notify
+    refund.set_status(RefundStatus.REJECTED, "declined by the shop")  # expect: IDM101 "refund.set_status(...) is decided by status read on line 34 without a lock"
+    notify_customer(refund)
+
+
+def on_refund_declined_locked(refund_id):
+    with transaction.atomic():
+        refund = Refund.objects.select_for_update().get(pk=refund_id)
+        if refund.status != RefundStatus.REQUESTED:
+            raise ValueError("the refund was decided already")
+        refund.set_status(RefundStatus.REJECTED, "declined by the shop")  # ok: IDM101 read under a row lock
+        notify_customer(refund)

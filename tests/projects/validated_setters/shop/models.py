@@ -10,3 +10,42 @@ class OrderStatus(models.TextChoices):
 
 class Order(models.Model):
     status = models.CharField(max_length=20, choices=OrderStatus.choices)
+
+
+class RefundStatus(models.TextChoices):
+    REQUESTED = "requested"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+
+
+class Refund(models.Model):
+    """The refund checks each move itself: it reads its own state into a local, looks the move
+    up in its table through another local, and refuses what the table does not allow."""
+
+    status = models.CharField(max_length=20, choices=RefundStatus.choices)
+
+    def set_status(self, new_status, note=""):
+        before = self.status
+        if new_status == before:
+            return
+        moves = {RefundStatus.REQUESTED: (RefundStatus.ACCEPTED, RefundStatus.REJECTED)}
+        allowed = moves.get(before, ())
+        if new_status not in allowed:
+            raise ValueError(f"refund cannot go from {before} to {new_status}")
+        self.status = new_status
+        self.save(update_fields=["status"])
+
+
+class Payout(models.Model):
+    """The payout remembers its old state only to log it: its one test is of the state asked
+    for, so a late message moves a payout back."""
+
+    state = models.CharField(max_length=20)
+
+    def set_state(self, new_state):
+        previous = self.state
+        if not new_state:
+            raise ValueError("no state")
+        self.state = new_state
+        self.save(update_fields=["state"])
+        print("payout", self.pk, previous, "->", new_state)

@@ -1,0 +1,2 @@
+def notify_customer(record):
+    print("notify", record.pk)
