@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.project_index import EMPTY, ProjectIndex
-from idemlint.analysis.setter_facts import setter_facts
+from idemlint.analysis.setter_facts import by_verdict, setter_facts
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -52,8 +52,7 @@ class FileContext:
         facts = setter_facts(self.source, self.model.vocabulary)
         unique_keys, versioned, (managers, declared) = model_facts(self.source)
         return ProjectIndex(
-            frozenset(n for n, g in facts.items() if g),
-            frozenset(n for n, g in facts.items() if not g),
+            *by_verdict(facts),
             unique_keys=unique_keys,
             versioned_models=frozenset(model for model, is_versioned in versioned.items() if is_versioned),
             manager_filters=join_manager_filters([managers], [declared]),

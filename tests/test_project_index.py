@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from idemlint.analysis.module_names import nested_package_names, package_reexports
 from idemlint.analysis.project import build_index
-from idemlint.analysis.setter_facts import setter_facts
+from idemlint.analysis.setter_facts import setter_facts, weaker
 from idemlint.cli import cli
 
 PROJECT = Path(__file__).parent / "data" / "project_index"
@@ -33,7 +33,7 @@ def findings(*args: str) -> list[tuple[str, int, str]]:
 
 def test_setter_facts_see_guards_and_extensions() -> None:
     facts = setter_facts((PROJECT / "shop" / "models.py").read_bytes())
-    assert facts == {"set_status": True, "change_status": False}
+    assert facts == {"set_status": "guarded", "change_status": "unguarded"}
     assert build_index([PROJECT / "shop" / "models.py"]).guarded_setters == frozenset({"set_status"})
 
 
@@ -156,7 +156,7 @@ def test_a_setter_handed_its_record_is_guarded_only_by_a_refusal_that_leaves() -
         b"        except InvalidTransition:\n"
         b"            raise\n"
     )
-    assert setter_facts(validated) == {"update_status": True}
+    assert setter_facts(validated) == {"update_status": "guarded"}
     converted = (  # the argument converted is no re-read: the write comes before any test
         b"class OrderService:\n"
         b"    def change_status(cls, order, new):\n"
@@ -166,9 +166,56 @@ def test_a_setter_handed_its_record_is_guarded_only_by_a_refusal_that_leaves() -
         b"            return order\n"
         b"        order.save()\n"
     )
-    assert setter_facts(converted) == {"change_status": False}
+    assert setter_facts(converted) == {"change_status": "unguarded"}
     swallowed = validated.replace(b"            raise\n", b"            log.warning('odd move')\n")
-    assert setter_facts(swallowed) == {"update_status": False}  # the refusal does not leave
+    assert setter_facts(swallowed) == {"update_status": "unguarded"}  # the refusal does not leave
+
+
+def test_a_setter_by_name_that_writes_no_state_is_stateless_unless_it_may() -> None:
+    """A `set_status` that sets a flag and writes a file keeps no state; one that writes through
+    `setattr`, a query's `update()`, another setter or `super()` may, and one definition that
+    writes makes the name a writer."""
+    flag = (
+        b"class Search:\n"
+        b"    def set_status(self, value):\n"
+        b"        if value == 'done':\n"
+        b"            self.finished = True\n"
+        b"            self.save()\n"
+        b"        self.write_file({'status': value})\n"
+    )
+    assert setter_facts(flag) == {"set_status": "stateless"}
+    for body in (
+        b"        setattr(self, 'status', value)\n",
+        b"        Search.objects.filter(pk=self.pk).update(status=value)\n",
+        b"        self.mark_state(value)\n",
+        b"        super().save_status(value)\n",
+        b"        self.job.payment_status = value\n",
+    ):
+        source = b"class Search:\n    def set_status(self, value):\n" + body
+        assert setter_facts(source) == {"set_status": "unguarded"}, body
+    assert setter_facts(flag + b"\nclass Job:\n    def set_status(self, v):\n        self.status = v\n") == {
+        "set_status": "unguarded"
+    }
+    assert weaker("stateless", "guarded") == "guarded"
+    assert weaker("stateless", "stateless") == "stateless"
+    assert weaker("guarded", "unguarded") == "unguarded"
+
+
+def test_a_setter_that_returns_as_if_done_on_a_repeat_is_quiet() -> None:
+    """`if new == self.status: return` answers a repeat as a move made: quiet. A refusal
+    (`raise`) or an answer (`return False`) lets the caller tell; so does a test of another value."""
+    head = b"class Order:\n    def set_status(self, new):\n        old = self.status\n"
+    tail = b"        self.status = new\n        self.save()\n"
+    assert setter_facts(head + b"        if new == old:\n            return\n" + tail) == {"set_status": "quiet"}
+    assert setter_facts(head + b"        if old is new:\n            return None\n" + tail) == {"set_status": "quiet"}
+    for guard in (
+        b"        if new == old:\n            raise ValueError(new)\n",
+        b"        if new == old:\n            return False\n",
+        b"        if old == 'paid':\n            return\n",
+    ):
+        assert setter_facts(head + guard + tail) == {"set_status": "guarded"}, guard
+    assert weaker("quiet", "guarded") == "quiet"
+    assert weaker("quiet", "unguarded") == "unguarded"
 
 
 def test_a_file_in_python_3_14_syntax_still_gives_its_setters() -> None:
@@ -187,4 +234,4 @@ def test_a_file_in_python_3_14_syntax_still_gives_its_setters() -> None:
         b"    except LookupError, ValueError:\n"
         b"        return None\n"
     )
-    assert setter_facts(source) == {"set_status": True}
+    assert setter_facts(source) == {"set_status": "guarded"}

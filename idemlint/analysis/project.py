@@ -24,7 +24,7 @@ from idemlint.analysis.managers import ManagerColumns, ModelManagers, join_manag
 from idemlint.analysis.module_names import module_aliases, nested_package_names, package_reexports
 from idemlint.analysis.project_index import ProjectIndex, renamed_as, spelled_name
 from idemlint.analysis.quiet_functions import QuietFacts, join_quiet, quiet_facts
-from idemlint.analysis.setter_facts import setter_facts
+from idemlint.analysis.setter_facts import by_verdict, setter_facts, weaker
 from idemlint.analysis.unique_keys import join_unique_keys, versioned_models
 from idemlint.analysis.unsent_keys import NO_HEADER_FACTS, HeaderFacts, header_facts
 from idemlint.knowledge.sdks import REMOTE_PACKAGES
@@ -42,7 +42,7 @@ class FileFacts:
     """What the index keeps of one file (map), so one file can be re-read and the index
     reduced again (the language server does, on every save)."""
 
-    setters: Mapping[str, bool] = field(default_factory=dict)
+    setters: Mapping[str, str] = field(default_factory=dict)  # state setter name -> GUARDED, UNGUARDED, STATELESS
     summaries: ModuleFacts | None = None
     reexports: Mapping[str, str] = field(default_factory=dict)  # of a package's `__init__.py`
     machines: Moves = field(default_factory=dict)  # the state machines it declares (production code)
@@ -109,8 +109,8 @@ def file_facts(
 
 def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> ProjectIndex:
     """Reduce: one index from every file's facts. A setter is guarded only if every
-    definition in the project is; calls are followed across modules (`follow_calls`)."""
-    guarded: dict[str, bool] = {}
+    definition in the project is (or writes no state), stateless only if every one writes none; calls are followed across modules (`follow_calls`)."""
+    setters: dict[str, str] = {}
     modules: list[ModuleFacts] = []
     reexports: dict[str, str] = {}
     machines: list[Moves] = []
@@ -122,14 +122,13 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         aliases.update(facts.aliases)
         machines.append(facts.machines)
         unique_keys.append(facts.unique_keys)
-        for name, is_guarded in facts.setters.items():
-            guarded[name] = guarded.get(name, is_guarded) and is_guarded
+        for name, verdict in facts.setters.items():
+            setters[name] = weaker(setters.get(name, verdict), verdict)
         if facts.summaries is not None:
             modules.append(facts.summaries)
     keys = join_unique_keys(unique_keys)
     index = ProjectIndex(
-        frozenset(n for n, g in guarded.items() if g),
-        frozenset(n for n, g in guarded.items() if not g),
+        *by_verdict(setters),
         root=str(root.resolve()) if root is not None else "",
         reexports={
             **nested_package_names({f.module: f.package for f in files if f.module}),

@@ -1,21 +1,27 @@
 """The project's state setters, read with the standard library's `ast` (about ten times
 cheaper than libcst, and only files that define such methods are parsed): is each one
 guarded by a check of the instance it writes (`self`, or the record it is handed) before it
-writes?"""
+writes, or does it, for all its name, write no state at all (`set_status` that sets a
+`finished` flag and writes a progress file)?"""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
+from idemlint.analysis.final_states import is_state_attribute
 from idemlint.analysis.handed_calls import bound_only_by
 from idemlint.analysis.syntax import own_nodes, parameter_names, stdlib_tree
 from idemlint.knowledge.states import STATE_COLUMNS, STATE_SETTER_DEFINITION
 from idemlint.knowledge.vocabulary import DEFAULT, Vocabulary
 
+GUARDED, UNGUARDED, STATELESS = "guarded", "unguarded", "stateless"
+QUIET = "quiet"  # guarded, and a move to the state the record is in already returns as if it were done
 
-def setter_facts(source: bytes | str, vocabulary: Vocabulary = DEFAULT) -> dict[str, bool]:
-    """{setter method name: guarded?} for the state setters a module defines."""
+
+def setter_facts(source: bytes | str, vocabulary: Vocabulary = DEFAULT) -> dict[str, str]:
+    """{setter method name: GUARDED, QUIET, UNGUARDED or STATELESS} for the state setters a
+    module defines (two definitions in it: the weaker)."""
     raw = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
     extra = vocabulary.state_columns - STATE_COLUMNS
     lowered = raw.lower() if extra else raw
@@ -25,7 +31,7 @@ def setter_facts(source: bytes | str, vocabulary: Vocabulary = DEFAULT) -> dict[
         tree = stdlib_tree(raw)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return {}
-    facts: dict[str, bool] = {}
+    facts: dict[str, str] = {}
     for cls in ast.walk(tree):
         if not isinstance(cls, ast.ClassDef):
             continue
@@ -33,14 +39,69 @@ def setter_facts(source: bytes | str, vocabulary: Vocabulary = DEFAULT) -> dict[
             if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and vocabulary.is_state_setter(method.name):
                 if _extends_base(method):
                     continue  # `super().set_status(status)` first: as guarded as the base it extends
-                guarded = _checks_own_state_first(method)
-                facts[method.name] = facts.get(method.name, guarded) and guarded
+                if not _may_write_state(method, vocabulary):
+                    verdict = STATELESS
+                else:
+                    guards = _guards_before_the_write(method)
+                    verdict = (
+                        UNGUARDED
+                        if not guards
+                        else QUIET
+                        if any(_skips_a_repeat(g, method) for g in guards)
+                        else GUARDED
+                    )
+                facts[method.name] = weaker(facts.get(method.name, verdict), verdict)
     return facts
 
 
-def _checks_own_state_first(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """An `if` on the instance the setter writes (`self`, or the record it is handed: `def
-    update_status(cls, order, new)`) that returns or raises, before it writes. The leading
+def by_verdict(setters: Mapping[str, str]) -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
+    """The setters' names split as the project index keeps them: guarded (the quiet ones too),
+    unguarded, stateless, quiet."""
+    guarded, unguarded, stateless, quiet = (
+        frozenset(n for n, v in setters.items() if v in kinds)
+        for kinds in ((GUARDED, QUIET), (UNGUARDED,), (STATELESS,), (QUIET,))
+    )
+    return guarded, unguarded, stateless, quiet
+
+
+def weaker(one: str, other: str) -> str:
+    """What a call of a name two definitions share may do: unguarded if either is, quiet on a
+    repeat if either is, stateless only if both are (a stateless one beside a guarded one moves
+    no record back either)."""
+    for verdict in (UNGUARDED, QUIET):
+        if verdict in (one, other):
+            return verdict
+    return STATELESS if one == other == STATELESS else GUARDED
+
+
+def _may_write_state(method: ast.FunctionDef | ast.AsyncFunctionDef, vocabulary: Vocabulary) -> bool:
+    """The method assigns an attribute named like a state (`self.status`, `order.payment_state`),
+    or writes in a way not spelt out here: `setattr`, a query's `update(...)`, another setter,
+    `super()`, `__dict__`."""
+
+    def state_like(name: str) -> bool:
+        return is_state_attribute(name) or name.lower() in vocabulary.state_columns
+
+    for node in own_nodes(method):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for part in ast.walk(target):
+                    if isinstance(part, ast.Attribute) and (state_like(part.attr) or part.attr == "__dict__"):
+                        return True
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if name in ("setattr", "super", "update", "update_or_create", "execute") or (
+                name != method.name and vocabulary.is_state_setter(name)
+            ):
+                return True
+    return False
+
+
+def _guards_before_the_write(method: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.If]:
+    """The `if`s on the instance the setter writes (`self`, or the record it is handed: `def
+    update_status(cls, order, new)`) that return or raise, before it writes. The leading
     `try:` and `with` blocks are read through (`with transaction.atomic():`); the instance set
     from a value the function loaded (`order.status = current`, re-read under a lock) is a
     refresh, not the write. A local every binding of which reads the instance (`old = self.status`,
@@ -49,16 +110,37 @@ def _checks_own_state_first(method: ast.FunctionDef | ast.AsyncFunctionDef) -> b
     instances = {"self"} | {p for p in params if p not in ("self", "cls") and _sets_an_attribute_of(method, p)}
     loaded = _rereads(method, instances)
     derived = _read_from(method, instances)
+    guards: list[ast.If] = []
     for statement in _leading(method.body):
         if (
             isinstance(statement, ast.If)
             and _reads_an_instance(statement.test, instances, derived)
             and _leaves(statement.body)
         ):
-            return True
-        if _writes_an_instance(statement, instances, loaded):
-            return False
-    return False
+            guards.append(statement)
+        elif _writes_an_instance(statement, instances, loaded):
+            break
+    return guards
+
+
+def _skips_a_repeat(guard: ast.If, method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`if new == self.status: return` (or `old = self.status` then `if new_status == old:`):
+    a move to the state the record holds already returns nothing, as a move made returns. Its
+    caller cannot tell a duplicate from the first delivery; a refusal (`raise`) or an answer
+    (`return False`) it can."""
+    last = guard.body[-1]
+    if not isinstance(last, ast.Return) or not (
+        last.value is None or isinstance(last.value, ast.Constant) and last.value.value is None
+    ):
+        return False
+    test = guard.test
+    params = set(parameter_names(method)) - {"self", "cls"}
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Eq, ast.Is))
+        and any(isinstance(side, ast.Name) and side.id in params for side in (test.left, *test.comparators))
+    )
 
 
 def _read_from(method: ast.FunctionDef | ast.AsyncFunctionDef, instances: set[str]) -> set[str]:

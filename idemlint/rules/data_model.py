@@ -6,28 +6,18 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint.analysis.db import (
-    VERSION_COLUMNS,
     DbRead,
     DbWrite,
     Race,
     claim_won_before,
     compared_values,
-    decided_by_its_callers,
-    decisions,
     held_by_callers,
     in_an_admin_action,
-    is_locked,
-    loaded_read,
-    lock_won_before,
     made_by_every_caller,
-    moves_its_flag,
     races,
     saved_at_its_version,
-    state_checked_under_a_lock,
-    tested_before,
-    validated_first,
-    via_manager,
 )
+from idemlint.analysis.db.preconditions import unconditioned_read
 from idemlint.analysis.machines import Declared, backward_from, never_backward, predecessors, written_state
 from idemlint.analysis.summary_records import Step
 from idemlint.knowledge.states import STATE_COLUMNS
@@ -329,7 +319,12 @@ class NonMonotonicTransition(Rule):
         "rows they picked: its writes, and a method only such actions call, are not reported. A setter handed the "
         "record (`def update_status(cls, order, new)`) that tests it and leaves before it writes (also in a leading "
         "`try:` whose handlers leave, or a `with`, after copying a re-read state onto it) checks the state first as "
-        "a method testing `self` does: its callers are not reported."
+        "a method testing `self` does (a test of a local read from it counts: `old = self.status; allowed = "
+        "MOVES.get(old, ())`; `if new not in allowed: raise`): its callers are not reported; a method named as a "
+        "setter that no definition in the project lets write a state (`set_status` that sets a `finished` flag and "
+        "writes a file) writes none. A test that lets the write run only while the column is empty (`if not "
+        "x.status:`) is a precondition, and one state column moved under its precondition carries the others the "
+        "same write sets (`update(status=ROLLED_BACK, rollback_status=SUCCEEDED)` after a locked test of `status`)."
     )
     why = (
         "Messages arrive late, twice, and out of order. A transition with no precondition lets a late "
@@ -381,45 +376,20 @@ def ship(conn, order_id):
         return ((*cls.triggers[0], *extra), *cls.triggers[1:])
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
-        model, db, filtering = ctx.model, ctx.db, ctx.project.manager_filters
+        model, db = ctx.model, ctx.db
         racy = races(model, db)
         # one finding per function, record and column: the branches of an `if/elif` setting it are one decision
         found: dict[tuple[object, str | None, str], list[tuple[DbWrite, str, str, str, DbRead | None, Declared]]] = {}
         for write in db.writes:
             if id(write) in racy or write.guarded or write.judged_in_method or in_an_admin_action(model, write.node):
                 continue  # IDM101's; the setter checks the state; the method is reported; an operator chose the state
-            for column, (kind, text) in write.sets.items():
-                if not db.is_state_column(column) or kind not in ("literal", "constant"):
-                    continue
-                read = None
-                if write.kind in ("attribute", "setter"):
-                    read = loaded_read(model, db, write)
-                    if read is None or read.locked and column in read.columns:
-                        continue  # not loaded here (may be new), or claimed by a locked filtered read
-                    if any(p.column == column for p in read.filters) or via_manager(
-                        model, read.call, column, filtering
-                    ):
-                        continue  # found only in the states its query (or its manager) names: a precondition
-                    if read.record and is_locked(model, db, read):
-                        continue  # written under a lock the function took (LOCK TABLE, FOR UPDATE)
-                    if decided_by_its_callers(
-                        model, read, write.node, ctx.project, ctx.retry.reruns_the_function(write.node)
-                    ):
-                        continue  # locked, chosen by state or made just before by every caller; a row's first state
-                    if validated_first(model, read, write.node, column):
-                        continue  # a helper given (or giving back) the record tests its state first
-                elif via_manager(model, write.call, column, filtering) or any(
-                    p.column == column or VERSION_COLUMNS.match(p.column) or moves_its_flag(write, p)
-                    for p in write.where
-                ):
-                    continue  # a precondition on the state, a version, or a flag the write moves (`is_finished=False`)
-                if lock_won_before(model, write.node) or claim_won_before(model, db, write.node, write.instance):
-                    continue  # `if not acquire_lock(key): return` first: one run at a time gets here
-                deciding = list(decisions(model, db, write))
-                if state_checked_under_a_lock(model, db, deciding, write, column):
-                    continue  # its state checked under a row lock, or a lock every run takes
-                if tested_before(model, deciding, column, repr(text) if kind == "literal" else text) is not None:
-                    continue  # `if c.status != PENDING: raise` first: a late message is refused (a racing one is IDM101's)
+            states = [
+                (c, k, t) for c, (k, t) in write.sets.items() if db.is_state_column(c) and k in ("literal", "constant")
+            ]
+            judged = [(c, k, t, unconditioned_read(ctx, write, c, k, t)) for c, k, t in states]
+            if any(read is False for *_, read in judged):
+                continue  # one state moved under its precondition carries those written with it (`rollback_status`)
+            for column, kind, text, read in judged:
                 declared = written_state(ctx.project.state_machines, column, kind, text, model.imports)
                 if (
                     never_backward(declared, text)
@@ -428,7 +398,9 @@ def ship(conn, order_id):
                 ):
                     continue  # the project's guards give up on it and no guarded move leaves it: nothing to overwrite
                 key = (model.scope_of(write.node), write.instance or write.table, column)
-                found.setdefault(key, []).append((write, column, kind, text, read, declared))
+                found.setdefault(key, []).append(
+                    (write, column, kind, text, read if isinstance(read, DbRead) else None, declared)
+                )
                 break
         for writes in found.values():
             (write, column, kind, text, read, declared), others = writes[0], len(writes) - 1

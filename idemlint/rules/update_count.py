@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from idemlint.analysis.db import DbWrite, count_conditions
+from idemlint.analysis.db import DbWrite, count_conditions, decisions, loaded_read, races, tested_before
 from idemlint.analysis.db.counts import nobody_acts_on
 from idemlint.analysis.db.side_effects import act_after, nodes_after, quiet_call
 from idemlint.analysis.direct_facts import dropped_counts, returns_write_results
@@ -20,6 +20,8 @@ from idemlint.rules.data_wording import lower_confidence, sql_placeholder
 if TYPE_CHECKING:
     import libcst as cst
 
+    from idemlint.analysis.project_index import ProjectIndex
+    from idemlint.config import Config
     from idemlint.context import FileContext
 else:
     from idemlint._lazy import LazyModule
@@ -66,7 +68,11 @@ class IgnoredUpdateCount(Rule):
         "bumps (an optimistic lock) tells a stale writer its write was lost: both are still reported. What "
         "acts is a call after the write on its way on (not in another branch, not in the handler of a `try` "
         "that holds it), other than logging, serialising (`json.dumps`), a getter, a response, or a "
-        "repeat-safe write (a removal, a create-if-absent, a queryset `update()` to fixed values)."
+        "repeat-safe write (a removal, a create-if-absent, a queryset `update()` to fixed values). The in-memory "
+        "twin is reported too: a state setter that every definition in the project guards but that returns, as a "
+        "move made returns, when the record holds the state asked for already (`if new == self.status: return`), "
+        "called on a record the function loaded, with a call after it that acts and no test of the state first "
+        "(`order.set_status(PAID)` then `send_receipt(order)`): a duplicate delivery acts again."
     )
     why = (
         'Zero rows is how a conditional write says "this was a duplicate" (or "someone else got there first"). '
@@ -114,6 +120,13 @@ def mark_paid(conn, order_id, mailer):
     project_facts = ("returns_count", "drops_count")
     project_groups = frozenset({0, 1})
 
+    @classmethod
+    def wanted(cls, lowered_source: str, config: Config, project: ProjectIndex | None = None) -> bool:
+        """Also a file that calls a setter quiet on a repeat (`.set_status(`): it may drop its answer."""
+        return super().wanted(lowered_source, config, project) or (
+            project is not None and any(f".{name.lower()}(" in lowered_source for name in project.quiet_setters)
+        )
+
     def check(self, ctx: FileContext) -> Iterator[Report]:
         db = ctx.db
         every = ctx.config.all_updates_need_count
@@ -135,6 +148,7 @@ def mark_paid(conn, order_id, mailer):
                 )
             yield Report(write.statement, message, suggestion=_count_hint(ctx, write), confidence=lower_confidence(ctx))
         yield from self._dropped_counts(ctx)
+        yield from _repeats_it_cannot_tell(ctx)
 
     def _dropped_counts(self, ctx: FileContext) -> Iterator[Report]:
         """`claim(order_id)` as a statement, where `claim` returns a conditional update's
@@ -184,6 +198,39 @@ def mark_paid(conn, order_id, mailer):
                 related=related_steps(callee, chain, verb="runs"),
                 confidence=lower_confidence(ctx),
             )
+
+
+def _repeats_it_cannot_tell(ctx: FileContext) -> Iterator[Report]:
+    """`order.set_status(PAID)` on an order loaded here, where every way `set_status` is defined
+    guards the move but returns, as a move made returns, when the order is PAID already; then a
+    call that acts. The in-memory twin of a dropped row count: a duplicate delivery acts again.
+    Not where the function tests the state first (a repeat is refused there; a racing one is
+    IDM101's), nor where the setter's result is used."""
+    quiet, model, db = ctx.project.quiet_setters, ctx.model, ctx.db
+    racy = races(model, db) if quiet else {}
+    for write in db.writes if quiet else ():
+        func = write.call.func if write.call is not None else None
+        if write.kind != "setter" or not isinstance(func, cst.Attribute) or func.attr.value not in quiet:
+            continue
+        statement = model.parents.get(write.call)  # type: ignore[arg-type]
+        if not isinstance(statement, cst.Expr) or id(write) in racy or loaded_read(model, db, write) is None:
+            continue  # its answer is used; IDM101 reports it; not loaded here (may be new)
+        column, (kind, text) = next(iter(write.sets.items()))
+        spelt = text if kind == "constant" else repr(text)
+        if tested_before(model, list(decisions(model, db, write)), write, column, spelt) is not None:
+            continue
+        act = act_after(model, statement, quiet=lambda node: _computes_only(ctx, node))
+        if act is None:
+            continue
+        yield Report(
+            statement,
+            f"{write.described()} returns as if done when {write.instance} is {spelt} already, so "
+            f"{called_name(act) or 'the call'}() on line $act acts again for a duplicate delivery",
+            suggestion=f"Have {func.attr.value}() say whether it moved the record (return False, or raise, on a "
+            f"repeat) and branch on it: `if not {write.instance}.{func.attr.value}(...): return  # duplicate`.",
+            lines=(("act", act),),
+            confidence=lower_confidence(ctx),
+        )
 
 
 def _count_returned_here_or_named(ctx: FileContext) -> bool:

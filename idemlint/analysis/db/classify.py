@@ -102,7 +102,7 @@ class DbAnalysis:
                 self._state_setter_call(call)
             return
         method = func.attr.value
-        if model.vocabulary.is_state_setter(method):
+        if model.vocabulary.is_state_setter(method) and method not in self.project.stateless_setters:
             write = setter_write(model, call, method, self.state_columns, self.project.guarded_setters)
             if write is not None:
                 self.writes.append(write)

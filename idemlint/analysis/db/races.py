@@ -373,13 +373,21 @@ def _own_checks(model: ModuleModel, test: cst.BaseExpression) -> list[cst.BaseEx
 
 
 def tested_before(
-    model: ModuleModel, deciding: list[tuple[DbRead, cst.BaseExpression]], column: str, written: str
+    model: ModuleModel, deciding: list[tuple[DbRead, cst.BaseExpression]], write: DbWrite, column: str, written: str
 ) -> cst.BaseExpression | None:
     """A test on the record's current `column` against some state other than the one written
-    (`if challenge.status != PENDING: raise`), made in Python before the write: a precondition
+    (`if challenge.status != PENDING: raise`), or one that lets the write run only while the
+    column is empty (`if not session.status:`), made in Python before the write: a precondition
     the write does not repeat. One that only skips a write already done (`if status ==
-    APPROVED: return`) is none."""
-    return next((test for _read, test in deciding if compared_values(model, test, column) - {written}), None)
+    APPROVED: return`) is none, nor one the write runs past whatever the column holds."""
+    for read, test in deciding:
+        if compared_values(model, test, column) - {written}:
+            return test
+        if write.sets.get(column, ("", ""))[0] != "bool" and _admits_named_states_only(
+            model, Race(read, test, (column,)), write, column
+        ):
+            return test
+    return None
 
 
 def _another_instance(model: ModuleModel, read: DbRead, write: DbWrite) -> bool:

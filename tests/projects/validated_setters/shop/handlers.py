@@ -1,7 +1,7 @@
 from django.db import transaction
 
 from shop.mail import notify_customer
-from shop.models import Order, OrderStatus, Payout, Refund, RefundStatus
+from shop.models import Export, Import, Order, OrderStatus, Payout, Refund, RefundStatus
 from shop.services import OrderService
 
 
@@ -46,3 +46,34 @@ def on_refund_declined_locked(refund_id):
             raise ValueError("the refund was decided already")
         refund.set_status(RefundStatus.REJECTED, "declined by the shop")  # ok: IDM101 read under a row lock
         notify_customer(refund)
+
+
+def on_export_done(export_id):
+    export = Export.objects.get(pk=export_id)
+    export.set_status("finished")  # ok: IDM103 no definition of set_status in the project writes a state
+
+
+def on_import_done(import_id):
+    job = Import.objects.get(pk=import_id)
+    job.mark_status("finished")  # expect: IDM103 "sets status to 'finished' with no precondition"
+
+
+def on_refund_paid_out(refund_id):
+    refund = Refund.objects.get(pk=refund_id)
+    # the refund returns as if it moved when it is accepted already: a second delivery notifies again
+    refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM102 "returns as if done when refund is RefundStatus.ACCEPTED already, so notify_customer() on line 65 acts again"
+    notify_customer(refund)
+
+
+def on_refund_paid_out_once(refund_id):
+    refund = Refund.objects.get(pk=refund_id)
+    if refund.status == RefundStatus.ACCEPTED:
+        return
+    refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM101 "decided by status read on line"
+    notify_customer(refund)
+
+
+def on_payout_sent_again(payout_id):
+    payout = Payout.objects.get(pk=payout_id)
+    payout.set_state("sent")  # expect: IDM103 "sets state to 'sent' with no precondition"
+    notify_customer(payout)

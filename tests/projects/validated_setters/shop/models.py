@@ -49,3 +49,28 @@ class Payout(models.Model):
         self.state = new_state
         self.save(update_fields=["state"])
         print("payout", self.pk, previous, "->", new_state)
+
+
+class Export(models.Model):
+    """For all its name, `set_status` keeps no state here: it marks the export finished (a flag
+    set once) and writes the progress to a file the page polls."""
+
+    finished = models.BooleanField(default=False)
+
+    def set_status(self, value, to_file=True):
+        if value == "finished":
+            self.finished = True
+            self.save(update_fields=["finished"])
+        if to_file:
+            with open(f"/tmp/export-{self.pk}.json", "w") as out:
+                out.write(value)
+
+
+class Import(models.Model):
+    """`mark_status` names its column through `setattr`: a state write all the same."""
+
+    status = models.CharField(max_length=20)
+
+    def mark_status(self, value):
+        setattr(self, "status", value)
+        self.save(update_fields=["status"])
