@@ -43,8 +43,10 @@ class IgnoredUpdateCount(Rule):
         "tests (`filter(pk=i, status=DRAFT).update(published_at=None)` leaves the row a draft: a duplicate matches "
         "it again and its count is the first one's, so reading it tells nothing). With `all-updates-need-count = true` "
         "every UPDATE is checked. Not reported: an update whose ranges are on the column it moves by its own "
-        "value, over rows not named by their own key (`filter(group=g, position__gt=p).update(position="
-        'F("position") - 1)`, a reorder): its count is how many rows moved. `filter(pk=i, stock__gt=0)` with '
+        "value, over rows not named by their own key, bounded on both sides or moved away from its one bound "
+        '(`filter(group=g, position__gt=p).update(position=F("position") + 1)`, a reorder): its count is how many '
+        "rows moved. Moved toward its one bound it spends what the bound guards (`balance__gte=amount` with "
+        '`F("balance") - amount`): a claim, reported. `filter(pk=i, stock__gt=0)` with '
         "a decrement names one row and is a claim. Nor is an update over rows not named by their own key that only "
         "sets the flags it filters on to `True`, `False` or `None` (`filter(course=c, is_active=False)."
         "update(is_active=True)`), or fills a column it finds empty with a value the same on every run "
@@ -84,7 +86,8 @@ class IgnoredUpdateCount(Rule):
         "Whether a predicate is identity or condition is judged by column name (`id`, `*_id`, `tenant`, `customer` "
         "are identity) and by comparison with a literal. A count read in another function is not seen. A helper "
         "that drops its count is followed one call up only: a caller that calls it and then returns to a caller "
-        "that acts is not seen."
+        'that acts is not seen. A reorder that closes a gap below one bound (`position__gt=p` with `F("position") - 1`) '
+        "is taken for a claim and reported."
     )
     bad = """\
 def mark_paid(conn, order_id, mailer):

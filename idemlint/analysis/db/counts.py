@@ -182,15 +182,35 @@ def _set_once(model: ModuleModel, write: DbWrite, condition: Predicate) -> bool:
 
 
 def _shifts_a_range(write: DbWrite, conditions: list[Predicate]) -> bool:
-    """Every condition is a range on a column the update recomputes, bounded on both sides by
-    values the code computed, and none of the rows is named by its own key: the update moves the rows in a range (a reorder), and its count is
-    how many moved, not whether a duplicate lost. `filter(pk=i, stock__gt=0)` names one row:
-    its decrement is a claim."""
+    """Every condition is a range on a column the update recomputes, bounded by values the code
+    computed, and none of the rows is named by its own key: the update moves the rows in a range
+    (a reorder), and its count is how many moved, not whether a duplicate lost. Bounded on both
+    sides, or on one side with the rows moved away from the bound (`position__gt=p` with
+    `F("position") + 1`: they still match, so a duplicate's count is the first one's). Moved
+    toward it (`balance__gte=amount` with `F("balance") - amount`, `taken__lt=capacity` with
+    `+ 1`) the update spends what the bound guards: a claim. `filter(pk=i, stock__gt=0)` names
+    one row: its decrement is a claim."""
     if not all(p.op in ("lt", "gt") and _recomputed_from_itself(write, p.column) for p in conditions):
         return False
-    if {p.op for p in conditions} != {"lt", "gt"} or any(p.value not in ("expr", "param") for p in conditions):
-        return False  # bounded on one side, or by a literal floor (`uses_left__gt=0`): a claim
+    if any(p.value not in ("expr", "param") for p in conditions):
+        return False  # a literal floor (`uses_left__gt=0`): a claim
+    if {p.op for p in conditions} != {"lt", "gt"} and not all(_moves_away(write, p) for p in conditions):
+        return False  # bounded on one side, and moved toward it: a claim
     return not any(p.op == "eq" and p.column.split(".")[-1] in OWN_KEYS for p in write.where)
+
+
+def _moves_away(write: DbWrite, condition: Predicate) -> bool:
+    """`F("col") + k` under a lower bound (`col__gt`), `F("col") - k` under an upper one."""
+    value = write.values.get(condition.column)
+    if not isinstance(value, cst.BinaryOperation):
+        return False
+    wanted = cst.Add if condition.op == "gt" else cst.Subtract
+    left = value.left
+    return (
+        isinstance(value.operator, wanted)
+        and isinstance(left, cst.Call)
+        and any(string_value(a.value) == condition.column for a in left.args)  # `F("col") + k`, not `k - F("col")`
+    )
 
 
 def _recomputed_from_itself(write: DbWrite, column: str) -> bool:

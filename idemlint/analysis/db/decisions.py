@@ -12,7 +12,7 @@ from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.object_records import assignments_to
 from idemlint.analysis.db.records import IDENTITY, DbRead, DbWrite, record_name
 from idemlint.analysis.db.scopes import source_order
-from idemlint.analysis.flow import origin_nodes, runs_before
+from idemlint.analysis.flow import is_load, origin_nodes, runs_before
 from idemlint.analysis.model import ModuleModel, local_callee, positional_parameters, string_value
 from idemlint.analysis.retry import always_leaves
 
@@ -128,7 +128,8 @@ def _singular(table: str) -> str:
 
 def decided_columns(model: ModuleModel, test: cst.BaseExpression, read: DbRead) -> tuple[str, ...]:
     """The columns a test looks at: `order.status`, a name unpacked from the row
-    (`status, total = cur.fetchone()`), `row["status"]`, or the filter of an `exists()`.
+    (`status, total = cur.fetchone()`), `row["status"]`, a local computed from the record's
+    fields (`old = self.status; allowed = MOVES.get(old, ())`), or the filter of an `exists()`.
     An existence check (`if order is None`) looks at no column, unless the read found the
     row by its state (`filter(pk=pk, status="pending").first()`): then at that state."""
     columns: list[str] = []
@@ -166,11 +167,43 @@ def decided_columns(model: ModuleModel, test: cst.BaseExpression, read: DbRead) 
             # `if Order.objects.filter(..., status="paid").exists():` decides on the condition filters;
             # a lookup by identity or by a related object (`filter(oob_ip=instance)`) only finds the row
             columns.extend(_condition_columns(model, read) if read.filters else read.columns)
+        elif type(node) is cst.Name and read.instance is not None and is_load(model, node):
+            columns.extend(_fields_held(model, node, read.instance))  # `old = self.status`, then `if new == old:`
     for node in origin_nodes(model, test):
         if type(node) is cst.Call and node is not read.call and _computes_from(node, read.instance):
             # `new = next_status(order)`: the helper decides the state columns it feeds
             columns.extend(c for c in _columns_fed_by(model, node) if c in model.vocabulary.state_columns)
     return tuple(dict.fromkeys(columns))
+
+
+def _fields_held(model: ModuleModel, name: cst.Name, instance: str, depth: int = 0) -> list[str]:
+    """The record's fields a local holds, where every binding of it is one (`old = self.status`)
+    or a lookup keyed by another such local (`allowed = MOVES.get(old, ())`, `MOVES[old]`); not
+    what a call computes from the record (`provider_factory(self.variant, self)`)."""
+    bindings = model.bindings_of(model.scope_of(name), name.value) if depth < 3 else []
+    fields: list[str] = []
+    for binding in bindings:
+        value = binding.value
+        if binding.kind in ("param", "def") or value is None:
+            return []
+        if type(value) is cst.Attribute and record_name(value.value) == instance:
+            fields.append(value.attr.value.lower())
+            continue
+        key = None
+        if (
+            type(value) is cst.Call
+            and type(value.func) is cst.Attribute
+            and value.func.attr.value == "get"
+            and value.args
+        ):
+            key = value.args[0].value
+        elif type(value) is cst.Subscript and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index):
+            key = value.slice[0].slice.value
+        held = _fields_held(model, key, instance, depth + 1) if type(key) is cst.Name else []
+        if not held:
+            return []
+        fields += held
+    return fields
 
 
 # Methods of a field's value that only read it (`self.pipeline.get(self.status, ())`)
