@@ -182,6 +182,9 @@ def test_a_setter_by_name_that_writes_no_state_is_stateless_unless_it_may() -> N
         b"            self.finished = True\n"
         b"            self.save()\n"
         b"        self.write_file({'status': value})\n"
+        b"    def write_file(self, progress):\n"
+        b"        with open(self.path, 'w') as out:\n"
+        b"            out.write(str(progress))\n"
     )
     assert setter_facts(flag) == {"set_status": "stateless"}
     for body in (
@@ -196,26 +199,45 @@ def test_a_setter_by_name_that_writes_no_state_is_stateless_unless_it_may() -> N
     assert setter_facts(flag + b"\nclass Job:\n    def set_status(self, v):\n        self.status = v\n") == {
         "set_status": "unguarded"
     }
+    # no proof of writing nothing: a helper of its own that writes, one it inherits, a JSON
+    # field, a camelCase column
+    for body in (
+        b"        self._apply(value)\n    def _apply(self, value):\n        self.status = value\n",
+        b"        self.apply_inherited(value)\n",
+        b"        self.data['state'] = value\n",
+        b"        self.ticketStatus = value\n",
+    ):
+        source = b"class Search:\n    def set_status(self, value):\n" + body
+        assert setter_facts(source) == {"set_status": "unguarded"}, body
+    # a stub says nothing: what the real definitions do decides
+    for stub in (b"        ...\n", b'        "Set it."\n        raise NotImplementedError\n'):
+        assert setter_facts(b"class Base:\n    def set_status(self, value):\n" + stub) == {}, stub
     assert weaker("stateless", "guarded") == "guarded"
     assert weaker("stateless", "stateless") == "stateless"
     assert weaker("guarded", "unguarded") == "unguarded"
 
 
-def test_a_setter_that_returns_as_if_done_on_a_repeat_is_quiet() -> None:
-    """`if new == self.status: return` answers a repeat as a move made: quiet. A refusal
+def test_a_setter_that_returns_as_if_done_on_a_repeat_skips_repeats() -> None:
+    """`if new == self.status: return` answers a repeat as a move made. A refusal
     (`raise`) or an answer (`return False`) lets the caller tell; so does a test of another value."""
     head = b"class Order:\n    def set_status(self, new):\n        old = self.status\n"
     tail = b"        self.status = new\n        self.save()\n"
-    assert setter_facts(head + b"        if new == old:\n            return\n" + tail) == {"set_status": "quiet"}
-    assert setter_facts(head + b"        if old is new:\n            return None\n" + tail) == {"set_status": "quiet"}
+    refusal = b"        if new not in MOVES.get(old, ()):\n            raise ValueError(new)\n"
+    skip = b"        if new == old:\n            return\n"
+    assert setter_facts(head + skip + refusal + tail) == {"set_status": "skips-repeats"}
+    assert setter_facts(head + b"        if old is new:\n            return None\n" + refusal + tail) == {
+        "set_status": "skips-repeats"
+    }
+    # the skip alone refuses no move back: unguarded
+    assert setter_facts(head + skip + tail) == {"set_status": "unguarded"}
     for guard in (
         b"        if new == old:\n            raise ValueError(new)\n",
         b"        if new == old:\n            return False\n",
         b"        if old == 'paid':\n            return\n",
     ):
         assert setter_facts(head + guard + tail) == {"set_status": "guarded"}, guard
-    assert weaker("quiet", "guarded") == "quiet"
-    assert weaker("quiet", "unguarded") == "unguarded"
+    assert weaker("skips-repeats", "guarded") == "skips-repeats"
+    assert weaker("skips-repeats", "unguarded") == "unguarded"
 
 
 def test_a_file_in_python_3_14_syntax_still_gives_its_setters() -> None:

@@ -55,6 +55,10 @@ def test_a_table_of_changes_checked_inside_a_setter_is_a_machine() -> None:
         b"        }\n"
     )
     assert declared_moves(setter) == {"Status": {"NEW": frozenset({"PAID", "VOID"}), "PAID": frozenset()}}
+    table = b"    Status.NEW: [Status.PAID],\n    Status.PAID: [Status.DONE],\n}\n"
+    assert declared_moves(b"STATUS_CHANGES_MAP = {\n" + table) != {}
+    for name in (b"UNDO_CHANGES", b"CURRENCY_EXCHANGES", b"REVERT_CHANGES"):
+        assert declared_moves(name + b" = {\n" + table) == {}, name
 
 
 def test_dicts_that_only_look_like_tables_are_not_machines() -> None:

@@ -108,10 +108,13 @@ def declared_moves(source: bytes, path: str = "") -> Moves:
     return found
 
 
-# a table's name says which way it points: `ALLOWED_TRANSITIONS`, `NEXT_STATES`, `MOVES` lead
-# forward; `REQUIRED_BEFORE`, `PREVIOUS_STATES` list what comes first, and are not read
-_FORWARD = re.compile(r"transition|moves?\b|moves_|changes?\b|next|allowed|successor|flow|graph", re.IGNORECASE)
-_BACKWARD = re.compile(r"before|prev|from|required|predecessor|parent", re.IGNORECASE)
+# a table's name says which way it points: `ALLOWED_TRANSITIONS`, `NEXT_STATES`, `MOVES`,
+# `valid_status_changes` lead forward; `REQUIRED_BEFORE`, `PREVIOUS_STATES`, `UNDO_CHANGES` list
+# what comes first or what an undo may go back to, and are not read
+_FORWARD = re.compile(
+    r"transition|moves?\b|moves_|(?:^|_)changes?(?:$|_)|next|allowed|successor|flow|graph", re.IGNORECASE
+)
+_BACKWARD = re.compile(r"before|prev|from|required|predecessor|parent|undo|revert|rollback|back_?to", re.IGNORECASE)
 # a machine this large is not a record's lifecycle (and its reachability would cost too much)
 MAX_STATES = 200
 

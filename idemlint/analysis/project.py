@@ -42,7 +42,9 @@ class FileFacts:
     """What the index keeps of one file (map), so one file can be re-read and the index
     reduced again (the language server does, on every save)."""
 
-    setters: Mapping[str, str] = field(default_factory=dict)  # state setter name -> GUARDED, UNGUARDED, STATELESS
+    setters: Mapping[str, str] = field(
+        default_factory=dict
+    )  # state setter name -> GUARDED, SKIPS_REPEATS, UNGUARDED, STATELESS
     summaries: ModuleFacts | None = None
     reexports: Mapping[str, str] = field(default_factory=dict)  # of a package's `__init__.py`
     machines: Moves = field(default_factory=dict)  # the state machines it declares (production code)

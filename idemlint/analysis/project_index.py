@@ -34,9 +34,9 @@ class ProjectIndex:
     unguarded_setters: frozenset[str] = frozenset()
     # methods named as state setters whose every definition in the project writes no state
     stateless_setters: frozenset[str] = frozenset()
-    # guarded state setters some definition of which returns, as if done, on a move to the state
-    # the record holds already (`if new == self.status: return`): their callers cannot tell a repeat
-    quiet_setters: frozenset[str] = frozenset()
+    # guarded state setters some definition of which returns, as a move made returns, on a move to
+    # the state the record holds already (`if new == self.status: return`): a caller cannot tell a repeat
+    repeat_skipping_setters: frozenset[str] = frozenset()
     # what each summarised function does (`analysis/summaries.py`), followed across modules:
     # dotted name -> (summary, root-relative path, line of the def)
     functions: Mapping[str, tuple[Summary, str, int]] = field(default_factory=dict)
@@ -108,7 +108,7 @@ class ProjectIndex:
                     sorted(self.guarded_setters),
                     sorted(self.unguarded_setters),
                     sorted(self.stateless_setters),
-                    sorted(self.quiet_setters),
+                    sorted(self.repeat_skipping_setters),
                     sorted(self.functions),
                     classes,
                     sorted(self.instances.items()),

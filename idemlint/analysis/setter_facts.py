@@ -16,12 +16,13 @@ from idemlint.knowledge.states import STATE_COLUMNS, STATE_SETTER_DEFINITION
 from idemlint.knowledge.vocabulary import DEFAULT, Vocabulary
 
 GUARDED, UNGUARDED, STATELESS = "guarded", "unguarded", "stateless"
-QUIET = "quiet"  # guarded, and a move to the state the record is in already returns as if it were done
+# guarded, and a move to the state the record holds already returns as a move made returns
+SKIPS_REPEATS = "skips-repeats"
 
 
 def setter_facts(source: bytes | str, vocabulary: Vocabulary = DEFAULT) -> dict[str, str]:
-    """{setter method name: GUARDED, QUIET, UNGUARDED or STATELESS} for the state setters a
-    module defines (two definitions in it: the weaker)."""
+    """{setter method name: GUARDED, SKIPS_REPEATS, UNGUARDED or STATELESS} for the state
+    setters a module defines (two definitions in it: the weaker; a stub gives none)."""
     raw = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
     extra = vocabulary.state_columns - STATE_COLUMNS
     lowered = raw.lower() if extra else raw
@@ -39,15 +40,18 @@ def setter_facts(source: bytes | str, vocabulary: Vocabulary = DEFAULT) -> dict[
             if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and vocabulary.is_state_setter(method.name):
                 if _extends_base(method):
                     continue  # `super().set_status(status)` first: as guarded as the base it extends
-                if not _may_write_state(method, vocabulary):
+                if _is_stub(method):
+                    continue  # an abstract or protocol method: what the real ones do decides
+                if not _may_write_state(method, cls, vocabulary):
                     verdict = STATELESS
                 else:
                     guards = _guards_before_the_write(method)
+                    refusals = [g for g in guards if not _skips_a_repeat(g, method)]
                     verdict = (
                         UNGUARDED
-                        if not guards
-                        else QUIET
-                        if any(_skips_a_repeat(g, method) for g in guards)
+                        if not refusals  # a skip of the state it holds already refuses no move back
+                        else SKIPS_REPEATS
+                        if len(refusals) < len(guards)
                         else GUARDED
                     )
                 facts[method.name] = weaker(facts.get(method.name, verdict), verdict)
@@ -55,39 +59,64 @@ def setter_facts(source: bytes | str, vocabulary: Vocabulary = DEFAULT) -> dict[
 
 
 def by_verdict(setters: Mapping[str, str]) -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
-    """The setters' names split as the project index keeps them: guarded (the quiet ones too),
-    unguarded, stateless, quiet."""
-    guarded, unguarded, stateless, quiet = (
+    """The setters' names split as the project index keeps them: guarded (those that skip
+    repeats too), unguarded, stateless, skipping repeats."""
+    guarded, unguarded, stateless, skipping = (
         frozenset(n for n, v in setters.items() if v in kinds)
-        for kinds in ((GUARDED, QUIET), (UNGUARDED,), (STATELESS,), (QUIET,))
+        for kinds in ((GUARDED, SKIPS_REPEATS), (UNGUARDED,), (STATELESS,), (SKIPS_REPEATS,))
     )
-    return guarded, unguarded, stateless, quiet
+    return guarded, unguarded, stateless, skipping
 
 
 def weaker(one: str, other: str) -> str:
-    """What a call of a name two definitions share may do: unguarded if either is, quiet on a
-    repeat if either is, stateless only if both are (a stateless one beside a guarded one moves
-    no record back either)."""
-    for verdict in (UNGUARDED, QUIET):
+    """What a call of a name two definitions share may do: unguarded if either is, skipping
+    repeats if either does, stateless only if both are (a stateless one beside a guarded one
+    moves no record back either)."""
+    for verdict in (UNGUARDED, SKIPS_REPEATS):
         if verdict in (one, other):
             return verdict
     return STATELESS if one == other == STATELESS else GUARDED
 
 
-def _may_write_state(method: ast.FunctionDef | ast.AsyncFunctionDef, vocabulary: Vocabulary) -> bool:
-    """The method assigns an attribute named like a state (`self.status`, `order.payment_state`),
-    or writes in a way not spelt out here: `setattr`, a query's `update(...)`, another setter,
-    `super()`, `__dict__`."""
+def _is_stub(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A body of a docstring, `...`, `pass` or `raise NotImplementedError` only."""
+    body = method.body[1:] if method.body and _is_docstring(method.body[0]) else method.body
+    return all(
+        isinstance(s, ast.Pass)
+        or isinstance(s, ast.Expr)
+        and isinstance(s.value, ast.Constant)
+        or isinstance(s, ast.Raise)
+        and "NotImplementedError" in ast.unparse(s)
+        for s in body
+    )
 
-    def state_like(name: str) -> bool:
-        return is_state_attribute(name) or name.lower() in vocabulary.state_columns
 
+# what a record's own method may call on it and still write no state: it stores or re-reads the row
+_ROW_ONLY = frozenset({"save", "refresh_from_db", "full_clean", "clean", "delete"})
+
+
+def _may_write_state(
+    method: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef, vocabulary: Vocabulary, depth: int = 0
+) -> bool:
+    """Unless shown otherwise, yes. Shown otherwise: the method stores into no attribute named
+    like a state (`self.status`, `ticketStatus`, `order.payment_state`) nor into what an
+    attribute holds (`self.data["state"] = new`), writes in no way not spelt out here
+    (`setattr`, a query's `update(...)`, `execute`, another setter, `super()`, `__dict__`), and
+    calls on `self` only `save()` and the like or the class's own methods that are shown so too
+    (`self.save_to_file(...)`), not one it inherits."""
+    if depth > 2:
+        return True
+    own = {f.name: f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for node in own_nodes(method):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 for part in ast.walk(target):
-                    if isinstance(part, ast.Attribute) and (state_like(part.attr) or part.attr == "__dict__"):
+                    if isinstance(part, ast.Subscript) and isinstance(part.value, ast.Attribute):
+                        return True  # `self.data["state"] = new`
+                    if isinstance(part, ast.Attribute) and (
+                        _named_as_state(part.attr, vocabulary) or part.attr == "__dict__"
+                    ):
                         return True
         elif isinstance(node, ast.Call):
             func = node.func
@@ -96,7 +125,19 @@ def _may_write_state(method: ast.FunctionDef | ast.AsyncFunctionDef, vocabulary:
                 name != method.name and vocabulary.is_state_setter(name)
             ):
                 return True
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+                if name in _ROW_ONLY:
+                    continue
+                called = own.get(name)
+                if called is None or called is method or _may_write_state(called, cls, vocabulary, depth + 1):
+                    return True  # inherited, or shown to write
     return False
+
+
+def _named_as_state(attribute: str, vocabulary: Vocabulary) -> bool:
+    """`status`, `order_state`, `ticketStatus`: an attribute a state may be kept in."""
+    lowered = attribute.lower()
+    return is_state_attribute(attribute) or lowered in vocabulary.state_columns or lowered.endswith(("status", "state"))
 
 
 def _guards_before_the_write(method: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.If]:
@@ -144,19 +185,15 @@ def _skips_a_repeat(guard: ast.If, method: ast.FunctionDef | ast.AsyncFunctionDe
 
 
 def _read_from(method: ast.FunctionDef | ast.AsyncFunctionDef, instances: set[str]) -> set[str]:
-    """The locals (not parameters) every binding of which reads an instance or another such local,
-    followed to a fixed point."""
+    """The locals (not parameters), each bound once by a plain assignment, whose value reads an
+    instance or such a local bound before it: one pass in the order of the source."""
     params = set(parameter_names(method))
     derived: set[str] = set()
-
-    def reads_one(value: ast.expr) -> bool | None:
-        return _reads_an_instance(value, instances, derived) or None
-
-    while True:
-        found = set(bound_only_by(method, reads_one)) - params
-        if found <= derived:
-            return derived
-        derived |= found
+    bound = bound_only_by(method, lambda value: value)
+    for name, value in sorted(bound.items(), key=lambda item: (item[1].lineno, item[1].col_offset)):
+        if name not in params and _reads_an_instance(value, instances, derived):
+            derived.add(name)
+    return derived
 
 
 def _leading(body: list[ast.stmt]) -> Iterator[ast.stmt]:

@@ -17,7 +17,7 @@ from idemlint.analysis.db import (
     races,
     saved_at_its_version,
 )
-from idemlint.analysis.db.preconditions import unconditioned_read
+from idemlint.analysis.db.preconditions import precondition
 from idemlint.analysis.machines import Declared, backward_from, never_backward, predecessors, written_state
 from idemlint.analysis.summary_records import Step
 from idemlint.knowledge.states import STATE_COLUMNS
@@ -321,11 +321,15 @@ class NonMonotonicTransition(Rule):
         "record (`def update_status(cls, order, new)`) that tests it and leaves before it writes (also in a leading "
         "`try:` whose handlers leave, or a `with`, after copying a re-read state onto it) checks the state first as "
         "a method testing `self` does (a test of a local read from it counts: `old = self.status; allowed = "
-        "MOVES.get(old, ())`; `if new not in allowed: raise`): its callers are not reported; a method named as a "
-        "setter that no definition in the project lets write a state (`set_status` that sets a `finished` flag and "
-        "writes a file) writes none. A test that lets the write run only while the column is empty (`if not "
-        "x.status:`) is a precondition, and one state column moved under its precondition carries the others the "
-        "same write sets (`update(status=ROLLED_BACK, rollback_status=SUCCEEDED)` after a locked test of `status`)."
+        "MOVES.get(old, ())`; `if new not in allowed: raise`; a skip of the state it holds already, `if new == "
+        "self.status: return`, alone refuses no move back): its callers are not reported; a method named as a "
+        "setter that no definition in the project lets write a state, shown by what it and the class's own methods "
+        "it calls store (`set_status` that sets a `finished` flag and writes a file; not one that hands the value "
+        "to an inherited method, a JSON field or `setattr`; a stub says nothing), writes none. A test that lets the "
+        "write run only while the column is empty (`if not x.status:`) is a precondition, and a record's main "
+        "state (`status`, `state`) moved under its precondition carries the other states the same statement, or "
+        "the same record's assignments, set with it (`update(status=ROLLED_BACK, rollback_status=SUCCEEDED)` after "
+        "a locked test of `status`); not the other way round."
     )
     why = (
         "Messages arrive late, twice, and out of order. A transition with no precondition lets a late "
@@ -381,16 +385,34 @@ def ship(conn, order_id):
         racy = races(model, db)
         # one finding per function, record and column: the branches of an `if/elif` setting it are one decision
         found: dict[tuple[object, str | None, str], list[tuple[DbWrite, str, str, str, DbRead | None, Declared]]] = {}
+
+        def _carried(write: DbWrite) -> object:  # what moves together: one statement, or one record's assignments
+            return (model.scope_of(write.node), write.instance) if write.kind == "attribute" else id(write)
+
+        judged: dict[tuple[int, str], tuple[bool, DbRead | None]] = {}
+
+        def judge(write: DbWrite, column: str, kind: str, text: str) -> tuple[bool, DbRead | None]:
+            if (id(write), column) not in judged:
+                judged[(id(write), column)] = precondition(ctx, write, column, kind, text)
+            return judged[(id(write), column)]
+
+        carriers = {
+            _carried(write)
+            for write in db.writes
+            for column, (kind, text) in write.sets.items()
+            if column in PRIMARY_STATES and kind in ("literal", "constant") and judge(write, column, kind, text)[0]
+        }
         for write in db.writes:
             if id(write) in racy or write.guarded or write.judged_in_method or in_an_admin_action(model, write.node):
                 continue  # IDM101's; the setter checks the state; the method is reported; an operator chose the state
-            states = [
-                (c, k, t) for c, (k, t) in write.sets.items() if db.is_state_column(c) and k in ("literal", "constant")
-            ]
-            judged = [(c, k, t, unconditioned_read(ctx, write, c, k, t)) for c, k, t in states]
-            if any(read is False for *_, read in judged):
-                continue  # one state moved under its precondition carries those written with it (`rollback_status`)
-            for column, kind, text, read in judged:
+            for column, (kind, text) in write.sets.items():
+                if not db.is_state_column(column) or kind not in ("literal", "constant"):
+                    continue
+                if column not in PRIMARY_STATES and _carried(write) in carriers:
+                    continue  # moved with a main state that has its precondition (`rollback_status` with `status`)
+                has_one, read = judge(write, column, kind, text)
+                if has_one:
+                    continue
                 declared = written_state(ctx.project.state_machines, column, kind, text, model.imports)
                 if (
                     never_backward(declared, text)
@@ -399,9 +421,7 @@ def ship(conn, order_id):
                 ):
                     continue  # the project's guards give up on it and no guarded move leaves it: nothing to overwrite
                 key = (model.scope_of(write.node), write.instance or write.table, column)
-                found.setdefault(key, []).append(
-                    (write, column, kind, text, read if isinstance(read, DbRead) else None, declared)
-                )
+                found.setdefault(key, []).append((write, column, kind, text, read, declared))
                 break
         for writes in found.values():
             (write, column, kind, text, read, declared), others = writes[0], len(writes) - 1
@@ -417,6 +437,10 @@ def ship(conn, order_id):
                     Step(f"also sets {o[1]} to {_spelt(o[2], o[3])}", node=o[0].statement) for o in writes[1:]
                 ),
             )
+
+
+# a record's main state: what it has a precondition on carries the others one write moves with it
+PRIMARY_STATES = frozenset({"status", "state"})
 
 
 def _spelt(kind: str, text: str) -> str:  # a constant as written, a literal quoted

@@ -6,13 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from idemlint.analysis.db import DbWrite, count_conditions, decisions, loaded_read, races, tested_before
+from idemlint.analysis.db import DbWrite, count_conditions, races
 from idemlint.analysis.db.counts import nobody_acts_on
+from idemlint.analysis.db.preconditions import refuses_a_repeat
 from idemlint.analysis.db.side_effects import act_after, nodes_after, quiet_call
 from idemlint.analysis.direct_facts import dropped_counts, returns_write_results
 from idemlint.analysis.model import called_name, local_callee
 from idemlint.analysis.summaries import chain_origin, related_steps, via
 from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
+from idemlint.knowledge.repeats import ACTING_WORDS, words_of
 from idemlint.knowledge.triggers import DATABASE, UPDATE
 from idemlint.rule import Report, Rule
 from idemlint.rules.data_wording import lower_confidence, sql_placeholder
@@ -73,8 +75,11 @@ class IgnoredUpdateCount(Rule):
         "repeat-safe write (a removal, a create-if-absent, a queryset `update()` to fixed values). The in-memory "
         "twin is reported too: a state setter that every definition in the project guards but that returns, as a "
         "move made returns, when the record holds the state asked for already (`if new == self.status: return`), "
-        "called on a record the function loaded, with a call after it that acts and no test of the state first "
-        "(`order.set_status(PAID)` then `send_receipt(order)`): a duplicate delivery acts again."
+        "called on a record the function loaded, with a call after it named for an act or a message (`send_receipt`, "
+        "`notify_customer`, `task.delay`) or a project function with an outside effect (not a move through a "
+        "setter, a response, a computation) "
+        "and nothing that turns a repeat away first (a test of the state, a read filtered on it, a lock or claim "
+        "IDM103 accepts): `order.set_status(PAID)` then `send_receipt(order)`; a duplicate delivery acts again."
     )
     why = (
         'Zero rows is how a conditional write says "this was a duplicate" (or "someone else got there first"). '
@@ -127,7 +132,8 @@ def mark_paid(conn, order_id, mailer):
     def wanted(cls, lowered_source: str, config: Config, project: ProjectIndex | None = None) -> bool:
         """Also a file that calls a setter quiet on a repeat (`.set_status(`): it may drop its answer."""
         return super().wanted(lowered_source, config, project) or (
-            project is not None and any(f".{name.lower()}(" in lowered_source for name in project.quiet_setters)
+            project is not None
+            and any(f".{name.lower()}(" in lowered_source for name in project.repeat_skipping_setters)
         )
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
@@ -207,33 +213,54 @@ def _repeats_it_cannot_tell(ctx: FileContext) -> Iterator[Report]:
     """`order.set_status(PAID)` on an order loaded here, where every way `set_status` is defined
     guards the move but returns, as a move made returns, when the order is PAID already; then a
     call that acts. The in-memory twin of a dropped row count: a duplicate delivery acts again.
-    Not where the function tests the state first (a repeat is refused there; a racing one is
-    IDM101's), nor where the setter's result is used."""
-    quiet, model, db = ctx.project.quiet_setters, ctx.model, ctx.db
-    racy = races(model, db) if quiet else {}
-    for write in db.writes if quiet else ():
+    Not where the function turns a repeat away first (a precondition, or any test of the state:
+    `if order.status == PAID: return`), nor where IDM101 reports the write or its answer is used."""
+    skipping, model, db = ctx.project.repeat_skipping_setters, ctx.model, ctx.db
+    racy = races(model, db) if skipping else {}
+    for write in db.writes if skipping else ():
         func = write.call.func if write.call is not None else None
-        if write.kind != "setter" or not isinstance(func, cst.Attribute) or func.attr.value not in quiet:
+        if write.kind != "setter" or not isinstance(func, cst.Attribute) or func.attr.value not in skipping:
             continue
         statement = model.parents.get(write.call)  # type: ignore[arg-type]
-        if not isinstance(statement, cst.Expr) or id(write) in racy or loaded_read(model, db, write) is None:
-            continue  # its answer is used; IDM101 reports it; not loaded here (may be new)
+        if not isinstance(statement, cst.Expr) or id(write) in racy:
+            continue  # its answer is used; IDM101 reports it
         column, (kind, text) = next(iter(write.sets.items()))
-        spelt = text if kind == "constant" else repr(text)
-        if tested_before(model, list(decisions(model, db, write)), write, column, spelt) is not None:
+        if refuses_a_repeat(ctx, write, column, kind, text):
             continue
-        act = act_after(model, statement, quiet=lambda node: _computes_only(ctx, node))
+        record = write.instance
+
+        act = act_after(model, statement, quiet=lambda node: not _announces_or_acts(ctx, node))
         if act is None:
             continue
+        spelt = text if kind == "constant" else repr(text)
         yield Report(
             statement,
-            f"{write.described()} returns as if done when {write.instance} is {spelt} already, so "
+            f"{write.described()} returns as if done when {record} is {spelt} already, so "
             f"{called_name(act) or 'the call'}() on line $act acts again for a duplicate delivery",
             suggestion=f"Have {func.attr.value}() say whether it moved the record (return False, or raise, on a "
-            f"repeat) and branch on it: `if not {write.instance}.{func.attr.value}(...): return  # duplicate`.",
+            f"repeat) and branch on it: `if not {record}.{func.attr.value}(...): return  # duplicate`.",
             lines=(("act", act),),
             confidence=lower_confidence(ctx),
         )
+
+
+# words of a call that tells someone or starts work elsewhere, beside those that change something
+_TELLS = frozenset({"notify", "mail", "email", "sms", "message", "delay", "enqueue", "schedule", "dispatch", "apply"})
+
+
+def _announces_or_acts(ctx: FileContext, call: cst.Call) -> bool:
+    """A call a duplicate must not repeat: one named for an act or a message (`send_receipt`,
+    `notify_customer`, `task.delay`, `create_invoice`), or a project function with an outside
+    effect; not a move of a record through a setter (`order.set_status(SHIPPED)`: IDM103 judges
+    it), a response, or a computation (`format_date(...)`)."""
+    name = ctx.model.call_name(call) or ""
+    called = call.func.attr.value if isinstance(call.func, cst.Attribute) else name.rsplit(".", 1)[-1]
+    if ctx.model.vocabulary.is_state_setter(called):
+        return False
+    if not _TELLS.isdisjoint(words_of(called)) or not ACTING_WORDS.isdisjoint(words_of(called)):
+        return True
+    callee = ctx.callee(call)
+    return callee is not None and callee.summary.effect is not None
 
 
 def _count_returned_here_or_named(ctx: FileContext) -> bool:

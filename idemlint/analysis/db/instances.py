@@ -82,9 +82,12 @@ def setter_write(
         return None  # `set_process_status("-active-")`: a process title, not a state
     instance = receiver.value if isinstance(receiver, cst.Name) else None
     positional = [a for a in call.args if a.keyword is None]
-    # the state first (`order.set_status(PAID, "note")`) is the receiver's own; after another
-    # argument (`svc.update_status(sub_id, ACTIVE)`) the record is that argument
-    states_first = bool(positional) and positional[0].value is values[0]
+    # the state first and then only a note (`order.set_status(PAID, "paid by card")`) is the
+    # receiver's own; after another argument (`svc.update_status(sub_id, ACTIVE)`), or before
+    # one (`svc.update_status(ACTIVE, sub_id)`), the record is that argument
+    states_first = (
+        bool(positional) and positional[0].value is values[0] and all(_is_a_note(a.value) for a in positional[1:])
+    )
     on_record = instance is not None and (instance == "self" or len(positional) <= 1 or states_first)
     return DbWrite(
         call,
@@ -99,6 +102,13 @@ def setter_write(
         values={column: values[0]},
         guarded=method in guarded_setters,
     )
+
+
+def _is_a_note(value: cst.BaseExpression) -> bool:
+    """Text written out, or a translation of it (`_("rejected by the customer")`)."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and len(value.args) == 1:
+        value = value.args[0].value  # `_("...")`, `gettext("...")`
+    return isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString))
 
 
 def record_reads(

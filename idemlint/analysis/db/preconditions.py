@@ -11,40 +11,48 @@ from typing import TYPE_CHECKING
 from idemlint.analysis.db.callers import decided_by_its_callers
 from idemlint.analysis.db.decisions import decisions, loaded_read, moves_its_flag, validated_first, via_manager
 from idemlint.analysis.db.locks import claim_won_before, is_locked, lock_won_before, state_checked_under_a_lock
-from idemlint.analysis.db.races import tested_before
+from idemlint.analysis.db.races import compared_values, tested_before
 from idemlint.analysis.db.records import VERSION_COLUMNS, DbRead, DbWrite
 
 if TYPE_CHECKING:
     from idemlint.context import FileContext
 
 
-def unconditioned_read(ctx: FileContext, write: DbWrite, column: str, kind: str, text: str) -> DbRead | None | bool:
-    """False where the write of `column` (to `text`, of `kind`) has a precondition on its
-    current value or needs none (a record not loaded here may be new); otherwise the read it
-    was loaded by (None for a query's update, which loads nothing)."""
+def precondition(ctx: FileContext, write: DbWrite, column: str, kind: str, text: str) -> tuple[bool, DbRead | None]:
+    """Whether the write of `column` (to `text`, of `kind`) has a precondition on its current
+    value or needs none (a record not loaded here may be new), and the read it was loaded by
+    (None for a query's update, which loads nothing)."""
     model, db, filtering = ctx.model, ctx.db, ctx.project.manager_filters
     read = None
     if write.kind in ("attribute", "setter"):
         read = loaded_read(model, db, write)
         if read is None or read.locked and column in read.columns:
-            return False  # not loaded here (may be new), or claimed by a locked filtered read
+            return True, read  # not loaded here (may be new), or claimed by a locked filtered read
         if any(p.column == column for p in read.filters) or via_manager(model, read.call, column, filtering):
-            return False  # found only in the states its query (or its manager) names: a precondition
+            return True, read  # found only in the states its query (or its manager) names: a precondition
         if read.record and is_locked(model, db, read):
-            return False  # written under a lock the function took (LOCK TABLE, FOR UPDATE)
+            return True, read  # written under a lock the function took (LOCK TABLE, FOR UPDATE)
         if decided_by_its_callers(model, read, write.node, ctx.project, ctx.retry.reruns_the_function(write.node)):
-            return False  # locked, chosen by state or made just before by every caller; a row's first state
+            return True, read  # locked, chosen by state or made just before by every caller; a row's first state
         if validated_first(model, read, write.node, column):
-            return False  # a helper given (or giving back) the record tests its state first
+            return True, read  # a helper given (or giving back) the record tests its state first
     elif via_manager(model, write.call, column, filtering) or any(
         p.column == column or VERSION_COLUMNS.match(p.column) or moves_its_flag(write, p) for p in write.where
     ):
-        return False  # a precondition on the state, a version, or a flag the write moves (`is_finished=False`)
+        return True, read  # a precondition on the state, a version, or a flag the write moves (`is_finished=False`)
     if lock_won_before(model, write.node) or claim_won_before(model, db, write.node, write.instance):
-        return False  # `if not acquire_lock(key): return` first: one run at a time gets here
+        return True, read  # `if not acquire_lock(key): return` first: one run at a time gets here
     deciding = list(decisions(model, db, write))
     if state_checked_under_a_lock(model, db, deciding, write, column):
-        return False  # its state checked under a row lock, or a lock every run takes
+        return True, read  # its state checked under a row lock, or a lock every run takes
     if tested_before(model, deciding, write, column, repr(text) if kind == "literal" else text) is not None:
-        return False  # `if c.status != PENDING: raise` first: a late message is refused (a racing one is IDM101's)
-    return read
+        return True, read  # `if c.status != PENDING: raise` first: a late message is refused (a racing one is IDM101's)
+    return False, read
+
+
+def refuses_a_repeat(ctx: FileContext, write: DbWrite, column: str, kind: str, text: str) -> bool:
+    """The write has a precondition, or a test before it compares the column at all, the value
+    written included (`if order.status == PAID: return`): a repeat is turned away first."""
+    if precondition(ctx, write, column, kind, text)[0]:
+        return True
+    return any(compared_values(ctx.model, test, column) for _read, test in decisions(ctx.model, ctx.db, write))

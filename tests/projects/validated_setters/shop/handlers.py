@@ -2,7 +2,7 @@ from django.db import transaction
 
 from shop.mail import notify_customer
 from shop.models import Export, Import, Order, OrderStatus, Payout, Refund, RefundStatus
-from shop.services import OrderService
+from shop.services import OrderService, RefundDesk
 
 
 def on_shipped(order_id):
@@ -77,3 +77,30 @@ def on_payout_sent_again(payout_id):
     payout = Payout.objects.get(pk=payout_id)
     payout.set_state("sent")  # expect: IDM103 "sets state to 'sent' with no precondition"
     notify_customer(payout)
+
+
+def on_refund_paid_out_locked(refund_id):
+    with transaction.atomic():
+        refund = Refund.objects.select_for_update().get(pk=refund_id)
+        if refund.status == RefundStatus.ACCEPTED:
+            return  # a repeat, turned away here under the row lock
+        refund.set_status(RefundStatus.ACCEPTED)  # ok: IDM102, IDM101 the caller refuses a repeat first
+        notify_customer(refund)
+
+
+def on_refund_found_requested(refund_id):
+    refund = Refund.objects.get(pk=refund_id, status=RefundStatus.REQUESTED)  # a repeat finds none
+    refund.set_status(RefundStatus.ACCEPTED)  # ok: IDM102 found only in the state it leaves
+    notify_customer(refund)
+
+
+def on_refund_moved_twice(refund_id):
+    with transaction.atomic():
+        refund = Refund.objects.select_for_update().get(pk=refund_id)
+        refund.set_status(RefundStatus.ACCEPTED)  # ok: IDM102 what follows is another guarded move of it
+        refund.set_status(RefundStatus.REJECTED)
+
+
+def on_refund_reopened(refund_id):
+    # the state first, then the record's id: a service's write on that refund, not on the desk
+    RefundDesk.update_status(RefundStatus.REQUESTED, refund_id)  # expect: IDM103 "sets status to RefundStatus.REQUESTED with no precondition"

@@ -56,3 +56,11 @@ class OrderService:
         order.save(update_fields=["status"])
         return order
 
+
+
+class RefundDesk:
+    @classmethod
+    def update_status(cls, status, refund_id):
+        from shop.models import Refund
+
+        Refund.objects.filter(pk=refund_id).update(status=status)
