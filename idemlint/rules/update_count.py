@@ -244,8 +244,10 @@ def _repeats_it_cannot_tell(ctx: FileContext) -> Iterator[Report]:
         )
 
 
-# words of a call that tells someone or starts work elsewhere, beside those that change something
-_TELLS = frozenset({"notify", "mail", "email", "sms", "message", "delay", "enqueue", "schedule", "dispatch", "apply"})
+# a call's first word when it tells someone or starts work elsewhere (`notify_owner`, not
+# `validate_email`), and the queue's own calls (`task.delay()`, not `compute_retry_delay()`)
+_TELLS = frozenset({"notify", "mail", "email", "sms", "message", "enqueue", "schedule", "dispatch"})
+_QUEUES = frozenset({"delay", "apply_async", "send_task"})
 
 
 def _announces_or_acts(ctx: FileContext, call: cst.Call) -> bool:
@@ -257,7 +259,8 @@ def _announces_or_acts(ctx: FileContext, call: cst.Call) -> bool:
     called = call.func.attr.value if isinstance(call.func, cst.Attribute) else name.rsplit(".", 1)[-1]
     if ctx.model.vocabulary.is_state_setter(called):
         return False
-    if not _TELLS.isdisjoint(words_of(called)) or not ACTING_WORDS.isdisjoint(words_of(called)):
+    words = words_of(called)
+    if called in _QUEUES or words[:1] and words[0] in _TELLS or not ACTING_WORDS.isdisjoint(words):
         return True
     callee = ctx.callee(call)
     return callee is not None and callee.summary.effect is not None

@@ -1,6 +1,6 @@
 from django.db import transaction
 
-from shop.mail import notify_customer
+from shop.mail import notify_customer, validate_email
 from shop.models import Export, Import, Order, OrderStatus, Payout, Refund, RefundStatus
 from shop.services import OrderService, RefundDesk
 
@@ -104,3 +104,9 @@ def on_refund_moved_twice(refund_id):
 def on_refund_reopened(refund_id):
     # the state first, then the record's id: a service's write on that refund, not on the desk
     RefundDesk.update_status(RefundStatus.REQUESTED, refund_id)  # expect: IDM103 "sets status to RefundStatus.REQUESTED with no precondition"
+
+
+def on_refund_checked(refund_id):
+    refund = Refund.objects.get(pk=refund_id)
+    refund.set_status(RefundStatus.ACCEPTED)  # ok: IDM102 what follows only computes, whatever its name holds
+    return validate_email(refund)
