@@ -206,6 +206,11 @@ def test_a_setter_by_name_that_writes_no_state_is_stateless_unless_it_may() -> N
         b"        self.apply_inherited(value)\n",
         b"        self.data['state'] = value\n",
         b"        self.ticketStatus = value\n",
+        b"        apply_status(self, value)\n",
+        b"        frappe.db.set_value('Search', self.pk, 'status', value)\n",
+        b"        self.store.write(self.pk, value)\n",
+        b"        self['status'] = value\n",
+        b"        (lambda: setattr(self, 'status', value))()\n",
     ):
         source = b"class Search:\n    def set_status(self, value):\n" + body
         assert setter_facts(source) == {"set_status": "unguarded"}, body
@@ -230,12 +235,17 @@ def test_a_setter_that_returns_as_if_done_on_a_repeat_skips_repeats() -> None:
     }
     # the skip alone refuses no move back: unguarded
     assert setter_facts(head + skip + tail) == {"set_status": "unguarded"}
+    # a test of the state asked for against the one held refuses no other move, whatever it does
     for guard in (
         b"        if new == old:\n            raise ValueError(new)\n",
         b"        if new == old:\n            return False\n",
-        b"        if old == 'paid':\n            return\n",
+        b"        if old is new:\n            return self\n",
     ):
-        assert setter_facts(head + guard + tail) == {"set_status": "guarded"}, guard
+        assert setter_facts(head + guard + tail) == {"set_status": "unguarded"}, guard
+    # beside a refusal, one that raises or answers lets the caller tell: guarded, not skipping
+    raised = b"        if new == old:\n            raise ValueError(new)\n"
+    assert setter_facts(head + raised + refusal + tail) == {"set_status": "guarded"}
+    assert setter_facts(head + b"        if old == 'paid':\n            return\n" + tail) == {"set_status": "guarded"}
     assert weaker("skips-repeats", "guarded") == "skips-repeats"
     assert weaker("skips-repeats", "unguarded") == "unguarded"
 

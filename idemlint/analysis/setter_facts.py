@@ -46,12 +46,12 @@ def setter_facts(source: bytes | str, vocabulary: Vocabulary = DEFAULT) -> dict[
                     verdict = STATELESS
                 else:
                     guards = _guards_before_the_write(method)
-                    refusals = [g for g in guards if not _skips_a_repeat(g, method)]
+                    refusals = [g for g in guards if not _same_state_only(g, method)]
                     verdict = (
                         UNGUARDED
-                        if not refusals  # a skip of the state it holds already refuses no move back
+                        if not refusals  # a test of the state it holds already refuses no move back
                         else SKIPS_REPEATS
-                        if len(refusals) < len(guards)
+                        if any(_answers_as_done(g) for g in guards if g not in refusals)
                         else GUARDED
                     )
                 facts[method.name] = weaker(facts.get(method.name, verdict), verdict)
@@ -95,25 +95,41 @@ def _is_stub(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 _ROW_ONLY = frozenset({"save", "refresh_from_db", "full_clean", "clean", "delete"})
 
 
+# calls that only compute, print or serialise what they are handed
+_PURE_CALLS = frozenset(
+    {"print", "str", "bytes", "repr", "len", "int", "float", "bool", "dict", "list", "tuple", "set", "open"}
+    | {"dumps", "dump", "format", "join", "encode", "decode", "isoformat", "strftime", "now", "utcnow"}
+)
+
+
 def _may_write_state(
     method: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef, vocabulary: Vocabulary, depth: int = 0
 ) -> bool:
-    """Unless shown otherwise, yes. Shown otherwise: the method stores into no attribute named
-    like a state (`self.status`, `ticketStatus`, `order.payment_state`) nor into what an
-    attribute holds (`self.data["state"] = new`), writes in no way not spelt out here
-    (`setattr`, a query's `update(...)`, `execute`, another setter, `super()`, `__dict__`), and
-    calls on `self` only `save()` and the like or the class's own methods that are shown so too
-    (`self.save_to_file(...)`), not one it inherits."""
+    """Unless shown otherwise, yes. Shown otherwise: the method (nested functions and lambdas
+    included) stores into no attribute named like a state (`self.status`, `ticketStatus`) nor
+    into what `self` or an attribute holds (`self["state"]`, `self.data["state"]`); its calls
+    on `self` are `save()` and the like or the class's own methods, shown so too; and any other
+    call it hands `self` or a parameter to only computes or prints (`json.dumps`, `print`,
+    `log.info`) or writes a file it opened itself (`with open(...) as out: out.write(...)`)."""
     if depth > 2:
         return True
     own = {f.name: f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    for node in own_nodes(method):
+    handed = {"self", *parameter_names(method)} - {"cls"}
+    opened = {
+        item.optional_vars.id
+        for node in ast.walk(method)
+        if isinstance(node, (ast.With, ast.AsyncWith))
+        for item in node.items
+        if isinstance(item.optional_vars, ast.Name)
+    }
+    for node in ast.walk(method):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 for part in ast.walk(target):
-                    if isinstance(part, ast.Subscript) and isinstance(part.value, ast.Attribute):
-                        return True  # `self.data["state"] = new`
+                    if isinstance(part, ast.Subscript) and isinstance(part.value, (ast.Attribute, ast.Name)):
+                        if not isinstance(part.value, ast.Name) or part.value.id == "self":
+                            return True  # `self.data["state"] = new`, `self["status"] = new`
                     if isinstance(part, ast.Attribute) and (
                         _named_as_state(part.attr, vocabulary) or part.attr == "__dict__"
                     ):
@@ -121,16 +137,26 @@ def _may_write_state(
         elif isinstance(node, ast.Call):
             func = node.func
             name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-            if name in ("setattr", "super", "update", "update_or_create", "execute") or (
+            if name in ("setattr", "__setattr__", "super", "update", "update_or_create", "execute", "vars") or (
                 name != method.name and vocabulary.is_state_setter(name)
             ):
                 return True
-            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-                if name in _ROW_ONLY:
-                    continue
+            receiver = func.value if isinstance(func, ast.Attribute) else None
+            if isinstance(receiver, ast.Name) and receiver.id == "self" and name not in _ROW_ONLY:
                 called = own.get(name)
                 if called is None or called is method or _may_write_state(called, cls, vocabulary, depth + 1):
                     return True  # inherited, or shown to write
+                continue
+            quiet = (
+                name in _PURE_CALLS
+                or isinstance(receiver, ast.Name)
+                and (receiver.id in opened or "log" in receiver.id.lower())
+            )
+            given = [a for a in (*node.args, *(k.value for k in node.keywords))]
+            if not quiet and any(isinstance(a, ast.Name) and a.id in handed for a in given):
+                return True  # `apply_status(self, new)`, `store.write(pk, new)`: it may write
+            if not quiet and isinstance(receiver, ast.Attribute) and name not in _ROW_ONLY:
+                return True  # `self.store.write(...)`, `frappe.db.set_value(...)`: another object acts
     return False
 
 
@@ -164,16 +190,9 @@ def _guards_before_the_write(method: ast.FunctionDef | ast.AsyncFunctionDef) -> 
     return guards
 
 
-def _skips_a_repeat(guard: ast.If, method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """`if new == self.status: return` (or `old = self.status` then `if new_status == old:`):
-    a move to the state the record holds already returns nothing, as a move made returns. Its
-    caller cannot tell a duplicate from the first delivery; a refusal (`raise`) or an answer
-    (`return False`) it can."""
-    last = guard.body[-1]
-    if not isinstance(last, ast.Return) or not (
-        last.value is None or isinstance(last.value, ast.Constant) and last.value.value is None
-    ):
-        return False
+def _same_state_only(guard: ast.If, method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`if new == self.status:` (or `old = self.status` then `if new_status == old:`): a test of
+    the state asked for against the one held, which refuses no other move, whatever it does."""
     test = guard.test
     params = set(parameter_names(method)) - {"self", "cls"}
     return (
@@ -181,6 +200,22 @@ def _skips_a_repeat(guard: ast.If, method: ast.FunctionDef | ast.AsyncFunctionDe
         and len(test.ops) == 1
         and isinstance(test.ops[0], (ast.Eq, ast.Is))
         and any(isinstance(side, ast.Name) and side.id in params for side in (test.left, *test.comparators))
+    )
+
+
+def _answers_as_done(guard: ast.If) -> bool:
+    """The guard returns what a move made returns (nothing, `None`, `self`): its caller cannot
+    tell a repeat; a refusal (`raise`) or an answer (`return False`) it can."""
+    last = guard.body[-1]
+    if not isinstance(last, ast.Return):
+        return False
+    value = last.value
+    return (
+        value is None
+        or isinstance(value, ast.Constant)
+        and value.value is None
+        or isinstance(value, ast.Name)
+        and value.id == "self"
     )
 
 
