@@ -118,9 +118,9 @@ class EffectAnalysis:
         name = model.call_name(call)
         if dotted is None or name is None:
             return None
-        if self._matches(name, dotted, model.vocabulary.idempotent_calls):
+        if model.vocabulary.declared_idempotent(name, dotted):
             return None
-        if self._matches(name, dotted, model.vocabulary.side_effect_calls):
+        if model.vocabulary.declared_side_effect(name, dotted):
             return self._effect(call, "custom", dotted, None, False)
         head, _, last = name.rpartition(".")
         if head in HTTP_MODULES and last in WRITE_METHOD_FUNCTIONS | {"request"}:
@@ -212,16 +212,6 @@ class EffectAnalysis:
             args[0] if args else None,
         )
         return url is not None and names_an_address(self.model, url)
-
-    def _matches(self, name: str, dotted: str, patterns: tuple[str, ...]) -> bool:
-        """`billing.client.Client.charge` matches that name, or any `<x>.client.charge(...)`."""
-        for pattern in patterns:
-            if pattern in (name, dotted):
-                return True
-            tail = pattern.lower().split(".")[-2:]
-            if len(tail) == 2 and dotted.lower().split(".")[-2:] == tail:
-                return True
-        return False
 
     def _sdk_object(self, call: cst.Call) -> tuple[str, bool] | None:
         """`payment = paypalrestsdk.Payment(data)` then `payment.create()`: (library,

@@ -52,6 +52,11 @@ def words_of(name: str) -> list[str]:
     return [w.lower() for w in re.findall(r"[A-Za-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("_", " "))]
 
 
+def names_an_action(name: str) -> bool:
+    """A name with a word of an act in it (`create_invoice`, `refundPayment`)."""
+    return not ACTING_WORDS.isdisjoint(words_of(name))
+
+
 def names_a_lookup(words: list[str]) -> bool:
     """Words of a name (`search_accounts`, `get_shared_link_file`) that say it only looks up:
     the first names a lookup, and none names an act or a taking."""

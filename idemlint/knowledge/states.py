@@ -6,6 +6,9 @@ import re
 
 # the columns whose value is a record's place in its lifecycle (the `state-columns` option adds more)
 STATE_COLUMNS = frozenset({"status", "state", "stage", "phase", "step"})
+# a record's main state: a precondition on it carries the companion states one write moves with
+# it (`rollback_status` saved with `status`)
+PRIMARY_STATES = frozenset({"status", "state"})
 # a state column named for what it tracks: `payment_status`, `delivery_state`, `review_stage`;
 # not a postal state (`billing_state`, `shipping_state`: an address field)
 STATE_COLUMN_SHAPE = re.compile(

@@ -42,10 +42,29 @@ class Vocabulary:
             self._extra_setter is not None and self._extra_setter.match(name) is not None
         )
 
+    def declared_idempotent(self, name: str, dotted: str) -> bool:
+        """A call the project declares safe to repeat (`idempotent-calls`)."""
+        return _declared(name, dotted, self.idempotent_calls)
+
+    def declared_side_effect(self, name: str, dotted: str) -> bool:
+        """A call the project declares to act outside (`side-effect-calls`)."""
+        return _declared(name, dotted, self.side_effect_calls)
+
     def records_an_outcome(self, name: str | None) -> bool:
         """`order.status`, `payment_status`, `self.result`: a name whose last word is a state
         or outcome column."""
         return name is not None and self._outcome.search(name) is not None
+
+
+def _declared(name: str, dotted: str, patterns: tuple[str, ...]) -> bool:
+    """`billing.client.Client.charge` matches that name, or any `<x>.client.charge(...)`."""
+    for pattern in patterns:
+        if pattern in (name, dotted):
+            return True
+        tail = pattern.lower().split(".")[-2:]
+        if len(tail) == 2 and dotted.lower().split(".")[-2:] == tail:
+            return True
+    return False
 
 
 @lru_cache(maxsize=32)

@@ -18,9 +18,10 @@ from idemlint.analysis.db import (
     saved_at_its_version,
 )
 from idemlint.analysis.db.preconditions import precondition
+from idemlint.analysis.db.scopes import persisted_together
 from idemlint.analysis.machines import Declared, backward_from, never_backward, predecessors, written_state
 from idemlint.analysis.summary_records import Step
-from idemlint.knowledge.states import STATE_COLUMNS
+from idemlint.knowledge.states import PRIMARY_STATES, STATE_COLUMNS
 from idemlint.knowledge.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS
 from idemlint.rule import Report, Rule
 from idemlint.rules.data_wording import condition_hint, lower_confidence
@@ -328,8 +329,9 @@ class NonMonotonicTransition(Rule):
         "to an inherited method, another object's call, a JSON field or `setattr`; a stub says nothing), writes none. A test that lets the "
         "write run only while the column is empty (`if not x.status:`) is a precondition, and a record's main "
         "state (`status`, `state`) moved under its precondition carries the other states the same statement, or "
-        "the same record's assignments, set with it (`update(status=ROLLED_BACK, rollback_status=SUCCEEDED)` after "
-        "a locked test of `status`); not the other way round."
+        "the assignments one `save()` of the record persists with it, set (`update(status=ROLLED_BACK, rollback_status="
+        "SUCCEEDED)` after a locked test of `status`); not the other way round, nor to a state saved on its own before "
+        "the test or on another path. One save that sets a main state and companions with no precondition is one finding."
     )
     why = (
         "Messages arrive late, twice, and out of order. A transition with no precondition lets a late "
@@ -386,9 +388,6 @@ def ship(conn, order_id):
         # one finding per function, record and column: the branches of an `if/elif` setting it are one decision
         found: dict[tuple[object, str | None, str], list[tuple[DbWrite, str, str, str, DbRead | None, Declared]]] = {}
 
-        def _carried(write: DbWrite) -> object:  # what moves together: one statement, or one record's assignments
-            return (model.scope_of(write.node), write.instance) if write.kind == "attribute" else id(write)
-
         judged: dict[tuple[int, str], tuple[bool, DbRead | None]] = {}
 
         def judge(write: DbWrite, column: str, kind: str, text: str) -> tuple[bool, DbRead | None]:
@@ -397,7 +396,7 @@ def ship(conn, order_id):
             return judged[(id(write), column)]
 
         carriers = {
-            _carried(write)
+            persisted_together(model, write)
             for write in db.writes
             for column, (kind, text) in write.sets.items()
             if column in PRIMARY_STATES and kind in ("literal", "constant") and judge(write, column, kind, text)[0]
@@ -408,7 +407,7 @@ def ship(conn, order_id):
             for column, (kind, text) in write.sets.items():
                 if not db.is_state_column(column) or kind not in ("literal", "constant"):
                     continue
-                if column not in PRIMARY_STATES and _carried(write) in carriers:
+                if column not in PRIMARY_STATES and persisted_together(model, write) in carriers:
                     continue  # moved with a main state that has its precondition (`rollback_status` with `status`)
                 has_one, read = judge(write, column, kind, text)
                 if has_one:
@@ -423,7 +422,14 @@ def ship(conn, order_id):
                 key = (model.scope_of(write.node), write.instance or write.table, column)
                 found.setdefault(key, []).append((write, column, kind, text, read, declared))
                 break
-        for writes in found.values():
+        # a companion state saved with a main state reported here is that finding's, not one of its own
+        reported = {persisted_together(model, w[0][0]): spot for spot, w in found.items() if spot[2] in PRIMARY_STATES}
+        companions: dict[object, list[tuple[DbWrite, str, str, str, DbRead | None, Declared]]] = {}
+        for spot in [k for k in found if k[2] not in PRIMARY_STATES]:
+            main = reported.get(persisted_together(model, found[spot][0][0]))
+            if main is not None:
+                companions.setdefault(main, []).extend(found.pop(spot))
+        for spot, writes in found.items():
             (write, column, kind, text, read, declared), others = writes[0], len(writes) - 1
             more = f" (and {others} more write{'s' * (others != 1)} of it in this function)" if others else ""
             yield Report(
@@ -434,13 +440,10 @@ def ship(conn, order_id):
                 confidence=lower_confidence(ctx, read),
                 evidence="the project's state machine" if declared else None,
                 related=tuple(
-                    Step(f"also sets {o[1]} to {_spelt(o[2], o[3])}", node=o[0].statement) for o in writes[1:]
+                    Step(f"also sets {o[1]} to {_spelt(o[2], o[3])}", node=o[0].statement)
+                    for o in (*writes[1:], *companions.get(spot, ()))
                 ),
             )
-
-
-# a record's main state: what it has a precondition on carries the others one write moves with it
-PRIMARY_STATES = frozenset({"status", "state"})
 
 
 def _spelt(kind: str, text: str) -> str:  # a constant as written, a literal quoted

@@ -13,8 +13,8 @@ from idemlint.analysis.db.side_effects import act_after, nodes_after, quiet_call
 from idemlint.analysis.direct_facts import dropped_counts, returns_write_results
 from idemlint.analysis.model import called_name, local_callee
 from idemlint.analysis.summaries import chain_origin, related_steps, via
-from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
-from idemlint.knowledge.repeats import ACTING_WORDS, words_of
+from idemlint.knowledge.orms import DJANGO, RUNS_A_FUNCTION_LATER, SQLALCHEMY
+from idemlint.knowledge.repeats import names_an_action, words_of
 from idemlint.knowledge.triggers import DATABASE, UPDATE
 from idemlint.rule import Report, Rule
 from idemlint.rules.data_wording import lower_confidence, sql_placeholder
@@ -75,11 +75,14 @@ class IgnoredUpdateCount(Rule):
         "repeat-safe write (a removal, a create-if-absent, a queryset `update()` to fixed values). The in-memory "
         "twin is reported too: a state setter that every definition in the project guards but that returns, as a "
         "move made returns, when the record holds the state asked for already (`if new == self.status: return`), "
-        "called on a record the function loaded, with a call after it named for an act or a message (`send_receipt`, "
-        "`notify_customer`, `task.delay`) or a project function with an outside effect (not a move through a "
-        "setter, a response, a computation) "
-        "and nothing that turns a repeat away first (a test of the state, a read filtered on it, a lock or claim "
-        "IDM103 accepts): `order.set_status(PAID)` then `send_receipt(order)`; a duplicate delivery acts again."
+        "called on a record the function loaded, with a call after it that acts: an outside effect idemlint knows (an HTTP write, an SDK's, "
+        "a `side-effect-calls` one), a call named for an act or a message (`send_receipt`, `notify_customer`, "
+        "`sendmail`, `task.delay`), work handed to `on_commit` or a thread that does one, or a project function with "
+        "an outside effect (not a move through a setter, an `idempotent-calls` one, a response, a computation such "
+        "as `validate_email`), and nothing that turns a repeat of the value away first (a read filtered on the "
+        "state, a lock or claim won first, a test that leaves when the record holds the value already: `if "
+        "order.status == PAID: return`, `if order.status != PENDING: raise`; not one that refuses another state, "
+        "`if order.status == CANCELLED: return`, locked or not): `order.set_status(PAID)` then `send_receipt(order)`; a duplicate delivery acts again."
     )
     why = (
         'Zero rows is how a conditional write says "this was a duplicate" (or "someone else got there first"). '
@@ -246,24 +249,40 @@ def _repeats_it_cannot_tell(ctx: FileContext) -> Iterator[Report]:
 
 # a call's first word when it tells someone or starts work elsewhere (`notify_owner`, not
 # `validate_email`), and the queue's own calls (`task.delay()`, not `compute_retry_delay()`)
-_TELLS = frozenset({"notify", "mail", "email", "sms", "message", "enqueue", "schedule", "dispatch"})
+_TELLS = frozenset({"notify", "mail", "email", "sendmail", "sms", "message", "enqueue", "schedule", "dispatch"})
 _QUEUES = frozenset({"delay", "apply_async", "send_task"})
 
 
 def _announces_or_acts(ctx: FileContext, call: cst.Call) -> bool:
-    """A call a duplicate must not repeat: one named for an act or a message (`send_receipt`,
-    `notify_customer`, `task.delay`, `create_invoice`), or a project function with an outside
-    effect; not a move of a record through a setter (`order.set_status(SHIPPED)`: IDM103 judges
-    it), a response, or a computation (`format_date(...)`)."""
-    name = ctx.model.call_name(call) or ""
+    """A call a duplicate must not repeat: an outside effect idemlint knows (an HTTP write, an
+    SDK's, a configured `side-effect-calls` one), one named for an act or a message
+    (`send_receipt`, `notify_customer`, `task.delay`, `create_invoice`), work handed on to run
+    after the commit (`on_commit(lambda: fulfil.delay(pk))`), or a project function with an
+    outside effect; not a move of a record through a setter (`order.set_status(SHIPPED)`: IDM103
+    judges it), a call configured as `idempotent-calls`, a response, or a computation
+    (`format_date(...)`, `validate_email(...)`)."""
+    model = ctx.model
+    name = model.call_name(call) or ""
     called = call.func.attr.value if isinstance(call.func, cst.Attribute) else name.rsplit(".", 1)[-1]
-    if ctx.model.vocabulary.is_state_setter(called):
+    if model.vocabulary.is_state_setter(called) or model.vocabulary.declared_idempotent(
+        name, model.dotted(call.func) or name
+    ):
         return False
+    if call in ctx.effects.by_call:
+        return True
+    if called in _DEFERS and call.args and isinstance(call.args[0].value, cst.Lambda):
+        return any(
+            type(node) is cst.Call and _announces_or_acts(ctx, node) for node in model.iter_nodes(call.args[0].value)
+        )
     words = words_of(called)
-    if called in _QUEUES or words[:1] and words[0] in _TELLS or not ACTING_WORDS.isdisjoint(words):
+    if called in _QUEUES or words[:1] and words[0] in _TELLS or names_an_action(called):
         return True
     callee = ctx.callee(call)
     return callee is not None and callee.summary.effect is not None
+
+
+# calls that run the function they are given later (after the commit, on a thread)
+_DEFERS = frozenset({"on_commit", *RUNS_A_FUNCTION_LATER})
 
 
 def _count_returned_here_or_named(ctx: FileContext) -> bool:

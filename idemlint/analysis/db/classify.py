@@ -26,7 +26,7 @@ from idemlint.analysis.db.chains import (
     sa_predicates,
     values_sets,
 )
-from idemlint.analysis.db.instances import attribute_writes, record_reads, setter_write
+from idemlint.analysis.db.instances import attribute_writes, record_reads
 from idemlint.analysis.db.records import (
     ASYNCPG_FETCH,
     CURSOR_FETCH,
@@ -41,6 +41,7 @@ from idemlint.analysis.db.records import (
     DbWrite,
 )
 from idemlint.analysis.db.rowcount import executor_of, result_used, rowcount_read_after
+from idemlint.analysis.db.setter_calls import setter_write
 from idemlint.analysis.model import ModuleModel, keyword
 from idemlint.analysis.project_index import EMPTY, ProjectIndex
 from idemlint.analysis.sql import Predicate, classify, sql_text

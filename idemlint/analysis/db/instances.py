@@ -1,4 +1,4 @@
-"""Writes and reads on instances: state setters (`order.set_status("paid")`), attribute
+"""Writes and reads on instances (state setters are `setter_calls.py`): attribute
 assignments a later `save()`/`commit()` persists, and the rows a function changes without
 loading them (`self` in a model method, a parameter, a loop variable, a helper's result)."""
 
@@ -8,12 +8,18 @@ import re
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.db.chains import chain_calls, django_predicates, kwarg_predicates, locks, python_value_kind
+from idemlint.analysis.db.chains import (
+    chain_calls,
+    django_predicates,
+    kwarg_predicates,
+    locks,
+    python_value_kind,
+)
 from idemlint.analysis.db.object_records import assignments_to, decorator_name, held_anchor, uses_database
 from idemlint.analysis.db.records import DbRead, DbWrite, record_name
 from idemlint.analysis.db.scopes import persist_calls, source_order
 from idemlint.analysis.flow import origin_nodes
-from idemlint.analysis.model import ModuleModel, keyword, local_callee
+from idemlint.analysis.model import ModuleModel, local_callee
 from idemlint.knowledge.locks import LOCKING_KEYWORDS
 from idemlint.knowledge.orms import MODEL_BASE, NOT_ROW_BASES, ROW_QUERY_METHODS, VIEW_FRAMEWORKS
 
@@ -23,92 +29,6 @@ if TYPE_CHECKING:
     from idemlint.analysis.sql import Predicate
 else:
     cst = LazyModule("libcst", globals(), "cst")
-
-_NOT_SETTERS = frozenset({"updatestate"})  # Celery's `update_state`/`updateState`, spelled without case or "_"
-_STATE_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_ ]{0,40}$")  # Celery's progress report
-_NOT_RECORDS = re.compile(r"(^|\.)(span|response|resp|request|handler|trace|current_span)$", re.IGNORECASE)
-
-
-def _state_argument(model: ModuleModel, call: cst.Call) -> list[cst.BaseExpression]:
-    """The positional argument that holds the state: an enum's member (`Status.FAILED`), else the
-    first one-word literal (`update_status("failed", "Timeout")`), else a constant by its name,
-    else the last argument (`update_status(sub_id, ACTIVE)`). A message after the state
-    (`update_status(Status.FAILED, "Unknown error creating jobs")`) is not it."""
-    positional = [a.value for a in call.args if a.keyword is None]
-    kinds = [python_value_kind(model, v) for v in positional]
-    members: list[cst.BaseExpression] = [
-        v
-        for v, (kind, _t) in zip(positional, kinds, strict=True)
-        if kind == "constant" and isinstance(v, cst.Attribute)
-    ]
-    words = [
-        v
-        for v, (kind, text) in zip(positional, kinds, strict=True)
-        if kind == "literal" and text.strip() and " " not in text.strip() and _STATE_WORD.match(text)
-    ]
-    named = [v for v, (kind, _t) in zip(positional, kinds, strict=True) if kind == "constant"]
-    return members[-1:] or words[:1] or named[-1:] or positional[-1:]
-
-
-def setter_write(
-    model: ModuleModel, call: cst.Call, method: str, state_columns: frozenset[str], guarded_setters: frozenset[str]
-) -> DbWrite | None:
-    """`payment.change_status(PaymentStatus.CONFIRMED)`, `order.set_status("paid")`,
-    `svc.update_subscription_status(sub_id, Status.Active)`: a state column written to a
-    literal or constant through a method named for it. Integer arguments (an HTTP status)
-    and calls that build a value (`span.set_status(Status(...))`) are not state writes."""
-    receiver = call.func.value  # type: ignore[attr-defined]
-    if method.replace("_", "").lower() in _NOT_SETTERS or _NOT_RECORDS.search(model.dotted(receiver) or ""):
-        return None
-    if not uses_database(model):
-        return None  # a desktop app's channel, a worker's own state: nothing a database stores
-    if any(
-        keyword(call, k) is not None and python_value_kind(model, keyword(call, k).value)[1] == "False"  # type: ignore[union-attr]
-        for k in ("commit", "save", "persist", "flush")
-    ):
-        return None  # `change_fraud_status(..., commit=False)` changes the instance only
-    if keyword(call, "pipeline") is not None or keyword(call, "pipe") is not None:
-        return None  # queued on a transaction the caller executes (and WATCHes): judged there
-    # the longest state word the name ends with: `set_order_status` is `order_status` when that is
-    # configured; `setStatus` is `status`
-    named = method.lower()
-    column = max((c for c in state_columns if named.endswith(c)), key=len, default="status")
-    argument = keyword(call, "status") or keyword(call, "state") or keyword(call, "new_status")
-    values = [argument.value] if argument else _state_argument(model, call)
-    kinds = [python_value_kind(model, v) for v in values]
-    if not kinds or kinds[0][0] not in ("literal", "constant") or isinstance(values[0], cst.Integer):
-        return None
-    if kinds[0][0] == "literal" and not _STATE_WORD.match(kinds[0][1]):
-        return None  # `set_process_status("-active-")`: a process title, not a state
-    instance = receiver.value if isinstance(receiver, cst.Name) else None
-    positional = [a for a in call.args if a.keyword is None]
-    # the state first and then only a note (`order.set_status(PAID, "paid by card")`) is the
-    # receiver's own; after another argument (`svc.update_status(sub_id, ACTIVE)`), or before
-    # one (`svc.update_status(ACTIVE, sub_id)`), the record is that argument
-    states_first = (
-        bool(positional) and positional[0].value is values[0] and all(_is_a_note(a.value) for a in positional[1:])
-    )
-    on_record = instance is not None and (instance == "self" or len(positional) <= 1 or states_first)
-    return DbWrite(
-        call,
-        model.statement_of(call),
-        "setter" if on_record else "service",
-        None,
-        {column: kinds[0]},
-        (),
-        True,
-        instance if on_record else None,
-        call=call,
-        values={column: values[0]},
-        guarded=method in guarded_setters,
-    )
-
-
-def _is_a_note(value: cst.BaseExpression) -> bool:
-    """Text written out, or a translation of it (`_("rejected by the customer")`)."""
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and len(value.args) == 1:
-        value = value.args[0].value  # `_("...")`, `gettext("...")`
-    return isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString))
 
 
 def record_reads(

@@ -9,13 +9,27 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from idemlint.analysis.db.callers import decided_by_its_callers
-from idemlint.analysis.db.decisions import decisions, loaded_read, moves_its_flag, validated_first, via_manager
+from idemlint.analysis.db.decisions import (
+    decisions,
+    guarding_tests,
+    loaded_read,
+    moves_its_flag,
+    validated_first,
+    via_manager,
+)
 from idemlint.analysis.db.locks import claim_won_before, is_locked, lock_won_before, state_checked_under_a_lock
 from idemlint.analysis.db.races import compared_values, tested_before
 from idemlint.analysis.db.records import VERSION_COLUMNS, DbRead, DbWrite
 
 if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.analysis.model import ModuleModel
     from idemlint.context import FileContext
+else:
+    from idemlint._lazy import LazyModule
+
+    cst = LazyModule("libcst", globals(), "cst")
 
 
 def precondition(ctx: FileContext, write: DbWrite, column: str, kind: str, text: str) -> tuple[bool, DbRead | None]:
@@ -51,8 +65,53 @@ def precondition(ctx: FileContext, write: DbWrite, column: str, kind: str, text:
 
 
 def refuses_a_repeat(ctx: FileContext, write: DbWrite, column: str, kind: str, text: str) -> bool:
-    """The write has a precondition, or a test before it compares the column at all, the value
-    written included (`if order.status == PAID: return`): a repeat is turned away first."""
-    if precondition(ctx, write, column, kind, text)[0]:
+    """Whether a repeat of the write (the column holds the value written already) is turned away
+    before it: the record was found by its state, one run at a time gets through (a lock or a
+    claim won first), a helper or every caller tests the state, or a test before the write leaves
+    on the value written (`if order.status == PAID: return`, `if order.status != PENDING: raise`).
+    A test that refuses another state (`if order.status == CANCELLED: return`) lets the repeat
+    through, under a row lock or not; a test whose outcome cannot be told counts as a refusal."""
+    model, db = ctx.model, ctx.db
+    if write.kind in ("attribute", "setter"):
+        read = loaded_read(model, db, write)
+        if read is None or any(p.column == column for p in read.filters):
+            return True
+        if via_manager(model, read.call, column, ctx.project.manager_filters):
+            return True
+        if decided_by_its_callers(
+            model, read, write.node, ctx.project, ctx.retry.reruns_the_function(write.node)
+        ) or validated_first(model, read, write.node, column):
+            return True
+    if lock_won_before(model, write.node) or claim_won_before(model, db, write.node, write.instance):
         return True
-    return any(compared_values(ctx.model, test, column) for _read, test in decisions(ctx.model, ctx.db, write))
+    deciding = {id(test) for _read, test in decisions(model, db, write)}
+    written = repr(text) if kind == "literal" else text
+    return any(
+        id(test) in deciding and _holds_when_repeated(model, test, column, written) in (None, leaves)
+        for leaves, test in guarding_tests(model, write.node)
+    )
+
+
+def _holds_when_repeated(model: ModuleModel, test: cst.BaseExpression, column: str, written: str) -> bool | None:
+    """Whether `test` is true while the column holds `written`, or None when that cannot be told
+    (another operand, a call): `status == PAID` is, `status in (PENDING, FAILED)` is not."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _holds_when_repeated(model, test.expression, column, written)
+        return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation):
+        left = _holds_when_repeated(model, test.left, column, written)
+        right = _holds_when_repeated(model, test.right, column, written)
+        if isinstance(test.operator, cst.And):
+            return False if False in (left, right) else None if None in (left, right) else True
+        return True if True in (left, right) else None if None in (left, right) else False
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    values = compared_values(model, test, column, follow=False)
+    if not values:
+        return None
+    operator = test.comparisons[0].operator
+    if isinstance(operator, (cst.Equal, cst.Is, cst.In)):
+        return written in values
+    if isinstance(operator, (cst.NotEqual, cst.IsNot, cst.NotIn)):
+        return written not in values
+    return None

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.calls import tail_name
-from idemlint.analysis.db.records import SESSION
+from idemlint.analysis.db.records import SESSION, DbWrite
 from idemlint.analysis.model import ModuleModel
 
 if TYPE_CHECKING:
@@ -89,3 +89,14 @@ def statements_after(model: ModuleModel, statement: cst.CSTNode | None) -> list[
     body = getattr(parent, "body", ())
     statements = list(body.body if isinstance(body, cst.BaseSuite) else body)
     return statements[statements.index(statement) + 1 :] if statement in statements else None
+
+
+def persisted_together(model: ModuleModel, write: DbWrite) -> object:
+    """What moves with a write: one statement's columns, or a record's assignments that one
+    `save()` persists (the first save of the record after the assignment)."""
+    if write.kind != "attribute":
+        return id(write)
+    scope = model.scope_of(write.node)
+    at = source_order(model, scope).get(write.statement, -1)
+    saves = [p for p, owner, _m in persist_calls(model, scope) if p > at and owner == write.instance]
+    return (scope, write.instance, min(saves, default=-1))

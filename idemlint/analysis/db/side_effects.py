@@ -13,7 +13,7 @@ from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS, Db
 from idemlint.analysis.db.scopes import persisting_helper_argument, source_order, statements_after
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, string_value
-from idemlint.knowledge.repeats import ACTING_WORDS, CREATE_IF_ABSENT_METHODS, REMOVAL
+from idemlint.knowledge.repeats import CREATE_IF_ABSENT_METHODS, REMOVAL, names_an_action
 from idemlint.knowledge.roles import SERIALISER, VIEW_RESPONSE
 
 if TYPE_CHECKING:
@@ -150,7 +150,7 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
             not method or _module_attribute(model, receiver) or type(model.parents.get(node)) is cst.Raise
         )  # a class built: `MongoClient(url)`, `pymongo.MongoClient(url)`, the error raised:
         # `raise serializers.ValidationError(...)` (not `raise escalate(order)`, which may page first)
-        or not _names_an_action(called)  # computes the value written, unless it acts: `x.id = api.create_x().id`
+        or not names_an_action(called)  # computes the value written, unless it acts: `x.id = api.create_x().id`
         and any(model.is_inside(node, v) for w in writes for v in w.values.values())
         or persisting_helper_argument(node) in {w.instance for w in writes if w.instance}
         or _local_container(model, node)
@@ -170,16 +170,12 @@ def _module_attribute(model: ModuleModel, receiver: str | None) -> bool:
 _READ_NAME = re.compile(r"^(?:[a-z]+_)?(?:(?:get|fetch|lookup|retrieve|describe|list)(?:_|[A-Z]|$)|info$)")
 
 
-def _names_an_action(called: str) -> bool:
-    return any(word.lower() in ACTING_WORDS for word in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", called))
-
-
 def _reads_what_is_written(model: ModuleModel, node: cst.Call, called: str, writes: list[DbWrite]) -> bool:
     """`result = client.chat_getPermalink(...)`, then `self.cached_permalink = result["permalink"]`:
     a read whose answer is what the write stores. Racing fills store the same answer. A call
     that acts (`charge = stripe.Charge.create(...)`, then `order.charge_id = charge.id`) is not
     a read, whatever feeds on its result."""
-    if not _READ_NAME.match(called) or _names_an_action(called):
+    if not _READ_NAME.match(called) or names_an_action(called):
         return False  # `create_list`, `send_and_get_receipt`: an action, whatever it also reads
     return any(node in origin_nodes(model, value) for w in writes for value in w.values.values())
 

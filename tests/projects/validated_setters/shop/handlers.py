@@ -1,6 +1,7 @@
 from django.db import transaction
 
-from shop.mail import notify_customer, validate_email
+from shop.ledger import book
+from shop.mail import notify_customer, send_receipt_once, validate_email
 from shop.models import Export, Import, Order, OrderStatus, Payout, Refund, RefundStatus
 from shop.services import OrderService, RefundDesk
 
@@ -35,7 +36,7 @@ def on_refund_declined(refund_id):
     if refund.status != RefundStatus.REQUESTED:
         raise ValueError("the refund was decided already")
     # the refund's own check reads the same stale copy: two declines both pass and both notify
-    refund.set_status(RefundStatus.REJECTED, "declined by the shop")  # expect: IDM101 "refund.set_status(...) is decided by status read on line 34 without a lock"
+    refund.set_status(RefundStatus.REJECTED, "declined by the shop")  # expect: IDM101 "refund.set_status(...) is decided by status read on line 35 without a lock"
     notify_customer(refund)
 
 
@@ -50,7 +51,7 @@ def on_refund_declined_locked(refund_id):
 
 def on_export_done(export_id):
     export = Export.objects.get(pk=export_id)
-    export.set_status("finished")  # ok: IDM103 no definition of set_status in the project writes a state
+    export.set_progress_status("finished")  # ok: IDM103 no definition of set_progress_status in the project writes a state
 
 
 def on_import_done(import_id):
@@ -61,7 +62,7 @@ def on_import_done(import_id):
 def on_refund_paid_out(refund_id):
     refund = Refund.objects.get(pk=refund_id)
     # the refund returns as if it moved when it is accepted already: a second delivery notifies again
-    refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM102 "returns as if done when refund is RefundStatus.ACCEPTED already, so notify_customer() on line 65 acts again"
+    refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM102 "returns as if done when refund is RefundStatus.ACCEPTED already, so notify_customer() on line 66 acts again"
     notify_customer(refund)
 
 
@@ -110,3 +111,58 @@ def on_refund_checked(refund_id):
     refund = Refund.objects.get(pk=refund_id)
     refund.set_status(RefundStatus.ACCEPTED)  # ok: IDM102 what follows only computes, whatever its name holds
     return validate_email(refund)
+
+
+def on_payout_settled_by(payout_id, clerk):
+    with transaction.atomic():
+        payout = Payout.objects.select_for_update().get(pk=payout_id)
+        if payout.state != "pending":
+            return
+        # the state first, then who moved it: the move of the payout this function loaded and tested
+        payout.set_state("settled", clerk)  # ok: IDM103 tested under the row lock first
+
+
+def on_payout_reset_by(payout_id, clerk):
+    payout = Payout.objects.get(pk=payout_id)
+    payout.set_state("pending", clerk)  # expect: IDM103 "payout.set_state(...) sets state to 'pending' with no precondition"
+
+
+def on_refund_paid_out_unless_rejected(refund_id):
+    with transaction.atomic():
+        refund = Refund.objects.select_for_update().get(pk=refund_id)
+        if refund.status == RefundStatus.REJECTED:
+            return  # turns away a rejected refund, not a repeat: a duplicate finds it accepted
+        refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM102 "so notify_customer() on line 136 acts again"
+        notify_customer(refund)
+
+
+def on_refund_receipted(refund_id):
+    refund = Refund.objects.get(pk=refund_id)
+    refund.set_status(RefundStatus.ACCEPTED)  # ok: IDM102 the project declares the receipt safe to repeat
+    send_receipt_once(refund)
+
+
+def on_refund_booked(refund_id):
+    refund = Refund.objects.get(pk=refund_id)
+    refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM102 "so book() on line 148 acts again"
+    book(refund)
+
+
+def on_refund_mailed(refund_id, server):
+    refund = Refund.objects.get(pk=refund_id)
+    refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM102 "so sendmail() on line 154 acts again"
+    server.sendmail("shop@example.com", ["customer@example.com"], "refund accepted")
+
+
+def on_refund_told_after_commit(refund_id):
+    with transaction.atomic():
+        refund = Refund.objects.select_for_update().get(pk=refund_id)
+        refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM102 "so on_commit() on line 161 acts again"
+        transaction.on_commit(lambda: notify_customer(refund))
+
+
+def on_refund_checked_after_commit(refund_id):
+    with transaction.atomic():
+        refund = Refund.objects.select_for_update().get(pk=refund_id)
+        refund.set_status(RefundStatus.ACCEPTED)  # ok: IDM102 what runs after the commit only computes
+        transaction.on_commit(lambda: validate_email(refund))

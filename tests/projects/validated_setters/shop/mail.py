@@ -4,3 +4,7 @@ def notify_customer(record):
 
 def validate_email(record):
     return "@" in str(record.pk)
+
+
+def send_receipt_once(record):
+    print("receipt", record.pk)

@@ -43,7 +43,7 @@ class Payout(models.Model):
 
     state = models.CharField(max_length=20)
 
-    def set_state(self, new_state):
+    def set_state(self, new_state, by=None):
         previous = self.state
         if not new_state:
             raise ValueError("no state")
@@ -53,12 +53,12 @@ class Payout(models.Model):
 
 
 class Export(models.Model):
-    """For all its name, `set_status` keeps no state here: it marks the export finished (a flag
+    """For all its name, `set_progress_status` keeps no state here: it marks the export finished (a flag
     set once) and writes the progress to a file the page polls."""
 
     finished = models.BooleanField(default=False)
 
-    def set_status(self, value, to_file=True):
+    def set_progress_status(self, value, to_file=True):
         if value == "finished":
             self.finished = True
             self.save(update_fields=["finished"])

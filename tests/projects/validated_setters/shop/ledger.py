@@ -1,0 +1,2 @@
+def book(record):
+    print("booked", record.pk)
