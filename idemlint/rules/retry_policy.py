@@ -42,7 +42,9 @@ class RetryNonRetryable(PolicyRule):
         "400, 401, 403, 404, 405, 410 or 422 (`status_forcelist`, `retry_if_result`, `if resp.status_code in (...)` in "
         "a retry loop; not a branch that waits for the header saying when to come back, `X-RateLimit-Reset` or "
         "`Retry-After`: GitHub's 403 is a throttle), and a loop that sends a write and leaves only on a success (`if "
-        "r.status_code == 200: break`, then round again after a 400 or a 401 too). (urllib3 `Retry(allowed_methods=...)` "
+        "r.status_code == 200: break`, then round again after a 400 or a 401 too), and a loop or recursive retry "
+        "whose handler catches the status error (`httpx.HTTPStatusError`, `requests.HTTPError`, by name or through a "
+        "tuple bound once) raised by `raise_for_status()` in its `try`, without looking at the status. (urllib3 `Retry(allowed_methods=...)` "
         "that includes POST or PATCH retries a side effect, not an error: IDM301 reports it.) A Celery Task class that declares `autoretry_for` "
         "(used as `base=` by tasks here or in other modules) is judged where its settings are written, once for every "
         "task that inherits them. A task's own `autoretry_for=(HTTPError,)` is reported where a status error may reach "
@@ -167,6 +169,14 @@ def fetch_rates():
         ),
         ("non-retryable-status", URLLIB3): (
             "Retry(status_forcelist=...) retries HTTP {codes}, which a retry cannot fix"
+        ),
+        ("status-error-class", "loop"): (
+            "the retry loop on line $context retries the status error{caught} that raise_for_status() raises for a "
+            "4xx too, which a retry cannot fix"
+        ),
+        ("status-error-class", RECURSION): (
+            "the handler that calls the function again (the recursive retry on line $context) catches the status "
+            "error{caught} that raise_for_status() raises for a 4xx too, which a retry cannot fix"
         ),
         ("status-error-class", CELERY): (
             "the Celery task retries HTTPError, which raise_for_status() raises for 4xx too"

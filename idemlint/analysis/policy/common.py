@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TypeGuard
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes, runs_before
 from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
-from idemlint.knowledge.http import LOST_RACE_STATUSES, STATUS_FIELDS
+from idemlint.knowledge.http import HTTP_STATUS_ERRORS, LOST_RACE_STATUSES, RAISES_STATUS_ERROR, STATUS_FIELDS
 from idemlint.knowledge.retries import CATCH_ALL
 
 if TYPE_CHECKING:
@@ -42,6 +42,24 @@ def caught_expression(model: ModuleModel, handler: cst.ExceptHandler) -> cst.Bas
         if len(bound) == 1 and isinstance(bound[0].value, (cst.Tuple, cst.List)) and bound[0].kind == "assign":
             return bound[0].value
     return caught
+
+
+def status_error_caught(model: ModuleModel, handler: cst.ExceptHandler) -> str | None:
+    """The HTTP status error class a handler names (`except (httpx.ConnectError,
+    httpx.HTTPStatusError):`), where the `try` it ends calls `raise_for_status()` and the handler
+    looks at no status: a 404 or a 422 is caught, and so retried, as a 503 is."""
+    caught = caught_expression(model, handler)
+    elements = [e.value for e in caught.elements] if isinstance(caught, (cst.Tuple, cst.List)) else [caught]
+    named = next((q for e in elements if e is not None and (q := model.qualname(e) or "") in HTTP_STATUS_ERRORS), None)
+    attempt = model.parents.get(handler)
+    if named is None or not isinstance(attempt, cst.Try):
+        return None
+    raises = any(
+        type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == RAISES_STATUS_ERROR
+        for n in model.iter_nodes(attempt.body)
+    )
+    looks = any(isinstance(n, cst.If) and is_status_test(model, n.test) for n in model.iter_nodes(handler.body))
+    return named if raises and not looks else None
 
 
 def statuses_in(expr: cst.BaseExpression) -> tuple[int, ...]:

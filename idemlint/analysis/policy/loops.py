@@ -15,6 +15,7 @@ from idemlint.analysis.policy.common import (
     handler_around,
     handler_catches_all,
     is_status_test,
+    status_error_caught,
     statuses_in,
     tests_only_a_status,
 )
@@ -71,7 +72,6 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
             isinstance(node, cst.ExceptHandler)
             and not spins
             and not reconnects
-            and handler_catches_all(model, node)
             and not always_leaves(list(node.body.body))
             and not filters_exception(node)
             and not sorted_by_marking(model, node)
@@ -79,10 +79,15 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
             and not _guards_a_step(model, node, loop)
             and not _leaves_after(model, node, loop)
         ):
-            caught = "" if node.type is None else model.dotted(node.type) or "Exception"
-            reraised = reraised_before(model, node)
-            kind = "catch-all-rest" if reraised else "catch-all-handler"
-            policy.catches_all.append(Verdict(kind, "loop", node, label, caught=caught, owner=reraised))
+            if handler_catches_all(model, node):
+                caught = "" if node.type is None else model.dotted(node.type) or "Exception"
+                reraised = reraised_before(model, node)
+                kind = "catch-all-rest" if reraised else "catch-all-handler"
+                policy.catches_all.append(Verdict(kind, "loop", node, label, caught=caught, owner=reraised))
+            elif status_class := status_error_caught(model, node):
+                policy.non_retryable_statuses.append(
+                    Verdict("status-error-class", "loop", node, label, caught=status_class)
+                )
         elif isinstance(node, cst.If):
             statuses = statuses_in(node.test)
             if statuses and _waits_out_a_throttle(node):
@@ -437,11 +442,5 @@ def _bounds_the_loop(model: ModuleModel, node: cst.If, counters: frozenset[str] 
     )
     if not bound and (tests_only_a_status(node.test) or tests_only_the_caught(model, node)):
         return False  # `if exc.status == 401: continue`, `if e.errno == 111: raise`: which failure, not how often
-    return bound or _has_comparison(node.test, model)
-
-
-def _has_comparison(test: cst.BaseExpression, model: ModuleModel | None = None) -> bool:
-    """A comparison in the test, or in what a flag it reads was set to
-    (`exceeded = tries >= max_tries` ... `if exceeded: raise`)."""
-    nodes = origin_nodes(model, test) if model is not None else expr_nodes(test)
-    return any(isinstance(n, cst.Comparison) for n in nodes)
+    # a comparison in the test, or in what a flag it reads holds (`exceeded = tries >= max_tries`)
+    return bound or any(isinstance(n, cst.Comparison) for n in origin_nodes(model, node.test))

@@ -13,9 +13,9 @@ from idemlint.analysis.retry.functions import (
     InheritedSettings,
     classify_function,
     enqueued_with_retry,
-    recursive_retry,
 )
 from idemlint.analysis.retry.loops import classify_loop
+from idemlint.analysis.retry.recursive_calls import recursive_retry
 
 if TYPE_CHECKING:
     import libcst as cst
