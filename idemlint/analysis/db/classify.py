@@ -26,7 +26,7 @@ from idemlint.analysis.db.chains import (
     sa_predicates,
     values_sets,
 )
-from idemlint.analysis.db.instances import attribute_writes, record_reads
+from idemlint.analysis.db.instances import attribute_writes, record_reads, related_reads
 from idemlint.analysis.db.records import (
     ASYNCPG_FETCH,
     CURSOR_FETCH,
@@ -79,6 +79,7 @@ class DbAnalysis:
         for call in model.calls:
             self._classify_call(call)
         self.reads.extend(record_reads(model, self.reads, self.writes, project.locked_row_returners))
+        self.reads.extend(related_reads(model, self.reads))
         self.writes.extend(attribute_writes(model, self.reads, self.writes))
 
     # -- classification --------------------------------------------------------------------

@@ -19,7 +19,7 @@ from idemlint.analysis.db.object_records import assignments_to, decorator_name, 
 from idemlint.analysis.db.records import DbRead, DbWrite, record_name
 from idemlint.analysis.db.scopes import persist_calls, source_order
 from idemlint.analysis.flow import origin_nodes
-from idemlint.analysis.model import ModuleModel, local_callee
+from idemlint.analysis.model import ModuleModel, keyword, local_callee, string_value
 from idemlint.knowledge.locks import LOCKING_KEYWORDS
 from idemlint.knowledge.orms import MODEL_BASE, NOT_ROW_BASES, ROW_QUERY_METHODS, VIEW_FRAMEWORKS
 
@@ -364,3 +364,37 @@ def _record_anchor(model: ModuleModel, scope: cst.FunctionDef, name: str) -> tup
             return None
         return call, "helper result"
     return None
+
+
+def related_reads(model: ModuleModel, reads: list[DbRead]) -> list[DbRead]:
+    """`deploy = Deploy.objects.select_related("service").select_for_update().get(pk=pk)`, then
+    `service = deploy.service`: FOR UPDATE locks every row the join returns (Django's documented
+    default), so the related row is read under the same lock; not where `of=` leaves it out."""
+    found: list[DbRead] = []
+    for read in reads:
+        if not read.locked or read.instance is None or not isinstance(read.call, cst.Call):
+            continue
+        related: set[str] = set()
+        locked_only: set[str | None] | None = None  # `select_for_update(of=("self", "service"))`
+        for link in chain_calls(read.call):
+            method = link.func.attr.value if isinstance(link.func, cst.Attribute) else ""
+            if method == "select_related":
+                related |= {text.split("__")[0] for a in link.args if (text := string_value(a.value))}
+            elif method == "select_for_update" and (of := keyword(link, "of")) is not None:
+                named = of.value.elements if isinstance(of.value, (cst.Tuple, cst.List)) else ()
+                locked_only = {string_value(e.value) for e in named}
+        if locked_only is not None:
+            related = {r for r in related if r in locked_only}
+        scope = model.scope_of(read.call)
+        for name, bindings in (model.bindings.get(scope) or {}).items() if related else ():
+            for binding in bindings:
+                value = binding.value
+                if (
+                    binding.kind == "assign"
+                    and isinstance(value, cst.Attribute)
+                    and isinstance(value.value, cst.Name)
+                    and value.value.value == read.instance
+                    and value.attr.value in related
+                ):
+                    found.append(DbRead(value, value.attr.value.lower(), True, (), name))
+    return found
