@@ -114,7 +114,9 @@ def declared_moves(source: bytes, path: str = "") -> Moves:
 _FORWARD = re.compile(
     r"transition|moves?\b|moves_|(?:^|_)changes?(?:$|_)|next|allowed|successor|flow|graph", re.IGNORECASE
 )
-_BACKWARD = re.compile(r"before|prev|from|required|predecessor|parent|undo|revert|rollback|back_?to", re.IGNORECASE)
+_BACKWARD = re.compile(
+    r"before|prev|from|required|predecessor|parent|(?:^|_)(?:undo|revert|rollback|back_?to)(?:_|$)", re.IGNORECASE
+)
 # a machine this large is not a record's lifecycle (and its reachability would cost too much)
 MAX_STATES = 200
 

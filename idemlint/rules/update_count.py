@@ -46,7 +46,8 @@ class IgnoredUpdateCount(Rule):
         "it again and its count is the first one's, so reading it tells nothing). With `all-updates-need-count = true` "
         "every UPDATE is checked. Not reported: an update whose ranges are on the column it moves by its own "
         "value, over rows not named by their own key, bounded on both sides or moved away from its one bound "
-        '(`filter(group=g, position__gt=p).update(position=F("position") + 1)`, a reorder): its count is how many '
+        '(`filter(group=g, position__gt=p).update(position=F("position") + 1)`, a reorder; the step on either side, read '
+        "with its sign; the ORM's `F()` form only, not SQL's `SET position = position + 1`): its count is how many "
         "rows moved. Moved toward its one bound it spends what the bound guards (`balance__gte=amount` with "
         '`F("balance") - amount`): a claim, reported. `filter(pk=i, stock__gt=0)` with '
         "a decrement names one row and is a claim. Nor is an update over rows not named by their own key that only "

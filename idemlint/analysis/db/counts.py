@@ -200,17 +200,25 @@ def _shifts_a_range(write: DbWrite, conditions: list[Predicate]) -> bool:
 
 
 def _moves_away(write: DbWrite, condition: Predicate) -> bool:
-    """`F("col") + k` under a lower bound (`col__gt`), `F("col") - k` under an upper one."""
+    """`F("col") + k` (or `k + F("col")`) under a lower bound (`col__gt`), `F("col") - k` under
+    an upper one; a negative step (`F("col") + -1`) moves the other way, and `k - F("col")`
+    mirrors the column rather than moving it."""
     value = write.values.get(condition.column)
-    if not isinstance(value, cst.BinaryOperation):
+    if not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, (cst.Add, cst.Subtract)):
         return False
-    wanted = cst.Add if condition.op == "gt" else cst.Subtract
-    left = value.left
-    return (
-        isinstance(value.operator, wanted)
-        and isinstance(left, cst.Call)
-        and any(string_value(a.value) == condition.column for a in left.args)  # `F("col") + k`, not `k - F("col")`
-    )
+
+    def is_column(expr: cst.BaseExpression) -> bool:
+        return isinstance(expr, cst.Call) and any(string_value(a.value) == condition.column for a in expr.args)
+
+    adds = isinstance(value.operator, cst.Add)
+    if is_column(value.left):
+        step = value.right
+    elif adds and is_column(value.right):
+        step = value.left
+    else:
+        return False
+    negative = isinstance(step, cst.UnaryOperation) and isinstance(step.operator, cst.Minus)
+    return (adds != negative) == (condition.op == "gt")
 
 
 def _recomputed_from_itself(write: DbWrite, column: str) -> bool:
