@@ -1,6 +1,7 @@
 """Who names the HTTP method of a request core that is handed it (`def _request(self, method,
 path)`): a caller in this module that makes it a POST or PATCH, or no caller here at all (a
-generated client's core, called from other modules), where a retried request may be a POST."""
+generated client's core, called from other modules), where a retried request may be a POST; and
+whether code outside a client class may send through its session (`sent_through_from_outside`)."""
 
 from __future__ import annotations
 
@@ -116,4 +117,25 @@ def _retries_only_unsent(model: ModuleModel, request: cst.Call, function: cst.Fu
             for e in caught_classes(caught_expression(model, handler))  # type: ignore[arg-type]
         )
         for handler in handlers
+    )
+
+
+def sent_through_from_outside(model: ModuleModel, owner: cst.ClassDef) -> bool:
+    """Whether code outside the class may send through its session: a class of the module
+    built on it (`class Orders(Client)`), or an attribute the class sets on `self` read on
+    something else (`client.session.post(...)`)."""
+    name = owner.name.value
+    if any(any(model.dotted(b.value) == name for b in other.bases) for other in model.classes):
+        return True
+    own = {
+        target.attr.value
+        for target, _value, _statement in model.attribute_assigns
+        if model.enclosing_class(target) is owner and model.dotted(target.value) == "self"
+    }
+    return any(
+        isinstance(node, cst.Attribute)
+        and node.attr.value in own
+        and model.dotted(node.value) != "self"
+        and not model.is_inside(node, owner)
+        for node in model.iter_nodes(model.module, stop_at_functions=False)
     )

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 from idemlint.analysis.direct_facts import own_params
 from idemlint.analysis.duplicate_answers import absorbed_through
 from idemlint.analysis.effects import SideEffect
-from idemlint.analysis.model import ModuleModel, iter_nodes
+from idemlint.analysis.model import iter_nodes
 from idemlint.analysis.policy.sorting import may_retry_a_timeout
-from idemlint.analysis.request_methods import caller_naming_a_write, callers_are_elsewhere
+from idemlint.analysis.request_methods import caller_naming_a_write, callers_are_elsewhere, sent_through_from_outside
 from idemlint.analysis.summaries import (
     Callee,
     Chain,
@@ -106,7 +106,9 @@ class UnkeyedRetriedSideEffect(Rule):
         "server turned it away: a loop that leaves on every answer but a 429 (`if r.status_code != 429 or n > "
         "retries: break`), with no handler or `continue` that sends it round for anything else; nor one a retry "
         "sends again only for work the code itself deems idempotent (its handler raises for the others: `if "
-        "operation in NON_IDEMPOTENT_OPERATIONS or attempt == last: raise`)."
+        "operation in NON_IDEMPOTENT_OPERATIONS or attempt == last: raise`); nor a retried task's last act, in a "
+        "`try` whose handler swallows every failure, with nothing after it but log lines (`try: "
+        "client.post(webhook, ...) except Exception: log.error(...)`): no retry follows a post that was made."
     )
     why = (
         "A timeout does not mean the request failed: the server may have charged the card and the response got "
@@ -421,30 +423,9 @@ def _sends_a_write(ctx: FileContext, setting: cst.CSTNode) -> bool:
     owner = model.enclosing_class(setting)
     if owner is None or any(model.qualname(base.value) in URLLIB3_RETRY for base in owner.bases):
         return True  # a project's own `Retry`: a policy for whoever mounts it
-    if _extended_or_reached_into(model, owner):
+    if sent_through_from_outside(model, owner):
         return True
     effects = ctx.effects
     return any(
         ctx.model.is_inside(e.call, owner) and not e.retry_safe and e.keyed is not True for e in effects.effects
     ) or any(ctx.model.is_inside(r.call, owner) for r in effects.verb_requests)
-
-
-def _extended_or_reached_into(model: ModuleModel, owner: cst.ClassDef) -> bool:
-    """Whether code outside the class may send through its session: a class of the module
-    built on it (`class Orders(Client)`), or an attribute the class sets on `self` read on
-    something else (`client.session.post(...)`)."""
-    name = owner.name.value
-    if any(any(model.dotted(b.value) == name for b in other.bases) for other in model.classes):
-        return True
-    own = {
-        target.attr.value
-        for target, _value, _statement in model.attribute_assigns
-        if model.enclosing_class(target) is owner and model.dotted(target.value) == "self"
-    }
-    return any(
-        isinstance(node, cst.Attribute)
-        and node.attr.value in own
-        and model.dotted(node.value) != "self"
-        and not model.is_inside(node, owner)
-        for node in model.iter_nodes(model.module, stop_at_functions=False)
-    )

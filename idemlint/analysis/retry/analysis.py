@@ -77,9 +77,14 @@ class RetryAnalysis:
 
     def repeating_context_of(self, node: cst.CSTNode) -> RetryContext | None:
         """The retry context that may do `node`'s work twice: none where every repeat follows
-        an attempt the server turned away (a 429-only loop)."""
+        an attempt the server turned away (a 429-only loop), nor where `node` is the retried
+        function's last act and its failures end in a handler (`last_acts.py`)."""
+        from idemlint.analysis.retry.last_acts import ends_the_attempt  # it reads the database analysis's helpers
+
         context = self.context_of(node)
-        return None if context is not None and context.repeats_safely else context
+        if context is None or context.repeats_safely or ends_the_attempt(self.model, node, context):
+            return None
+        return context
 
     def reruns_the_function(self, node: cst.CSTNode) -> bool:
         """A task or decorator retry runs the whole function around `node` again, after it may
