@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, TypeGuard
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes, runs_before
 from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
-from idemlint.knowledge.http import HTTP_STATUS_ERRORS, LOST_RACE_STATUSES, RAISES_STATUS_ERROR, STATUS_FIELDS
+from idemlint.knowledge.http import (
+    HTTP_STATUS_ERROR_BASES,
+    HTTP_STATUS_ERRORS,
+    LOST_RACE_STATUSES,
+    RAISES_STATUS_ERROR,
+    STATUS_FIELDS,
+)
 from idemlint.knowledge.retries import CATCH_ALL
 
 if TYPE_CHECKING:
@@ -44,13 +50,20 @@ def caught_expression(model: ModuleModel, handler: cst.ExceptHandler) -> cst.Bas
     return caught
 
 
+# the status error, or a base class it is caught as (`requests.RequestException`, `httpx.HTTPError`)
+_CATCHES_STATUS_ERRORS = frozenset(HTTP_STATUS_ERRORS | HTTP_STATUS_ERROR_BASES)
+
+
 def status_error_caught(model: ModuleModel, handler: cst.ExceptHandler) -> str | None:
-    """The HTTP status error class a handler names (`except (httpx.ConnectError,
-    httpx.HTTPStatusError):`), where the `try` it ends calls `raise_for_status()` and the handler
-    looks at no status: a 404 or a 422 is caught, and so retried, as a 503 is."""
+    """The HTTP status error class a handler names, or a base it is caught as (`except
+    (httpx.ConnectError, httpx.HTTPStatusError):`, `except requests.RequestException:`), where
+    the `try` it ends calls `raise_for_status()` and the handler looks at no status: a 404 or a
+    422 is caught, and so retried, as a 503 is."""
     caught = caught_expression(model, handler)
     elements = [e.value for e in caught.elements] if isinstance(caught, (cst.Tuple, cst.List)) else [caught]
-    named = next((q for e in elements if e is not None and (q := model.qualname(e) or "") in HTTP_STATUS_ERRORS), None)
+    named = next(
+        (q for e in elements if e is not None and (q := model.qualname(e) or "") in _CATCHES_STATUS_ERRORS), None
+    )
     attempt = model.parents.get(handler)
     if named is None or not isinstance(attempt, cst.Try):
         return None

@@ -201,7 +201,10 @@ def raises_until_ready(model: ModuleModel, function: cst.FunctionDef | cst.For) 
             read.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
     guards = [n for n in nodes if isinstance(n, cst.If) and _raises(n.body.body)]
     tests = [n.test for n in nodes if isinstance(n, cst.If)]
-    if not read or any(says_failure(model, t) or says_failure(model, t, _OUTCOME, _HTTP_CODE) for t in tests):
+    if not read or any(
+        says_failure(model, t) or says_failure(model, t, _OUTCOME, _HTTP_CODE) or _keyed_outcome(model, t)
+        for t in tests
+    ):
         return False
     return any(model.names_read(guard.test) & read for guard in guards)
 
@@ -209,6 +212,14 @@ def raises_until_ready(model: ModuleModel, function: cst.FunctionDef | cst.For) 
 # a value that names an outcome rather than a readiness: `r.status != 200`, `resp.error`
 _OUTCOME = re.compile(r"^(status|error|errors|failed|failure)$", re.IGNORECASE)
 _HTTP_CODE = re.compile(r"^[1-5]\d\d$")
+
+
+def _keyed_outcome(model: ModuleModel, test: cst.BaseExpression) -> bool:
+    """`if "error" in response:`, `if data.get("errors"):`: an answer's key that names an outcome."""
+    return any(
+        isinstance(n, cst.SimpleString) and _OUTCOME.match(string_value(n) or "")
+        for n in (test, *model.iter_nodes(test))
+    )
 
 
 def _raises(statements: Sequence[cst.CSTNode]) -> bool:
