@@ -53,8 +53,9 @@ def words_of(name: str) -> list[str]:
 
 
 def names_an_action(name: str) -> bool:
-    """A name with a word of an act in it (`create_invoice`, `refundPayment`)."""
-    return not ACTING_WORDS.isdisjoint(words_of(name))
+    """A name with a word of an act in it (`create_invoice`, `refundPayment`, `SNSPublish`: an
+    acronym's last capital starts the next word)."""
+    return not ACTING_WORDS.isdisjoint(words_of(re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", name)))
 
 
 def names_a_lookup(words: list[str]) -> bool:

@@ -17,7 +17,7 @@ from idemlint.analysis.db import (
     races,
     saved_at_its_version,
 )
-from idemlint.analysis.db.preconditions import precondition
+from idemlint.analysis.db.preconditions import carried_companions, precondition
 from idemlint.analysis.db.scopes import persisted_together
 from idemlint.analysis.machines import Declared, backward_from, never_backward, predecessors, written_state
 from idemlint.analysis.summary_records import Step
@@ -395,19 +395,14 @@ def ship(conn, order_id):
                 judged[(id(write), column)] = precondition(ctx, write, column, kind, text)
             return judged[(id(write), column)]
 
-        carriers = {
-            persisted_together(model, write)
-            for write in db.writes
-            for column, (kind, text) in write.sets.items()
-            if column in PRIMARY_STATES and kind in ("literal", "constant") and judge(write, column, kind, text)[0]
-        }
+        carried = carried_companions(ctx, judge)
         for write in db.writes:
             if id(write) in racy or write.guarded or write.judged_in_method or in_an_admin_action(model, write.node):
                 continue  # IDM101's; the setter checks the state; the method is reported; an operator chose the state
             for column, (kind, text) in write.sets.items():
                 if not db.is_state_column(column) or kind not in ("literal", "constant"):
                     continue
-                if column not in PRIMARY_STATES and persisted_together(model, write) in carriers:
+                if column not in PRIMARY_STATES and id(write) in carried:
                     continue  # moved with a main state that has its precondition (`rollback_status` with `status`)
                 has_one, read = judge(write, column, kind, text)
                 if has_one:

@@ -78,8 +78,9 @@ class IgnoredUpdateCount(Rule):
         "move made returns, when the record holds the state asked for already (`if new == self.status: return`), "
         "called on a record the function loaded, with a call after it that acts: an outside effect idemlint knows (an HTTP write, an SDK's, "
         "a `side-effect-calls` one), a call named for an act or a message (`send_receipt`, `notify_customer`, "
-        "`sendmail`, `task.delay`), work handed to `on_commit` or a thread that does one, or a project function with "
-        "an outside effect (not a move through a setter, an `idempotent-calls` one, a response, a computation such "
+        "`sendmail`, `task.delay`), a lambda handed to `on_commit` that does one, or a project function with "
+        "an outside effect (not a move through a setter, an `idempotent-calls` one, a repeat-safe request such as a "
+        "PUT, a response, a computation such "
         "as `validate_email`), and nothing that turns a repeat of the value away first (a read filtered on the "
         "state, a lock or claim won first, a test that leaves when the record holds the value already: `if "
         "order.status == PAID: return`, `if order.status != PENDING: raise`; not one that refuses another state, "
@@ -257,8 +258,8 @@ _QUEUES = frozenset({"delay", "apply_async", "send_task"})
 def _announces_or_acts(ctx: FileContext, call: cst.Call) -> bool:
     """A call a duplicate must not repeat: an outside effect idemlint knows (an HTTP write, an
     SDK's, a configured `side-effect-calls` one), one named for an act or a message
-    (`send_receipt`, `notify_customer`, `task.delay`, `create_invoice`), work handed on to run
-    after the commit (`on_commit(lambda: fulfil.delay(pk))`), or a project function with an
+    (`send_receipt`, `notify_customer`, `task.delay`, `create_invoice`), work handed on in a
+    lambda to run after the commit (`on_commit(lambda: fulfil.delay(pk))`), or a project function with an
     outside effect; not a move of a record through a setter (`order.set_status(SHIPPED)`: IDM103
     judges it), a call configured as `idempotent-calls`, a response, or a computation
     (`format_date(...)`, `validate_email(...)`)."""
@@ -269,8 +270,9 @@ def _announces_or_acts(ctx: FileContext, call: cst.Call) -> bool:
         name, model.dotted(call.func) or name
     ):
         return False
-    if call in ctx.effects.by_call:
-        return True
+    effect = ctx.effects.by_call.get(call)
+    if effect is not None:
+        return not effect.retry_safe  # a PUT, a DELETE, a create-if-absent leaves what the first left
     if called in _DEFERS and call.args and isinstance(call.args[0].value, cst.Lambda):
         return any(
             type(node) is cst.Call and _announces_or_acts(ctx, node) for node in model.iter_nodes(call.args[0].value)

@@ -6,6 +6,7 @@ or a claim won first."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from idemlint.analysis.db.callers import decided_by_its_callers
@@ -20,6 +21,8 @@ from idemlint.analysis.db.decisions import (
 from idemlint.analysis.db.locks import claim_won_before, is_locked, lock_won_before, state_checked_under_a_lock
 from idemlint.analysis.db.races import compared_values, tested_before
 from idemlint.analysis.db.records import VERSION_COLUMNS, DbRead, DbWrite
+from idemlint.analysis.db.scopes import persisted_together
+from idemlint.knowledge.states import PRIMARY_STATES
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -86,10 +89,28 @@ def refuses_a_repeat(ctx: FileContext, write: DbWrite, column: str, kind: str, t
         return True
     deciding = {id(test) for _read, test in decisions(model, db, write)}
     written = repr(text) if kind == "literal" else text
-    return any(
-        id(test) in deciding and _holds_when_repeated(model, test, column, written) in (None, leaves)
-        for leaves, test in guarding_tests(model, write.node)
-    )
+    for leaves, test in guarding_tests(model, write.node):
+        if id(test) not in deciding:
+            continue
+        owner = model.parents.get(test)
+        # the write runs when the test fails: past an `if` that leaves, or in the `else` of one that holds it
+        runs_when_false = leaves or (isinstance(owner, cst.If) and not model.is_inside(write.node, owner.body))
+        if _holds_when_repeated(model, test, column, written) in (None, runs_when_false):
+            return True
+    return False
+
+
+def _same_state(a: str, b: str) -> bool | None:
+    """Whether two spellings name one state: equal, or `'accepted'` and `RefundStatus.ACCEPTED`
+    (its member's name); None when a literal and a constant cannot be matched that way."""
+    if a == b or _member_name(a) == _member_name(b):
+        return True
+    quoted = (a[:1] in "'\"", b[:1] in "'\"")
+    return None if quoted[0] != quoted[1] else False
+
+
+def _member_name(value: str) -> str:
+    return value.strip("'\"").rpartition(".")[2].lower()
 
 
 def _holds_when_repeated(model: ModuleModel, test: cst.BaseExpression, column: str, written: str) -> bool | None:
@@ -110,8 +131,45 @@ def _holds_when_repeated(model: ModuleModel, test: cst.BaseExpression, column: s
     if not values:
         return None
     operator = test.comparisons[0].operator
+    matches = [_same_state(written, v) for v in values if v is not None]
+    held = True if True in matches else None if None in matches else False
+    if held is None:
+        return None
     if isinstance(operator, (cst.Equal, cst.Is, cst.In)):
-        return written in values
+        return held
     if isinstance(operator, (cst.NotEqual, cst.IsNot, cst.NotIn)):
-        return written not in values
+        return not held
     return None
+
+
+def carried_companions(
+    ctx: FileContext, judge: Callable[[DbWrite, str, str, str], tuple[bool, DbRead | None]]
+) -> set[int]:
+    """The writes of companion states (`return_status`) that a main state (`status`, `state`)
+    moved under its precondition (`judge`) carries: set in the same statement or saved by the
+    same save, or written on the same record past the main state's own precondition (a second
+    save after the locked test). Not the other way round."""
+    model, db = ctx.model, ctx.db
+    mains = [
+        (w, column, kind, text)
+        for w in db.writes
+        for column, (kind, text) in w.sets.items()
+        if column in PRIMARY_STATES and kind in ("literal", "constant") and judge(w, column, kind, text)[0]
+    ]
+    together = {persisted_together(model, w) for w, *_ in mains}
+    return {
+        id(write)
+        for write in db.writes
+        if not set(write.sets) <= PRIMARY_STATES
+        and (
+            persisted_together(model, write) in together
+            or write.kind == "attribute"
+            and any(
+                main.kind == "attribute"
+                and main.instance == write.instance
+                and model.scope_of(main.node) is model.scope_of(write.node)
+                and precondition(ctx, write, column, kind, text)[0]
+                for main, column, kind, text in mains
+            )
+        )
+    }

@@ -98,5 +98,9 @@ def persisted_together(model: ModuleModel, write: DbWrite) -> object:
         return id(write)
     scope = model.scope_of(write.node)
     at = source_order(model, scope).get(write.statement, -1)
-    saves = [p for p, owner, _m in persist_calls(model, scope) if p > at and owner == write.instance]
+    saves = [
+        p
+        for p, owner, method in persist_calls(model, scope)
+        if p > at and (owner == write.instance or method != "save")
+    ]  # its own `save()`, or the session's `commit()`/`flush()`
     return (scope, write.instance, min(saves, default=-1))

@@ -11,7 +11,7 @@ from idemlint.analysis.db.chains import chain_calls, chain_model, python_value_k
 from idemlint.analysis.db.object_records import uses_database
 from idemlint.analysis.db.records import DbWrite
 from idemlint.analysis.model import ModuleModel, keyword
-from idemlint.knowledge.orms import ONE_ROW_LOOKUPS, ROW_QUERY_METHODS
+from idemlint.knowledge.orms import GET_OR_404, ROW_QUERY_METHODS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -85,7 +85,9 @@ def setter_write(
         and positional[0].value is values[0]
         and (
             all(_is_a_note(a.value) for a in positional[1:])
-            or (instance is not None and _a_loaded_record(model, call, instance))
+            or instance is not None
+            and not any(_names_a_key(a.value) for a in positional[1:])
+            and _a_loaded_record(model, call, instance)
         )
     )
     on_record = instance is not None and (instance == "self" or len(positional) <= 1 or states_first)
@@ -105,8 +107,9 @@ def setter_write(
 
 
 def _a_loaded_record(model: ModuleModel, call: cst.Call, name: str) -> bool:
-    """`order = Order.objects.select_for_update().get(pk=pk)` or `get_object_or_404(Order, ...)`
-    in the function: a row it loaded, not a service object."""
+    """`order = Order.objects.select_for_update().get(pk=pk)`, `get_object_or_404(Order, ...)`
+    or a view's `self.get_object()` in the function: a row it loaded, not a service object (nor
+    a dict's entry, `SERVICES.get("billing")`)."""
     for binding in model.bindings_of(model.scope_of(call), name):
         value = binding.value
         if isinstance(value, cst.Await):
@@ -115,11 +118,22 @@ def _a_loaded_record(model: ModuleModel, call: cst.Call, name: str) -> bool:
             continue
         chain = chain_calls(value)
         methods = {c.func.attr.value for c in chain if isinstance(c.func, cst.Attribute)}
-        if methods & ROW_QUERY_METHODS and chain_model(model, chain) is not None:
+        root = model.dotted(value.func) or ""
+        if methods & ROW_QUERY_METHODS and chain_model(model, chain) is not None and not root.split(".")[0].isupper():
+            return True  # not a constant's entry: `SERVICES.get("billing")`
+        called = model.call_name(value) or ""
+        if called in GET_OR_404 or called.rpartition(".")[2] == "aget_object_or_404":
             return True
-        if (model.dotted(value.func) or "").rpartition(".")[2] in ONE_ROW_LOOKUPS:
-            return True
+        if model.dotted(value.func) == "self.get_object":
+            return True  # a view's own row
     return False
+
+
+def _names_a_key(value: cst.BaseExpression) -> bool:
+    """`item_id`, `pk`, `item.pk`: another record's key, whose record the state is then of
+    (`order.update_item_status(SHIPPED, item_id)` moves the item, not the order)."""
+    name = value.attr.value if isinstance(value, cst.Attribute) else value.value if isinstance(value, cst.Name) else ""
+    return name in ("pk", "id", "uuid") or name.endswith(("_id", "_pk", "_uuid"))
 
 
 def _is_a_note(value: cst.BaseExpression) -> bool:

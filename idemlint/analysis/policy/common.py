@@ -11,7 +11,6 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes, runs_before
 from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
 from idemlint.knowledge.http import (
-    HTTP_STATUS_ERROR_BASES,
     HTTP_STATUS_ERRORS,
     LOST_RACE_STATUSES,
     RAISES_STATUS_ERROR,
@@ -50,20 +49,15 @@ def caught_expression(model: ModuleModel, handler: cst.ExceptHandler) -> cst.Bas
     return caught
 
 
-# the status error, or a base class it is caught as (`requests.RequestException`, `httpx.HTTPError`)
-_CATCHES_STATUS_ERRORS = frozenset(HTTP_STATUS_ERRORS | HTTP_STATUS_ERROR_BASES)
-
-
 def status_error_caught(model: ModuleModel, handler: cst.ExceptHandler) -> str | None:
-    """The HTTP status error class a handler names, or a base it is caught as (`except
-    (httpx.ConnectError, httpx.HTTPStatusError):`, `except requests.RequestException:`), where
-    the `try` it ends calls `raise_for_status()` and the handler looks at no status: a 404 or a
-    422 is caught, and so retried, as a 503 is."""
+    """The HTTP status error class a handler names (`except (httpx.ConnectError,
+    httpx.HTTPStatusError):`), where the `try` it ends calls `raise_for_status()` and the handler
+    looks at no status: a 404 or a 422 is caught, and so retried, as a 503 is. Not a base it is
+    caught as (`except requests.RequestException:`), which says "any failed request" (a health
+    wait, a transport error) more often than "this answer"."""
     caught = caught_expression(model, handler)
     elements = [e.value for e in caught.elements] if isinstance(caught, (cst.Tuple, cst.List)) else [caught]
-    named = next(
-        (q for e in elements if e is not None and (q := model.qualname(e) or "") in _CATCHES_STATUS_ERRORS), None
-    )
+    named = next((q for e in elements if e is not None and (q := model.qualname(e) or "") in HTTP_STATUS_ERRORS), None)
     attempt = model.parents.get(handler)
     if named is None or not isinstance(attempt, cst.Try):
         return None
@@ -72,7 +66,21 @@ def status_error_caught(model: ModuleModel, handler: cst.ExceptHandler) -> str |
         for n in model.iter_nodes(attempt.body)
     )
     looks = any(isinstance(n, cst.If) and is_status_test(model, n.test) for n in model.iter_nodes(handler.body))
-    return named if raises and not looks else None
+    sorted_first = any(  # `if 400 <= r.status_code < 500: raise Permanent(...)` before it: no 4xx gets there
+        isinstance(n, cst.If) and _names_client_errors(n.test) and _leaves(n) for n in model.iter_nodes(attempt.body)
+    )
+    return named if raises and not looks and not sorted_first else None
+
+
+def _names_client_errors(test: cst.BaseExpression) -> bool:
+    """A test that names 4xx statuses or bounds the status at 400 or 500."""
+    return bool(statuses_in(test)) or any(
+        isinstance(n, cst.Integer) and n.value in ("400", "499", "500") for n in iter_nodes(test)
+    )
+
+
+def _leaves(branch: cst.If) -> bool:
+    return any(isinstance(n, (cst.Raise, cst.Return)) for n in iter_nodes(branch.body))
 
 
 def statuses_in(expr: cst.BaseExpression) -> tuple[int, ...]:

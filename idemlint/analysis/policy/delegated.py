@@ -36,7 +36,7 @@ def drop_delegated_judgements(
     callee: Callable[[cst.Call], Callee | None],
     counters: frozenset[str] = frozenset(),
 ) -> None:
-    """Take back the catch-all verdict of each handler a judging helper answers, and the
+    """Take back the catch-all (or status-error-class) verdict of each handler a judging helper answers, and the
     no-bound verdict where every handler that goes round hands it a deadline or the count."""
     judged: dict[cst.CSTNode, cst.Call] = {}
     rounds = [
@@ -49,6 +49,9 @@ def drop_delegated_judgements(
     if not judged:
         return
     policy.catches_all[:] = [v for v in policy.catches_all if v.node not in judged]
+    policy.non_retryable_statuses[:] = [
+        v for v in policy.non_retryable_statuses if v.kind != "status-error-class" or v.node not in judged
+    ]
     if len(judged) == len(rounds) and all(_hands_a_bound(model, call, counters) for call in judged.values()):
         policy.unbounded[:] = [v for v in policy.unbounded if v.kind != "no-bound"]
 

@@ -46,7 +46,7 @@ def read_recursion(
             or (
                 isinstance(a, cst.If)
                 and model.is_inside(context.anchor, a.body)
-                and not _counts_down(a.test)
+                and not (_counts_down(a.test) and any(isinstance(h, cst.ExceptHandler) for h in model.ancestors(a)))
                 and says_retryable(model, a.test)
             )
         ),
@@ -64,7 +64,12 @@ def read_recursion(
         reraised = reraised_before(model, handler)
         kind = "catch-all-rest" if reraised else "catch-all-handler"
         policy.catches_all.append(Verdict(kind, RECURSION, handler, context.label, caught=caught, owner=reraised))
-    elif isinstance(handler, cst.ExceptHandler) and (status_class := status_error_caught(model, handler)):
+    elif (
+        isinstance(handler, cst.ExceptHandler)
+        and not filters_exception(handler)
+        and not sorted_by_marking(model, handler)
+        and (status_class := status_error_caught(model, handler))
+    ):
         policy.non_retryable_statuses.append(
             Verdict("status-error-class", RECURSION, handler, context.label, caught=status_class)
         )

@@ -214,10 +214,13 @@ _OUTCOME = re.compile(r"^(status|error|errors|failed|failure)$", re.IGNORECASE)
 _HTTP_CODE = re.compile(r"^[1-5]\d\d$")
 
 
+_ERROR_KEY = re.compile(r"^(error|errors|failed|failure|fault)$", re.IGNORECASE)  # not `status`: a poll reads it
+
+
 def _keyed_outcome(model: ModuleModel, test: cst.BaseExpression) -> bool:
-    """`if "error" in response:`, `if data.get("errors"):`: an answer's key that names an outcome."""
+    """`if "error" in response:`, `if data.get("errors"):`: an answer's key that names a failure."""
     return any(
-        isinstance(n, cst.SimpleString) and _OUTCOME.match(string_value(n) or "")
+        isinstance(n, cst.SimpleString) and _ERROR_KEY.match(string_value(n) or "")
         for n in (test, *model.iter_nodes(test))
     )
 

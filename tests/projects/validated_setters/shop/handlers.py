@@ -1,3 +1,4 @@
+import requests
 from django.db import transaction
 
 from shop.ledger import book
@@ -36,7 +37,7 @@ def on_refund_declined(refund_id):
     if refund.status != RefundStatus.REQUESTED:
         raise ValueError("the refund was decided already")
     # the refund's own check reads the same stale copy: two declines both pass and both notify
-    refund.set_status(RefundStatus.REJECTED, "declined by the shop")  # expect: IDM101 "refund.set_status(...) is decided by status read on line 35 without a lock"
+    refund.set_status(RefundStatus.REJECTED, "declined by the shop")  # expect: IDM101 "refund.set_status(...) is decided by status read on line 36 without a lock"
     notify_customer(refund)
 
 
@@ -62,7 +63,7 @@ def on_import_done(import_id):
 def on_refund_paid_out(refund_id):
     refund = Refund.objects.get(pk=refund_id)
     # the refund returns as if it moved when it is accepted already: a second delivery notifies again
-    refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM102 "returns as if done when refund is RefundStatus.ACCEPTED already, so notify_customer() on line 66 acts again"
+    refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM102 "returns as if done when refund is RefundStatus.ACCEPTED already, so notify_customer() on line 67 acts again"
     notify_customer(refund)
 
 
@@ -132,7 +133,7 @@ def on_refund_paid_out_unless_rejected(refund_id):
         refund = Refund.objects.select_for_update().get(pk=refund_id)
         if refund.status == RefundStatus.REJECTED:
             return  # turns away a rejected refund, not a repeat: a duplicate finds it accepted
-        refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM102 "so notify_customer() on line 136 acts again"
+        refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM102 "so notify_customer() on line 137 acts again"
         notify_customer(refund)
 
 
@@ -144,20 +145,20 @@ def on_refund_receipted(refund_id):
 
 def on_refund_booked(refund_id):
     refund = Refund.objects.get(pk=refund_id)
-    refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM102 "so book() on line 148 acts again"
+    refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM102 "so book() on line 149 acts again"
     book(refund)
 
 
 def on_refund_mailed(refund_id, server):
     refund = Refund.objects.get(pk=refund_id)
-    refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM102 "so sendmail() on line 154 acts again"
+    refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM102 "so sendmail() on line 155 acts again"
     server.sendmail("shop@example.com", ["customer@example.com"], "refund accepted")
 
 
 def on_refund_told_after_commit(refund_id):
     with transaction.atomic():
         refund = Refund.objects.select_for_update().get(pk=refund_id)
-        refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM102 "so on_commit() on line 161 acts again"
+        refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM102 "so on_commit() on line 162 acts again"
         transaction.on_commit(lambda: notify_customer(refund))
 
 
@@ -166,3 +167,38 @@ def on_refund_checked_after_commit(refund_id):
         refund = Refund.objects.select_for_update().get(pk=refund_id)
         refund.set_status(RefundStatus.ACCEPTED)  # ok: IDM102 what runs after the commit only computes
         transaction.on_commit(lambda: validate_email(refund))
+
+
+def on_refund_paid_out_else(refund_id):
+    with transaction.atomic():
+        refund = Refund.objects.select_for_update().get(pk=refund_id)
+        if refund.status == RefundStatus.ACCEPTED:
+            print("duplicate delivery, ignored")
+        else:
+            refund.set_status(RefundStatus.ACCEPTED)  # ok: IDM102 a repeat takes the other branch
+            notify_customer(refund)
+
+
+def on_refund_paid_out_spelt_as_text(refund_id):
+    with transaction.atomic():
+        refund = Refund.objects.select_for_update().get(pk=refund_id)
+        if refund.status == "accepted":
+            return  # the member's value, spelt out: the same state
+        refund.set_status(RefundStatus.ACCEPTED)  # ok: IDM102 the repeat is turned away above
+        notify_customer(refund)
+
+
+def on_refund_synced(refund_id):
+    refund = Refund.objects.get(pk=refund_id)
+    refund.set_status(RefundStatus.ACCEPTED)  # ok: IDM102 a PUT of the same state leaves what the first left
+    requests.put(f"https://crm.example/refunds/{refund.pk}", json={"status": "accepted"}, timeout=10)
+
+
+def on_refund_line_shipped(refund_id, line_id):
+    refund = Refund.objects.get(pk=refund_id)
+    if refund.status != RefundStatus.ACCEPTED:
+        return
+    # the state first, then another record's key: that line's move, not the refund's, which the
+    # test above says nothing of
+    # ok: IDM101 the refund's status is not what it writes
+    refund.update_line_status(RefundStatus.ACCEPTED, line_id)  # expect: IDM103 "refund.update_line_status(..., ...) sets status"
