@@ -187,21 +187,18 @@ def test_a_setter_by_name_that_writes_no_state_is_stateless_unless_it_may() -> N
         b"            out.write(str(progress))\n"
     )
     assert setter_facts(flag) == {"set_status": "stateless"}
+    assert setter_facts(flag + b"\nclass Job:\n    def set_status(self, v):\n        self.status = v\n") == {
+        "set_status": "unguarded"
+    }
+    # writes spelt out (setattr, an update, another setter, the parent's, a related record's
+    # state), and no proof of writing nothing: a helper of its own that writes, one it inherits,
+    # a JSON field, a camelCase column, a call handed the record, another object's write
     for body in (
         b"        setattr(self, 'status', value)\n",
         b"        Search.objects.filter(pk=self.pk).update(status=value)\n",
         b"        self.mark_state(value)\n",
         b"        super().save_status(value)\n",
         b"        self.job.payment_status = value\n",
-    ):
-        source = b"class Search:\n    def set_status(self, value):\n" + body
-        assert setter_facts(source) == {"set_status": "unguarded"}, body
-    assert setter_facts(flag + b"\nclass Job:\n    def set_status(self, v):\n        self.status = v\n") == {
-        "set_status": "unguarded"
-    }
-    # no proof of writing nothing: a helper of its own that writes, one it inherits, a JSON
-    # field, a camelCase column
-    for body in (
         b"        self._apply(value)\n    def _apply(self, value):\n        self.status = value\n",
         b"        self.apply_inherited(value)\n",
         b"        self.data['state'] = value\n",

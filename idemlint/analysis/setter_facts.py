@@ -86,9 +86,15 @@ def _is_stub(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         or isinstance(s, ast.Expr)
         and isinstance(s.value, ast.Constant)
         or isinstance(s, ast.Raise)
-        and "NotImplementedError" in ast.unparse(s)
+        and _exception_name(s.exc) == "NotImplementedError"
         for s in body
     )
+
+
+def _exception_name(raised: ast.expr | None) -> str:
+    """`NotImplementedError` of `raise NotImplementedError` and of `raise NotImplementedError("...")`."""
+    raised = raised.func if isinstance(raised, ast.Call) else raised
+    return raised.id if isinstance(raised, ast.Name) else raised.attr if isinstance(raised, ast.Attribute) else ""
 
 
 # what a record's own method may call on it and still write no state: it stores or re-reads the row

@@ -13,7 +13,7 @@ from idemlint.analysis.db.side_effects import act_after, nodes_after, quiet_call
 from idemlint.analysis.direct_facts import dropped_counts, returns_write_results
 from idemlint.analysis.model import called_name, local_callee
 from idemlint.analysis.summaries import chain_origin, related_steps, via
-from idemlint.knowledge.orms import DJANGO, RUNS_A_FUNCTION_LATER, SQLALCHEMY
+from idemlint.knowledge.orms import DJANGO, QUEUES_A_CALL, RUNS_A_FUNCTION_LATER, SQLALCHEMY
 from idemlint.knowledge.repeats import names_an_action, words_of
 from idemlint.knowledge.triggers import DATABASE, UPDATE
 from idemlint.rule import Report, Rule
@@ -250,9 +250,9 @@ def _repeats_it_cannot_tell(ctx: FileContext) -> Iterator[Report]:
 
 
 # a call's first word when it tells someone or starts work elsewhere (`notify_owner`, not
-# `validate_email`), and the queue's own calls (`task.delay()`, not `compute_retry_delay()`)
+# `validate_email`); the queue's own calls are knowledge/orms.QUEUES_A_CALL (`task.delay()`, not
+# `compute_retry_delay()`) and Celery's `app.send_task(name, ...)`
 _TELLS = frozenset({"notify", "mail", "email", "sendmail", "sms", "message", "enqueue", "schedule", "dispatch"})
-_QUEUES = frozenset({"delay", "apply_async", "send_task"})
 
 
 def _announces_or_acts(ctx: FileContext, call: cst.Call) -> bool:
@@ -278,7 +278,7 @@ def _announces_or_acts(ctx: FileContext, call: cst.Call) -> bool:
             type(node) is cst.Call and _announces_or_acts(ctx, node) for node in model.iter_nodes(call.args[0].value)
         )
     words = words_of(called)
-    if called in _QUEUES or words[:1] and words[0] in _TELLS or names_an_action(called):
+    if called in QUEUES_A_CALL or called == "send_task" or words[:1] and words[0] in _TELLS or names_an_action(called):
         return True
     callee = ctx.callee(call)
     return callee is not None and callee.summary.effect is not None

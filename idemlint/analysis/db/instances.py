@@ -17,7 +17,7 @@ from idemlint.analysis.db.chains import (
 )
 from idemlint.analysis.db.object_records import assignments_to, decorator_name, held_anchor, uses_database
 from idemlint.analysis.db.records import DbRead, DbWrite, record_name
-from idemlint.analysis.db.scopes import persist_calls, source_order
+from idemlint.analysis.db.scopes import first_persist_after, source_order
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, string_value
 from idemlint.knowledge.locks import LOCKING_KEYWORDS
@@ -221,7 +221,7 @@ def attribute_writes(model: ModuleModel, reads: list[DbRead], writes: list[DbWri
             continue
         scope = model.scope_of(target)
         read = loaded.get((scope, instance))
-        if not _persisted_after(model, scope, instance, statement) and (scope, instance) not in setters:
+        if first_persist_after(model, scope, instance, statement) is None and (scope, instance) not in setters:
             continue
         if _cloned_before(model, scope, instance, statement):
             continue  # `x.pk = None` first: the save inserts a copy, it updates no row
@@ -253,18 +253,6 @@ def _cloned_before(model: ModuleModel, scope: cst.CSTNode, instance: str, statem
         and position.get(assignment, 0) < start
         for target, value, assignment in assignments_to(model, scope, instance)
     )
-
-
-def _persisted_after(model: ModuleModel, scope: cst.CSTNode, instance: str, statement: cst.CSTNode) -> bool:
-    """An `instance.save(...)` or a session/db `commit()`/`flush()` after the assignment."""
-    position = source_order(model, scope)
-    start = position.get(statement, 0)
-    for index, owner, method in persist_calls(model, scope):
-        if index > start and (
-            method.startswith(("save", "asave")) and owner == instance or method in ("commit", "flush")
-        ):
-            return True
-    return False
 
 
 # Methods whose `self` is not a stored row yet, or that define persistence itself.

@@ -93,14 +93,23 @@ def statements_after(model: ModuleModel, statement: cst.CSTNode | None) -> list[
 
 def persisted_together(model: ModuleModel, write: DbWrite) -> object:
     """What moves with a write: one statement's columns, or a record's assignments that one
-    `save()` persists (the first save of the record after the assignment)."""
-    if write.kind != "attribute":
+    save persists (the first after the assignment)."""
+    if write.kind != "attribute" or write.instance is None:
         return id(write)
     scope = model.scope_of(write.node)
-    at = source_order(model, scope).get(write.statement, -1)
-    saves = [
-        p
-        for p, owner, method in persist_calls(model, scope)
-        if p > at and (owner == write.instance or method != "save")
-    ]  # its own `save()`, or the session's `commit()`/`flush()`
-    return (scope, write.instance, min(saves, default=-1))
+    return (scope, write.instance, first_persist_after(model, scope, write.instance, write.statement))
+
+
+def first_persist_after(model: ModuleModel, scope: cst.CSTNode, instance: str, statement: cst.CSTNode) -> int | None:
+    """Where the first `instance.save(...)` or session/db `commit()`/`flush()` after the
+    statement is, in the scope's source order; None where nothing persists it."""
+    start = source_order(model, scope).get(statement, 0)
+    return min(
+        (
+            index
+            for index, owner, method in persist_calls(model, scope)
+            if index > start
+            and (method.startswith(("save", "asave")) and owner == instance or method in ("commit", "flush"))
+        ),
+        default=None,
+    )

@@ -7,7 +7,7 @@ failure and the task returns; if it succeeds, nothing after it can fail. So no r
 task follows a post that was made, and the post is never sent twice by it. Only a retry that
 runs the whole function again is judged so (a task, a decorator, a recursive call); a loop's
 body goes round within one run, where the next attempt may follow the act. What counts as
-failing is any call but a log line (and `print`, `str`, `repr`, `len`), and any `raise`: a save
+failing is any call but a log line (`print` too) or `str`, `repr`, `len`, and any `raise`: a save
 or a getter may fail as well as a request.
 """
 
@@ -70,4 +70,4 @@ def _may_fail(model: ModuleModel, node: cst.CSTNode) -> bool:
     return not (LOGGING_CALL.search(name) or name in _CANNOT_FAIL)
 
 
-_CANNOT_FAIL = frozenset({"print", "str", "repr", "len"})
+_CANNOT_FAIL = frozenset({"str", "repr", "len"})  # `print` is a log line (LOGGING_CALL)

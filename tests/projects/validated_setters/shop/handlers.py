@@ -202,3 +202,10 @@ def on_refund_line_shipped(refund_id, line_id):
     # test above says nothing of
     # ok: IDM101 the refund's status is not what it writes
     refund.update_line_status(RefundStatus.ACCEPTED, line_id)  # expect: IDM103 "refund.update_line_status(..., ...) sets status"
+
+
+def on_refund_announced(refund_id, topic):
+    refund = Refund.objects.get(pk=refund_id)
+    # an acronym first, then the act: a publish all the same
+    refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM102 "so SNSPublish() on line 211 acts again"
+    topic.SNSPublish(refund.pk)
