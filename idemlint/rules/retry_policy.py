@@ -1,10 +1,8 @@
-"""Family 2xx: retry policies that retry the unretryable, in lockstep, or forever.
-
-The three rules share one record: `idemlint.analysis.policy` reads every retry policy in a file (by
-library: `loops`, `tenacity`, `backoff`, `celery`, `urllib3`) into a `Policy` whose verdicts carry a
-kind, a source and the facts a message needs. Each rule here picks its verdicts and words them: its
-`messages` table, keyed by (kind, source), is every text it reports (`policy_rule.PolicyRule`).
-"""
+"""Family 2xx: retry policies that retry the unretryable, in lockstep, or forever. The three rules
+share one record: `idemlint.analysis.policy` reads every retry policy in a file (by library: `loops`,
+`tenacity`, `backoff`, `celery`, `urllib3`) into a `Policy` whose verdicts carry a kind, a source and
+the facts a message needs. Each rule here picks its verdicts and words them: its `messages` table,
+keyed by (kind, source), is every text it reports (`policy_rule.PolicyRule`)."""
 
 from __future__ import annotations
 
@@ -32,7 +30,8 @@ class RetryNonRetryable(PolicyRule):
     summary = "A retry policy retries every exception, or HTTP statuses that a retry cannot fix."
     what_it_does = (
         "Flags retry policies that retry errors a retry cannot fix: a hand-written retry loop whose `except:` / `except "
-        "Exception` handler goes round again; tenacity `@retry` with no `retry=` condition or with "
+        "Exception` handler goes round again; tenacity `@retry` (also `api_retry = retry(...)` bound for other modules, "
+        "judged where written) with no `retry=` condition or with "
         "`retry_if_exception_type(Exception)`, or every exception but a few (`retry_if_not_exception_type(NotFound)`, "
         "`retry_if_exception(lambda e: not isinstance(e, NotFound))`); `backoff.on_exception(..., Exception)` without "
         "`giveup=`; `stamina.retry(on=Exception)`; `retrying`/`retry` decorators with no exception filter; Celery "
@@ -52,7 +51,8 @@ class RetryNonRetryable(PolicyRule):
         "with no handler on the way that ends it, or a call into a project module idemlint has no summary of; without a "
         "project index it always is. A catch-all handler that gives up on a test of what it caught, directly or through "
         "a value taken from it (`status = status_of(err)`, then `if not should_retry(status): raise`), or hands it to a "
-        "project function that may raise (`on_error(exc, deadline)`), classifies the failure and is not reported; nor "
+        "project function that may raise (`on_error(exc, deadline)`; a loop's or a recursive retry's), classifies the "
+        "failure and is not reported; nor "
         "is one after which the same pass goes on to more work (`try: old.close() except Exception: log(...)`, then a "
         "new connection is opened): it guards a step of the attempt, not the attempt. Not reported in a program a "
         "person runs (a script, a management command, a file with a `__main__` block or a loop at module level): one "

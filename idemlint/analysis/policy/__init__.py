@@ -39,7 +39,7 @@ from idemlint.analysis.policy.celery import (
 )
 from idemlint.analysis.policy.common import is_zero
 from idemlint.analysis.policy.delays import SettingCall, no_setting
-from idemlint.analysis.policy.delegated import drop_delegated_judgements
+from idemlint.analysis.policy.delegated import drop_delegated_judgements, drop_judged_recursion
 from idemlint.analysis.policy.huey import read_huey
 from idemlint.analysis.policy.loops import loop_counters, read_loop, read_poll
 from idemlint.analysis.policy.lost_races import retries_lost_races_only
@@ -49,6 +49,7 @@ from idemlint.analysis.policy.requeue import requeue_waits
 from idemlint.analysis.policy.tenacity import read_retrying, read_tenacity
 from idemlint.analysis.policy.urllib3 import read_urllib3_retry, retry_subclass_settings
 from idemlint.analysis.retry import RetryAnalysis, RetryContext
+from idemlint.analysis.retry.functions import bound_retry_decorators
 from idemlint.knowledge.retries import (
     BACKOFF,
     CELERY,
@@ -111,6 +112,10 @@ class PolicyAnalysis:
                 if context.kind == "loop" and callee is not None:
                     _waits_in_helpers(model, context, policy, callee, self.setting)
                 self.policies.append(policy)
+        for context in bound_retry_decorators(model, {c.config for c in retry.contexts if c.config is not None}):
+            bound = self._policy(context)
+            if bound is not None:
+                self.policies.append(bound)
         for call in model.calls:
             built = _built_without_jitter(model, call, callee) if callee is not None else None
             if built is not None:
@@ -157,6 +162,8 @@ class PolicyAnalysis:
                 drop_delegated_judgements(self.model, loop, policy, self.callee, loop_counters(self.model, loop))
         elif context.kind == "recursive":
             read_recursion(self.model, context, policy, self.setting)
+            if self.callee is not None:
+                drop_judged_recursion(self.model, policy, self.callee)
         elif reader is not None:
             reader(self.model, context, policy)
             if context.library == CELERY and self.callee is not None and self.raisers is not None:

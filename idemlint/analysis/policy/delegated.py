@@ -4,7 +4,8 @@
 may raise (its summary's `gives_up`), the handler goes round only when it returns. It decides
 which errors are retried, so the handler does not retry every exception (IDM201); where it is
 also handed a bound (a deadline, an attempt count), it owns the loop's bound (IDM203), as a
-test on the loop's counter would."""
+test on the loop's counter would. A recursive retry's handler that judges before it calls the
+function again is read the same (IDM201)."""
 
 from __future__ import annotations
 
@@ -54,6 +55,19 @@ def drop_delegated_judgements(
     ]
     if len(judged) == len(rounds) and all(_hands_a_bound(model, call, counters) for call in judged.values()):
         policy.unbounded[:] = [v for v in policy.unbounded if v.kind != "no-bound"]
+
+
+def drop_judged_recursion(model: ModuleModel, policy: Policy, callee: Callable[[cst.Call], Callee | None]) -> None:
+    """A recursive retry's handler that hands what it caught to a judging helper before it calls
+    the function again decides, as a loop's does, which errors are retried (IDM201)."""
+    judged = {
+        v.node
+        for v in (*policy.catches_all, *policy.non_retryable_statuses)
+        if isinstance(v.node, cst.ExceptHandler) and _judging_call(model, v.node, callee) is not None
+    }
+    if judged:
+        policy.catches_all[:] = [v for v in policy.catches_all if v.node not in judged]
+        policy.non_retryable_statuses[:] = [v for v in policy.non_retryable_statuses if v.node not in judged]
 
 
 def _judging_call(

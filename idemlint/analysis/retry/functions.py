@@ -86,6 +86,27 @@ def _retry_decorator_named(model: ModuleModel, name: cst.Name) -> cst.Call | Non
     return None
 
 
+def bound_retry_decorators(model: ModuleModel, applied: set[cst.Call]) -> list[RetryContext]:
+    """The retry decorators the module binds to a name once and does not apply itself
+    (`api_retry = retry(stop=..., wait=...)` in a `retry_config.py` other modules import): each
+    is a policy, judged where it is written. `applied`: the calls the module's own contexts carry."""
+    found: list[RetryContext] = []
+    for statement in model.module.body:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+            continue
+        target = small.targets[0].target
+        if not isinstance(target, cst.Name) or not isinstance(small.value, cst.Call) or small.value in applied:
+            continue
+        call = _retry_decorator_named(model, target)
+        name = model.qualname(call.func) if call is not None else None
+        if call is small.value and name is not None:
+            found.append(
+                RetryContext("decorator", RETRY_DECORATORS[name], call, call, call, f"{target.value} ({name})")
+            )
+    return found
+
+
 def _task_retry(
     model: ModuleModel,
     function: cst.FunctionDef,

@@ -67,3 +67,23 @@ def call_and_judge_sometimes(target, predicate, timeout, strict):
             if strict:
                 on_error(exc, deadline, predicate)
             time.sleep(random.uniform(0, 2))
+
+
+def fetch_judged(client, url, predicate, retries=3):
+    try:
+        return client.get(url)
+    except Exception as exc:  # ok: IDM201 on_error() raises what predicate() does not accept
+        if retries <= 0:
+            raise
+        time.sleep(on_error(exc, None, predicate))
+        return fetch_judged(client, url, predicate, retries - 1)
+
+
+def fetch_logged(client, url, retries=3):
+    try:
+        return client.get(url)
+    except Exception as exc:  # expect: IDM201 "catches every exception" record_error() never raises what it is handed
+        if retries <= 0:
+            raise
+        time.sleep(record_error(exc, None))
+        return fetch_logged(client, url, retries - 1)
