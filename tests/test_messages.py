@@ -140,6 +140,39 @@ def dispatch(shipment_id):
     )
 
 
+def test_a_write_that_builds_on_its_column_is_told_to_let_the_database_compute_it() -> None:
+    django = """\
+from shop.models import Product
+
+
+def sell(product_id, qty):
+    product = Product.objects.get(pk=product_id)
+    if product.stock < qty:
+        return
+    product.stock -= qty
+    product.save()
+"""
+    sqlalchemy = """\
+from sqlalchemy.orm import Session
+
+from app.models import Wallet
+
+
+def deposit(session: Session, wallet_id, amount):
+    wallet = session.get(Wallet, wallet_id)
+    wallet.balance += amount
+    session.commit()
+"""
+    (decided,) = lint(django).findings
+    assert decided.code == "IDM101" and "is decided by stock read on line 5" in decided.message
+    assert decided.suggestion.startswith(
+        'Let the database compute it: `Model.objects.filter(pk=pk).update(stock=F("stock") + ...)`'
+    )
+    (lost,) = lint(sqlalchemy).findings
+    assert lost.message.endswith("one change is lost")
+    assert "values(balance=Model.balance + ...)" in lost.suggestion
+
+
 def test_a_catch_all_after_clauses_that_re_raise_says_it_retries_every_other_exception() -> None:
     source = """\
 import time

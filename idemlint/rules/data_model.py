@@ -17,6 +17,7 @@ from idemlint.analysis.db import (
     races,
     saved_at_its_version,
 )
+from idemlint.analysis.db.lost_updates import built_columns
 from idemlint.analysis.db.preconditions import carried_companions, precondition
 from idemlint.analysis.db.scopes import persisted_together
 from idemlint.analysis.machines import Declared, backward_from, never_backward, predecessors, written_state
@@ -24,7 +25,7 @@ from idemlint.analysis.summary_records import Step
 from idemlint.knowledge.states import PRIMARY_STATES, STATE_COLUMNS
 from idemlint.knowledge.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS
 from idemlint.rule import Report, Rule
-from idemlint.rules.data_wording import condition_hint, lower_confidence
+from idemlint.rules.data_wording import arithmetic_hint, condition_hint, lower_confidence, race_message
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -72,7 +73,11 @@ class ReadDecideWrite(Rule):
         "before, on its way from the test (`seat.enrolment = Enrolment.objects.create(learner=..., course=...)`, "
         "`unique_together` covering the columns it names, by values a duplicate gives too: not `uuid4()` or the clock), "
         "is safe: a racing duplicate fails at the insert; so is a record every caller in the project hands over just "
-        "after making it (`m = Message(subject=...); m.save(); m.send()`), unless something retries the write. Writes "
+        "after making it (`m = Message(subject=...); m.save(); m.send()`), unless something retries the write. It also "
+        "flags a lost update, where no test decides but two overlapping runs both add to the same old value: a column "
+        "of an instance the function loaded itself without a lock, written as a sum with its own old value "
+        "(`coupon.used += 1`, `wallet.balance = wallet.balance - amount`, then `save()` or a commit); the help says "
+        'to let the database add (`update(used=F("used") + 1)`). Writes '
         "that converge are left "
         "alone: racing runs that store the same values (a flag set, a field cleared, the value the test compared with, "
         "text marked from what was read such as `slug += '-deleted'`) and do nothing else (a call in a further test, "
@@ -178,28 +183,14 @@ def on_payment_succeeded(event):
                     continue  # one finding per decided instance, on its first (state) assignment
                 seen.add(key)
                 write = _preferred_assignment(ctx, write, race.test)
-            columns = ", ".join(race.columns) or "the row"
             read = race.read
-            if read.record:
-                message = (
-                    f"{write.described()} is decided by {read.instance}.{columns} ({_RECORD_ORIGINS[read.record]}), "
-                    "tested on line $where on the in-memory instance without a lock, and the write does not re-check it"
-                )
-            elif race.test is read.call:
-                message = (
-                    f"{write.described()} writes rows chosen by {columns} on line $where without a lock, and its filter "
-                    f"does not re-check {columns}: a row that changed meanwhile, or one an overlapping run took, is "
-                    "written again"
-                )
-            else:
-                message = (
-                    f"{write.described()} is decided by {columns} read on line $where without a lock, "
-                    "and the write does not re-check it"
-                )
+            message = race_message(write, race)
             yield Report(
                 write.node,
                 message,
-                suggestion=condition_hint(ctx, write, *_decided_states(ctx, race)),
+                suggestion=arithmetic_hint(ctx, write, built[0])
+                if (built := built_columns(ctx.model, write))
+                else condition_hint(ctx, write, *_decided_states(ctx, race)),
                 lines=(("where", race.test if read.record else read.call),),
                 confidence=lower_confidence(ctx, read),
                 evidence=_RECORD_EVIDENCE.get(read.record or "", "read in the function"),
@@ -241,13 +232,6 @@ _RECORD_EVIDENCE = {
     "loop variable": "read before the loop",
     "helper result": "read by a helper",
     "held": "read when first used (a record the object holds)",
-}
-_RECORD_ORIGINS = {
-    "self": "the row this method runs on, as some caller loaded it",
-    "parameter": "passed in, loaded by a caller",
-    "loop variable": "from the loop, loaded before it",
-    "helper result": "loaded by the helper that returned it",
-    "held": "held by this object, loaded by whoever first used it",
 }
 
 

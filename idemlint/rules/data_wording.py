@@ -9,7 +9,56 @@ from idemlint.knowledge.orms import DJANGO, DJANGO_MODULES, SQLALCHEMY, SQLALCHE
 
 if TYPE_CHECKING:
     from idemlint.analysis.db import DbRead, DbWrite
+    from idemlint.analysis.db.races import Race
     from idemlint.context import FileContext
+
+# where IDM101's read came from, for a record the function did not load itself
+RECORD_ORIGINS = {
+    "self": "the row this method runs on, as some caller loaded it",
+    "parameter": "passed in, loaded by a caller",
+    "loop variable": "from the loop, loaded before it",
+    "helper result": "loaded by the helper that returned it",
+    "held": "held by this object, loaded by whoever first used it",
+}
+
+
+def race_message(write: DbWrite, race: Race) -> str:
+    """IDM101's message: a lost update, a decision on a record or on a read, or rows a state filter chose."""
+    columns = ", ".join(race.columns) or "the row"
+    read = race.read
+    if race.computed:
+        return (
+            f"{write.described()} builds on {read.instance}.{columns} as loaded on line $where without a lock: two "
+            "overlapping runs both read the old value and one change is lost"
+        )
+    if read.record:
+        return (
+            f"{write.described()} is decided by {read.instance}.{columns} ({RECORD_ORIGINS[read.record]}), "
+            "tested on line $where on the in-memory instance without a lock, and the write does not re-check it"
+        )
+    if race.test is read.call:
+        return (
+            f"{write.described()} writes rows chosen by {columns} on line $where without a lock, and its filter "
+            f"does not re-check {columns}: a row that changed meanwhile, or one an overlapping run took, is "
+            "written again"
+        )
+    return (
+        f"{write.described()} is decided by {columns} read on line $where without a lock, "
+        "and the write does not re-check it"
+    )
+
+
+def arithmetic_hint(ctx: FileContext, write: DbWrite, column: str) -> str:
+    """For a write that builds on the column's old value: let the database do the arithmetic."""
+    if write.kind == SQLALCHEMY or writes_through_sqlalchemy(ctx):
+        return (
+            f"Let the database compute it: `update(Model).where(Model.id == id_).values({column}=Model.{column} + ...)` "
+            "(with any limit in the `where`, branching on `.rowcount`); or `with_for_update()` on the read."
+        )
+    return (
+        f'Let the database compute it: `Model.objects.filter(pk=pk).update({column}=F("{column}") + ...)` (with any '
+        "limit in the filter, branching on the count); or `select_for_update()` the read in `transaction.atomic()`."
+    )
 
 
 def lower_confidence(ctx: FileContext, read: DbRead | None = None) -> str | None:

@@ -17,6 +17,7 @@ from idemlint.analysis.db.decisions import (
     same_record,
 )
 from idemlint.analysis.db.locks import is_locked, locked_together, row_locked_first
+from idemlint.analysis.db.lost_updates import accumulates, is_text, lost_update
 from idemlint.analysis.db.object_records import assignments_to
 from idemlint.analysis.db.records import FIXED_VALUE_KINDS, VERSION_COLUMNS, DbRead, DbWrite, record_name
 from idemlint.analysis.db.scopes import source_order
@@ -39,6 +40,8 @@ class Race:
     read: DbRead
     test: cst.BaseExpression
     columns: tuple[str, ...]  # the columns the decision looked at
+    # no test decides: the write computes the column from its unlocked value (`x.n += 1`), a lost update
+    computed: bool = False
 
 
 def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
@@ -71,6 +74,8 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
     for write in db.writes:
         if id(write) not in found:
             race = _selected_by_state(model, db, write)
+            if race is None and (lost := lost_update(model, db, write)) is not None:
+                race = Race(*lost, computed=True)  # no test decides: the write adds to its unlocked value
             if race is not None:
                 found[id(write)] = race
     by_test: dict[int, list[DbWrite]] = {}
@@ -203,7 +208,7 @@ def _converges(model: ModuleModel, db: DbAnalysis, race: Race, write: DbWrite) -
     and other columns to anything that does not build on their old value (a flag, a
     timestamp, a lazily filled default; not `n -= 1` or `total = total + x`)."""
     if isinstance(write.statement, cst.AugAssign):
-        return _is_text(model, write.statement.value)  # `x.name += "-deleted"` only marks the text
+        return is_text(model, write.statement.value)  # `x.name += "-deleted"` only marks the text
     for column, value in write.values.items() or [(c, None) for c in write.sets]:
         if value is None:
             return False
@@ -213,7 +218,7 @@ def _converges(model: ModuleModel, db: DbAnalysis, race: Race, write: DbWrite) -
                 and _admits_named_states_only(model, race, write, column)
             ):
                 return False
-        elif _accumulates(model, value, column, write.instance):
+        elif accumulates(model, value, column, write.instance):
             return False  # builds on the old value: `x.n = x.n + 1`, `F("credits") - amount`
     return True
 
@@ -281,44 +286,6 @@ def _holds_when(model: ModuleModel, test: cst.BaseExpression, node: cst.CSTNode)
     if owner.orelse is not None and model.is_inside(node, owner.orelse):
         return False
     return False if always_leaves(list(owner.body.body), or_continues=True) else None
-
-
-def _accumulates(model: ModuleModel, value: cst.BaseExpression, column: str, instance: str | None) -> bool:
-    """Arithmetic on the column's old value: `x.n + 1`, `F("credits") - amount`. Reading the
-    old value to normalise it (`x.book = x.book.edition`) or another object's attribute of
-    the same name (`x.connector = self.connector`) gives the same result on every run."""
-    for node in (value, *model.iter_nodes(value)):
-        if type(node) is not cst.BinaryOperation:
-            continue
-        if type(node.operator) is cst.Add and (_is_text(model, node.left) or _is_text(model, node.right)):
-            continue  # `x.name + suffix`: text marked, not a quantity added to
-        for operand in (node.left, node.right, *model.iter_nodes(node)):
-            if type(operand) is cst.Attribute and operand.attr.value.lower() == column:
-                owner = model.dotted(operand.value)
-                if instance is None or owner == instance:
-                    return True
-            if type(operand) is cst.SimpleString and (string_value(operand) or "").lower() == column:
-                return True  # F("credits")
-    return False
-
-
-# calls that give text: `str(x)`, `"...".format(...)`, `when.strftime(...)`, `", ".join(...)`
-_TEXT_CALLS = frozenset({"str", "format", "strftime", "isoformat", "join"})
-
-
-def _is_text(model: ModuleModel, expr: cst.BaseExpression, depth: int = 0) -> bool:
-    """A value that is text by what it is: a string literal, an f-string, a call that gives text
-    (`when.strftime("-deleted-at-%s")`), a sum with text in it, or a name bound to one of these."""
-    if isinstance(expr, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
-        return True
-    if isinstance(expr, cst.Call):
-        return (model.call_name(expr) or "").rsplit(".", 1)[-1] in _TEXT_CALLS
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
-        return _is_text(model, expr.left, depth) or _is_text(model, expr.right, depth)
-    if isinstance(expr, cst.Name) and depth < 3:
-        bound = model.bindings_of(model.scope_of(expr), expr.value)
-        return any(b.value is not None and _is_text(model, b.value, depth + 1) for b in bound)
-    return False
 
 
 def _value_key(model: ModuleModel, expr: cst.BaseExpression) -> str | None:

@@ -1,0 +1,145 @@
+"""Lost updates: a column written from its own value as an unlocked read loaded it
+(`coupon.used += 1; coupon.save()`, `wallet.balance = wallet.balance - amount`). No test
+decides the write, but two overlapping runs both read the old value and both write it plus
+their change: one change is lost (a coupon used past its limit, stock sold twice). The read
+must be made in the function (a query, `get_object_or_404`), so the value the arithmetic
+builds on is the one the run loaded; a lock on the read, a lock held over both, or a write the
+ORM makes at the version it read keep it safe."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.model import string_value
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.analysis.db.classify import DbAnalysis
+    from idemlint.analysis.db.records import DbRead, DbWrite
+    from idemlint.analysis.model import ModuleModel
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+def lost_update(
+    model: ModuleModel, db: DbAnalysis, write: DbWrite
+) -> tuple[DbRead, cst.BaseExpression, tuple[str, ...]] | None:
+    """For an attribute write that builds on the column's old value, loaded without a lock
+    earlier in the same function: (the latest such load of the instance before the write, the
+    value written, the columns)."""
+    from idemlint.analysis.db.decisions import latest_binding_is, same_record
+    from idemlint.analysis.db.locks import is_locked, locked_together, row_locked_first
+    from idemlint.analysis.flow import runs_before
+
+    if write.kind != "attribute" or write.instance is None:
+        return None
+    columns = built_columns(model, write)
+    if not columns:
+        return None
+    scope = model.scope_of(write.node)
+    loads = [
+        r
+        for r in db.reads
+        if not r.record
+        and same_record(r, write)
+        and model.scope_of(r.call) is scope
+        and runs_before(model, r.call, write.node)
+    ]
+    for read in reversed(loads):
+        if _tallied_in_a_loop(model, read, write, scope):
+            return None  # the run's own tally over its work, saved as it goes: not another run's change lost
+        if (
+            is_locked(model, db, read)
+            or row_locked_first(model, db, read, write.node)
+            or locked_together(model, read, write)
+        ):
+            return None
+        if latest_binding_is(model, write, read):
+            statement = write.statement
+            value = statement.value if isinstance(statement, cst.AugAssign) else write.values[columns[0]]
+            return read, value, columns
+    return None
+
+
+def _tallied_in_a_loop(model: ModuleModel, read: DbRead, write: DbWrite, scope: cst.CSTNode) -> bool:
+    """The write is in a loop the load is outside of (`job = Job.objects.get(...)`, then `for row in
+    rows: ... job.saved += 1`): a count the run keeps of what it did."""
+    for ancestor in model.ancestors(write.node):
+        if ancestor is scope:
+            return False
+        if isinstance(ancestor, (cst.For, cst.While)) and not model.is_inside(read.call, ancestor):
+            return True
+    return False
+
+
+def built_columns(model: ModuleModel, write: DbWrite) -> tuple[str, ...]:
+    """The columns an attribute write computes from their own old value."""
+    if write.kind != "attribute":
+        return ()
+    return tuple(c for c in write.sets if _builds_on(model, write, c))
+
+
+def _builds_on(model: ModuleModel, write: DbWrite, column: str) -> bool:
+    """`x.n += 1`, `x.n = x.n - amount`: a sum with the column's own value as a term (not text
+    marked, `x.name += "-old"`, nor a merge, `x.tags |= {...}`)."""
+    statement = write.statement
+    if isinstance(statement, cst.AugAssign):
+        return isinstance(statement.operator, (cst.AddAssign, cst.SubtractAssign)) and not is_text(
+            model, statement.value
+        )
+    value = write.values.get(column)
+    return value is not None and _sums(model, value, column, write.instance)
+
+
+def _sums(model: ModuleModel, value: cst.BaseExpression, column: str, instance: str | None) -> bool:
+    if type(value) is not cst.BinaryOperation or type(value.operator) not in (cst.Add, cst.Subtract):
+        return False
+    if is_text(model, value):
+        return False
+    return any(
+        type(term) is cst.Attribute
+        and term.attr.value.lower() == column
+        and model.dotted(term.value) == instance
+        or _sums(model, term, column, instance)
+        for term in (value.left, value.right)
+    )
+
+
+def accumulates(model: ModuleModel, value: cst.BaseExpression, column: str, instance: str | None) -> bool:
+    """Arithmetic on the column's old value: `x.n + 1`, `F("credits") - amount`. Reading the
+    old value to normalise it (`x.book = x.book.edition`) or another object's attribute of
+    the same name (`x.connector = self.connector`) gives the same result on every run."""
+    for node in (value, *model.iter_nodes(value)):
+        if type(node) is not cst.BinaryOperation:
+            continue
+        if type(node.operator) is cst.Add and (is_text(model, node.left) or is_text(model, node.right)):
+            continue  # `x.name + suffix`: text marked, not a quantity added to
+        for operand in (node.left, node.right, *model.iter_nodes(node)):
+            if type(operand) is cst.Attribute and operand.attr.value.lower() == column:
+                owner = model.dotted(operand.value)
+                if instance is None or owner == instance:
+                    return True
+            if type(operand) is cst.SimpleString and (string_value(operand) or "").lower() == column:
+                return True  # F("credits")
+    return False
+
+
+# calls that give text: `str(x)`, `"...".format(...)`, `when.strftime(...)`, `", ".join(...)`
+TEXT_CALLS = frozenset({"str", "format", "strftime", "isoformat", "join"})
+
+
+def is_text(model: ModuleModel, expr: cst.BaseExpression, depth: int = 0) -> bool:
+    """A value that is text by what it is: a string literal, an f-string, a call that gives text
+    (`when.strftime("-deleted-at-%s")`), a sum with text in it, or a name bound to one of these."""
+    if isinstance(expr, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+        return True
+    if isinstance(expr, cst.Call):
+        return (model.call_name(expr) or "").rsplit(".", 1)[-1] in TEXT_CALLS
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return is_text(model, expr.left, depth) or is_text(model, expr.right, depth)
+    if isinstance(expr, cst.Name) and depth < 3:
+        bound = model.bindings_of(model.scope_of(expr), expr.value)
+        return any(b.value is not None and is_text(model, b.value, depth + 1) for b in bound)
+    return False
