@@ -65,7 +65,7 @@ class FileContext:
         from idemlint.analysis.retry.reach import QuietNames
 
         project, module, quiet = self._project, self.module_name, self._quiet_functions
-        if not (project.task_settings or project.task_retriers or quiet):
+        if not (project.task_settings or project.task_retriers or quiet or project.retry_decorators):
             return RetryAnalysis(self.model)
 
         def of_base(base: cst.BaseExpression) -> frozenset[str]:
@@ -76,8 +76,12 @@ class FileContext:
             target = call_target(self.model, call, module)
             return project.task_retriers.get(project.defined_as(target)) if target else None
 
+        def retry_decorator(decorator: cst.BaseExpression) -> str | None:
+            named = self.model.qualname(decorator)
+            return project.retry_decorators.get(project.defined_as(named)) if named else None
+
         names = QuietNames(quiet, module, project.defined_as)
-        return RetryAnalysis(self.model, InheritedSettings(of_base, retries_task_at, names))
+        return RetryAnalysis(self.model, InheritedSettings(of_base, retries_task_at, names, retry_decorator))
 
     @cached_property
     def _quiet_functions(self) -> frozenset[str]:

@@ -48,6 +48,9 @@ class ModuleFacts:
     # functions that run again what they are handed: a Celery task whose `.retry()` they call,
     # or a callable they call once per attempt (`def with_retries(fn)`): (dotted name, its position)
     task_retriers: tuple[tuple[str, int], ...] = ()
+    # retry decorators bound to a module-level name for other modules to apply (`api_retry =
+    # tenacity.retry(...)`): (dotted name, the decorator's qualified name)
+    retry_decorators: tuple[tuple[str, str], ...] = ()
 
 
 def module_facts(ctx: FileContext) -> ModuleFacts | None:
@@ -57,6 +60,7 @@ def module_facts(ctx: FileContext) -> ModuleFacts | None:
     what this builds."""
     from idemlint.analysis.calls import class_bases
     from idemlint.analysis.retry import class_settings
+    from idemlint.analysis.retry.functions import named_retry_decorators
 
     model, retry, module, path, source = ctx.model, ctx.retry, ctx.module_name, ctx.path, ctx.source
     local = ctx.summaries
@@ -69,7 +73,8 @@ def module_facts(ctx: FileContext) -> ModuleFacts | None:
         for f in model.functions
         if names[f] and (position := _rerun_parameter(model, retry, f)) is not None
     )
-    if not facts and not edges and not model.classes and not task_retriers:
+    decorators = tuple((f"{module}.{name}", qualname) for name, _call, qualname in named_retry_decorators(model))
+    if not facts and not edges and not model.classes and not task_retriers and not decorators:
         return None
     lines = _lines_by_ast(model, source)
     if lines is None:  # the two parsers disagree on the calls: ask libcst (slower, exact)
@@ -133,7 +138,9 @@ def module_facts(ctx: FileContext) -> ModuleFacts | None:
         if model.scope_of(c) is model.module and (settings := class_settings(c))
     )
     inherited = _sdk_methods(classes, source, path)
-    return ModuleFacts(path, functions + inherited, plain_edges, classes, instances, task_settings, task_retriers)
+    return ModuleFacts(
+        path, functions + inherited, plain_edges, classes, instances, task_settings, task_retriers, decorators
+    )
 
 
 def _rerun_parameter(model: ModuleModel, retry: RetryAnalysis, function: cst.FunctionDef) -> int | None:

@@ -27,6 +27,7 @@ from idemlint.analysis.quiet_functions import QuietFacts, join_quiet, quiet_fact
 from idemlint.analysis.setter_facts import by_verdict, setter_facts, weaker
 from idemlint.analysis.unique_keys import join_unique_keys, versioned_models
 from idemlint.analysis.unsent_keys import NO_HEADER_FACTS, HeaderFacts, header_facts
+from idemlint.knowledge.retries import RETRY_DECORATORS
 from idemlint.knowledge.sdks import REMOTE_PACKAGES
 from idemlint.knowledge.states import FAILED_STATE_WORDS, STATE_COLUMNS
 from idemlint.knowledge.vocabulary import DEFAULT
@@ -257,6 +258,13 @@ _SUMMARY_SIGNS: tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...] = tuple(
         # a predicate testing for a lost race (`isinstance(exc, WriteConflictError)`)
         ((b"isinstance(",), rb"isinstance\([^)\n]*(?:Conflict|Stale|OptimisticLock|Concurrent|Serializ|Deadlock)"),
         ((b"retr", b"Retr"), rb"\w\.retry\(|Retrying\(|retry_call\(|\bdef[ \t]+\w*retr(?:y|ies)\w*\("),
+        # a retry decorator bound to a module-level name for other modules (`api_retry = retry(`)
+        (
+            tuple(sorted({name.rsplit(".", 1)[-1].encode() for name in RETRY_DECORATORS})),
+            rb"^\w+[ \t]*=[ \t]*(?:\w+\.)*(?:"
+            + "|".join(sorted({name.rsplit(".", 1)[-1] for name in RETRY_DECORATORS})).encode()
+            + rb")\(",
+        ),
         (
             tuple(column.encode() for column in sorted(STATE_COLUMNS)),
             rb"^[ \t]+\w+\.\w*(?:" + "|".join(sorted(STATE_COLUMNS)).encode() + rb")\w*[ \t]*(?::[^=\n]*)?=[^=]",
@@ -322,6 +330,7 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
     instances: dict[str, str] = {}
     task_settings: dict[str, frozenset[str]] = {}
     task_retriers: dict[str, int] = {}
+    retry_decorators: dict[str, str] = {}
     edges: list[tuple[str, Edge]] = []
     for facts in modules:
         for name, summary, line in facts.functions:
@@ -331,6 +340,7 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
         instances.update(facts.instances)
         task_settings.update(facts.task_settings)
         task_retriers.update(facts.task_retriers)
+        retry_decorators.update(facts.retry_decorators)
         edges.extend((facts.path, edge) for edge in facts.edges)
     implementations: dict[str, list[str]] = {}
     for name, (bases, _methods) in sorted(classes.items()):
@@ -343,6 +353,7 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
         instances=instances,
         task_settings=task_settings,
         task_retriers=task_retriers,
+        retry_decorators=retry_decorators,
         implementations={base: tuple(names) for base, names in implementations.items()},
     )
     for _round in range(MAX_DEPTH):

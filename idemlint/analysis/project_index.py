@@ -90,6 +90,9 @@ class ProjectIndex:
     # constructor that may fail (name + `()`) (`analysis/quiet_functions.py`): a retry around
     # calls to them never runs
     quiet_functions: frozenset[str] = frozenset()
+    # retry decorators bound to a module-level name (`retry_config.api_retry`) -> the decorator's
+    # qualified name (`tenacity.retry`): applying one elsewhere retries the function
+    retry_decorators: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def digest(self) -> str:
@@ -133,6 +136,7 @@ class ProjectIndex:
                     sorted(self.named_header_attributes),
                     sorted((key, sorted(modules)) for key, modules in self.key_reads.items()),
                     sorted(self.quiet_functions),
+                    sorted(self.retry_decorators.items()),
                 )
             )
         )

@@ -146,6 +146,8 @@ class PolicyAnalysis:
 
     def _policy(self, context: RetryContext) -> Policy | None:
         call = context.config
+        if context.settings_elsewhere:
+            return None  # a decorator bound in another module: judged where it is written
         if call is not None and (any(a.star == "**" for a in call.args) or _single_attempt(self.model, call)):
             return None  # settings we cannot see, or a "retry" that never retries
         policy = Policy.empty(context, context.anchor)

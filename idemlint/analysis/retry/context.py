@@ -36,6 +36,8 @@ class RetryContext:
     by_way_of: cst.FunctionDef | None = None
     # the task's handlers no failure reaches (`retry/reach.py`): a `self.retry()` there never runs
     dead_handlers: frozenset[cst.CSTNode] = frozenset()
+    # a decorator bound in another module (`@api_retry` imported): its policy is judged there
+    settings_elsewhere: bool = False
 
     @property
     def repeats_safely(self) -> bool:

@@ -42,6 +42,9 @@ class InheritedSettings:
     retries_task_at: Callable[[cst.Call], int | None]
     # the functions that let no exception out (`retry/reach.py`): a retry around calls to them never runs
     quiet: QuietNames | None = None
+    # the retry decorator (`tenacity.retry`) an imported name was bound to in another module
+    # (`from .retry_config import api_retry`): its settings are judged there
+    retry_decorator: Callable[[cst.BaseExpression], str | None] | None = None
 
 
 def classify_function(
@@ -66,9 +69,13 @@ def classify_function(
             )  # `retry_timeout = backoff.on_exception(...)`, then `@retry_timeout`
             name = (model.qualname(call.func) if call is not None else None) or name
             library, label = RETRY_DECORATORS.get(name), f"@{expr.value} ({name})"
+        elsewhere = None
+        if library is None and call is None and inherited is not None and inherited.retry_decorator is not None:
+            elsewhere = inherited.retry_decorator(expr)  # `from .retry_config import api_retry`, then `@api_retry`
+            library, label = RETRY_DECORATORS.get(elsewhere or ""), f"@{model.dotted(expr)} ({elsewhere})"
         if library is not None:
             kind = "poll" if raises_until_ready(model, function) else "decorator"
-            return RetryContext(kind, library, function, decorator, call, label)
+            return RetryContext(kind, library, function, decorator, call, label, settings_elsewhere=bool(elsewhere))
         task = _task_retry(model, function, name, call, inherited)
         if task is not None:
             library, label, dead = task
@@ -86,25 +93,33 @@ def _retry_decorator_named(model: ModuleModel, name: cst.Name) -> cst.Call | Non
     return None
 
 
-def bound_retry_decorators(model: ModuleModel, applied: set[cst.Call]) -> list[RetryContext]:
-    """The retry decorators the module binds to a name once and does not apply itself
-    (`api_retry = retry(stop=..., wait=...)` in a `retry_config.py` other modules import): each
-    is a policy, judged where it is written. `applied`: the calls the module's own contexts carry."""
-    found: list[RetryContext] = []
+def named_retry_decorators(model: ModuleModel) -> list[tuple[str, cst.Call, str]]:
+    """The retry decorators the module binds to a module-level name once (`api_retry =
+    retry(stop=..., wait=...)`): (the name, the call, the decorator's qualified name)."""
+    found: list[tuple[str, cst.Call, str]] = []
     for statement in model.module.body:
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
         if not isinstance(small, cst.Assign) or len(small.targets) != 1:
             continue
         target = small.targets[0].target
-        if not isinstance(target, cst.Name) or not isinstance(small.value, cst.Call) or small.value in applied:
+        if not isinstance(target, cst.Name) or not isinstance(small.value, cst.Call):
             continue
         call = _retry_decorator_named(model, target)
         name = model.qualname(call.func) if call is not None else None
         if call is small.value and name is not None:
-            found.append(
-                RetryContext("decorator", RETRY_DECORATORS[name], call, call, call, f"{target.value} ({name})")
-            )
+            found.append((target.value, call, name))
     return found
+
+
+def bound_retry_decorators(model: ModuleModel, applied: set[cst.Call]) -> list[RetryContext]:
+    """The named retry decorators the module does not apply itself (a `retry_config.py` other
+    modules import): each is a policy, judged where it is written. `applied`: the calls the
+    module's own contexts carry."""
+    return [
+        RetryContext("decorator", RETRY_DECORATORS[qualname], call, call, call, f"{name} ({qualname})")
+        for name, call, qualname in named_retry_decorators(model)
+        if call not in applied
+    ]
 
 
 def _task_retry(
