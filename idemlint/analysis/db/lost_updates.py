@@ -93,18 +93,35 @@ def _builds_on(model: ModuleModel, write: DbWrite, column: str) -> bool:
     return value is not None and _sums(model, value, column, write.instance)
 
 
-def _sums(model: ModuleModel, value: cst.BaseExpression, column: str, instance: str | None) -> bool:
+# conversions that keep a quantity what it is: `Decimal(wallet.balance) + amount`
+_NUMBER_CALLS = frozenset({"Decimal", "int", "float"})
+
+
+def _sums(model: ModuleModel, value: cst.BaseExpression, column: str, instance: str | None, depth: int = 0) -> bool:
+    """A sum with the column's own value as a term, also through a number conversion
+    (`Decimal(x.n) + 1`), either branch of a conditional (`x.n + a if deposit else x.n - a`), or
+    a name bound once to one (`new = x.n - a; x.n = new`)."""
+    if type(value) is cst.IfExp:
+        return any(_sums(model, v, column, instance, depth) for v in (value.body, value.orelse))
+    if type(value) is cst.Name and depth < 2:
+        bound = model.bindings_of(model.scope_of(value), value.value)
+        return (
+            len(bound) == 1 and bound[0].value is not None and _sums(model, bound[0].value, column, instance, depth + 1)
+        )
     if type(value) is not cst.BinaryOperation or type(value.operator) not in (cst.Add, cst.Subtract):
         return False
     if is_text(model, value):
         return False
     return any(
-        type(term) is cst.Attribute
-        and term.attr.value.lower() == column
-        and model.dotted(term.value) == instance
-        or _sums(model, term, column, instance)
+        _is_column(model, term, column, instance) or _sums(model, term, column, instance, depth)
         for term in (value.left, value.right)
     )
+
+
+def _is_column(model: ModuleModel, term: cst.BaseExpression, column: str, instance: str | None) -> bool:
+    if type(term) is cst.Call and term.args and (model.call_name(term) or "").rsplit(".", 1)[-1] in _NUMBER_CALLS:
+        term = term.args[0].value
+    return type(term) is cst.Attribute and term.attr.value.lower() == column and model.dotted(term.value) == instance
 
 
 def accumulates(model: ModuleModel, value: cst.BaseExpression, column: str, instance: str | None) -> bool:
