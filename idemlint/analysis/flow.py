@@ -96,6 +96,29 @@ def runs_before(model: ModuleModel, earlier: cst.CSTNode, later: cst.CSTNode) ->
     return False
 
 
+def reached_from(model: ModuleModel, earlier: cst.CSTNode, later: cst.CSTNode) -> bool:
+    """Every way on from the line holding `earlier` comes to the line holding `later`: that line
+    follows it in its block or in one around it (`if make_default: clear_others()`, then the
+    insert after the `if`), with no line between at those levels that leaves (`return`,
+    `raise`, `break`, `continue`)."""
+    later_line = line_of(model, later)
+    wanted = {later_line, *model.ancestors(later_line)}
+    for current in (line_of(model, earlier), *model.ancestors(line_of(model, earlier))):
+        if isinstance(current, (cst.FunctionDef, cst.Lambda)):
+            return False
+        body = getattr(model.parents.get(current), "body", None)
+        if not isinstance(body, (list, tuple)) or current not in body:
+            continue
+        for statement in body[body.index(current) + 1 :]:
+            if statement in wanted:
+                return True
+            if isinstance(statement, cst.SimpleStatementLine) and any(
+                isinstance(small, (cst.Return, cst.Raise, cst.Break, cst.Continue)) for small in statement.body
+            ):
+                return False
+    return False
+
+
 def line_of(model: ModuleModel, node: cst.CSTNode) -> cst.CSTNode:
     """The statement line holding a node (a small statement's line, or the compound statement)."""
     statement = model.statement_of(node)

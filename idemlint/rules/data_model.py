@@ -191,9 +191,11 @@ def on_payment_succeeded(event):
                 suggestion=arithmetic_hint(ctx, write, built[0])
                 if (built := built_columns(ctx.model, write))
                 else condition_hint(ctx, write, *_decided_states(ctx, race)),
-                lines=(("where", race.test if read.record else read.call),),
+                lines=(("where", race.test if read.record and not race.computed else read.call),),
                 confidence=lower_confidence(ctx, read),
-                evidence=_RECORD_EVIDENCE.get(read.record or "", "read in the function"),
+                evidence=LOST_UPDATE
+                if race.computed
+                else _RECORD_EVIDENCE.get(read.record or "", "read in the function"),
             )
         yield from _inserts_after_absence(ctx)
 
@@ -226,6 +228,7 @@ def _inserts_after_absence(ctx: FileContext) -> Iterator[Report]:
 
 
 # how IDM101 found the read that decides (its confidence is measured per kind)
+LOST_UPDATE = "a sum on a column's unlocked value"  # measured apart from decisions
 _RECORD_EVIDENCE = {
     "self": "read by a caller (the method's own row)",
     "parameter": "read by a caller (an instance passed in)",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from idemlint.analysis.db.chains import admitted_values, chain_calls
 from idemlint.analysis.db.records import FIXED_VALUE_KINDS, OWN_KEYS, VERSION_COLUMNS
 from idemlint.analysis.db.side_effects import absolute_value, answers_after, effect_after
-from idemlint.analysis.flow import runs_before
+from idemlint.analysis.flow import reached_from, runs_before
 from idemlint.analysis.model import iter_nodes, local_callee, positional_parameters, string_value
 from idemlint.knowledge.roles import (
     ENTRY_DECORATORS,
@@ -141,7 +141,7 @@ def _supersedes(model: ModuleModel, db: DbAnalysis, write: DbWrite, conditions: 
     table = write.table.lower()
     scope = model.scope_of(write.node)
     return any(
-        inserted == table and runs_before(model, write.node, insert) for insert, inserted in inserts_in(model, [scope])
+        inserted == table and reached_from(model, write.node, insert) for insert, inserted in inserts_in(model, [scope])
     )
 
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.db.records import DbRead
 from idemlint.analysis.model import string_value
 
 if TYPE_CHECKING:
     import libcst as cst
 
     from idemlint.analysis.db.classify import DbAnalysis
-    from idemlint.analysis.db.records import DbRead, DbWrite
+    from idemlint.analysis.db.records import DbWrite
     from idemlint.analysis.model import ModuleModel
 else:
     cst = LazyModule("libcst", globals(), "cst")
@@ -47,9 +48,14 @@ def lost_update(
         and model.scope_of(r.call) is scope
         and runs_before(model, r.call, write.node)
     ]
+    related = _related_load(model, write, scope)
+    if not loads and related is not None:
+        loads = [DbRead(related, None, False, instance=write.instance, record="related")]
     for read in reversed(loads):
         if _tallied_in_a_loop(model, read, write, scope):
             return None  # the run's own tally over its work, saved as it goes: not another run's change lost
+        if read.record:
+            return read, _written_value(write, columns), columns
         if (
             is_locked(model, db, read)
             or row_locked_first(model, db, read, write.node)
@@ -57,10 +63,26 @@ def lost_update(
         ):
             return None
         if latest_binding_is(model, write, read):
-            statement = write.statement
-            value = statement.value if isinstance(statement, cst.AugAssign) else write.values[columns[0]]
-            return read, value, columns
+            return read, _written_value(write, columns), columns
     return None
+
+
+def _written_value(write: DbWrite, columns: tuple[str, ...]) -> cst.BaseExpression:
+    statement = write.statement
+    return statement.value if isinstance(statement, cst.AugAssign) else write.values[columns[0]]
+
+
+def _related_load(model: ModuleModel, write: DbWrite, scope: cst.CSTNode) -> cst.CSTNode | None:
+    """Where the function reaches a related row through another record's relation, loaded then
+    by the ORM without a lock: a name bound once to it (`product = instance.product`). Not one
+    the object holds (`self.product`): a caller may hold its lock."""
+    instance = write.instance or ""
+    if instance.startswith("self.") or instance == "self":
+        return None
+    bound = model.bindings_of(scope, instance)
+    value = bound[0].value if len(bound) == 1 else None
+    owner = model.dotted(value) if type(value) is cst.Attribute else None
+    return value if owner is not None and not owner.startswith("self.") else None
 
 
 def _tallied_in_a_loop(model: ModuleModel, read: DbRead, write: DbWrite, scope: cst.CSTNode) -> bool:
@@ -118,9 +140,14 @@ def _sums(model: ModuleModel, value: cst.BaseExpression, column: str, instance: 
     )
 
 
-def _is_column(model: ModuleModel, term: cst.BaseExpression, column: str, instance: str | None) -> bool:
+def _is_column(model: ModuleModel, term: cst.BaseExpression, column: str, instance: str | None, depth: int = 0) -> bool:
+    """`x.n`, `Decimal(x.n)`, or a name bound once to one (`old = x.n`)."""
     if type(term) is cst.Call and term.args and (model.call_name(term) or "").rsplit(".", 1)[-1] in _NUMBER_CALLS:
         term = term.args[0].value
+    if type(term) is cst.Name and depth < 2:
+        bound = model.bindings_of(model.scope_of(term), term.value)
+        value = bound[0].value if len(bound) == 1 else None
+        return value is not None and _is_column(model, value, column, instance, depth + 1)
     return type(term) is cst.Attribute and term.attr.value.lower() == column and model.dotted(term.value) == instance
 
 
