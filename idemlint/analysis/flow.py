@@ -7,7 +7,7 @@ origin. That keeps the analysis cheap and predictable; the rules compensate by a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
@@ -99,24 +99,85 @@ def runs_before(model: ModuleModel, earlier: cst.CSTNode, later: cst.CSTNode) ->
 def reached_from(model: ModuleModel, earlier: cst.CSTNode, later: cst.CSTNode) -> bool:
     """Every way on from the line holding `earlier` comes to the line holding `later`: that line
     follows it in its block or in one around it (`if make_default: clear_others()`, then the
-    insert after the `if`), with no line between at those levels that leaves (`return`,
-    `raise`, `break`, `continue`)."""
-    later_line = line_of(model, later)
-    wanted = {later_line, *model.ancestors(later_line)}
-    for current in (line_of(model, earlier), *model.ancestors(line_of(model, earlier))):
-        if isinstance(current, (cst.FunctionDef, cst.Lambda)):
+    insert after the `if`), directly or in a `with` there; no statement on the way may leave
+    (a `return`, `raise`, `break` or `continue` in any branch of it), a `try` it is left through
+    has no handler that may leave, and a compound statement that only holds the later line (an
+    `if`, a loop, a `try`) may skip it."""
+    target = line_of(model, later)
+    current = line_of(model, earlier)
+    while True:
+        block = model.parents.get(current)
+        body = getattr(block, "body", None)
+        if isinstance(body, (list, tuple)) and current in body:
+            for statement in body[body.index(current) + 1 :]:
+                if statement is target:
+                    return True
+                if isinstance(statement, cst.With) and target in statement.body.body:
+                    return _reaches_within(statement.body.body, target)
+                if _may_leave(statement) or model.is_inside(target, statement):
+                    return False
+        owner = model.parents.get(block) if block is not None else None
+        while owner is not None and not isinstance(owner, cst.BaseStatement):
+            owner = model.parents.get(owner)  # an `else:` or an `except:` clause: on to its statement
+        if owner is None or isinstance(owner, (cst.FunctionDef, cst.ClassDef)):
             return False
-        body = getattr(model.parents.get(current), "body", None)
-        if not isinstance(body, (list, tuple)) or current not in body:
-            continue
-        for statement in body[body.index(current) + 1 :]:
-            if statement in wanted:
-                return True
-            if isinstance(statement, cst.SimpleStatementLine) and any(
-                isinstance(small, (cst.Return, cst.Raise, cst.Break, cst.Continue)) for small in statement.body
-            ):
-                return False
+        if isinstance(owner, (cst.Try, cst.TryStar)) and any(
+            _may_leave(part) for part in (*owner.handlers, owner.orelse, owner.finalbody) if part is not None
+        ):
+            return False  # a failure after `earlier` may end the function in a handler
+        current = owner
+
+
+def _reaches_within(body: Sequence[cst.CSTNode], target: cst.CSTNode) -> bool:
+    for statement in body:
+        if statement is target:
+            return True
+        if _may_leave(statement):
+            return False
     return False
+
+
+def _may_leave(node: cst.CSTNode) -> bool:
+    """A `return` or `raise` anywhere in the statement, or a `break`/`continue` not inside a
+    loop of its own (a nested function's do not count)."""
+
+    class Leaves(cst.CSTVisitor):
+        found = False
+        loops = 0
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_For(self, node: cst.For) -> None:
+            self.loops += 1
+
+        def leave_For(self, original_node: cst.For) -> None:
+            self.loops -= 1
+
+        def visit_While(self, node: cst.While) -> None:
+            self.loops += 1
+
+        def leave_While(self, original_node: cst.While) -> None:
+            self.loops -= 1
+
+        def visit_Return(self, node: cst.Return) -> None:
+            self.found = True
+
+        def visit_Raise(self, node: cst.Raise) -> None:
+            self.found = True
+
+        def visit_Break(self, node: cst.Break) -> None:
+            self.found = self.found or not self.loops
+
+        def visit_Continue(self, node: cst.Continue) -> None:
+            self.found = self.found or not self.loops
+
+    visitor = Leaves()
+    node.visit(visitor)
+    return visitor.found
 
 
 def line_of(model: ModuleModel, node: cst.CSTNode) -> cst.CSTNode:

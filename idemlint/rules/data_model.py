@@ -75,9 +75,13 @@ class ReadDecideWrite(Rule):
         "is safe: a racing duplicate fails at the insert; so is a record every caller in the project hands over just "
         "after making it (`m = Message(subject=...); m.save(); m.send()`), unless something retries the write. It also "
         "flags a lost update, where no test decides but two overlapping runs both add to the same old value: a column "
-        "of an instance the function loaded itself without a lock, written as a sum with its own old value "
-        "(`coupon.used += 1`, `wallet.balance = wallet.balance - amount`, then `save()` or a commit); the help says "
-        'to let the database add (`update(used=F("used") + 1)`). Writes '
+        "of an instance the function loaded itself without a lock, or of a related row it reaches through a record's "
+        "relation to a model of the project (`product = line.product`, where the record was not loaded under a lock "
+        "and, passed in, not under one every caller takes), written as a sum with its own old value (`coupon.used += "
+        "1`, `wallet.balance = Decimal(wallet.balance) - amount`, through a name bound once to it), then stored by "
+        "`save()` (not one whose `update_fields` leaves it out) or a commit; not an attribute the model declared in "
+        "the module does not have, nor a count kept in a loop the load is outside of (the run's own tally, also where "
+        'it is a shared stock). The help says to let the database add (`update(used=F("used") + 1)`). Writes '
         "that converge are left "
         "alone: racing runs that store the same values (a flag set, a field cleared, the value the test compared with, "
         "text marked from what was read such as `slug += '-deleted'`) and do nothing else (a call in a further test, "

@@ -27,8 +27,9 @@ def race_message(write: DbWrite, race: Race) -> str:
     columns = ", ".join(race.columns) or "the row"
     read = race.read
     if race.computed:
+        loaded = "a related row, loaded when first used on line $where," if read.record else "as loaded on line $where"
         return (
-            f"{write.described()} builds on {read.instance}.{columns} as loaded on line $where without a lock: two "
+            f"{write.described()} builds on {read.instance}.{columns} {loaded} without a lock: two "
             "overlapping runs both read the old value and one change is lost"
         )
     if read.record:

@@ -90,11 +90,14 @@ class DbAnalysis:
         if not isinstance(func, cst.Attribute):
             if model.call_name(call) in GET_OR_404 and call.args:
                 filters = tuple(kwarg_predicates(model, call))  # `get_object_or_404(Order, pk=pk, state=PAID)`
+                source = call.args[
+                    0
+                ].value  # or a queryset: `get_object_or_404(Order.objects.select_for_update(), ...)`
                 self.reads.append(
                     DbRead(
                         call,
-                        model_name(model, call.args[0].value),
-                        False,
+                        model_name(model, source),
+                        isinstance(source, cst.Call) and locks(chain_calls(source)),
                         tuple(p.column for p in filters),
                         assigned_name(model, call),
                         filters,

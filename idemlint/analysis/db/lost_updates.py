@@ -1,18 +1,21 @@
 """Lost updates: a column written from its own value as an unlocked read loaded it
 (`coupon.used += 1; coupon.save()`, `wallet.balance = wallet.balance - amount`). No test
 decides the write, but two overlapping runs both read the old value and both write it plus
-their change: one change is lost (a coupon used past its limit, stock sold twice). The read
-must be made in the function (a query, `get_object_or_404`), so the value the arithmetic
-builds on is the one the run loaded; a lock on the read, a lock held over both, or a write the
-ORM makes at the version it read keep it safe."""
+their change: one change is lost (a coupon used past its limit, stock sold twice). The value
+is one the function loaded (a query, `get_object_or_404`) or a related row it reaches through
+a record's relation to a model of the project (`product = line.product`): the value the
+arithmetic builds on is what this run saw. A lock on the read (or on the record the related row
+was reached through, or one every caller takes), or a write the ORM makes at the version it
+read, keeps it safe."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.records import DbRead
-from idemlint.analysis.model import string_value
+from idemlint.analysis.model import keyword, string_value
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -48,12 +51,14 @@ def lost_update(
         and model.scope_of(r.call) is scope
         and runs_before(model, r.call, write.node)
     ]
-    related = _related_load(model, write, scope)
-    if not loads and related is not None:
-        loads = [DbRead(related, None, False, instance=write.instance, record="related")]
+    if not loads:
+        related = _related_load(model, db, write, scope)
+        loads = [related] if related is not None else []
     for read in reversed(loads):
         if _tallied_in_a_loop(model, read, write, scope):
             return None  # the run's own tally over its work, saved as it goes: not another run's change lost
+        if not _persisted(model, write, columns[0], scope) or _not_a_field(model, read.table, columns[0]):
+            return None  # `save(update_fields=[...])` without it, or an attribute the model does not store
         if read.record:
             return read, _written_value(write, columns), columns
         if (
@@ -72,17 +77,94 @@ def _written_value(write: DbWrite, columns: tuple[str, ...]) -> cst.BaseExpressi
     return statement.value if isinstance(statement, cst.AugAssign) else write.values[columns[0]]
 
 
-def _related_load(model: ModuleModel, write: DbWrite, scope: cst.CSTNode) -> cst.CSTNode | None:
-    """Where the function reaches a related row through another record's relation, loaded then
-    by the ORM without a lock: a name bound once to it (`product = instance.product`). Not one
-    the object holds (`self.product`): a caller may hold its lock."""
+def _related_load(model: ModuleModel, db: DbAnalysis, write: DbWrite, scope: cst.CSTNode) -> DbRead | None:
+    """A related row the function reaches through another record's relation, loaded then by the
+    ORM without a lock: a name bound once to `owner.attr` where `attr` names a model of the
+    project (`product = instance.product`, `Product` a model). Not one the object holds
+    (`self.product`), nor one whose owner the function loaded under a lock (its joined rows may
+    be locked with it). Its origin is the owner's: a parameter's callers may hold the lock."""
     instance = write.instance or ""
     if instance.startswith("self.") or instance == "self":
         return None
     bound = model.bindings_of(scope, instance)
     value = bound[0].value if len(bound) == 1 else None
-    owner = model.dotted(value) if type(value) is cst.Attribute else None
-    return value if owner is not None and not owner.startswith("self.") else None
+    if type(value) is not cst.Attribute or type(value.value) is not cst.Name or value.value.value == "self":
+        return None
+    owner, attribute = value.value.value, value.attr.value
+    if not _names_a_model(model, db, attribute):
+        return None
+    if any(r.instance == owner and r.locked and model.scope_of(r.call) is scope for r in db.reads):
+        return None
+    parameters = {p.name.value for p in getattr(scope, "params", cst.Parameters()).params}
+    return DbRead(
+        value, attribute.lower(), False, instance=instance, record="parameter" if owner in parameters else "related"
+    )
+
+
+def _names_a_model(model: ModuleModel, db: DbAnalysis, attribute: str) -> bool:
+    """`product_variant` names `ProductVariant`, a class of the module or the project built on a model base."""
+    from idemlint.knowledge.orms import MODEL_BASE, NOT_ROW_BASES
+
+    wanted = "".join(part.capitalize() for part in attribute.split("_"))
+
+    def is_model(bases: Iterable[str]) -> bool:
+        return any(MODEL_BASE.search(b) and not NOT_ROW_BASES.search(b) for b in bases)
+
+    for owner in model.classes:
+        if owner.name.value == wanted:
+            return is_model(model.dotted(b.value) or "" for b in owner.bases)
+    project = getattr(db, "project", None)
+    classes = project.classes if project is not None else {}
+    return any(name.rsplit(".", 1)[-1] == wanted and is_model(bases) for name, (bases, _methods) in classes.items())
+
+
+def _persisted(model: ModuleModel, write: DbWrite, column: str, scope: cst.CSTNode) -> bool:
+    """The first save of the instance after the write stores the column: not one that names
+    other fields only (`save(update_fields=["status"])`)."""
+    from idemlint.analysis.db.scopes import source_order
+
+    order = source_order(model, scope)
+    start = order.get(write.statement, 0)
+    saves = sorted(
+        (order.get(node, 0), id(node), node)
+        for node in model.iter_nodes(scope)
+        if type(node) is cst.Call
+        and type(node.func) is cst.Attribute
+        and node.func.attr.value in ("save", "asave")
+        and model.dotted(node.func.value) == write.instance
+        and order.get(node, 0) > start
+    )
+    if not saves:
+        return True  # a commit or a helper persists it
+    fields = keyword(saves[0][2], "update_fields")
+    if fields is None or not isinstance(fields.value, (cst.List, cst.Tuple)):
+        return True
+    named = {(string_value(e.value) or "").lower() for e in fields.value.elements}
+    return column in named or "" in named
+
+
+def _not_a_field(model: ModuleModel, table: str | None, column: str) -> bool:
+    """The module defines the model (`class Coupon(models.Model)`, on a model base alone) and
+    it declares no such field: an attribute kept in memory, not a column."""
+    from idemlint.knowledge.orms import MODEL_BASE
+
+    for owner in model.classes:
+        if table is None or owner.name.value.lower() != table:
+            continue
+        if not owner.bases or not all(MODEL_BASE.search(model.dotted(b.value) or "") for b in owner.bases):
+            return False  # fields may come from a base declared elsewhere
+        fields = {
+            target.target.value.lower()
+            for line in owner.body.body
+            if isinstance(line, cst.SimpleStatementLine)
+            for small in line.body
+            for target in (
+                small.targets if isinstance(small, cst.Assign) else [small] if isinstance(small, cst.AnnAssign) else []
+            )
+            if isinstance(target.target, cst.Name)
+        }
+        return bool(fields) and column not in fields
+    return False
 
 
 def _tallied_in_a_loop(model: ModuleModel, read: DbRead, write: DbWrite, scope: cst.CSTNode) -> bool:

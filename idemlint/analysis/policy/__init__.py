@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.calls import tail_name
-from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.policy.backoff import read_backoff, read_retry_package, read_stamina
 from idemlint.analysis.policy.celery import (
@@ -49,7 +48,7 @@ from idemlint.analysis.policy.requeue import requeue_waits
 from idemlint.analysis.policy.tenacity import read_retrying, read_tenacity
 from idemlint.analysis.policy.urllib3 import read_urllib3_retry, retry_subclass_settings
 from idemlint.analysis.retry import RetryAnalysis, RetryContext
-from idemlint.analysis.retry.functions import bound_retry_decorators
+from idemlint.analysis.retry.functions import bound_retry_decorators, single_attempt
 from idemlint.knowledge.retries import (
     BACKOFF,
     CELERY,
@@ -148,7 +147,7 @@ class PolicyAnalysis:
         call = context.config
         if context.settings_elsewhere:
             return None  # a decorator bound in another module: judged where it is written
-        if call is not None and (any(a.star == "**" for a in call.args) or _single_attempt(self.model, call)):
+        if call is not None and (any(a.star == "**" for a in call.args) or single_attempt(self.model, call)):
             return None  # settings we cannot see, or a "retry" that never retries
         policy = Policy.empty(context, context.anchor)
         if context.kind == "poll" and context.library in _BY_LIBRARY:
@@ -262,25 +261,4 @@ def _in_attempt(model: ModuleModel, node: cst.CSTNode, loop: cst.CSTNode) -> boo
         if isinstance(ancestor, (cst.Try, cst.TryStar)) and child is ancestor.body:
             return True
         child = ancestor
-    return False
-
-
-def _single_attempt(model: ModuleModel, call: cst.Call) -> bool:
-    """`stop=stop_after_attempt(1)`, `max_tries=1`, `attempts=1`: one try, no retry."""
-    for arg in call.args:
-        value = arg.value
-        if arg.keyword is not None and arg.keyword.value in (
-            "max_tries",
-            "attempts",
-            "tries",
-            "stop_max_attempt_number",
-        ):
-            if isinstance(value, cst.Integer) and value.value == "1":
-                return True
-        if arg.keyword is not None and arg.keyword.value == "stop":
-            # `stop=stop_after_attempt(1)`, directly or through a constant (`stop=_NO_RETRY`)
-            stops = [n for n in origin_nodes(model, value) if isinstance(n, cst.Call)]
-            if len(stops) == 1 and (model.call_name(stops[0]) or "").endswith("stop_after_attempt"):
-                first = stops[0].args[0].value if stops[0].args else None
-                return isinstance(first, cst.Integer) and first.value == "1"
     return False

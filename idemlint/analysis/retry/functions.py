@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, positional_parameters
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.factories import made_by_factory
@@ -73,6 +74,8 @@ def classify_function(
         if library is None and call is None and inherited is not None and inherited.retry_decorator is not None:
             elsewhere = inherited.retry_decorator(expr)  # `from .retry_config import api_retry`, then `@api_retry`
             library, label = RETRY_DECORATORS.get(elsewhere or ""), f"@{model.dotted(expr)} ({elsewhere})"
+        if library is not None and call is not None and single_attempt(model, call):
+            return None  # `@retry(stop=stop_after_attempt(1))`: one try, nothing runs again
         if library is not None:
             kind = "poll" if raises_until_ready(model, function) else "decorator"
             return RetryContext(kind, library, function, decorator, call, label, settings_elsewhere=bool(elsewhere))
@@ -81,6 +84,27 @@ def classify_function(
             library, label, dead = task
             return RetryContext("task", library, function, decorator, call, label, dead_handlers=dead)
     return None
+
+
+def single_attempt(model: ModuleModel, call: cst.Call) -> bool:
+    """`stop=stop_after_attempt(1)`, `max_tries=1`, `attempts=1`: one try, no retry."""
+    for arg in call.args:
+        value = arg.value
+        if arg.keyword is not None and arg.keyword.value in (
+            "max_tries",
+            "attempts",
+            "tries",
+            "stop_max_attempt_number",
+        ):
+            if isinstance(value, cst.Integer) and value.value == "1":
+                return True
+        if arg.keyword is not None and arg.keyword.value == "stop":
+            # `stop=stop_after_attempt(1)`, directly or through a constant (`stop=_NO_RETRY`)
+            stops = [n for n in origin_nodes(model, value) if isinstance(n, cst.Call)]
+            if len(stops) == 1 and (model.call_name(stops[0]) or "").endswith("stop_after_attempt"):
+                first = stops[0].args[0].value if stops[0].args else None
+                return isinstance(first, cst.Integer) and first.value == "1"
+    return False
 
 
 def _retry_decorator_named(model: ModuleModel, name: cst.Name) -> cst.Call | None:
@@ -106,7 +130,7 @@ def named_retry_decorators(model: ModuleModel) -> list[tuple[str, cst.Call, str]
             continue
         call = _retry_decorator_named(model, target)
         name = model.qualname(call.func) if call is not None else None
-        if call is small.value and name is not None:
+        if call is small.value and name is not None and not single_attempt(model, call):
             found.append((target.value, call, name))
     return found
 

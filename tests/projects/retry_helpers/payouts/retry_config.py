@@ -8,6 +8,8 @@ network_retry = retry(
     wait=wait_random_exponential(max=8),
 )
 
+single_try = retry(stop=stop_after_attempt(1))
+
 
 def audited(fn):
     return fn
