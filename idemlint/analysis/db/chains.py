@@ -64,7 +64,7 @@ def full_chain(model: ModuleModel, expr: cst.BaseExpression, depth: int = 0) -> 
         where = position.get(binding.statement, -1)
         if binding.value is not None and where < at and (latest is None or where > position.get(latest.statement, -1)):
             latest = binding
-    if latest is None or latest.kind != "assign" or not isinstance(latest.value, (cst.Call, cst.Attribute)):
+    if latest is None or latest.kind != "assign" or not isinstance(latest.value, (cst.Call, cst.Attribute, cst.Await)):
         return chain
     return chain + full_chain(model, latest.value, depth + 1)
 

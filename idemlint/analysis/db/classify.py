@@ -291,15 +291,16 @@ class DbAnalysis:
                 DbRead(call, model_name(model, call.args[0].value), locked, (), assigned_name(model, call))
             )
             return True
-        chain = chain_calls(call)
+        chain = full_chain(model, call)  # `result = await session.execute(stmt)`, then `result.scalar_one()`
         for link in list(chain):
-            # session.execute(select(...)) / session.scalars(select(...)): follow the statement
+            # session.execute(select(...)) / session.scalars(select(...)), SQLModel's session.exec(...):
+            # follow the statement, also through a name (`stmt = select(...).with_for_update()`)
             if (
                 isinstance(link.func, cst.Attribute)
-                and link.func.attr.value in ("execute", "scalars", "scalar")
+                and link.func.attr.value in ("execute", "exec", "scalars", "scalar")
                 and link.args
             ):
-                inner = chain_calls(link.args[0].value)
+                inner = full_chain(model, link.args[0].value)
                 if inner and (model.call_name(inner[-1]) or "").endswith("select"):
                     chain.extend(inner)
         for link in chain:
