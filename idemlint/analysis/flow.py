@@ -113,8 +113,8 @@ def reached_from(model: ModuleModel, earlier: cst.CSTNode, later: cst.CSTNode) -
                 if statement is target:
                     return True
                 if isinstance(statement, cst.With) and target in statement.body.body:
-                    return _reaches_within(statement.body.body, target)
-                if _may_leave(statement) or model.is_inside(target, statement):
+                    return _reaches_within(model, statement.body.body, target)
+                if _may_leave(model, statement) or model.is_inside(target, statement):
                     return False
         owner = model.parents.get(block) if block is not None else None
         while owner is not None and not isinstance(owner, cst.BaseStatement):
@@ -122,62 +122,48 @@ def reached_from(model: ModuleModel, earlier: cst.CSTNode, later: cst.CSTNode) -
         if owner is None or isinstance(owner, (cst.FunctionDef, cst.ClassDef)):
             return False
         if isinstance(owner, (cst.Try, cst.TryStar)) and any(
-            _may_leave(part) for part in (*owner.handlers, owner.orelse, owner.finalbody) if part is not None
+            _may_leave(model, part) for part in (*owner.handlers, owner.orelse, owner.finalbody) if part is not None
         ):
             return False  # a failure after `earlier` may end the function in a handler
         current = owner
 
 
-def _reaches_within(body: Sequence[cst.CSTNode], target: cst.CSTNode) -> bool:
+def _reaches_within(model: ModuleModel, body: Sequence[cst.CSTNode], target: cst.CSTNode) -> bool:
     for statement in body:
         if statement is target:
             return True
-        if _may_leave(statement):
+        if _may_leave(model, statement):
             return False
     return False
 
 
-def _may_leave(node: cst.CSTNode) -> bool:
-    """A `return` or `raise` anywhere in the statement, or a `break`/`continue` not inside a
-    loop of its own (a nested function's do not count)."""
+def leaves(
+    model: ModuleModel,
+    node: cst.CSTNode,
+    anywhere: tuple[type[cst.CSTNode], ...],
+    outside_loops: tuple[type[cst.CSTNode], ...] = (),
+) -> bool:
+    """A statement of one of `anywhere`'s kinds in `node` (a `return`: not one of a function or
+    class defined there), or of `outside_loops`' kinds not inside a loop of its own (a `break`
+    in a nested loop leaves only that loop)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (*anywhere, *outside_loops)):
+            return True
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(current, (cst.For, cst.While)) and outside_loops:
+            if any(isinstance(n, anywhere) for n in model.iter_nodes(current)):
+                return True
+            continue
+        stack.extend(model.children_of(current))
+    return False
 
-    class Leaves(cst.CSTVisitor):
-        found = False
-        loops = 0
 
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_For(self, node: cst.For) -> None:
-            self.loops += 1
-
-        def leave_For(self, original_node: cst.For) -> None:
-            self.loops -= 1
-
-        def visit_While(self, node: cst.While) -> None:
-            self.loops += 1
-
-        def leave_While(self, original_node: cst.While) -> None:
-            self.loops -= 1
-
-        def visit_Return(self, node: cst.Return) -> None:
-            self.found = True
-
-        def visit_Raise(self, node: cst.Raise) -> None:
-            self.found = True
-
-        def visit_Break(self, node: cst.Break) -> None:
-            self.found = self.found or not self.loops
-
-        def visit_Continue(self, node: cst.Continue) -> None:
-            self.found = self.found or not self.loops
-
-    visitor = Leaves()
-    node.visit(visitor)
-    return visitor.found
+def _may_leave(model: ModuleModel, node: cst.CSTNode) -> bool:
+    """A `return` or `raise` anywhere in the statement, or a `break`/`continue` of its own."""
+    return leaves(model, node, (cst.Return, cst.Raise), (cst.Break, cst.Continue))
 
 
 def line_of(model: ModuleModel, node: cst.CSTNode) -> cst.CSTNode:

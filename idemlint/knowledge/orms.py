@@ -37,6 +37,12 @@ DATABASE_IMPORTS = re.compile(
 MODEL_BASE = re.compile(r"(^|\.)(\w*Model|Document|Base)$")
 NOT_ROW_BASES = re.compile(r"(^|\.)(BaseModel|RootModel|BaseSettings)$")
 
+
+def is_row_base(name: str) -> bool:
+    """`models.Model`, `db.Model`, `TimeStampedModel`, `Base`: not pydantic's `BaseModel`."""
+    return MODEL_BASE.search(name) is not None and NOT_ROW_BASES.search(name) is None
+
+
 # methods an ORM runs once per move of a document's lifecycle, after checking the move and
 # locking the row: frappe runs `on_submit` only as docstatus goes 0 -> 1 and `on_cancel` only as
 # it goes 1 -> 2, after `check_if_latest` reads the row FOR UPDATE. A state written there

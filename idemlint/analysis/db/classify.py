@@ -90,9 +90,8 @@ class DbAnalysis:
         if not isinstance(func, cst.Attribute):
             if model.call_name(call) in GET_OR_404 and call.args:
                 filters = tuple(kwarg_predicates(model, call))  # `get_object_or_404(Order, pk=pk, state=PAID)`
-                source = call.args[
-                    0
-                ].value  # or a queryset: `get_object_or_404(Order.objects.select_for_update(), ...)`
+                # or a queryset: `get_object_or_404(Order.objects.select_for_update(), ...)`
+                source = call.args[0].value
                 self.reads.append(
                     DbRead(
                         call,

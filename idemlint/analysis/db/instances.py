@@ -21,7 +21,7 @@ from idemlint.analysis.db.scopes import first_persist_after, source_order
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, string_value
 from idemlint.knowledge.locks import LOCKING_KEYWORDS
-from idemlint.knowledge.orms import MODEL_BASE, NOT_ROW_BASES, ROW_QUERY_METHODS, VIEW_FRAMEWORKS
+from idemlint.knowledge.orms import ROW_QUERY_METHODS, VIEW_FRAMEWORKS, is_row_base
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -285,7 +285,7 @@ def _stores_itself(model: ModuleModel, owner: cst.ClassDef) -> bool:
     if found is None:
         bases = [model.dotted(b.value) or "" for b in owner.bases]
         found = (
-            any(MODEL_BASE.search(b) and not NOT_ROW_BASES.search(b) for b in bases)
+            any(is_row_base(b) for b in bases)
             or uses_database(model)
             and any(
                 type(node) is cst.Call

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.records import DbRead
 from idemlint.analysis.model import keyword, string_value
+from idemlint.knowledge.orms import is_row_base
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -103,12 +104,10 @@ def _related_load(model: ModuleModel, db: DbAnalysis, write: DbWrite, scope: cst
 
 def _names_a_model(model: ModuleModel, db: DbAnalysis, attribute: str) -> bool:
     """`product_variant` names `ProductVariant`, a class of the module or the project built on a model base."""
-    from idemlint.knowledge.orms import MODEL_BASE, NOT_ROW_BASES
-
     wanted = "".join(part.capitalize() for part in attribute.split("_"))
 
     def is_model(bases: Iterable[str]) -> bool:
-        return any(MODEL_BASE.search(b) and not NOT_ROW_BASES.search(b) for b in bases)
+        return any(is_row_base(b) for b in bases)
 
     for owner in model.classes:
         if owner.name.value == wanted:
@@ -120,23 +119,16 @@ def _names_a_model(model: ModuleModel, db: DbAnalysis, attribute: str) -> bool:
 
 def _persisted(model: ModuleModel, write: DbWrite, column: str, scope: cst.CSTNode) -> bool:
     """The first save of the instance after the write stores the column: not one that names
-    other fields only (`save(update_fields=["status"])`)."""
-    from idemlint.analysis.db.scopes import source_order
+    other fields only (`save(update_fields=["status"])`). A commit or a helper persists it whole."""
+    from idemlint.analysis.db.scopes import persist_calls, source_order
 
-    order = source_order(model, scope)
-    start = order.get(write.statement, 0)
-    saves = sorted(
-        (order.get(node, 0), id(node), node)
-        for node in model.iter_nodes(scope)
-        if type(node) is cst.Call
-        and type(node.func) is cst.Attribute
-        and node.func.attr.value in ("save", "asave")
-        and model.dotted(node.func.value) == write.instance
-        and order.get(node, 0) > start
-    )
-    if not saves:
-        return True  # a commit or a helper persists it
-    fields = keyword(saves[0][2], "update_fields")
+    start = source_order(model, scope).get(write.statement, 0)
+    saves = [
+        (index, call)
+        for index, owner, method, call in persist_calls(model, scope)
+        if index > start and owner == write.instance and method in ("save", "asave")
+    ]
+    fields = keyword(min(saves, key=lambda s: s[0])[1], "update_fields") if saves else None
     if fields is None or not isinstance(fields.value, (cst.List, cst.Tuple)):
         return True
     named = {(string_value(e.value) or "").lower() for e in fields.value.elements}
@@ -146,12 +138,10 @@ def _persisted(model: ModuleModel, write: DbWrite, column: str, scope: cst.CSTNo
 def _not_a_field(model: ModuleModel, table: str | None, column: str) -> bool:
     """The module defines the model (`class Coupon(models.Model)`, on a model base alone) and
     it declares no such field: an attribute kept in memory, not a column."""
-    from idemlint.knowledge.orms import MODEL_BASE
-
     for owner in model.classes:
         if table is None or owner.name.value.lower() != table:
             continue
-        if not owner.bases or not all(MODEL_BASE.search(model.dotted(b.value) or "") for b in owner.bases):
+        if not owner.bases or not all(is_row_base(model.dotted(b.value) or "") for b in owner.bases):
             return False  # fields may come from a base declared elsewhere
         fields = {
             target.target.value.lower()

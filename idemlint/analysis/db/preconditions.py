@@ -168,7 +168,7 @@ def carried_companions(
                 main.kind == "attribute"
                 and main.instance == write.instance
                 and model.scope_of(main.node) is model.scope_of(write.node)
-                and precondition(ctx, write, column, kind, text)[0]
+                and judge(write, column, kind, text)[0]
                 for main, column, kind, text in mains
             )
         )

@@ -45,8 +45,8 @@ def names_in(model: ModuleModel, scope: cst.CSTNode) -> dict[str, list[cst.Name]
     return found
 
 
-def persist_calls(model: ModuleModel, scope: cst.CSTNode) -> list[tuple[int, str, str]]:
-    """(position, receiver, method) of every save/commit/flush call in a scope, computed once."""
+def persist_calls(model: ModuleModel, scope: cst.CSTNode) -> list[tuple[int, str, str, cst.Call]]:
+    """(position, receiver, method, the call) of every save/commit/flush call in a scope, computed once."""
     cache = _memo(model, "db.persist_calls")
     found = cache.get(scope)
     if found is None:
@@ -57,11 +57,11 @@ def persist_calls(model: ModuleModel, scope: cst.CSTNode) -> list[tuple[int, str
                 method = node.func.attr.value
                 owner = model.dotted(node.func.value) or ""
                 if method.startswith(("save", "asave")) or method in ("commit", "flush") and SESSION.search(owner):
-                    found.append((position[node], owner, method))
+                    found.append((position[node], owner, method, node))
                     continue
             persisted = persisting_helper_argument(node) if type(node) is cst.Call else None
             if persisted is not None:
-                found.append((position[node], persisted, "save"))
+                found.append((position[node], persisted, "save", node))
         cache[scope] = found
     return found
 
@@ -107,7 +107,7 @@ def first_persist_after(model: ModuleModel, scope: cst.CSTNode, instance: str, s
     return min(
         (
             index
-            for index, owner, method in persist_calls(model, scope)
+            for index, owner, method, _call in persist_calls(model, scope)
             if index > start
             and (method.startswith(("save", "asave")) and owner == instance or method in ("commit", "flush"))
         ),

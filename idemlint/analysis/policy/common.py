@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, TypeGuard
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes, runs_before
 from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
+from idemlint.analysis.syntax import caught_classes
 from idemlint.knowledge.http import (
     HTTP_STATUS_ERRORS,
     LOST_RACE_STATUSES,
@@ -55,9 +56,8 @@ def status_error_caught(model: ModuleModel, handler: cst.ExceptHandler) -> str |
     looks at no status: a 404 or a 422 is caught, and so retried, as a 503 is. Not a base it is
     caught as (`except requests.RequestException:`), which says "any failed request" (a health
     wait, a transport error) more often than "this answer"."""
-    caught = caught_expression(model, handler)
-    elements = [e.value for e in caught.elements] if isinstance(caught, (cst.Tuple, cst.List)) else [caught]
-    named = next((q for e in elements if e is not None and (q := model.qualname(e) or "") in HTTP_STATUS_ERRORS), None)
+    elements = caught_classes(caught_expression(model, handler))
+    named = next((q for e in elements if (q := model.qualname(e) or "") in HTTP_STATUS_ERRORS), None)
     attempt = model.parents.get(handler)
     if named is None or not isinstance(attempt, cst.Try):
         return None
@@ -73,10 +73,35 @@ def status_error_caught(model: ModuleModel, handler: cst.ExceptHandler) -> str |
 
 
 def _names_client_errors(test: cst.BaseExpression) -> bool:
-    """A test that names 4xx statuses or bounds the status at 400 or 500."""
-    return bool(statuses_in(test)) or any(
-        isinstance(n, cst.Integer) and n.value in ("400", "499", "500") for n in iter_nodes(test)
-    )
+    """A test that holds for 4xx statuses: it names them (`in (400, 404)`), or bounds the status
+    so that 400-499 pass (`400 <= s < 500`, `s < 500`, `s >= 400`); not `s >= 500` or `== 503`."""
+    if statuses_in(test):
+        return True
+    lower, upper = -1, 10_000
+    bounded = False
+    for comparison in (n for n in (test, *iter_nodes(test)) if isinstance(n, cst.Comparison)):
+        sides = [comparison.left, *(c.comparator for c in comparison.comparisons)]
+        for at, target in enumerate(comparison.comparisons):
+            left, right, operator = sides[at], sides[at + 1], type(target.operator).__name__
+            if isinstance(right, cst.Integer):
+                number = int(right.value)
+            elif isinstance(left, cst.Integer):  # `400 <= s` is `s >= 400`
+                number, operator = int(left.value), _MIRRORED.get(operator, operator)
+            else:
+                continue
+            if operator in ("GreaterThan", "GreaterThanEqual", "Equal"):
+                lower, bounded = max(lower, number + (operator == "GreaterThan")), True
+            if operator in ("LessThan", "LessThanEqual", "Equal"):
+                upper, bounded = min(upper, number - (operator == "LessThan")), True
+    return bounded and lower <= 499 and upper >= 400
+
+
+_MIRRORED = {
+    "LessThan": "GreaterThan",
+    "LessThanEqual": "GreaterThanEqual",
+    "GreaterThan": "LessThan",
+    "GreaterThanEqual": "LessThanEqual",
+}
 
 
 def _leaves(branch: cst.If) -> bool:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.flow import leaves
 from idemlint.analysis.model import ModuleModel, local_callee, method_of, string_value
 from idemlint.analysis.retry.reach import catches_what_its_try_cannot_raise
 from idemlint.analysis.syntax import caught_classes
@@ -225,20 +226,7 @@ def ends_with_continue(statements: Sequence[cst.CSTNode]) -> bool:
 
 def leaves_loop(model: ModuleModel, block: cst.CSTNode) -> bool:
     """A `break` or `return` in `block` that leaves the loop holding it."""
-    stack = list(model.children_of(block))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.Return, cst.Break)):
-            return True
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        if isinstance(node, (cst.For, cst.While)):
-            # A nested loop's break leaves only that loop; its returns still leave ours.
-            if any(isinstance(n, cst.Return) for n in model.iter_nodes(node)):
-                return True
-            continue
-        stack.extend(model.children_of(node))
-    return False
+    return leaves(model, block, (cst.Return,), (cst.Break,))
 
 
 def leaves_after(model: ModuleModel, try_node: cst.CSTNode) -> bool:

@@ -6,7 +6,8 @@ does: if the post fails (a timeout after the server acted included), the handler
 failure and the task returns; if it succeeds, nothing after it can fail. So no retry of the
 task follows a post that was made, and the post is never sent twice by it. Only a retry that
 runs the whole function again is judged so (a task, a decorator, a recursive call); a loop's
-body goes round within one run, where the next attempt may follow the act. What counts as
+body goes round within one run, where the next attempt may follow the act (so is an act inside a
+loop of the function, and one whose `try` has an `else:` or `finally:` that may fail). What counts as
 failing is any call but a log line (`print` too) or `str`, `repr`, `len`, and any `raise`: a save
 or a getter may fail as well as a request.
 """
@@ -39,8 +40,12 @@ def ends_the_attempt(model: ModuleModel, node: cst.CSTNode, context: RetryContex
     )
     if guard is None or not model.is_inside(guard, context.node.body):
         return False
+    if any(isinstance(a, (cst.For, cst.While)) for a in model.ancestors(guard, until=context.node)):
+        return False  # the act runs again in the same run, after work that may fail
     if not any(_swallows_everything(model, handler) for handler in guard.handlers):
         return False
+    if any(_may_fail(model, n) for part in (guard.orelse, guard.finalbody) if part for n in model.iter_nodes(part)):
+        return False  # its `else:` or `finally:` runs after the act and may fail the run
     return not any(
         _may_fail(model, n) and not _caught_quietly(model, n, context.node) for n in nodes_after(model, guard)
     )
