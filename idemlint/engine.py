@@ -155,6 +155,7 @@ def _findings(
     starts: list[int] = []  # line offsets, computed once per file (per fix, it was quadratic)
     role = ctx.model.role(role_of(anchor))
     dead = shadowed_definitions(ctx.model)
+    unreached = ctx.project.unreached if ctx.indexed else frozenset()
     findings: list[Finding] = []
     replaced: list[Finding] = []
     for rule, report in reports:
@@ -170,6 +171,9 @@ def _findings(
             starts.extend(line_starts(ctx.source))
         evidence = report.evidence or (THROUGH_PROJECT if report.related else IN_FUNCTION)
         reported = (*lines[line - 1 : max(line, end_line)], *(step.text for step in report.related))
+        unnamed = _unreached_definition(ctx, report.node, unreached) if unreached else None
+        if unnamed:
+            message += f" (nothing in this project calls or names {unnamed})"
         into.append(
             Finding(
                 path=ctx.path,
@@ -210,6 +214,19 @@ def _related(step: Step, positions: Mapping[cst.CSTNode, tuple[int, int, int, in
 def fingerprint(code: str, path: str, line_text: str, function: str) -> str:
     normalised = " ".join(line_text.split())
     return hashlib.sha256(f"{code}\0{path}\0{function}\0{normalised}".encode()).hexdigest()[:20]
+
+
+def _unreached_definition(ctx: FileContext, node: cst.CSTNode, unreached: frozenset[str]) -> str | None:
+    """The short name of the outermost definition holding `node` that nothing in the project
+    names (`analysis/unreached.py`), if there is one."""
+    import libcst as cst
+
+    dotted = ctx.module_name
+    for owner in reversed([a for a in ctx.model.ancestors(node) if isinstance(a, (cst.FunctionDef, cst.ClassDef))]):
+        dotted = f"{dotted}.{owner.name.value}"
+        if dotted in unreached:
+            return owner.name.value
+    return None
 
 
 def _function_name(ctx: FileContext, node: cst.CSTNode) -> str:

@@ -101,6 +101,24 @@ def test_editing_a_helper_in_another_module_rechecks_its_callers(flat: Path) -> 
     assert after - before == set()
 
 
+def test_findings_in_code_nothing_names_say_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = _copy("unreached", tmp_path, monkeypatch)
+    note = "nothing in this project calls or names"
+    found = [f for f in check() if f["path"] == "shop/gateway.py"]
+    noted = {f["line"] for f in found if note in str(f["message"])}
+    lines = {e.line for e in expectations(project)["shop/gateway.py"] if note in (e.message or "")}
+    assert noted == lines and len(noted) == 6
+    # the note is all: the confidence and the role are those of a finding in called code
+    assert {(f["confidence"], f["role"]) for f in found if f["code"] == "IDM301"} == {("low", "source")}
+    # once a view calls the method, it is reached: the next (cached) run says nothing of it
+    views = project / "shop" / "views.py"
+    views.write_text(views.read_text() + "\n\ndef refund(order):\n    return Gateway().refund(order)\n")
+    again = [f for f in check() if f["path"] == "shop/gateway.py"]
+    assert {f["line"] for f in again if note in str(f["message"])} == noted - {
+        e.line for e in expectations(project)["shop/gateway.py"] if "names refund" in (e.message or "")
+    }
+
+
 def test_the_index_digest_does_not_depend_on_the_hash_seed() -> None:
     # the digest is part of every cache key: if it changed between processes, no run would hit
     import os

@@ -26,6 +26,7 @@ from idemlint.analysis.project_index import ProjectIndex, renamed_as, spelled_na
 from idemlint.analysis.quiet_functions import QuietFacts, join_quiet, quiet_facts
 from idemlint.analysis.setter_facts import by_verdict, setter_facts, weaker
 from idemlint.analysis.unique_keys import join_unique_keys, versioned_models
+from idemlint.analysis.unreached import NO_UNREACHED, UnreachedFacts, join_unreached, unreached_facts
 from idemlint.analysis.unsent_keys import NO_HEADER_FACTS, HeaderFacts, header_facts
 from idemlint.knowledge.retries import RETRY_DECORATORS
 from idemlint.knowledge.sdks import REMOTE_PACKAGES
@@ -62,6 +63,7 @@ class FileFacts:
     managers: tuple[ManagerColumns, ModelManagers] = ({}, {})  # the filtering managers it defines, its models' managers
     headers: HeaderFacts = NO_HEADER_FACTS  # the header names it sets, the key attributes it reads
     quiet: QuietFacts = ()  # its functions, and whether each lets no exception out (production code)
+    unreached: UnreachedFacts = NO_UNREACHED  # what it defines that nothing else may call, the names it uses
 
 
 def file_facts(
@@ -105,6 +107,7 @@ def file_facts(
             managers,
             header_facts(source) if summarise else NO_HEADER_FACTS,
             quiet_facts(source, module_name(relative, roots), tree) if summarise else (),
+            unreached_facts(source, module_name(relative, roots), summarise),
         )
     except Exception:  # a bug on odd input: the index goes on without this file; its own check reports the error
         return FileFacts()
@@ -150,6 +153,7 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         named_header_attributes=frozenset().union(*(f.headers.named for f in files)),
         key_reads=_modules_by_key(files),
         quiet_functions=join_quiet(f.quiet for f in files),
+        unreached=join_unreached(f.unreached for f in files),
     )
     return follow_calls(index, modules) if modules else index
 

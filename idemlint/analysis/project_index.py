@@ -93,6 +93,9 @@ class ProjectIndex:
     # retry decorators bound to a module-level name (`retry_config.api_retry`) -> the decorator's
     # qualified name (`tenacity.retry`): applying one elsewhere retries the function
     retry_decorators: Mapping[str, str] = field(default_factory=dict)
+    # functions, plain classes and their methods nothing in the project names
+    # (`analysis/unreached.py`): what is found in them cannot happen today
+    unreached: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -137,6 +140,7 @@ class ProjectIndex:
                     sorted((key, sorted(modules)) for key, modules in self.key_reads.items()),
                     sorted(self.quiet_functions),
                     sorted(self.retry_decorators.items()),
+                    sorted(self.unreached),
                 )
             )
         )

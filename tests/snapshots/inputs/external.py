@@ -24,3 +24,6 @@ def capture(order):
     except requests.Timeout:
         order.status = "failed"
         order.save()
+
+
+HANDLERS = [notify_shipping, capture]  # what the service registers: each function is called

@@ -30,3 +30,6 @@ def payout(payout):
     payload = {"amount": payout.amount, "iban": payout.iban}
     key = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
     return requests.post(f"{PSP_URL}/payouts", json=payload, headers={"Idempotency-Key": key}, timeout=10)
+
+
+HANDLERS = [charge, refund, payout]  # what the service registers: each function is called

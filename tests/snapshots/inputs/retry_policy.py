@@ -23,3 +23,6 @@ def fetch_product(sku):
 @retry(retry=retry_if_exception_type(requests.ConnectionError), wait=wait_random_exponential())
 def fetch_stock(sku):
     return requests.get(f"https://stock.example/{sku}", timeout=5).json()
+
+
+HANDLERS = [fetch_rates, fetch_product, fetch_stock]  # what the service registers: each function is called

@@ -1,0 +1,1 @@
+SCHEDULE = {"payouts": "shop.gateway.payout"}

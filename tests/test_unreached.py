@@ -1,0 +1,125 @@
+"""What `analysis/unreached.py` counts as named by nothing: read from source text alone."""
+
+from __future__ import annotations
+
+from idemlint.analysis.unreached import join_unreached, unreached_facts
+
+
+def unreached(*files: tuple[str, str], tests: tuple[str, ...] = ()) -> set[str]:
+    facts = [unreached_facts(source.encode(), module, True) for module, source in files]
+    facts += [unreached_facts(source.encode(), "tests.test_it", False) for source in tests]
+    return set(join_unreached(facts))
+
+
+def test_functions_classes_and_methods_nothing_names() -> None:
+    source = """
+def helper():
+    pass
+
+class Old:
+    def run(self):
+        pass
+
+class Service:
+    def used(self):
+        pass
+
+    def _unused(self):
+        pass
+
+    def unused(self):
+        pass
+
+    def __str__(self):
+        return ""
+"""
+    caller = "from shop.a import Service\n\ndef view():\n    Service().used()\n"
+    assert unreached(("shop.a", source), ("shop.b", caller)) == {
+        "shop.a.helper",
+        "shop.a.Old",
+        "shop.a.Old.run",
+        "shop.a.Service._unused",
+        "shop.a.Service.unused",
+        "shop.b.view",
+    }
+
+
+def test_what_a_framework_or_a_registry_may_find_is_never_unreached() -> None:
+    source = """
+@shared_task
+def nightly():
+    pass
+
+@app.route("/pay")
+def pay():
+    pass
+
+class Command(BaseCommand):
+    def handle(self, *args, **options):
+        pass
+
+class Meta(Base, metaclass=Registry):
+    def hook(self):
+        pass
+
+class Spread(
+    Base,
+):
+    def hook(self):
+        pass
+
+@dataclass
+class Record:
+    def total(self):
+        pass
+"""
+    assert unreached(("shop.a", source)) == set()
+
+
+def test_a_plain_decorator_keeps_nothing() -> None:
+    source = """
+class Service:
+    @staticmethod
+    def build():
+        pass
+
+    @property
+    def size(self):
+        pass
+
+@transaction.atomic
+def settle():
+    pass
+"""
+    assert unreached(("shop.a", source)) == {
+        "shop.a.Service",
+        "shop.a.Service.build",
+        "shop.a.Service.size",
+        "shop.a.settle",
+    }
+
+
+def test_a_name_in_a_string_or_a_test_is_a_use_and_one_in_a_comment_is_not() -> None:
+    source = "def payout():\n    pass\n\ndef settle():\n    pass\n\ndef refund():\n    pass\n"
+    settings = 'SCHEDULE = {"payouts": "shop.a.payout"}\n# refund is kept for the admin\n'
+    assert unreached(("shop.a", source), ("shop.settings", settings), tests=("settle()\n",)) == {"shop.a.refund"}
+
+
+def test_a_subclass_of_a_plain_project_class_is_plain_and_one_of_a_framework_class_is_not() -> None:
+    source = """
+class Base:
+    pass
+
+class Child(Base):
+    def step(self):
+        pass
+
+class View(APIView):
+    pass
+
+class Detail(View):
+    def perform_update(self, serializer):
+        pass
+"""
+    uses = "Base\nChild\nView\nDetail\n"
+    assert unreached(("shop.a", source), ("shop.b", uses)) == {"shop.a.Child.step"}
