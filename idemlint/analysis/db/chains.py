@@ -15,6 +15,7 @@ from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS, re
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.sql import Predicate
+from idemlint.knowledge.locks import LOCKING_KEYWORDS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -345,3 +346,14 @@ def admitted_values(model: ModuleModel, call: cst.Call) -> dict[str, set[str]]:
             elif lookup in ("", "exact"):
                 found.setdefault(column, set()).add(code(arg.value))
     return found
+
+
+def locks_by_keyword(call: cst.CSTNode) -> bool:
+    """`frappe.get_doc("Invoice", name, for_update=True)`, `session.get(Order, pk,
+    with_for_update=True)`: a load that locks the row it gives."""
+    return isinstance(call, cst.Call) and any(
+        a.keyword is not None
+        and a.keyword.value in LOCKING_KEYWORDS
+        and not (isinstance(a.value, cst.Name) and a.value.value in ("False", "None"))
+        for a in call.args
+    )

@@ -13,14 +13,20 @@ from idemlint.analysis.db.chains import (
     django_predicates,
     kwarg_predicates,
     locks,
+    locks_by_keyword,
     python_value_kind,
 )
-from idemlint.analysis.db.object_records import assignments_to, decorator_name, held_anchor, uses_database
+from idemlint.analysis.db.object_records import (
+    assignments_to,
+    decorator_name,
+    held_anchor,
+    held_under_a_lock,
+    uses_database,
+)
 from idemlint.analysis.db.records import DbRead, DbWrite, record_name
 from idemlint.analysis.db.scopes import first_persist_after, source_order
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, string_value
-from idemlint.knowledge.locks import LOCKING_KEYWORDS
 from idemlint.knowledge.orms import ROW_QUERY_METHODS, VIEW_FRAMEWORKS, is_row_base
 
 if TYPE_CHECKING:
@@ -59,8 +65,10 @@ def record_reads(
                 origin == "loop variable"
                 and _drawn_from_a_lock(model, node)
                 or origin == "helper result"
-                and (_locks_by_keyword(node) or _from_a_locking_helper(model, node, locked_returners))
+                and (locks_by_keyword(node) or _from_a_locking_helper(model, node, locked_returners))
                 and not _ends_transactions(model, scope)
+                or origin == "held"
+                and held_under_a_lock(model, scope, name)
             )
             filters = (
                 _chosen_by(model, node, reads)
@@ -162,17 +170,6 @@ def _derives_from_a_framework(model: ModuleModel, owner: cst.ClassDef) -> bool:
     `get_object()` is theirs, drawn from `get_queryset()` or `queryset`."""
     bases = [model.qualname(b.value) or "" for b in owner.bases]
     return bool(bases) and all(b.startswith(VIEW_FRAMEWORKS) for b in bases)
-
-
-def _locks_by_keyword(call: cst.CSTNode) -> bool:
-    """`frappe.get_doc("Invoice", name, for_update=True)`, `session.get(Order, pk,
-    with_for_update=True)`: a load that locks the row it gives."""
-    return isinstance(call, cst.Call) and any(
-        a.keyword is not None
-        and a.keyword.value in LOCKING_KEYWORDS
-        and not (isinstance(a.value, cst.Name) and a.value.value in ("False", "None"))
-        for a in call.args
-    )
 
 
 def _from_a_locking_helper(model: ModuleModel, call: cst.CSTNode, returners: frozenset[str]) -> bool:

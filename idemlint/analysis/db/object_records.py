@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.calls import self_attribute_values
+from idemlint.analysis.db.chains import chain_calls, locks, locks_by_keyword
 from idemlint.analysis.db.records import record_name
 from idemlint.analysis.db.scopes import source_order
+from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel
 from idemlint.knowledge.orms import DATABASE_IMPORTS
 
@@ -78,6 +80,48 @@ def _built_by_its_class(model: ModuleModel, owner: cst.ClassDef, attribute: str)
         isinstance(value, cst.Call) and (model.dotted(value.func) or "").rsplit(".", 1)[-1][:1].isupper()
         for value in self_attribute_values(model).get((id(owner), attribute), ())
     )
+
+
+def held_under_a_lock(model: ModuleModel, scope: cst.FunctionDef, name: str) -> bool:
+    """`self.payment` (`name`) in a method of a class that, or a base of which in this module,
+    sets it (its constructor, say) to a row loaded under a row lock (`rows =
+    Payment.objects.filter(pk=pk).select_for_update()`, `self.payment = rows[0]`), where no class
+    of the module sets it otherwise: the object holds a locked row, and Django refuses such a
+    load outside a transaction, so whoever uses the object holds one."""
+    owner = model.enclosing_class(scope)
+    if owner is None:
+        return False
+    attribute = name.partition(".")[2]
+    values = self_attribute_values(model)
+    family = _in_module_ancestry(model, owner)
+    if not any(values.get((id(cls), attribute)) for cls in family):
+        return False
+    return all(
+        _loads_locked(model, value) for (_, named), found in values.items() if named == attribute for value in found
+    )
+
+
+def _loads_locked(model: ModuleModel, value: cst.BaseExpression) -> bool:
+    return any(
+        isinstance(node, cst.Call) and (locks(chain_calls(node)) or locks_by_keyword(node))
+        for node in origin_nodes(model, value)
+    )
+
+
+def _in_module_ancestry(model: ModuleModel, owner: cst.ClassDef) -> list[cst.ClassDef]:
+    """The class and the bases of it this module defines, nearest first."""
+    classes = {c.name.value: c for c in model.iter_nodes(model.module) if isinstance(c, cst.ClassDef)}
+    found: list[cst.ClassDef] = []
+    pending = [owner]
+    while pending:
+        cls = pending.pop()
+        if cls in found:
+            continue
+        found.append(cls)
+        pending.extend(
+            classes[b.value.value] for b in cls.bases if isinstance(b.value, cst.Name) and b.value.value in classes
+        )
+    return found
 
 
 def decorator_name(decorator: cst.Decorator) -> str:

@@ -19,6 +19,7 @@ from idemlint.analysis.db.decisions import (
     via_manager,
 )
 from idemlint.analysis.db.locks import claim_won_before, is_locked, lock_won_before, state_checked_under_a_lock
+from idemlint.analysis.db.made_rows import keyed_on_a_row_made_here
 from idemlint.analysis.db.races import compared_values, tested_before
 from idemlint.analysis.db.records import VERSION_COLUMNS, DbRead, DbWrite
 from idemlint.analysis.db.scopes import persisted_together
@@ -57,6 +58,8 @@ def precondition(ctx: FileContext, write: DbWrite, column: str, kind: str, text:
         p.column == column or VERSION_COLUMNS.match(p.column) or moves_its_flag(write, p) for p in write.where
     ):
         return True, read  # a precondition on the state, a version, or a flag the write moves (`is_finished=False`)
+    elif keyed_on_a_row_made_here(model, write.call):
+        return True, read  # the row this function just inserted: only this run knows it
     if lock_won_before(model, write.node) or claim_won_before(model, db, write.node, write.instance):
         return True, read  # `if not acquire_lock(key): return` first: one run at a time gets here
     deciding = list(decisions(model, db, write))

@@ -1,0 +1,100 @@
+"""Rows a function makes itself: an update keyed on the primary key of a row the same function
+just inserted (`order = Order(...); session.add(order); session.flush()`, then
+`update(Order).where(Order.id == order.id)`; `ticket = Ticket.objects.create(...)`, then
+`Ticket.objects.filter(pk=ticket.pk).update(...)`) writes a row only this run knows: no other
+writer has its key, a duplicate delivery makes a row of its own, so there is no state the
+write could move back."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.db.chains import chain_calls
+from idemlint.analysis.flow import origin_nodes
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    import libcst as cst
+
+    from idemlint.analysis.model import ModuleModel
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+_KEYS = frozenset({"id", "pk"})
+_CREATES = frozenset({"create", "acreate"})
+
+
+def keyed_on_a_row_made_here(model: ModuleModel, call: cst.Call | None) -> bool:
+    """Whether the update `call` selects its rows by the primary key of a row of the same model
+    that this function made (a constructor call, `Model.objects.create(...)`)."""
+    if call is None:
+        return False
+    scope = model.scope_of(call)
+    return any(_made_here(model, scope, table, value) for table, value in _key_values(model, call))
+
+
+def _key_values(model: ModuleModel, call: cst.Call) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """(the model's name, the value its primary key is compared with) in the update's filter:
+    `Order.id == value` (either side), `Order.objects.filter(pk=value)`, also in a statement
+    bound to a name first (`query = update(Order).where(...)`, `session.execute(query)`)."""
+    for node in origin_nodes(model, call):
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+            target = node.comparisons[0]
+            if not isinstance(target.operator, cst.Equal):
+                continue
+            for key, value in ((node.left, target.comparator), (target.comparator, node.left)):
+                table = _model_key(key)
+                if table:
+                    yield table, value
+        elif (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in ("filter", "filter_by", "get")
+        ):
+            root = _chain_root(node)
+            for arg in node.args:
+                if root and arg.keyword is not None and arg.keyword.value in _KEYS:
+                    yield root, arg.value
+
+
+def _model_key(expr: cst.BaseExpression) -> str | None:
+    """`Order.id`: the model's name."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value in _KEYS and isinstance(expr.value, cst.Name):
+        name = expr.value.value
+        return name if name[:1].isupper() else None
+    return None
+
+
+def _chain_root(call: cst.Call) -> str | None:
+    """`Order` of `Order.objects.filter(...)`."""
+    node: cst.BaseExpression = call
+    while isinstance(node, (cst.Call, cst.Attribute)):
+        node = node.func if isinstance(node, cst.Call) else node.value
+    return node.value if isinstance(node, cst.Name) and node.value[:1].isupper() else None
+
+
+def _made_here(model: ModuleModel, scope: cst.CSTNode, table: str, value: cst.BaseExpression) -> bool:
+    """`value` is the key (`row.id`, `row.pk`, or a name bound to one) of a row of `table` that
+    this function made, where the row's name is bound once."""
+    for node in origin_nodes(model, value):
+        if not (isinstance(node, cst.Attribute) and node.attr.value in _KEYS and isinstance(node.value, cst.Name)):
+            continue
+        bindings = model.bindings_of(scope, node.value.value)
+        if len(bindings) == 1 and bindings[0].value is not None and _makes(bindings[0].value, table):
+            return True
+    return False
+
+
+def _makes(value: cst.BaseExpression, table: str) -> bool:
+    """`Order(...)`, `Order.objects.create(...)`, `await Order.objects.acreate(...)`."""
+    if isinstance(value, cst.Await):
+        value = value.expression
+    if not isinstance(value, cst.Call):
+        return False
+    if isinstance(value.func, cst.Name):
+        return value.func.value == table
+    calls = chain_calls(value)
+    last = calls[0].func if calls else None
+    return isinstance(last, cst.Attribute) and last.attr.value in _CREATES and _chain_root(value) == table
