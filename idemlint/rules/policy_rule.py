@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from idemlint.analysis.policy import Policy, Verdict
 from idemlint.analysis.summaries import chain_origin, related_steps, via
+from idemlint.knowledge.http import status_error_raiser
 from idemlint.knowledge.retries import CELERY_CALL, HUEY, RECURSION
 from idemlint.rule import Report, Rule
 
@@ -20,7 +21,8 @@ class PolicyRule(Rule):
 
     needs_project = True  # helpers in other modules: a wait (`sleep_ms(500)`), a judge, a status error let out
     # (kind, source) -> message; fields: {label} the retry context's name, {codes} the HTTP statuses,
-    # {caught} " (the class caught)", {methods} the methods retried, {owner} whose .retry() is called
+    # {caught} " (the class caught)", {raiser} what raises that status error, {methods} the methods
+    # retried, {owner} whose .retry() is called
     messages: ClassVar[dict[tuple[str, str], str]]
 
     def verdicts(self, policy: Policy) -> list[Verdict]:
@@ -31,6 +33,7 @@ class PolicyRule(Rule):
             label=verdict.label,
             codes=", ".join(str(s) for s in verdict.statuses),
             caught=f" ({verdict.caught})" if verdict.caught else "",
+            raiser=status_error_raiser(verdict.caught),
             methods=", ".join(verdict.methods) or "every method",
             owner=verdict.owner,
             origin=origin,
@@ -42,6 +45,7 @@ class PolicyRule(Rule):
     # calibration table measures them apart, and `medium` until it has (not the rule's measure)
     new_kinds: ClassVar[dict[tuple[str, str], str]] = {
         ("no-wait", "loop"): "a retry loop with no wait",
+        ("status-error-class", CELERY_CALL): "a Celery task handler that retries a status error",
         ("no-wait", RECURSION): "a retry loop with no wait",
         ("every-failure-status", "loop"): "a retry loop that leaves only on a success",
         ("no-bound", RECURSION): "a recursive retry that counts no attempts",

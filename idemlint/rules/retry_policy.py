@@ -43,7 +43,9 @@ class RetryNonRetryable(PolicyRule):
         "`Retry-After`: GitHub's 403 is a throttle), and a loop that sends a write and leaves only on a success (`if "
         "r.status_code == 200: break`, then round again after a 400 or a 401 too), and a loop or recursive retry "
         "whose handler catches the status error (`httpx.HTTPStatusError`, `requests.HTTPError`, by name or through a "
-        "tuple bound once; not a base such as `requests.RequestException`) raised by `raise_for_status()` in its `try`, without looking at the status. (urllib3 `Retry(allowed_methods=...)` "
+        "tuple bound once; not a base such as `requests.RequestException`) raised by `raise_for_status()` in its `try` (or "
+        "`urllib.error.HTTPError`, which `urlopen()` raises itself for every answer of 400 and up), without looking at "
+        "the status, and a Celery task's handler of such an error that calls `self.retry()`. (urllib3 `Retry(allowed_methods=...)` "
         "that includes POST or PATCH retries a side effect, not an error: IDM301 reports it.) A Celery Task class that declares `autoretry_for` "
         "(used as `base=` by tasks here or in other modules) is judged where its settings are written, once for every "
         "task that inherits them. A task's own `autoretry_for=(HTTPError,)` is reported where a status error may reach "
@@ -171,15 +173,17 @@ def fetch_rates():
             "Retry(status_forcelist=...) retries HTTP {codes}, which a retry cannot fix"
         ),
         ("status-error-class", "loop"): (
-            "the retry loop on line $context retries the status error{caught} that raise_for_status() raises for a "
+            "the retry loop on line $context retries the status error{caught} that {raiser} raises for a "
             "4xx too, which a retry cannot fix"
         ),
         ("status-error-class", RECURSION): (
             "the handler that calls the function again (the recursive retry on line $context) catches the status "
-            "error{caught} that raise_for_status() raises for a 4xx too, which a retry cannot fix"
+            "error{caught} that {raiser} raises for a 4xx too, which a retry cannot fix"
         ),
-        ("status-error-class", CELERY): (
-            "the Celery task retries HTTPError, which raise_for_status() raises for 4xx too"
+        ("status-error-class", CELERY): ("the Celery task retries HTTPError, which {raiser} raises for 4xx too"),
+        ("status-error-class", CELERY_CALL): (
+            "the Celery task's handler retries the status error{caught} that {raiser} raises for a 4xx too, "
+            "which a retry cannot fix"
         ),
         ("unsafe-methods", URLLIB3): (
             "Retry(allowed_methods=...) retries {methods}: a non-idempotent request retried without a key can act twice"

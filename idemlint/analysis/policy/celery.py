@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, keyword, string_value
-from idemlint.analysis.policy.common import handler_catches_all, is_catch_all, is_false, is_none, is_task_retry, is_zero
+from idemlint.analysis.policy.common import (
+    handler_catches_all,
+    is_catch_all,
+    is_false,
+    is_none,
+    is_task_retry,
+    is_zero,
+    status_error_caught,
+)
 from idemlint.analysis.policy.delays import has_random
 from idemlint.analysis.policy.lost_races import waits_for_another_writer
 from idemlint.analysis.policy.records import Policy, Verdict
@@ -73,6 +81,12 @@ def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> No
             policy.unbounded.append(Verdict("no-bound", CELERY_CALL, retries, label, owner="self"))
     for handler in _retrying_handlers(model, context):
         policy.catches_all.append(Verdict("catch-all-handler", CELERY, handler, label))
+    named = any(v.kind == "status-error-class" and v.source == CELERY for v in policy.non_retryable_statuses)
+    for handler, status_class in () if named else _status_error_handlers(model, context):
+        # one finding a task: where `autoretry_for` names the status error, that is where it is reported
+        policy.non_retryable_statuses.append(
+            Verdict("status-error-class", CELERY_CALL, handler, label, caught=status_class)
+        )
 
 
 def _retries_a_failure(model: ModuleModel, call: cst.Call, task: cst.CSTNode) -> bool:
@@ -161,8 +175,10 @@ def _read_settings(model: ModuleModel, keywords: dict[str, _Setting], label: str
     if autoretry is not None:
         elements = autoretry.value.elements if isinstance(autoretry.value, (cst.Tuple, cst.List)) else ()
         for element in elements:
-            if (model.qualname(element.value) or "") in HTTP_STATUS_ERRORS:
-                policy.non_retryable_statuses.append(Verdict("status-error-class", CELERY, element.value, label))
+            if (named := model.qualname(element.value) or "") in HTTP_STATUS_ERRORS:
+                policy.non_retryable_statuses.append(
+                    Verdict("status-error-class", CELERY, element.value, label, caught=named)
+                )
     max_retries = keywords.get("max_retries")
     if max_retries is not None and is_none(max_retries.value):
         policy.unbounded.append(Verdict("no-bound", CELERY, max_retries.node, label))
@@ -250,6 +266,23 @@ def _retrying_handlers(model: ModuleModel, context: RetryContext) -> Iterator[cs
         ):
             if any(is_task_retry(n, model) for n in model.iter_nodes(node.body)):
                 yield node
+
+
+def _status_error_handlers(model: ModuleModel, context: RetryContext) -> Iterator[tuple[cst.ExceptHandler, str]]:
+    """`except HTTPError as e: raise self.retry(exc=e)` in a Celery task whose `try` calls
+    `raise_for_status()` or `urlopen()`: a 404 or a 422 is retried as a 503 is; not a handler
+    that looks at the status first, nor one no failure reaches."""
+    assert isinstance(context.node, cst.FunctionDef)
+    for node in model.iter_nodes(context.node.body):
+        if (
+            isinstance(node, cst.ExceptHandler)
+            and node not in context.dead_handlers
+            and not handler_catches_all(model, node)
+            and not retries_only_what_it_sorts(model, node)
+            and any(is_task_retry(n, model) for n in model.iter_nodes(node.body))
+            and (status_class := status_error_caught(model, node))
+        ):
+            yield node, status_class
 
 
 def drop_unraised_status_errors(

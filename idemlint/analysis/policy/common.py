@@ -14,6 +14,7 @@ from idemlint.analysis.syntax import caught_classes
 from idemlint.knowledge.http import (
     HTTP_STATUS_ERRORS,
     LOST_RACE_STATUSES,
+    RAISE_ON_STATUS,
     RAISES_STATUS_ERROR,
     STATUS_FIELDS,
 )
@@ -52,7 +53,8 @@ def caught_expression(model: ModuleModel, handler: cst.ExceptHandler) -> cst.Bas
 
 def status_error_caught(model: ModuleModel, handler: cst.ExceptHandler) -> str | None:
     """The HTTP status error class a handler names (`except (httpx.ConnectError,
-    httpx.HTTPStatusError):`), where the `try` it ends calls `raise_for_status()` and the handler
+    httpx.HTTPStatusError):`), where the `try` it ends calls `raise_for_status()` (or `urlopen()`,
+    which raises `urllib.error.HTTPError` itself) and the handler
     looks at no status: a 404 or a 422 is caught, and so retried, as a 503 is. Not a base it is
     caught as (`except requests.RequestException:`), which says "any failed request" (a health
     wait, a transport error) more often than "this answer"."""
@@ -62,7 +64,12 @@ def status_error_caught(model: ModuleModel, handler: cst.ExceptHandler) -> str |
     if named is None or not isinstance(attempt, cst.Try):
         return None
     raises = any(
-        type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == RAISES_STATUS_ERROR
+        type(n) is cst.Call
+        and (
+            type(n.func) is cst.Attribute
+            and n.func.attr.value == RAISES_STATUS_ERROR
+            or (model.qualname(n.func) or "") in RAISE_ON_STATUS
+        )
         for n in model.iter_nodes(attempt.body)
     )
     looks = any(isinstance(n, cst.If) and is_status_test(model, n.test) for n in model.iter_nodes(handler.body))
