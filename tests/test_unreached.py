@@ -44,12 +44,14 @@ class Service:
     }
 
 
+def test_a_task_nothing_enqueues_is_unreached() -> None:
+    source = "@shared_task\ndef nightly():\n    pass\n\n@app.task(bind=True)\ndef weekly(self):\n    pass\n"
+    beat = 'SCHEDULE = {"weekly": "shop.a.weekly"}\n'
+    assert unreached(("shop.a", source), ("shop.settings", beat)) == {"shop.a.nightly"}
+
+
 def test_what_a_framework_or_a_registry_may_find_is_never_unreached() -> None:
     source = """
-@shared_task
-def nightly():
-    pass
-
 @app.route("/pay")
 def pay():
     pass

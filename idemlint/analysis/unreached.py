@@ -10,7 +10,8 @@ their default view until something calls it, and a pre-commit run on the calling
 never show it). Its message says so, for the reader to weigh.
 
 Only what the project alone could call counts: a decorator other than a plain one may register
-the function (`@app.route`, `@shared_task`, `@receiver`); a class with a base from outside the
+the function (`@app.route`, `@receiver`), but a task queue's (`@shared_task`, `@app.task`,
+dramatiq's `@actor`) runs it only when something enqueues it by name; a class with a base from outside the
 project, a decorator or a metaclass may be found by a framework (a Django `Command`, a model);
 a method of such a class may be a hook the framework calls by its name (`perform_create`,
 `clean_email`). A public method of a class the project names may be called by the library's
@@ -53,6 +54,9 @@ _PLAIN_DECORATORS = frozenset(
         "on_predicate",
     }
 )
+# decorators that register a task a worker runs only when something enqueues it by name (a call
+# `.delay()`, a beat schedule's string): registered, yet reached only through such a name
+_QUEUED_BY_NAME = frozenset({"task", "shared_task", "actor"})
 # bases that let no framework find a class
 _PLAIN_BASES = frozenset({"", "object", "ABC", "abc.ABC", "Generic", "typing.Generic"})
 
@@ -97,7 +101,7 @@ def _plainly_decorated(lines: list[bytes], row: int, indent: int) -> bool:
             return not line.strip().startswith(b"@") and not line.rstrip().endswith((b",", b"(", b"\\"))
         if len(line) - len(line.lstrip()) != indent:
             return False
-        if found.group(1).decode().rsplit(".", 1)[-1] not in _PLAIN_DECORATORS:
+        if found.group(1).decode().rsplit(".", 1)[-1] not in _PLAIN_DECORATORS | _QUEUED_BY_NAME:
             return False
         row -= 1
     return True

@@ -53,13 +53,25 @@ def settle_by_hand(order):
 
 @shared_task
 def settle_nightly():
-    """Registered by its decorator: the worker runs it by name."""
+    """A task the beat schedule names in the settings: the worker runs it by that name."""
     for attempt in range(3):
         try:
             # expect: IDM301 "POST requests.post() is retried"
             return requests.post("https://psp.example/settle", json={})
         except requests.ConnectionError:
             # expect: IDM202 "sleeps a fixed or computed delay"
+            time.sleep(1)
+
+
+@shared_task
+def settle_weekly():
+    """A task nothing enqueues: registered with the worker, but no call or schedule names it."""
+    for attempt in range(3):
+        try:
+            # expect: IDM301 "nothing in this project calls or names settle_weekly"
+            return requests.post("https://psp.example/settle", json={})
+        except requests.ConnectionError:
+            # expect: IDM202 "nothing in this project calls or names settle_weekly"
             time.sleep(1)
 
 

@@ -1,1 +1,1 @@
-SCHEDULE = {"payouts": "shop.gateway.payout"}
+SCHEDULE = {"payouts": "shop.gateway.payout", "nightly": "shop.gateway.settle_nightly"}
