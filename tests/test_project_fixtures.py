@@ -107,16 +107,42 @@ def test_findings_in_code_nothing_names_say_so(tmp_path: Path, monkeypatch: pyte
     found = [f for f in check() if f["path"] == "shop/gateway.py"]
     noted = {f["line"] for f in found if note in str(f["message"])}
     lines = {e.line for e in expectations(project)["shop/gateway.py"] if note in (e.message or "")}
-    assert noted == lines and len(noted) == 8
+    assert noted == lines and len(noted) == 6
     # the note is all: the confidence and the role are those of a finding in called code
     assert {(f["confidence"], f["role"]) for f in found if f["code"] == "IDM301"} == {("low", "source")}
     # once a view calls the method, it is reached: the next (cached) run says nothing of it
     views = project / "shop" / "views.py"
-    views.write_text(views.read_text() + "\n\ndef refund(order):\n    return Gateway().refund(order)\n")
+    views.write_text(views.read_text() + "\n\ndef refund(order):\n    return Gateway()._refund(order)\n")
     again = [f for f in check() if f["path"] == "shop/gateway.py"]
     assert {f["line"] for f in again if note in str(f["message"])} == noted - {
-        e.line for e in expectations(project)["shop/gateway.py"] if "names refund" in (e.message or "")
+        e.line for e in expectations(project)["shop/gateway.py"] if "names _refund" in (e.message or "")
     }
+
+
+def test_a_new_function_nothing_calls_rechecks_only_its_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What nothing names is kept by name, as the functions' digests are: a new def re-checks
+    its own file, and a call of an unreached method added elsewhere re-checks its definer too."""
+    from idemlint import api
+    from idemlint.rules import ALL_RULES
+
+    project = _copy("unreached", tmp_path, monkeypatch)
+    config = api.load_config(["."], None)
+
+    def run() -> tuple[int, int]:
+        found = api.discover_files(["."], config)
+        index = api.build_project_index(config, ALL_RULES, found, ["."], cache=True)
+        result = api.check_files(found, config, ALL_RULES, index, jobs=1)
+        return result.cached, len(found.to_check(config.check_tests))
+
+    run()
+    cached, files = run()
+    assert cached == files
+    settings = project / "shop" / "settings.py"
+    settings.write_text(settings.read_text() + "\n\ndef another_helper():\n    return None\n")
+    assert run()[0] == files - 1
+    views = project / "shop" / "views.py"
+    views.write_text(views.read_text() + "\n\ndef refund(order):\n    return Gateway()._refund(order)\n")
+    assert run()[0] == files - 2  # the view, and gateway.py, whose _refund is reached now
 
 
 def test_the_index_digest_does_not_depend_on_the_hash_seed() -> None:

@@ -153,8 +153,9 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         named_header_attributes=frozenset().union(*(f.headers.named for f in files)),
         key_reads=_modules_by_key(files),
         quiet_functions=join_quiet(f.quiet for f in files),
-        unreached=join_unreached(f.unreached for f in files),
     )
+    unreached, judged = join_unreached(f.unreached for f in files)
+    index = replace(index, unreached=unreached, judged_reachability=judged)
     return follow_calls(index, modules) if modules else index
 
 

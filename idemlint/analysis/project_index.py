@@ -96,6 +96,9 @@ class ProjectIndex:
     # functions, plain classes and their methods nothing in the project names
     # (`analysis/unreached.py`): what is found in them cannot happen today
     unreached: frozenset[str] = frozenset()
+    # the short names of every definition judged so, reached or not: a file naming one depends on
+    # whether it is (the definer names its own), so the cache keys it under that name
+    judged_reachability: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -140,7 +143,6 @@ class ProjectIndex:
                     sorted((key, sorted(modules)) for key, modules in self.key_reads.items()),
                     sorted(self.quiet_functions),
                     sorted(self.retry_decorators.items()),
-                    sorted(self.unreached),
                 )
             )
         )
@@ -153,6 +155,11 @@ class ProjectIndex:
         for name, (summary, path, line) in self.functions.items():
             text = repr((name, repr(replace(summary, key_params=sorted(summary.key_params))), path, line))  # type: ignore[arg-type]
             by_name.setdefault(spelled_name(name), []).append(text)
+        unreached: dict[str, list[str]] = {}
+        for dotted in sorted(self.unreached):
+            unreached.setdefault(dotted.rsplit(".", 1)[-1], []).append(dotted)
+        for name in self.judged_reachability:  # a call of it added or removed elsewhere re-checks its definer
+            by_name.setdefault(name, []).append(f"unreached {unreached.get(name, [])}")
         for name, others in renamed_as(self.reexports).items():  # a call to take() runs claim
             for other in others:
                 by_name.setdefault(other, []).extend(by_name.get(name, ()))

@@ -21,7 +21,7 @@ from idemlint.analysis.model import local_callee
 from idemlint.analysis.policy.common import caught_expression
 from idemlint.analysis.summary_records import Chain, Step
 from idemlint.analysis.syntax import caught_classes
-from idemlint.knowledge.http import HTTP_STATUS_ERROR_BASES, HTTP_STATUS_ERRORS, RAISE_ON_STATUS, RAISES_STATUS_ERROR
+from idemlint.knowledge.http import HTTP_STATUS_ERROR_BASES, HTTP_STATUS_ERRORS, RAISES_STATUS_ERROR
 from idemlint.knowledge.retries import CATCH_ALL
 
 if TYPE_CHECKING:
@@ -48,13 +48,13 @@ class ProjectRaisers:
 def status_error_raised(model: ModuleModel, function: cst.FunctionDef) -> cst.CSTNode | None:
     """The first place in the function's body that raises a status error which leaves it:
     `response.raise_for_status()`, the method handed on (`check = r.raise_for_status`, a
-    response hook), `urllib.request.urlopen(...)`, `raise requests.HTTPError(...)`. A nested function or lambda that raises
+    response hook), `raise requests.HTTPError(...)`. Not `urlopen()`: its `urllib.error.HTTPError`
+    is another class, ended by `except URLError:` or `except OSError:`, and the summaries do not
+    tell the classes apart. A nested function or lambda that raises
     one counts: it runs as a part of the function (a callback, a hook)."""
     for node in model.iter_nodes(function.body, stop_at_functions=False):
         if isinstance(node, cst.Attribute):
             raises = node.attr.value == RAISES_STATUS_ERROR
-        elif isinstance(node, cst.Call):
-            raises = (model.qualname(node.func) or "") in RAISE_ON_STATUS
         elif isinstance(node, cst.Raise) and isinstance(node.exc, cst.Call):
             raises = (model.qualname(node.exc.func) or "") in HTTP_STATUS_ERRORS
         else:
@@ -71,10 +71,9 @@ def status_error_chains(model: ModuleModel) -> dict[cst.FunctionDef, Chain]:
     for function in model.functions:
         raised = status_error_raised(model, function)
         if raised is not None:
-            said = f"{RAISES_STATUS_ERROR}()" if isinstance(raised, cst.Attribute) else "raise"
-            if isinstance(raised, cst.Call):
-                said = RAISE_ON_STATUS[model.qualname(raised.func) or ""]
-            found[function] = (Step(said, raised),)
+            found[function] = (
+                Step(f"{RAISES_STATUS_ERROR}()" if isinstance(raised, cst.Attribute) else "raise", raised),
+            )
     return found
 
 

@@ -43,10 +43,10 @@ class RetryNonRetryable(PolicyRule):
         "`Retry-After`: GitHub's 403 is a throttle), and a loop that sends a write and leaves only on a success (`if "
         "r.status_code == 200: break`, then round again after a 400 or a 401 too), and a loop or recursive retry "
         "whose handler catches the status error (`httpx.HTTPStatusError`, `requests.HTTPError`, by name or through a "
-        "tuple bound once; not a base such as `requests.RequestException`) raised by `raise_for_status()` in its `try` (or "
-        "`urllib.error.HTTPError`, which `urlopen()` raises itself for every answer of 400 and up), without looking at "
-        "the status, and a Celery task's handler of such an error that calls `self.retry()`. (urllib3 `Retry(allowed_methods=...)` "
-        "that includes POST or PATCH retries a side effect, not an error: IDM301 reports it.) A Celery Task class that declares `autoretry_for` "
+        "tuple once; not a base: `requests.RequestException`) raised by `raise_for_status()` in its `try` (`urlopen()` "
+        "raises `urllib.error.HTTPError` itself for 400 and up), without looking at the status, and a Celery task's "
+        "handler of one that calls `self.retry()`. (urllib3 `Retry(allowed_methods=...)` with POST or PATCH retries a "
+        "side effect, not an error: IDM301 reports it.) A Celery Task class declaring `autoretry_for` "
         "(used as `base=` by tasks here or in other modules) is judged where its settings are written, once for every "
         "task that inherits them. A task's own `autoretry_for=(HTTPError,)` is reported where a status error may reach "
         "it: `raise_for_status()` or `raise HTTPError(...)` in the task or in a project function it calls or hands on, "
@@ -54,8 +54,7 @@ class RetryNonRetryable(PolicyRule):
         "project index it always is. A catch-all handler that gives up on a test of what it caught, directly or through "
         "a value taken from it (`status = status_of(err)`, then `if not should_retry(status): raise`), or hands it to a "
         "project function that may raise (`on_error(exc, deadline)`; a loop's or a recursive retry's), classifies the "
-        "failure and is not reported; nor "
-        "is one after which the same pass goes on to more work (`try: old.close() except Exception: log(...)`, then a "
+        "failure and is not reported; nor is one after which the same pass goes on to more work (`try: old.close() except Exception: log(...)`, then a "
         "new connection is opened): it guards a step of the attempt, not the attempt. Not reported in a program a "
         "person runs (a script, a management command, a file with a `__main__` block or a loop at module level): one "
         "client someone watches, with no herd or fleet behind it. An example module, which users copy into their "
@@ -84,8 +83,7 @@ class RetryNonRetryable(PolicyRule):
         "A handler that catches `Exception` but inspects it (`if not is_transient(e): raise`, or a Celery task's "
         "`if is_transient(exc): raise self.retry(exc=exc)`, every retry in a branch of such a test) is not "
         "reported; one that leaves one kind out and retries the rest (`if isinstance(exc, KeyError): return`, then "
-        "`raise self.retry(...)`) is. A loop "
-        "that reads (`GET`) and leaves on `if resp.ok: return` is not reported: it may wait for a 404 to turn into a 200."
+        "`raise self.retry(...)`) is. A loop that reads (`GET`) and leaves on `if resp.ok: return` is not reported: it may wait for a 404 to turn into a 200."
     )
     bad = """\
 import requests
@@ -169,25 +167,22 @@ def fetch_rates():
             "the retry loop on line $context leaves only on a success: it sends again after every other answer, 4xx "
             "included, which a retry cannot fix"
         ),
-        ("non-retryable-status", URLLIB3): (
-            "Retry(status_forcelist=...) retries HTTP {codes}, which a retry cannot fix"
-        ),
+        ("non-retryable-status", URLLIB3): "Retry(status_forcelist=...) retries HTTP {codes}, which a retry cannot fix",
         ("status-error-class", "loop"): (
-            "the retry loop on line $context retries the status error{caught} that {raiser} raises for a "
-            "4xx too, which a retry cannot fix"
+            "the retry loop on line $context retries the status error{caught} that {raiser} raises for a 4xx too, "
+            "which a retry cannot fix"
         ),
         ("status-error-class", RECURSION): (
             "the handler that calls the function again (the recursive retry on line $context) catches the status "
             "error{caught} that {raiser} raises for a 4xx too, which a retry cannot fix"
         ),
-        ("status-error-class", CELERY): ("the Celery task retries HTTPError, which {raiser} raises for 4xx too"),
+        ("status-error-class", CELERY): "the Celery task retries HTTPError, which {raiser} raises for 4xx too",
         ("status-error-class", CELERY_CALL): (
             "the Celery task's handler retries the status error{caught} that {raiser} raises for a 4xx too, "
             "which a retry cannot fix"
         ),
-        ("unsafe-methods", URLLIB3): (
-            "Retry(allowed_methods=...) retries {methods}: a non-idempotent request retried without a key can act twice"
-        ),
+        ("unsafe-methods", URLLIB3): "Retry(allowed_methods=...) retries {methods}: a non-idempotent request retried "
+        "without a key can act twice",
     }
 
     def verdicts(self, policy: Policy) -> list[Verdict]:

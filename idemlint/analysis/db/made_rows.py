@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import chain_calls
+from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import origin_nodes
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ def keyed_on_a_row_made_here(model: ModuleModel, call: cst.Call | None) -> bool:
     if call is None:
         return False
     scope = model.scope_of(call)
-    return any(_made_here(model, scope, table, value) for table, value in _key_values(model, call))
+    return any(_made_here(model, scope, table, value, call) for table, value in _key_values(model, call))
 
 
 def _key_values(model: ModuleModel, call: cst.Call) -> Iterator[tuple[str, cst.BaseExpression]]:
@@ -75,26 +76,103 @@ def _chain_root(call: cst.Call) -> str | None:
     return node.value if isinstance(node, cst.Name) and node.value[:1].isupper() else None
 
 
-def _made_here(model: ModuleModel, scope: cst.CSTNode, table: str, value: cst.BaseExpression) -> bool:
+def _made_here(model: ModuleModel, scope: cst.CSTNode, table: str, value: cst.BaseExpression, write: cst.Call) -> bool:
     """`value` is the key (`row.id`, `row.pk`, or a name bound to one) of a row of `table` that
-    this function made, where the row's name is bound once."""
+    this function made and stored (`Model.objects.create(...)`, or a constructor the function
+    then hands to `session.add()` or `save()`s: not an unsaved stub, `Order(pk=order_id)`), where
+    the row's name is bound once, and nothing before the write hands the row or its key to
+    another process (a queued task given `row.pk` may move the row first)."""
     for node in origin_nodes(model, value):
         if not (isinstance(node, cst.Attribute) and node.attr.value in _KEYS and isinstance(node.value, cst.Name)):
             continue
-        bindings = model.bindings_of(scope, node.value.value)
-        if len(bindings) == 1 and bindings[0].value is not None and _makes(bindings[0].value, table):
+        name = node.value.value
+        bindings = model.bindings_of(scope, name)
+        if len(bindings) != 1 or bindings[0].value is None:
+            continue
+        made = bindings[0].value
+        made = made.expression if isinstance(made, cst.Await) else made
+        if (
+            _makes(made, table)
+            and (_creates(made) or _stored(model, scope, name))
+            and _kept_private(model, scope, name, write)
+        ):
             return True
     return False
 
 
+def _creates(value: cst.BaseExpression) -> bool:
+    calls = chain_calls(value)
+    last = calls[0].func if calls else None
+    return isinstance(last, cst.Attribute) and last.attr.value in _CREATES
+
+
+def _stored(model: ModuleModel, scope: cst.CSTNode, name: str) -> bool:
+    """`row.save()`, `session.add(row)`, `session.add_all([row, ...])`."""
+    for node in model.iter_nodes(scope):
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+            continue
+        method = node.func.attr.value
+        if method in ("save", "asave") and isinstance(node.func.value, cst.Name) and node.func.value.value == name:
+            return True
+        if method in ("add", "add_all", "merge") and any(
+            isinstance(n, cst.Name) and n.value == name
+            for a in node.args
+            for n in (a.value, *model.iter_nodes(a.value))
+        ):
+            return True
+    return False
+
+
+# what hands work to another process or thread, which may write the row before this run does
+_HANDS_OFF = frozenset(
+    {
+        "delay",
+        "apply_async",
+        "send",
+        "send_task",
+        "send_with_options",
+        "enqueue",
+        "submit",
+        "start",
+        "create_task",
+        "on_commit",
+    }
+)
+
+
+def _kept_private(model: ModuleModel, scope: cst.CSTNode, name: str, write: cst.Call) -> bool:
+    """No call before `write` that hands work elsewhere (a task queued, a thread started, an
+    `on_commit` callback) is given `name`, its key, or a name bound to its key."""
+    keys = {name} | {
+        bound
+        for bound, bindings in (model.bindings.get(scope) or {}).items()
+        for b in bindings
+        if isinstance(b.value, cst.Attribute)
+        and isinstance(b.value.value, cst.Name)
+        and b.value.value.value == name
+        and b.value.attr.value in _KEYS
+    }
+    order = source_order(model, scope)
+    until = order.get(write, len(order))
+    for node in model.iter_nodes(scope):
+        if not isinstance(node, cst.Call) or order.get(node, until) >= until or model.is_inside(write, node):
+            continue
+        called = model.dotted(node.func) or ""
+        if called.rsplit(".", 1)[-1] not in _HANDS_OFF:
+            continue
+        if any(
+            isinstance(n, cst.Name) and n.value in keys
+            for a in node.args
+            for n in (a.value, *model.iter_nodes(a.value))
+        ):
+            return False
+    return True
+
+
 def _makes(value: cst.BaseExpression, table: str) -> bool:
-    """`Order(...)`, `Order.objects.create(...)`, `await Order.objects.acreate(...)`."""
-    if isinstance(value, cst.Await):
-        value = value.expression
+    """`Order(...)`, `Order.objects.create(...)`."""
     if not isinstance(value, cst.Call):
         return False
     if isinstance(value.func, cst.Name):
         return value.func.value == table
-    calls = chain_calls(value)
-    last = calls[0].func if calls else None
-    return isinstance(last, cst.Attribute) and last.attr.value in _CREATES and _chain_root(value) == table
+    return _creates(value) and _chain_root(value) == table

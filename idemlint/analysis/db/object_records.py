@@ -11,7 +11,6 @@ from idemlint.analysis.calls import self_attribute_values
 from idemlint.analysis.db.chains import chain_calls, locks, locks_by_keyword
 from idemlint.analysis.db.records import record_name
 from idemlint.analysis.db.scopes import source_order
-from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel
 from idemlint.knowledge.orms import DATABASE_IMPORTS
 
@@ -84,28 +83,67 @@ def _built_by_its_class(model: ModuleModel, owner: cst.ClassDef, attribute: str)
 
 def held_under_a_lock(model: ModuleModel, scope: cst.FunctionDef, name: str) -> bool:
     """`self.payment` (`name`) in a method of a class that, or a base of which in this module,
-    sets it (its constructor, say) to a row loaded under a row lock (`rows =
-    Payment.objects.filter(pk=pk).select_for_update()`, `self.payment = rows[0]`), where no class
-    of the module sets it otherwise: the object holds a locked row, and Django refuses such a
-    load outside a transaction, so whoever uses the object holds one."""
+    sets it (its constructor, say) to a row it loads under a row lock (`rows =
+    Payment.objects.filter(pk=pk).select_for_update()`, `self.payment = rows[0]`), where nothing
+    in the module sets that attribute of anything otherwise: the object holds a locked row, and
+    Django refuses such a load outside a transaction, so whoever uses the object holds one. Not
+    where the load sits in a transaction the method opens (the lock ends with the block), nor
+    where the value only may be the locked row (`a if lock else b`, `payment or ...`) or is a
+    row reached from it (`...select_for_update().get(pk=pk).payment`). A subclass in another
+    module that sets it otherwise is not seen."""
     owner = model.enclosing_class(scope)
     if owner is None:
         return False
     attribute = name.partition(".")[2]
     values = self_attribute_values(model)
-    family = _in_module_ancestry(model, owner)
-    if not any(values.get((id(cls), attribute)) for cls in family):
+    if not any(values.get((id(cls), attribute)) for cls in _in_module_ancestry(model, owner)):
         return False
     return all(
-        _loads_locked(model, value) for (_, named), found in values.items() if named == attribute for value in found
+        _loads_locked(model, value, statement)
+        for target, value, statement in model.attribute_assigns
+        if target.attr.value == attribute
     )
 
 
-def _loads_locked(model: ModuleModel, value: cst.BaseExpression) -> bool:
-    return any(
-        isinstance(node, cst.Call) and (locks(chain_calls(node)) or locks_by_keyword(node))
-        for node in origin_nodes(model, value)
-    )
+def _loads_locked(model: ModuleModel, value: cst.BaseExpression, statement: cst.CSTNode) -> bool:
+    """`Model.objects.select_for_update().get(...)` (or a load locking by keyword), itself or
+    through a name bound once to it, or `rows[0]` / `rows.first()` of such a locked queryset;
+    not inside a `with` that opens a transaction."""
+    if _in_a_transaction_block(model, statement):
+        return False
+    if isinstance(value, cst.Subscript):
+        value = value.value  # `rows[0]`
+    elif (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in ("first", "last", "get")
+        and isinstance(value.func.value, cst.Name)
+    ):
+        value = value.func.value  # `rows.first()`
+    if isinstance(value, cst.Name):
+        bound = model.resolve(model.scope_of(value), value.value)
+        if len(bound) != 1 or bound[0].value is None or bound[0].kind != "assign":
+            return False
+        return _loads_locked(model, bound[0].value, bound[0].statement)
+    return isinstance(value, cst.Call) and (locks(chain_calls(value)) or locks_by_keyword(value))
+
+
+def _in_a_transaction_block(model: ModuleModel, node: cst.CSTNode) -> bool:
+    """`node` sits in a `with transaction.atomic():` (any `with` naming a transaction or a
+    session's `begin()`) inside its function: the lock ends with the block."""
+    scope = model.scope_of(node)
+    for ancestor in model.ancestors(node):
+        if ancestor is scope:
+            return False
+        if isinstance(ancestor, cst.With) and any(
+            "atomic"
+            in (text := (model.dotted(item.item.func if isinstance(item.item, cst.Call) else item.item) or "").lower())
+            or "transaction" in text
+            or text.endswith(".begin")
+            for item in ancestor.items
+        ):
+            return True
+    return False
 
 
 def _in_module_ancestry(model: ModuleModel, owner: cst.ClassDef) -> list[cst.ClassDef]:

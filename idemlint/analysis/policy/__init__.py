@@ -32,6 +32,7 @@ from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.policy.backoff import read_backoff, read_retry_package, read_stamina
 from idemlint.analysis.policy.celery import (
     drop_unraised_status_errors,
+    one_status_error_finding,
     read_celery,
     read_task_class,
     read_task_object_retry,
@@ -169,6 +170,8 @@ class PolicyAnalysis:
             reader(self.model, context, policy)
             if context.library == CELERY and self.callee is not None and self.raisers is not None:
                 drop_unraised_status_errors(self.model, context, policy, self.callee, self.raisers)
+            if context.library == CELERY:
+                one_status_error_finding(policy)
         if policy.unbounded and retries_lost_races_only(self.model, context, self.callee):
             policy.unbounded.clear()  # each retry follows another writer's commit: the retries end
         return policy

@@ -81,9 +81,7 @@ def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> No
             policy.unbounded.append(Verdict("no-bound", CELERY_CALL, retries, label, owner="self"))
     for handler in _retrying_handlers(model, context):
         policy.catches_all.append(Verdict("catch-all-handler", CELERY, handler, label))
-    named = any(v.kind == "status-error-class" and v.source == CELERY for v in policy.non_retryable_statuses)
-    for handler, status_class in () if named else _status_error_handlers(model, context):
-        # one finding a task: where `autoretry_for` names the status error, that is where it is reported
+    for handler, status_class in _status_error_handlers(model, context):
         policy.non_retryable_statuses.append(
             Verdict("status-error-class", CELERY_CALL, handler, label, caught=status_class)
         )
@@ -283,6 +281,18 @@ def _status_error_handlers(model: ModuleModel, context: RetryContext) -> Iterato
             and (status_class := status_error_caught(model, node))
         ):
             yield node, status_class
+
+
+def one_status_error_finding(policy: Policy) -> None:
+    """A task whose `autoretry_for` names the status error class its handler retries by hand
+    is reported once, at the setting (once the setting's verdict has stood the test of
+    `drop_unraised_status_errors`)."""
+    named = {v.caught for v in policy.non_retryable_statuses if v.kind == "status-error-class" and v.source == CELERY}
+    policy.non_retryable_statuses[:] = [
+        v
+        for v in policy.non_retryable_statuses
+        if not (v.kind == "status-error-class" and v.source == CELERY_CALL and v.caught in named)
+    ]
 
 
 def drop_unraised_status_errors(

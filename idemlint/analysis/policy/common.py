@@ -17,6 +17,7 @@ from idemlint.knowledge.http import (
     RAISE_ON_STATUS,
     RAISES_STATUS_ERROR,
     STATUS_FIELDS,
+    status_error_raiser,
 )
 from idemlint.knowledge.retries import CATCH_ALL
 
@@ -53,8 +54,8 @@ def caught_expression(model: ModuleModel, handler: cst.ExceptHandler) -> cst.Bas
 
 def status_error_caught(model: ModuleModel, handler: cst.ExceptHandler) -> str | None:
     """The HTTP status error class a handler names (`except (httpx.ConnectError,
-    httpx.HTTPStatusError):`), where the `try` it ends calls `raise_for_status()` (or `urlopen()`,
-    which raises `urllib.error.HTTPError` itself) and the handler
+    httpx.HTTPStatusError):`), where the `try` it ends calls what raises that class
+    (`raise_for_status()`; `urlopen()` for `urllib.error.HTTPError`, which it raises itself) and the handler
     looks at no status: a 404 or a 422 is caught, and so retried, as a 503 is. Not a base it is
     caught as (`except requests.RequestException:`), which says "any failed request" (a health
     wait, a transport error) more often than "this answer"."""
@@ -63,12 +64,13 @@ def status_error_caught(model: ModuleModel, handler: cst.ExceptHandler) -> str |
     attempt = model.parents.get(handler)
     if named is None or not isinstance(attempt, cst.Try):
         return None
+    by_urllib = status_error_raiser(named) != f"{RAISES_STATUS_ERROR}()"
     raises = any(
         type(n) is cst.Call
         and (
-            type(n.func) is cst.Attribute
-            and n.func.attr.value == RAISES_STATUS_ERROR
-            or (model.qualname(n.func) or "") in RAISE_ON_STATUS
+            (model.qualname(n.func) or "") in RAISE_ON_STATUS
+            if by_urllib
+            else type(n.func) is cst.Attribute and n.func.attr.value == RAISES_STATUS_ERROR
         )
         for n in model.iter_nodes(attempt.body)
     )

@@ -103,3 +103,13 @@ class HttpTask(Task):
 @shared_task(base=HttpTask)
 def count_assets(n):
     return n + 1
+
+
+@shared_task(bind=True, autoretry_for=(HTTPError,), retry_backoff=True, max_retries=3)  # ok: IDM201 no status error leaves the task: its handler retries it
+def import_by_hand(self, url):
+    try:
+        response = requests.get(url, timeout=5)
+        response.raise_for_status()
+        return response.json()
+    except HTTPError as exc:  # expect: IDM201 "the Celery task's handler retries the status error (requests.exceptions.HTTPError)"
+        self.retry(exc=exc, countdown=random.uniform(5, 15))

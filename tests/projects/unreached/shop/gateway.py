@@ -31,13 +31,23 @@ class Gateway:
                 # expect: IDM202 "sleeps a fixed or computed delay"
                 time.sleep(1)
 
-    def refund(self, order):
+    def _refund(self, order):
         for attempt in range(3):
             try:
-                # expect: IDM301 "nothing in this project calls or names refund"
+                # expect: IDM301 "nothing in this project calls or names _refund"
                 return requests.post("https://psp.example/refund", json={"order": order})
             except requests.ConnectionError:
-                # expect: IDM202 "nothing in this project calls or names refund"
+                # expect: IDM202 "nothing in this project calls or names _refund"
+                time.sleep(1)
+
+    def void(self, order):
+        """Public, of a class the project names: a hook or an API, taken as reached."""
+        for attempt in range(3):
+            try:
+                # expect: IDM301 "POST requests.post() is retried"
+                return requests.post("https://psp.example/void", json={"order": order})
+            except requests.ConnectionError:
+                # expect: IDM202 "sleeps a fixed or computed delay"
                 time.sleep(1)
 
 
@@ -65,13 +75,14 @@ def settle_nightly():
 
 @shared_task
 def settle_weekly():
-    """A task nothing enqueues: registered with the worker, but no call or schedule names it."""
+    """A task nothing in the code enqueues: registered with the worker, and a beat schedule kept
+    in a database may name it, so it is taken as reached."""
     for attempt in range(3):
         try:
-            # expect: IDM301 "nothing in this project calls or names settle_weekly"
+            # expect: IDM301 "POST requests.post() is retried"
             return requests.post("https://psp.example/settle", json={})
         except requests.ConnectionError:
-            # expect: IDM202 "nothing in this project calls or names settle_weekly"
+            # expect: IDM202 "sleeps a fixed or computed delay"
             time.sleep(1)
 
 
