@@ -237,3 +237,21 @@ def dispatch(session: Session, shipment_id):
         "Put the precondition in the write and branch on `.rowcount`: `update(Model).where(Model.id == id_, "
         "Model.delivery_state.in_(['packed'])).values(delivery_state=...)`"
     )
+
+
+def test_a_timeout_whose_handler_only_rolls_back_the_database_is_low_and_measured_apart() -> None:
+    from idemlint.calibration import calibrated
+    from idemlint.rules.external import ROLLED_BACK
+
+    source = (
+        "import requests\n\n\ndef extend(session, sub):\n    try:\n"
+        '        requests.post("https://panel.example/x", json={}, headers={"Idempotency-Key": sub.key}, timeout=5)\n'
+        "        session.commit()\n    except Exception:\n        session.rollback()\n        raise\n\n\n"
+        "def refund_on_timeout(session, order):\n    try:\n"
+        '        requests.post("https://psp.example/x", json={}, headers={"Idempotency-Key": order.key}, timeout=5)\n'
+        "    except Exception:\n        session.rollback()\n        refund_order(order)\n"
+    )
+    rolled, refunded = (f for f in lint(source).findings if f.code == "IDM302")
+    assert (rolled.line, rolled.evidence, rolled.confidence) == (8, ROLLED_BACK, "low")
+    assert refunded.evidence != ROLLED_BACK
+    assert refunded.confidence == calibrated("IDM302", refunded.evidence, "source", "medium")

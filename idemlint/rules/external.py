@@ -20,7 +20,7 @@ from idemlint.analysis.summaries import (
     related_steps,
     via,
 )
-from idemlint.analysis.timeouts import records_failure, timeout_caught
+from idemlint.analysis.timeouts import only_rolls_back, records_failure, timeout_caught
 from idemlint.analysis.unsent_keys import unsent_keys
 from idemlint.knowledge.retries import URLLIB3_RETRY
 from idemlint.knowledge.triggers import EFFECT_WORDS, REQUEST_CORE, RETRY, TIMEOUT_WORDS, TRANSPORT_METHOD_SETTINGS
@@ -283,6 +283,10 @@ def _transport_retries_of_writes(ctx: FileContext) -> Iterator[Report]:
                 )
 
 
+# a handler whose only failure action is a database rollback: measured apart, `low` until measured
+ROLLED_BACK = "a database rollback in the handler"
+
+
 class TimeoutAsFailure(Rule):
     code = "IDM302"
     stakes = "external"
@@ -296,7 +300,9 @@ class TimeoutAsFailure(Rule):
         "`APIConnectionError`/`StripeError`), or `Exception` / a bare `except:`, around a side-effecting call, when the "
         "handler records a definite "
         "failure: sets a failed/declined/cancelled state, refunds, releases stock, cancels, or raises a "
-        '"payment failed" error.'
+        '"payment failed" error. A handler whose only such act is a database rollback (`db.rollback()`) is '
+        "reported at `low` and measured apart: the local transaction is rightly undone, and what is lost is the "
+        "local record of a remote call that may have acted."
     )
     why = (
         "A timeout carries no information about whether the server acted. Treating it as a failure means the "
@@ -383,12 +389,15 @@ def capture(order):
                 origin, lines = chain_origin(chain, "failure")
                 failure = f"calls {callee.name}(): {chain[-1].text} {origin}{via(chain)}"
                 related = related_steps(callee, chain, verb="")
+            rolled_back = not related and only_rolls_back(ctx.model, handler)
             yield Report(
                 handler,
                 f"{'an' if caught[:1].lower() in 'aeiou' else 'a'} {caught} from {effect} is handled as a definite "
                 f"failure ({failure}), but the request may have succeeded",
                 lines=lines,
                 related=related,
+                confidence="low" if rolled_back else None,
+                evidence=ROLLED_BACK if rolled_back else None,
             )
 
     def _failure_helper(self, ctx: FileContext, handler: cst.CSTNode) -> tuple[Callee, Chain] | None:
