@@ -36,9 +36,13 @@ class CallSite:
     duplicates_absorbed: bool = False  # a handler around it takes "exists already" as success: safe to repeat
 
 
-def inherit(caller: Summary, callee: Summary, site: CallSite, chains: dict[str, Chain]) -> Summary:
+def inherit(
+    caller: Summary, callee: Summary, site: CallSite, chains: dict[str, Chain], looks_up: bool = False
+) -> Summary:
     """Add to `chains` the facts this call gives the caller (the first call to give one wins)
-    and return the caller's summary with the parameters those facts bind."""
+    and return the caller's summary with the parameters those facts bind. A caller named for a
+    lookup (`looks_up`: `search`, `find_similar`; `knowledge/repeats.names_a_lookup`) takes no
+    side effect from its callees: what it sends is a query, a POST only for its body."""
     step, passed = site.step, site.passed
 
     def take(fact: str, chain: Chain | None) -> bool:
@@ -52,12 +56,12 @@ def inherit(caller: Summary, callee: Summary, site: CallSite, chains: dict[str, 
         caller = replace(caller, key_params=caller.key_params | forwarded)
     elif not supplied and take("sends_key", callee.sends_key or (callee.returns_key if site.sent else None)):
         caller = replace(caller, key_params=caller.key_params | forwarded)  # `headers={"Idempotency-Key": make_key()}`
-    unkeyed, operation = callee.unkeyed_effect_for(passed)
+    unkeyed, operation = callee.unkeyed_effect_for(passed) if not looks_up else (None, "")
     # judged at the retry, or refused the second time (a 409 on a PATCH is a version clash)
     repeatable = site.retried or site.duplicates_absorbed and not operation.lower().endswith("patch")
     if not repeatable and take("unkeyed_effect", unkeyed) and not caller.effect_operation:
         caller = replace(caller, effect_operation=operation)
-    take("effect", callee.effect_for(passed))
+    take("effect", None if looks_up else callee.effect_for(passed))
     if site.always and not site.retried:
         take("waits_fixed", callee.fixed_wait_for(passed, site.fixed))
     forwarded_wait = next(
@@ -66,7 +70,7 @@ def inherit(caller: Summary, callee: Summary, site: CallSite, chains: dict[str, 
     if forwarded_wait and site.always and take("wait_chain", callee.wait_chain):
         caller = replace(caller, wait_param=forwarded_wait)
     forwarded_verb = callee.verb_binding(passed)[1]
-    if forwarded_verb and not repeatable and take("verb_effect", callee.verb_effect):
+    if forwarded_verb and not repeatable and not looks_up and take("verb_effect", callee.verb_effect):
         caller = replace(caller, verb_param=forwarded_verb, verb_operation=callee.verb_operation)
     if site.always:
         take("records_failure", callee.records_failure)

@@ -28,6 +28,7 @@ from idemlint.analysis.setter_facts import by_verdict, setter_facts, weaker
 from idemlint.analysis.unique_keys import join_unique_keys, versioned_models
 from idemlint.analysis.unreached import NO_UNREACHED, UnreachedFacts, join_unreached, unreached_facts
 from idemlint.analysis.unsent_keys import NO_HEADER_FACTS, HeaderFacts, header_facts
+from idemlint.knowledge.repeats import names_a_lookup, words_of
 from idemlint.knowledge.retries import RETRY_DECORATORS
 from idemlint.knowledge.sdks import REMOTE_PACKAGES
 from idemlint.knowledge.states import FAILED_STATE_WORDS, STATE_COLUMNS
@@ -381,7 +382,7 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
                 duplicates_absorbed=absorbed,
             )
             chains: dict[str, Chain] = {}
-            updated = inherit(current, inner, site, chains)
+            updated = inherit(current, inner, site, chains, names_a_lookup(words_of(caller.rsplit(".", 1)[-1])))
             if chains:
                 functions[caller] = (replace(updated, **chains), path, def_line)  # type: ignore[arg-type]
                 changed = True

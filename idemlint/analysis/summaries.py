@@ -51,6 +51,7 @@ from idemlint.analysis.summary_records import (
     passed_arguments,
 )
 from idemlint.knowledge.http import NOT_IDEMPOTENT_METHODS, WRITE_METHOD_FUNCTIONS
+from idemlint.knowledge.repeats import names_a_lookup, words_of
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -252,6 +253,7 @@ def _through_calls(
     returned = _returned_calls(model, function)
     updates: dict[str, Chain] = {}
     always = unconditional_calls(model, function)
+    looks_up = names_a_lookup(words_of(function.name.value))
     for call in calls_of(model, function):
         callee = callee_of(model, call, result, module, project)
         if callee is None:
@@ -267,7 +269,7 @@ def _through_calls(
             status_errors_leave=status_error_leaves(model, call),
             duplicates_absorbed=absorbed_through(model, call, callee.name),
         )
-        summary = inherit(summary, callee.summary, site, updates)
+        summary = inherit(summary, callee.summary, site, updates, looks_up)
     return replace(summary, **updates) if updates else summary  # type: ignore[arg-type]
 
 

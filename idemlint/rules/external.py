@@ -91,7 +91,9 @@ class UnkeyedRetriedSideEffect(Rule):
         'literal fields with no relative change (`{"status": "errored"}`, not `{"delta": n}` or JSON '
         "Patch's `op`), and a request whose path or calling function names a removal, a revocation or a read "
         "(`/unlink_users/`, `revoke_token()`, `/_search`, an RPC path whose last part starts with a reading verb: "
-        "`/2/sharing/get_shared_link_file`, not `get_or_create_account`), or a GraphQL query it posts "
+        "`/2/sharing/get_shared_link_file`, not `get_or_create_account`; a project function so named passes no side "
+        "effect on to its callers: `search()` posting a vector query through `_request('POST', ...)`), or a GraphQL "
+        "query it posts "
         '(`json={"query": "query '
         '..."}`; a `mutation` is reported), or a write sent only when a lookup of the same resource, made first '
         "on each attempt, found nothing "
