@@ -14,7 +14,13 @@ from collections.abc import Iterable
 from idemlint.analysis.chosen_rows import SHORTCUTS, called_name, returned_rows
 from idemlint.analysis.handed_calls import bound_only_by
 from idemlint.analysis.syntax import own_nodes, parameter_names
-from idemlint.knowledge.locks import ENDS_THE_TRANSACTION, LETS_OTHERS_ON, LOCKING_KEYWORDS, ROW_LOCK_METHODS
+from idemlint.knowledge.locks import (
+    ENDS_THE_TRANSACTION,
+    LETS_OTHERS_ON,
+    LOCKING_KEYWORDS,
+    ROW_LOCK_METHODS,
+    names_a_transaction,
+)
 from idemlint.knowledge.orms import ROW_FILTERS, ROW_QUERY_METHODS
 
 # per definition: (its name, the functions whose rows it returns in turn: empty where it loads them itself)
@@ -85,8 +91,7 @@ def _in_own_transaction(function: ast.FunctionDef | ast.AsyncFunctionDef, node: 
 
 
 def _names_a_transaction(expr: ast.expr) -> bool:
-    text = ast.unparse(expr.func if isinstance(expr, ast.Call) else expr).lower()
-    return "atomic" in text or "transaction" in text or text.endswith(".begin")
+    return names_a_transaction(ast.unparse(expr.func if isinstance(expr, ast.Call) else expr))
 
 
 def locked_row_returners(files: Iterable[LockedReturns], definitions: dict[str, int]) -> frozenset[str]:

@@ -17,7 +17,7 @@ from idemlint.analysis.chosen_rows import called_name
 
 # every identifier a file names (a call, `accept.delay(`, `callback=req.accept`, `return
 # req.accept`, `getattr(req, "accept")`), but the one a `def` defines
-_USED = re.compile(rb"[A-Za-z_]\w*")
+IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
 # what names nothing: a comment, a docstring, a string of prose (`"You cannot confirm this
 # change"`). Every string and comment is matched from its opening quote or `#`, escapes and
 # all, so the scan keeps in step with the code; a comment, a triple-quoted string, a string of
@@ -57,7 +57,7 @@ def names_used(source: bytes, defined: tuple[str, ...]) -> frozenset[str]:
             return b" "
 
         code = of_module.sub(module_function, code)
-    tokens = Counter(_USED.findall(code))
+    tokens = Counter(IDENTIFIER.findall(code))
     for name in defined:
         tokens[name.encode()] -= 1  # a `def` names what it defines, it does not use it
     used = {n.decode() for n, count in tokens.items() if count > 0}

@@ -134,6 +134,7 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         if facts.summaries is not None:
             modules.append(facts.summaries)
     keys = join_unique_keys(unique_keys)
+    unreached, judged_reachability = join_unreached(f.unreached for f in files)
     index = ProjectIndex(
         *by_verdict(setters),
         root=str(root.resolve()) if root is not None else "",
@@ -154,9 +155,9 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         named_header_attributes=frozenset().union(*(f.headers.named for f in files)),
         key_reads=_modules_by_key(files),
         quiet_functions=join_quiet(f.quiet for f in files),
+        unreached=unreached,
+        judged_reachability=judged_reachability,
     )
-    unreached, judged = join_unreached(f.unreached for f in files)
-    index = replace(index, unreached=unreached, judged_reachability=judged)
     return follow_calls(index, modules) if modules else index
 
 

@@ -183,9 +183,6 @@ def only_rolls_back(model: ModuleModel, handler: cst.CSTNode) -> bool:
     """Whether every failure action the handler takes is a rollback of a database session or
     connection (`db.rollback()`, `await session.rollback()`): the local transaction is rightly
     undone, and what is lost is only the local record of a remote call that may have acted."""
-    actions = [
-        (model.dotted(node.func) or "")
-        for node in model.iter_nodes(handler)
-        if isinstance(node, cst.Call) and FAILURE_ACTION.search((model.dotted(node.func) or "").rsplit(".", 1)[-1])
-    ]
+    called = [model.dotted(n.func) or "" for n in model.iter_nodes(handler) if isinstance(n, cst.Call)]
+    actions = [name for name in called if FAILURE_ACTION.search(name.rsplit(".", 1)[-1])]
     return bool(actions) and all("." in a and a.rsplit(".", 1)[-1] in ("rollback", "arollback") for a in actions)

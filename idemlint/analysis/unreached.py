@@ -30,6 +30,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from idemlint.analysis.names_used import IDENTIFIER
+
 # (dotted name, short name, the class it is defined in ("" at the top level), and for a class
 # the base names it is spelled with, None where its bases or decorators may let a framework
 # find it; () for a function)
@@ -38,7 +40,6 @@ Definition = tuple[str, str, str, "tuple[str, ...] | None", bool]
 UnreachedFacts = tuple[tuple[Definition, ...], frozenset[str]]
 NO_UNREACHED: UnreachedFacts = ((), frozenset())
 
-_IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
 _COMMENT_LINE = re.compile(rb"^[ \t]*#[^\n]*", re.M)
 # the start of every `def` or `class` line, whatever follows
 _DEF = re.compile(rb"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.M)
@@ -72,7 +73,7 @@ def unreached_facts(source: bytes, module: str, production: bool) -> UnreachedFa
     and its comment lines. A docstring, a string or a comment after code that names a function
     counts as a use: it costs a finding's note, never a finding, and reading prose apart is
     the cost of the whole scan (it runs on every file)."""
-    tokens = Counter(_IDENTIFIER.findall(_COMMENT_LINE.sub(b"", source)))
+    tokens = Counter(IDENTIFIER.findall(_COMMENT_LINE.sub(b"", source)))
     for match in _DEF.finditer(source):
         tokens[match.group(3)] -= 1  # a `def` names what it defines, it does not use it
     used = frozenset(name.decode() for name, count in tokens.items() if count > 0)

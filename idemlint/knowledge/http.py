@@ -81,15 +81,15 @@ NOT_AN_HTTP_CLIENT = re.compile(r"(^|_)(redis|cache|memcache|kv|store|storage|db
 # the effect libraries whose requests go through urllib3, so a mounted `Retry(...)` adapter may
 # retry them ("http": a client known only by its name, which may be a requests session)
 URLLIB3_BACKED = frozenset({"requests", "urllib3", "http"})
-# what `raise_for_status()` raises, for a 4xx as well as a 5xx, and what `urlopen()` raises
-# itself for every answer of 400 and up
+# what `urlopen()` raises itself for every answer of 400 and up
+URLLIB_STATUS_ERRORS = frozenset({"urllib.error.HTTPError", "urllib.request.HTTPError"})
+# what `raise_for_status()` raises, for a 4xx as well as a 5xx, and urllib's
 HTTP_STATUS_ERRORS = {
     "requests.HTTPError",
     "requests.exceptions.HTTPError",
     "httpx.HTTPStatusError",
     "niquests.HTTPError",
-    "urllib.error.HTTPError",
-    "urllib.request.HTTPError",
+    *URLLIB_STATUS_ERRORS,
 }
 # the method that raises one of those for a response with a failure status
 RAISES_STATUS_ERROR = "raise_for_status"
@@ -99,7 +99,7 @@ RAISE_ON_STATUS = {"urllib.request.urlopen": "urlopen()"}
 
 def status_error_raiser(status_class: str) -> str:
     """How a message names what raises the status error `status_class`."""
-    return "urlopen()" if status_class.startswith("urllib.") else f"{RAISES_STATUS_ERROR}()"
+    return "urlopen()" if status_class in URLLIB_STATUS_ERRORS else f"{RAISES_STATUS_ERROR}()"
 
 
 # the classes a status error is also caught as: its client's base classes (requests' is an

@@ -106,7 +106,16 @@ ROW_LOCK_METHODS = frozenset({"select_for_update", "with_for_update", "with_lock
 LETS_OTHERS_ON = re.compile(r"skip_locked|SKIP\s+LOCKED|FOR\s+SHARE|FOR\s+KEY\s+SHARE|read\s*=\s*True", re.IGNORECASE)
 # calls that run a locking query and fail where it finds no row (`.first()` may lock nothing)
 LOCKS_A_ROW = frozenset({"get", "aget", "one", "scalar_one", "earliest", "latest"})
+
+
 # calls that end the transaction, and the row locks taken in it
+def names_a_transaction(text: str) -> bool:
+    """Source text naming a database transaction a block opens or a decorator wraps:
+    `transaction.atomic()`, `@atomic`, `session.begin()`, `db.transaction()`."""
+    text = text.lower()
+    return "atomic" in text or "transaction" in text or text.endswith(".begin")
+
+
 ENDS_THE_TRANSACTION = frozenset({"commit", "rollback", "close", "savepoint_commit", "savepoint_rollback"})
 
 # the keywords with which a call that loads a row locks it (`frappe.get_doc(..., for_update=True)`,

@@ -60,6 +60,8 @@ VERSION_CHECKED_SAVES = {
 # what makes a row and gives it back, or stores one made in Python: `Model.objects.create(...)`,
 # `serializer.save(...)`, `row.save()` after `row = Model(...)`
 MAKES_A_ROW = frozenset({"create", "acreate", "save", "asave"})
+# of those, a manager's that insert the row they are given the values of: `Model.objects.create(...)`
+CREATES_A_ROW = frozenset({"create", "acreate"})
 # how a task queue is handed a call to run later, with its arguments: celery's `task.delay(...)`,
 # `task.apply_async(args=...)` and its immutable signature `task.si(...)` (not `task.s(...)`, whose
 # first argument in a chain is the previous task's result), dramatiq's `actor.send(...)` and

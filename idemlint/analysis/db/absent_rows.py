@@ -33,6 +33,7 @@ from idemlint.analysis.keys import fresh_value_name
 from idemlint.analysis.model import string_value
 from idemlint.analysis.retry.exits import always_leaves
 from idemlint.analysis.unique_keys import kept_unique
+from idemlint.knowledge.orms import CREATES_A_ROW
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 else:
     cst = LazyModule("libcst", globals(), "cst")
 
-_CREATES = frozenset({"create", "acreate", "bulk_create", "abulk_create"})
+_CREATES = CREATES_A_ROW | {"bulk_create", "abulk_create"}
 _ADDS = frozenset({"add", "add_all"})
 
 

@@ -54,7 +54,7 @@ def full_chain(model: ModuleModel, expr: cst.BaseExpression, depth: int = 0) -> 
     """`_chain`, continued through a variable: `q = X.objects.filter(id=i, status=s); q.update(...)`
     gives the filter too (the latest assignment of the name before its use)."""
     chain = _chain(expr)
-    root = _chain_root(expr)
+    root = chain_root(expr)
     if depth > 4 or not isinstance(root, cst.Name):
         return chain
     scope = model.scope_of(root)
@@ -70,7 +70,9 @@ def full_chain(model: ModuleModel, expr: cst.BaseExpression, depth: int = 0) -> 
     return chain + full_chain(model, latest.value, depth + 1)
 
 
-def _chain_root(expr: cst.BaseExpression) -> cst.BaseExpression:
+def chain_root(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """What a chain of calls, attributes and subscripts starts from: `Order` of
+    `Order.objects.filter(...)[0]`."""
     node = expr
     while isinstance(node, (cst.Call, cst.Attribute, cst.Subscript)):
         node = node.func if isinstance(node, cst.Call) else node.value
@@ -106,7 +108,7 @@ def is_queryset(model: ModuleModel, expr: cst.BaseExpression, allow_manager: boo
 
 
 def chain_model(model: ModuleModel, chain: list[cst.Call], depth: int = 0) -> str | None:
-    root = _chain_root(chain[-1]) if chain else None
+    root = chain_root(chain[-1]) if chain else None
     if depth > 4:
         return None
     if isinstance(root, cst.Name):
@@ -117,7 +119,7 @@ def chain_model(model: ModuleModel, chain: list[cst.Call], depth: int = 0) -> st
                 inner = _chain(binding.value)
                 if inner:
                     return chain_model(model, inner, depth + 1)
-                found = _chain_root(binding.value)
+                found = chain_root(binding.value)
                 if isinstance(found, cst.Name) and found.value[:1].isupper():
                     return found.value.lower()
     if chain:

@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.db.chains import chain_calls
+from idemlint.analysis.db.chains import chain_calls, chain_root
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import origin_nodes
+from idemlint.knowledge.orms import CREATES_A_ROW, QUEUES_A_CALL
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -24,7 +25,6 @@ else:
     cst = LazyModule("libcst", globals(), "cst")
 
 _KEYS = frozenset({"id", "pk"})
-_CREATES = frozenset({"create", "acreate"})
 
 
 def keyed_on_a_row_made_here(model: ModuleModel, call: cst.Call | None) -> bool:
@@ -54,7 +54,7 @@ def _key_values(model: ModuleModel, call: cst.Call) -> Iterator[tuple[str, cst.B
             and isinstance(node.func, cst.Attribute)
             and node.func.attr.value in ("filter", "filter_by", "get")
         ):
-            root = _chain_root(node)
+            root = _model_named(node)
             for arg in node.args:
                 if root and arg.keyword is not None and arg.keyword.value in _KEYS:
                     yield root, arg.value
@@ -68,12 +68,10 @@ def _model_key(expr: cst.BaseExpression) -> str | None:
     return None
 
 
-def _chain_root(call: cst.Call) -> str | None:
-    """`Order` of `Order.objects.filter(...)`."""
-    node: cst.BaseExpression = call
-    while isinstance(node, (cst.Call, cst.Attribute)):
-        node = node.func if isinstance(node, cst.Call) else node.value
-    return node.value if isinstance(node, cst.Name) and node.value[:1].isupper() else None
+def _model_named(call: cst.Call) -> str | None:
+    """`Order` of `Order.objects.filter(...)`: a class's name the chain starts from."""
+    root = chain_root(call)
+    return root.value if isinstance(root, cst.Name) and root.value[:1].isupper() else None
 
 
 def _made_here(model: ModuleModel, scope: cst.CSTNode, table: str, value: cst.BaseExpression, write: cst.Call) -> bool:
@@ -103,7 +101,7 @@ def _made_here(model: ModuleModel, scope: cst.CSTNode, table: str, value: cst.Ba
 def _creates(value: cst.BaseExpression) -> bool:
     calls = chain_calls(value)
     last = calls[0].func if calls else None
-    return isinstance(last, cst.Attribute) and last.attr.value in _CREATES
+    return isinstance(last, cst.Attribute) and last.attr.value in CREATES_A_ROW
 
 
 def _stored(model: ModuleModel, scope: cst.CSTNode, name: str) -> bool:
@@ -114,30 +112,21 @@ def _stored(model: ModuleModel, scope: cst.CSTNode, name: str) -> bool:
         method = node.func.attr.value
         if method in ("save", "asave") and isinstance(node.func.value, cst.Name) and node.func.value.value == name:
             return True
-        if method in ("add", "add_all", "merge") and any(
-            isinstance(n, cst.Name) and n.value == name
-            for a in node.args
-            for n in (a.value, *model.iter_nodes(a.value))
-        ):
+        if method in ("add", "add_all", "merge") and _handed(model, node, {name}):
             return True
     return False
 
 
-# what hands work to another process or thread, which may write the row before this run does
-_HANDS_OFF = frozenset(
-    {
-        "delay",
-        "apply_async",
-        "send",
-        "send_task",
-        "send_with_options",
-        "enqueue",
-        "submit",
-        "start",
-        "create_task",
-        "on_commit",
-    }
-)
+def _handed(model: ModuleModel, call: cst.Call, names: set[str]) -> bool:
+    """One of `names` is in the call's arguments (`add(row)`, `add_all([row])`, `delay(row_id)`)."""
+    return any(
+        isinstance(n, cst.Name) and n.value in names for a in call.args for n in (a.value, *model.iter_nodes(a.value))
+    )
+
+
+# what hands work to another process or thread, which may write the row before this run does: a
+# task queue (`knowledge/orms.QUEUES_A_CALL`), a pool or thread, a callback run at commit
+_HANDS_OFF = QUEUES_A_CALL | {"send_task", "enqueue", "submit", "start", "create_task", "on_commit"}
 
 
 def _kept_private(model: ModuleModel, scope: cst.CSTNode, name: str, write: cst.Call) -> bool:
@@ -158,13 +147,7 @@ def _kept_private(model: ModuleModel, scope: cst.CSTNode, name: str, write: cst.
         if not isinstance(node, cst.Call) or order.get(node, until) >= until or model.is_inside(write, node):
             continue
         called = model.dotted(node.func) or ""
-        if called.rsplit(".", 1)[-1] not in _HANDS_OFF:
-            continue
-        if any(
-            isinstance(n, cst.Name) and n.value in keys
-            for a in node.args
-            for n in (a.value, *model.iter_nodes(a.value))
-        ):
+        if called.rsplit(".", 1)[-1] in _HANDS_OFF and _handed(model, node, keys):
             return False
     return True
 
@@ -175,4 +158,4 @@ def _makes(value: cst.BaseExpression, table: str) -> bool:
         return False
     if isinstance(value.func, cst.Name):
         return value.func.value == table
-    return _creates(value) and _chain_root(value) == table
+    return _creates(value) and _model_named(value) == table

@@ -12,6 +12,7 @@ from idemlint.analysis.db.chains import chain_calls, locks, locks_by_keyword
 from idemlint.analysis.db.records import record_name
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.model import ModuleModel
+from idemlint.knowledge.locks import names_a_transaction
 from idemlint.knowledge.orms import DATABASE_IMPORTS
 
 if TYPE_CHECKING:
@@ -136,10 +137,7 @@ def _in_a_transaction_block(model: ModuleModel, node: cst.CSTNode) -> bool:
         if ancestor is scope:
             return False
         if isinstance(ancestor, cst.With) and any(
-            "atomic"
-            in (text := (model.dotted(item.item.func if isinstance(item.item, cst.Call) else item.item) or "").lower())
-            or "transaction" in text
-            or text.endswith(".begin")
+            names_a_transaction(model.dotted(item.item.func if isinstance(item.item, cst.Call) else item.item) or "")
             for item in ancestor.items
         ):
             return True

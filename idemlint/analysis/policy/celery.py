@@ -80,11 +80,14 @@ def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> No
         if retries is not None and is_none(retries.value):
             policy.unbounded.append(Verdict("no-bound", CELERY_CALL, retries, label, owner="self"))
     for handler in _retrying_handlers(model, context):
-        policy.catches_all.append(Verdict("catch-all-handler", CELERY, handler, label))
-    for handler, status_class in _status_error_handlers(model, context):
-        policy.non_retryable_statuses.append(
-            Verdict("status-error-class", CELERY_CALL, handler, label, caught=status_class)
-        )
+        if handler_catches_all(model, handler):
+            policy.catches_all.append(Verdict("catch-all-handler", CELERY, handler, label))
+        elif status_class := status_error_caught(model, handler):
+            # `except HTTPError as e: raise self.retry(exc=e)` around `raise_for_status()` or
+            # `urlopen()`: a 404 or a 422 is retried as a 503 is
+            policy.non_retryable_statuses.append(
+                Verdict("status-error-class", CELERY_CALL, handler, label, caught=status_class)
+            )
 
 
 def _retries_a_failure(model: ModuleModel, call: cst.Call, task: cst.CSTNode) -> bool:
@@ -251,36 +254,18 @@ def read_task_object_retry(model: ModuleModel, call: cst.Call, retried: set[cst.
 
 
 def _retrying_handlers(model: ModuleModel, context: RetryContext) -> Iterator[cst.ExceptHandler]:
-    """`except Exception as exc: raise self.retry(exc=exc)` in a Celery task; not one that sorts
-    what it caught first (`if is_transient(exc): raise self.retry(exc=exc)`, then `raise`), nor
-    one no failure reaches."""
+    """The handlers of a Celery task that call its `.retry()` (`except Exception as exc: raise
+    self.retry(exc=exc)`); not one that sorts what it caught first (`if is_transient(exc): raise
+    self.retry(exc=exc)`, then `raise`), nor one no failure reaches."""
     assert isinstance(context.node, cst.FunctionDef)
     for node in model.iter_nodes(context.node.body):
         if (
             isinstance(node, cst.ExceptHandler)
             and node not in context.dead_handlers
-            and handler_catches_all(model, node)
-            and not retries_only_what_it_sorts(model, node)
-        ):
-            if any(is_task_retry(n, model) for n in model.iter_nodes(node.body)):
-                yield node
-
-
-def _status_error_handlers(model: ModuleModel, context: RetryContext) -> Iterator[tuple[cst.ExceptHandler, str]]:
-    """`except HTTPError as e: raise self.retry(exc=e)` in a Celery task whose `try` calls
-    `raise_for_status()` or `urlopen()`: a 404 or a 422 is retried as a 503 is; not a handler
-    that looks at the status first, nor one no failure reaches."""
-    assert isinstance(context.node, cst.FunctionDef)
-    for node in model.iter_nodes(context.node.body):
-        if (
-            isinstance(node, cst.ExceptHandler)
-            and node not in context.dead_handlers
-            and not handler_catches_all(model, node)
             and not retries_only_what_it_sorts(model, node)
             and any(is_task_retry(n, model) for n in model.iter_nodes(node.body))
-            and (status_class := status_error_caught(model, node))
         ):
-            yield node, status_class
+            yield node
 
 
 def one_status_error_finding(policy: Policy) -> None:

@@ -17,7 +17,7 @@ from idemlint.knowledge.http import (
     RAISE_ON_STATUS,
     RAISES_STATUS_ERROR,
     STATUS_FIELDS,
-    status_error_raiser,
+    URLLIB_STATUS_ERRORS,
 )
 from idemlint.knowledge.retries import CATCH_ALL
 
@@ -64,7 +64,7 @@ def status_error_caught(model: ModuleModel, handler: cst.ExceptHandler) -> str |
     attempt = model.parents.get(handler)
     if named is None or not isinstance(attempt, cst.Try):
         return None
-    by_urllib = status_error_raiser(named) != f"{RAISES_STATUS_ERROR}()"
+    by_urllib = named in URLLIB_STATUS_ERRORS
     raises = any(
         type(n) is cst.Call
         and (
