@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Union
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.imports import record_import, record_import_from, record_late_import
 from idemlint.analysis.syntax import children_of as children_of
 from idemlint.analysis.syntax import iter_nodes as iter_nodes
 from idemlint.analysis.syntax import keyword as keyword
@@ -246,6 +247,7 @@ class _Walker:
     def __init__(self, model: ModuleModel) -> None:
         self.model = model
         self.scopes: list[cst.CSTNode] = [model.module]
+        self.late_imports: dict[str, str | None] = {}  # `import_module("...")` bindings (None: two modules)
 
     def walk(self, module: cst.Module) -> None:
         model = self.model
@@ -327,13 +329,15 @@ class _Walker:
             cst.Return: self._return,
             cst.FunctionDef: self._function,
             cst.ClassDef: self._class,
-            cst.Import: self._import,
-            cst.ImportFrom: self._import_from,
+            cst.Import: lambda node: record_import(model, node),
+            cst.ImportFrom: lambda node: record_import_from(model, node),
         }
 
     def _assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self.bind(target.target, node.value, node, "assign")
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            record_late_import(self.model, self.late_imports, node.targets[0].target.value, node.value)
 
     def _ann_assign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -379,30 +383,6 @@ class _Walker:
         model.bindings[self.scopes[-1]][node.name.value].append(Binding(node.name.value, None, node, "def"))
         if len(self.scopes) == 1:
             model.module_defs[node.name.value] = node
-
-    def _import(self, node: cst.Import) -> None:
-        model = self.model
-        for alias in node.names:
-            dotted = model.dotted(alias.name) or ""
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                model.imports[alias.asname.name.value] = dotted
-            else:
-                head = dotted.split(".")[0]
-                model.imports[head] = head
-
-    def _import_from(self, node: cst.ImportFrom) -> None:
-        model = self.model
-        if node.module is None or isinstance(node.names, cst.ImportStar):
-            return
-        base = model.dotted(node.module) or ""
-        if node.relative:
-            base = "." * len(node.relative) + base
-        for alias in node.names:
-            name = model.dotted(alias.name) or ""
-            local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-            model.imports[local] = f"{base}.{name}"
 
 
 def method_of(owner: cst.ClassDef, name: str) -> cst.FunctionDef | None:

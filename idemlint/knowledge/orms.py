@@ -106,6 +106,9 @@ ROW_QUERY_METHODS = frozenset(
     | {"get_or_create", "update_or_create", "create", "aget", "afirst", "alast", "select_for_update", "using"}
     | {"only", "defer", "annotate", "distinct", "none", "reverse"}
 )
+# a SQLAlchemy session's reads (`db.query(Profile)`, `session.get(Order, pk)`): they load, they
+# change nothing
+SESSION_READS = frozenset({"query", "get", "aget", "scalar", "scalars"})
 # query methods that give a count, a truth, a value or an action, not rows
 NOT_ROWS = frozenset(
     {"exists", "count", "aggregate", "values", "values_list", "update", "delete", "aexists", "acount"}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.records import DbRead
+from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import keyword, string_value
 from idemlint.knowledge.orms import is_row_base
 
@@ -239,6 +240,37 @@ def accumulates(model: ModuleModel, value: cst.BaseExpression, column: str, inst
                     return True
             if type(operand) is cst.SimpleString and (string_value(operand) or "").lower() == column:
                 return True  # F("credits")
+    return False
+
+
+# calls that copy a collection: `x.tags.copy()`, `list(x.tags)`, `sorted(x.tags)`
+COLLECTION_COPIES = frozenset({"copy", "list", "set", "dict", "tuple", "sorted", "frozenset", "deepcopy"})
+
+
+def edits_its_collection(model: ModuleModel, value: cst.BaseExpression, column: str, instance: str | None) -> bool:
+    """The value written is the column's own collection copied and edited (`squads =
+    x.squads.copy(); squads.remove(s); x.squads = squads`, `[s for s in x.squads if s != u]`):
+    it builds on the old value, so two runs editing different items lose one edit."""
+    if instance is None:
+        return False
+
+    def is_column(node: cst.BaseExpression) -> bool:
+        return (
+            type(node) is cst.Attribute and node.attr.value.lower() == column and model.dotted(node.value) == instance
+        )
+
+    for node in origin_nodes(model, value):
+        if type(node) is cst.Call:
+            called = (model.call_name(node) or "").rsplit(".", 1)[-1]
+            copied = node.func.value if type(node.func) is cst.Attribute and called == "copy" else None
+            if copied is None and called in COLLECTION_COPIES and node.args:
+                copied = node.args[0].value
+            if copied is not None and is_column(copied):
+                return True
+        elif type(node) in (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp) and is_column(
+            node.for_in.iter  # type: ignore[attr-defined]
+        ):
+            return True
     return False
 
 

@@ -17,7 +17,7 @@ from idemlint.analysis.db.decisions import (
     same_record,
 )
 from idemlint.analysis.db.locks import is_locked, locked_together, row_locked_first
-from idemlint.analysis.db.lost_updates import accumulates, is_text, lost_update
+from idemlint.analysis.db.lost_updates import accumulates, edits_its_collection, is_text, lost_update
 from idemlint.analysis.db.object_records import assignments_to
 from idemlint.analysis.db.records import FIXED_VALUE_KINDS, VERSION_COLUMNS, DbRead, DbWrite, record_name
 from idemlint.analysis.db.scopes import source_order
@@ -206,7 +206,8 @@ def _converges(model: ModuleModel, db: DbAnalysis, race: Race, write: DbWrite) -
     """Whether running the write twice leaves what running it once does: it sets a state
     column only to the value the test compared it with (`if x.status != v: x.status = v`),
     and other columns to anything that does not build on their old value (a flag, a
-    timestamp, a lazily filled default; not `n -= 1` or `total = total + x`)."""
+    timestamp, a lazily filled default; not `n -= 1`, `total = total + x` or a copy of the
+    column's list with an item removed)."""
     if isinstance(write.statement, cst.AugAssign):
         return is_text(model, write.statement.value)  # `x.name += "-deleted"` only marks the text
     for column, value in write.values.items() or [(c, None) for c in write.sets]:
@@ -218,8 +219,10 @@ def _converges(model: ModuleModel, db: DbAnalysis, race: Race, write: DbWrite) -
                 and _admits_named_states_only(model, race, write, column)
             ):
                 return False
-        elif accumulates(model, value, column, write.instance):
-            return False  # builds on the old value: `x.n = x.n + 1`, `F("credits") - amount`
+        elif accumulates(model, value, column, write.instance) or edits_its_collection(
+            model, value, column, write.instance
+        ):
+            return False  # builds on the old value: `x.n = x.n + 1`, `F("credits") - amount`, a list edited
     return True
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import chain_calls, chain_model, python_value_kind
 from idemlint.analysis.db.object_records import uses_database
-from idemlint.analysis.db.records import DbWrite
+from idemlint.analysis.db.records import SESSION, DbWrite
 from idemlint.analysis.model import ModuleModel, keyword
 from idemlint.knowledge.orms import GET_OR_404, ROW_QUERY_METHODS
 
@@ -76,6 +76,11 @@ def setter_write(
         return None  # `set_process_status("-active-")`: a process title, not a state
     instance = receiver.value if isinstance(receiver, cst.Name) else None
     positional = [a for a in call.args if a.keyword is None]
+    if instance is not None and instance in model.imports:
+        # `crud.update_payment_status(db, payment=payment, status=...)`: a module's function,
+        # given the record
+        record = _record_argument(model, call, values[0])
+        return _setter(model.statement_of(call), call, column, kinds[0], values[0], record, method in guarded_setters)
     # the state first is the receiver's own when the receiver is a record the function loaded
     # (`order.set_status(PAID, user)`) or only a note follows (`order.set_status(PAID, "by card")`);
     # after another argument (`svc.update_status(sub_id, ACTIVE)`), or before one on an object not
@@ -91,19 +96,58 @@ def setter_write(
         )
     )
     on_record = instance is not None and (instance == "self" or len(positional) <= 1 or states_first)
+    return _setter(
+        model.statement_of(call),
+        call,
+        column,
+        kinds[0],
+        values[0],
+        instance if on_record else None,
+        method in guarded_setters,
+    )
+
+
+def _setter(
+    statement: cst.CSTNode,
+    call: cst.Call,
+    column: str,
+    kind: tuple[str, str],
+    value: cst.BaseExpression,
+    record: str | None,
+    guarded: bool,
+) -> DbWrite:
+    """The write a setter call makes: on `record` where it names one, else a service's."""
     return DbWrite(
         call,
-        model.statement_of(call),
-        "setter" if on_record else "service",
+        statement,
+        "setter" if record else "service",
         None,
-        {column: kinds[0]},
+        {column: kind},
         (),
         True,
-        instance if on_record else None,
+        record,
         call=call,
-        values={column: values[0]},
-        guarded=method in guarded_setters,
+        values={column: value},
+        guarded=guarded,
     )
+
+
+def _record_argument(model: ModuleModel, call: cst.Call, state: cst.BaseExpression) -> str | None:
+    """The one name a module's setter is given besides the state and the session that the
+    function uses as an object (`payment` of `crud.update_status(db, payment=payment,
+    status=PAID, payload=payload)`, where it reads `payment.is_paid`); None where there are
+    several or none."""
+    given = {
+        a.value.value
+        for a in call.args
+        if a.value is not state and type(a.value) is cst.Name and not SESSION.search(a.value.value)
+    }
+    used = {
+        node.value.value
+        for node in model.iter_nodes(model.scope_of(call))
+        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value in given
+    }
+    return next(iter(used)) if len(used) == 1 else None
 
 
 def _a_loaded_record(model: ModuleModel, call: cst.Call, name: str) -> bool:

@@ -9,10 +9,12 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS, DbWrite
+from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS, SESSION, DbWrite
 from idemlint.analysis.db.scopes import persisting_helper_argument, source_order, statements_after
 from idemlint.analysis.flow import origin_nodes
-from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.analysis.model import ModuleModel, called_name, local_callee, string_value
+from idemlint.knowledge.locks import SESSION_HOUSEKEEPING
+from idemlint.knowledge.orms import SESSION_READS
 from idemlint.knowledge.repeats import CREATE_IF_ABSENT_METHODS, REMOVAL, names_an_action
 from idemlint.knowledge.roles import SERIALISER, VIEW_RESPONSE
 
@@ -140,6 +142,8 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
         or SERIALISER.match(called)
         and not any(a.keyword is None for a in node.args)  # `entry.to_dict()`, not `frame.to_json(path)`
         or method in _QUIET_METHODS
+        or method in SESSION_HOUSEKEEPING
+        and bool(SESSION.search(receiver or ""))  # `db.rollback()`, `await session.refresh(order)`
         or (receiver and _QUIET_RECEIVERS.search(receiver))
         or _AUDIT_RECORD.match(method or name.rsplit(".", 1)[-1])
         or re.match(r"^(get|is|has|connect_to|connect_from)_", called)  # a getter, a test, a client connected
@@ -155,7 +159,50 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
         or persisting_helper_argument(node) in {w.instance for w in writes if w.instance}
         or _local_container(model, node)
         or _repeat_safe(model, node, called)
+        or method in SESSION_READS
+        and bool(SESSION.search(receiver or ""))  # `db.query(Profile)`: SQLAlchemy's read
+        or _only_computes(model, node)
     )
+
+
+def _only_computes(model: ModuleModel, call: cst.Call, depth: int = 0) -> bool:
+    """A function of this module (or a method of the caller's class) that only computes a
+    value: it stores into nothing but its own names, and each call it makes is quiet or one
+    such function in turn (`_token_to_dict(t)` building a response's dict). Two levels deep."""
+    callee = local_callee(model, call)
+    if callee is None or depth > 1:
+        return False
+    memo = model.memo.setdefault("db.only_computes", {})
+    if id(callee) not in memo:
+        memo[id(callee)] = False  # a function calling itself is not taken to compute only
+        memo[id(callee)] = not any(
+            type(node) in (cst.Global, cst.Nonlocal, cst.Yield)
+            or type(node) in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)
+            and not _its_own(model, callee, node.target)  # type: ignore[attr-defined]
+            or type(node) is cst.Call
+            and (
+                called_name(node) in _STORES
+                or not (_quiet_call(model, node, []) or _only_computes(model, node, depth + 1))
+            )
+            for node in model.iter_nodes(callee.body)
+        )
+    return memo[id(callee)]
+
+
+# what stores a record, quiet beside the write a race is about, not in a helper that only computes
+_STORES = frozenset({"save", "asave", "commit", "flush", "add", "update", "delete", "create", "bulk_update", "execute"})
+
+
+def _its_own(model: ModuleModel, function: cst.FunctionDef, target: cst.BaseExpression) -> bool:
+    """A name, or an item of a container the function made itself (`shown["label"]` after
+    `shown = {...}`), not of a parameter, a row it loaded or looped over, or anything outside."""
+    if type(target) is cst.Name:
+        return True
+    if type(target) is not cst.Subscript or type(target.value) is not cst.Name:
+        return False
+    made = (cst.Dict, cst.List, cst.Set, cst.Tuple, cst.DictComp, cst.ListComp, cst.SetComp)
+    bindings = model.bindings_of(function, target.value.value)
+    return bool(bindings) and all(b.kind == "assign" and type(b.value) in made for b in bindings)
 
 
 def _module_attribute(model: ModuleModel, receiver: str | None) -> bool:

@@ -36,6 +36,7 @@ from idemlint.analysis.retry.not_retries import checks_readiness, restarts_a_ser
 from idemlint.analysis.retry.reach import in_unreachable_handler
 from idemlint.analysis.retry.safe_repeats import gated_on_idempotency, goes_round_only_when_refused
 from idemlint.analysis.timeouts import LOGGING_CALL
+from idemlint.knowledge.http import CLIENT_NAME, HTTP_MODULES
 from idemlint.knowledge.repeats import names_a_lookup, words_of
 from idemlint.knowledge.retries import NEXT_ITEM_CALLS, RETRY_ITERATORS, SLEEPS, is_attempt_counter
 
@@ -72,7 +73,7 @@ def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext
         return RetryContext("poll", "loop", loop, loop, None, "polling loop")
     catches = _catches_and_reattempts(model, loop, counter_names)
     if catches or _sleeps_between_attempts(model, loop, counter_names):
-        if not catches and _waits_for_readiness(model, loop, counter_names):
+        if _waits_for_readiness(model, loop, counter_names):
             return RetryContext("poll", "loop", loop, loop, None, "polling loop")
         refused = goes_round_only_when_refused(model, loop)
         gated = gated_on_idempotency(model, loop)
@@ -89,16 +90,20 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
     `if observed == expected:`, `if build.state in FINAL:`), and whose tests say nothing of
     a failure: a poll. What makes a retry go round is the failure of its work, so a test on a
     status code, `ok`, or a retryable flag anywhere in the loop keeps it a retry, and so does
-    an exception handler that goes round again."""
+    an exception handler that goes round again, unless the loop only reads: a poll that rides
+    out a failed read (`except RequestException: sleep(POLL_INTERVAL); continue`) keeps its
+    cadence, and what it repeats is a read."""
     counters = set(counter_names)
     nodes = loop_nodes(model, loop)
-    if any(isinstance(n, (cst.Try, cst.TryStar)) and goes_round_on_failure(model, n) for n in nodes):
-        return False  # an exception from the work sends it round again: failure-driven
     # In a loop that only reads, a failure test that raises (`if r.status_code != 200: raise`)
     # ends it on a bad answer rather than sending it round, and `if row["pending"]: sleep();
     # continue` then `return row` leaves once the answer says ready. A loop that sends a write
     # each pass re-sends it: a retry whatever it tests.
     reads_only = not any(sends_a_write(model, n) for n in nodes if isinstance(n, cst.Call))
+    if not (reads_only and _names_its_read(model, nodes)) and any(
+        isinstance(n, (cst.Try, cst.TryStar)) and goes_round_on_failure(model, n) for n in nodes
+    ):
+        return False  # an exception from the work sends it round again: failure-driven
     tests = [n.test for n in nodes if isinstance(n, cst.If) and not (reads_only and _raises(n.body.body))]
     if isinstance(loop, cst.While):
         tests.append(loop.test)
@@ -116,6 +121,20 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
         and not model.names_read(n.test) <= counters
     ]
     return bool(exits)
+
+
+def _names_its_read(model: ModuleModel, nodes: Sequence[cst.CSTNode]) -> bool:
+    """The loop sends an HTTP read (`requests.get(url)`, `session.get(url)`, `client.head(url)`):
+    what its failed rounds repeat is that read."""
+    for node in nodes:
+        if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
+            continue
+        if node.func.attr.value not in ("get", "head"):
+            continue
+        receiver = model.qualname(node.func.value) or ""
+        if receiver in HTTP_MODULES or CLIENT_NAME.search(receiver.rsplit(".", 1)[-1]):
+            return True
+    return False
 
 
 def _only_looks_up(model: ModuleModel, loop: cst.For | cst.While) -> bool:
