@@ -24,6 +24,7 @@ from idemlint.analysis.managers import ManagerColumns, ModelManagers, join_manag
 from idemlint.analysis.module_names import module_aliases, nested_package_names, package_reexports
 from idemlint.analysis.project_index import ProjectIndex, renamed_as, spelled_name
 from idemlint.analysis.quiet_functions import QuietFacts, join_quiet, quiet_facts
+from idemlint.analysis.schedules import NO_SCHEDULE_FACTS, ScheduleFacts, periodic_only, schedule_facts
 from idemlint.analysis.setter_facts import by_verdict, setter_facts, weaker
 from idemlint.analysis.unique_keys import join_unique_keys, versioned_models
 from idemlint.analysis.unreached import NO_UNREACHED, UnreachedFacts, join_unreached, unreached_facts
@@ -65,6 +66,7 @@ class FileFacts:
     headers: HeaderFacts = NO_HEADER_FACTS  # the header names it sets, the key attributes it reads
     quiet: QuietFacts = ()  # its functions, and whether each lets no exception out (production code)
     unreached: UnreachedFacts = NO_UNREACHED  # what it defines that nothing else may call, the names it uses
+    schedules: ScheduleFacts = NO_SCHEDULE_FACTS  # the task names it schedules and those it queues
 
 
 def file_facts(
@@ -109,6 +111,7 @@ def file_facts(
             header_facts(source) if summarise else NO_HEADER_FACTS,
             quiet_facts(source, module_name(relative, roots), tree) if summarise else (),
             unreached_facts(source, module_name(relative, roots), summarise),
+            schedule_facts(source),
         )
     except Exception:  # a bug on odd input: the index goes on without this file; its own check reports the error
         return FileFacts()
@@ -157,6 +160,7 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         quiet_functions=join_quiet(f.quiet for f in files),
         unreached=unreached,
         judged_reachability=judged_reachability,
+        periodic_only_tasks=periodic_only(f.schedules for f in files),
     )
     return follow_calls(index, modules) if modules else index
 

@@ -99,6 +99,8 @@ class ProjectIndex:
     # the short names of every definition judged so, reached or not: a file naming one depends on
     # whether it is (the definer names its own), so the cache keys it under that name
     judged_reachability: frozenset[str] = frozenset()
+    # tasks a periodic schedule names and no code queues (`analysis/schedules.py`): one run per tick
+    periodic_only_tasks: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -143,6 +145,7 @@ class ProjectIndex:
                     sorted((key, sorted(modules)) for key, modules in self.key_reads.items()),
                     sorted(self.quiet_functions),
                     sorted(self.retry_decorators.items()),
+                    sorted(self.periodic_only_tasks),
                 )
             )
         )

@@ -13,7 +13,17 @@ from idemlint.knowledge.retries import CELERY_CALL, HUEY, RECURSION
 from idemlint.rule import Report, Rule
 
 if TYPE_CHECKING:
+    import libcst as cst
+
     from idemlint.context import FileContext
+else:
+    from idemlint._lazy import LazyModule
+
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+# how IDM202 found a task's retries do less harm (its confidence is measured apart)
+PERIODIC_ONLY = "a task only a periodic schedule starts"
 
 
 class PolicyRule(Rule):
@@ -24,6 +34,8 @@ class PolicyRule(Rule):
     # {caught} " (the class caught)", {raiser} what raises that status error, {methods} the methods
     # retried, {owner} whose .retry() is called
     messages: ClassVar[dict[tuple[str, str], str]]
+    # the harm is many runs retrying in step (IDM202): less where one run starts per tick
+    herd_harm: ClassVar[bool] = False
 
     def verdicts(self, policy: Policy) -> list[Verdict]:
         raise NotImplementedError
@@ -69,12 +81,25 @@ class PolicyRule(Rule):
                 lines = (*lines, *verdict.lines)
                 related = related_steps(verdict.callee, verdict.chain) if verdict.callee and verdict.chain else ()
                 unmeasured = self.new_kinds.get((verdict.kind, verdict.source))
+                lowered = self.less_harm(ctx, policy, verdict)
                 yield Report(
                     verdict.node,
                     message,
                     fix=verdict.fix,
                     lines=lines,
                     related=related,
-                    evidence=unmeasured,
-                    confidence="medium" if unmeasured else None,
+                    evidence=lowered or unmeasured,
+                    confidence="low" if lowered else "medium" if unmeasured else None,
                 )
+
+    def less_harm(self, ctx: FileContext, policy: Policy, verdict: Verdict) -> str | None:
+        """Why this verdict does less harm than the rule's usual one (its evidence, reported at
+        `low`), or None: where the harm is a herd (`herd_harm`), a task only a periodic schedule
+        starts (`analysis/schedules.py`) runs once per tick, with no cohort of runs to spread."""
+        if not self.herd_harm:
+            return None
+        task = policy.context.node if policy.context is not None else ctx.model.enclosing_function(verdict.node)
+        if not isinstance(task, cst.FunctionDef) or task.name.value not in ctx.project.periodic_only_tasks:
+            return None
+        decorators = (ctx.model.module.code_for_node(d.decorator) for d in task.decorators)
+        return PERIODIC_ONLY if any("task" in text for text in decorators) else None

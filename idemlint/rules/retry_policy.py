@@ -193,19 +193,16 @@ def fetch_rates():
 class RetryWithoutJitter(PolicyRule):
     code = "IDM202"
     stakes = "none"
+    herd_harm = True
     confidence = "medium"
     name = "retry-without-jitter"
     summary = "The wait between retry attempts has no random component."
     severity = "warning"
     what_it_does = (
-        "Flags waits between attempts that have no random part: a constant or computed `time.sleep` / `asyncio.sleep` "
-        "in a retry loop (`sleep(1)`, `sleep(2 ** attempt)`), tenacity `wait_fixed` / `wait_exponential` / "
-        "`wait_incrementing` without a `wait_random*` or `wait_exponential_jitter` part (or no `wait=` at all), "
-        "`backoff` with `jitter=None`, `stamina` with `wait_jitter=0`, urllib3 `Retry(backoff_factor=...)` without "
-        "`backoff_jitter` (also through `**retry_args`, a dict written once), a project's own retry policy built with a "
-        "wait but without its jitter where the constructor's jitter defaults to none (`HttpxRetry(backoff_factor=0.5)` "
-        "for `def __init__(self, ..., backoff_jitter=0)`), Celery `self.retry(countdown=...)` computed without "
-        "randomness, or a `self.retry()` that passes no `countdown=` after a failure (it waits the task's fixed "
+        "Flags waits between attempts that have no random part: a constant or computed `time.sleep` / `asyncio.sleep` in a retry loop (`sleep(1)`, `sleep(2 ** attempt)`), tenacity `wait_fixed` / `wait_exponential` / "
+        "`wait_incrementing` without a `wait_random*` or `wait_exponential_jitter` part (or no `wait=` at all), `backoff` with `jitter=None`, `stamina` with `wait_jitter=0`, urllib3 `Retry(backoff_factor=...)` without "
+        "`backoff_jitter` (also through `**retry_args`, a dict written once), a project's own retry policy built with a wait but without its jitter where the constructor's jitter defaults to none (`HttpxRetry(backoff_factor=0.5)` "
+        "for `def __init__(self, ..., backoff_jitter=0)`), Celery `self.retry(countdown=...)` computed without randomness, or a `self.retry()` that passes no `countdown=` after a failure (it waits the task's fixed "
         "`default_retry_delay`, 180 s unless set: `retry_backoff` shapes only `autoretry_for`'s retries), "
         "`default_retry_delay` with no backoff, an `autoretry_for` task without `retry_backoff` (its retries wait the fixed "
         "`countdown` of `retry_kwargs`, else the `default_retry_delay`; not where the task also retries by hand, nor "
@@ -246,7 +243,8 @@ class RetryWithoutJitter(PolicyRule):
         "RequestException: sleep(POLL_INTERVAL); continue`); one that sends a write each round stays a retry. A retry loop that waits by calling a helper (`sleep(500)` wrapping `time.sleep(ms "
         "/ 1000)`, a policy object's `handle_retry()`) is reported when the helper sleeps on every call for a delay "
         "with no random part, or before every `return True` of a step that answers no otherwise (`if "
-        "retry.handle_retry(): continue`), in this module or (through the project index) another; a delay the caller passes counts when it is fixed (another module: a number written out)."
+        "retry.handle_retry(): continue`), in this module or (through the project index) another; a delay the caller passes counts when it is fixed (another module: a number written out). "
+        'A Celery task only a periodic schedule starts (a beat entry\'s `"task": "shop.tasks.sync"` or `@periodic_task`, and no code of the project queues it: `.delay`, `.apply_async`, a signature, `send_task`) runs once per tick, so its fixed countdown is reported at `low`, measured apart.'
     )
     bad = """\
 import time
