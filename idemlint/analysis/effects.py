@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.duplicate_answers import duplicate_answer_absorbed
+from idemlint.analysis.http_methods import literal_method
 from idemlint.analysis.keys import KeySinks
 from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.request_parts import (
     absolute_body,
     asks_for_a_token,
     created_if_absent,
-    literal_method,
     names_an_address,
     repeat_safe_endpoint,
     request_target,

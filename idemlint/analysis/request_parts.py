@@ -8,13 +8,11 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import runs_before
+from idemlint.analysis.http_methods import http_get
 from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.retry.exits import always_leaves
 from idemlint.analysis.retry.loops import classify_loop
 from idemlint.knowledge.http import (
-    CLIENT_NAME,
-    HTTP_MODULES,
-    NOT_AN_HTTP_CLIENT,
     RELATIVE_CHANGE_KEY,
     REPEAT_SAFE_ENDPOINT_WORDS,
     WRITE_METHODS,
@@ -25,20 +23,6 @@ if TYPE_CHECKING:
     import libcst as cst
 else:
     cst = LazyModule("libcst", globals(), "cst")
-
-
-def literal_method(call: cst.Call) -> str | None:
-    """POST, PUT, PATCH or DELETE from `request("POST", url)`; None for reads and unknowns."""
-    method = any_literal_method(call)
-    return method if method in WRITE_METHODS else None
-
-
-def any_literal_method(call: cst.Call) -> str | None:
-    """The method a call names as a literal (`Request("GET", url)`, `method="post"`), upper-cased."""
-    first = call.args[0].value if call.args and call.args[0].keyword is None else None
-    method_arg = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "method"), first)
-    value = string_value(method_arg) if method_arg is not None else None
-    return value.upper() if value else None
 
 
 # an OAuth token endpoint: `/oauth/token`, `/oauth2/token`, a path ending in `access_token` or
@@ -390,17 +374,11 @@ def _lookup_results(model: ModuleModel, function: cst.FunctionDef) -> dict[str, 
 
 
 def _reads(model: ModuleModel, call: cst.Call) -> bool:
-    """A GET request through an HTTP client (`requests.get(url)`, `session.get(url)`,
-    `client.request("GET", url)`; not a cache's or a store's `get`), or a call named for a
-    lookup (`search_accounts(...)`, `api.list_rules()`) and for nothing that acts."""
+    """An HTTP GET (`http_get`), or a call named for a lookup (`search_accounts(...)`,
+    `api.list_rules()`) and for nothing that acts."""
     name = (model.call_name(call) or model.dotted(call.func) or "").rsplit(".", 1)[-1]
     if name in ("get", "request") and isinstance(call.func, cst.Attribute):
-        receiver = model.qualname(call.func.value) or model.dotted(call.func.value) or ""
-        last = receiver.rsplit(".", 1)[-1]
-        client = (
-            receiver in HTTP_MODULES or CLIENT_NAME.search(last) is not None and not NOT_AN_HTTP_CLIENT.search(last)
-        )
-        return client and (name == "get" or any_literal_method(call) == "GET")
+        return http_get(model, call)
     return names_a_lookup(name.lower().lstrip("_").split("_"))
 
 

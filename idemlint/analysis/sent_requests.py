@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.http_methods import any_literal_method
 from idemlint.analysis.model import positional
-from idemlint.analysis.request_parts import any_literal_method, names_an_address
+from idemlint.analysis.request_parts import names_an_address
 from idemlint.knowledge.http import HTTP_REQUEST_TYPES, REQUEST_PARAMETER_NAMES
 
 if TYPE_CHECKING:

@@ -120,7 +120,7 @@ ENDS_THE_TRANSACTION = frozenset({"commit", "rollback", "close", "savepoint_comm
 # what a session does to its own transaction and identity map: ending it, reloading or forgetting
 # what it holds (`db.rollback()` in a handler, `db.refresh(order)`). Nothing outside the
 # database's own transaction is acted on, so a racing duplicate doing it too changes nothing.
-SESSION_HOUSEKEEPING = ENDS_THE_TRANSACTION | frozenset({"arollback", "aclose", "refresh", "expire", "expunge"})
+SESSION_HOUSEKEEPING = ENDS_THE_TRANSACTION | frozenset({"refresh", "expire", "expunge"})
 
 # the keywords with which a call that loads a row locks it (`frappe.get_doc(..., for_update=True)`,
 # SQLAlchemy's `session.get(Model, pk, with_for_update=True)`)

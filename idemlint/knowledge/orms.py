@@ -106,9 +106,20 @@ ROW_QUERY_METHODS = frozenset(
     | {"get_or_create", "update_or_create", "create", "aget", "afirst", "alast", "select_for_update", "using"}
     | {"only", "defer", "annotate", "distinct", "none", "reverse"}
 )
-# a SQLAlchemy session's reads (`db.query(Profile)`, `session.get(Order, pk)`): they load, they
-# change nothing
-SESSION_READS = frozenset({"query", "get", "aget", "scalar", "scalars"})
+# a SQLAlchemy session's legacy query (`db.query(Profile)`): it loads, it changes nothing (not
+# `scalar`/`scalars`/`execute`, which run any statement, an INSERT among them)
+SESSION_READS = frozenset({"query"})
+# query methods that give a count, a truth, a value or an action, not rows
+NOT_ROWS = frozenset(
+    {"exists", "count", "aggregate", "values", "values_list", "update", "delete", "aexists", "acount"}
+    | {"get_or_create", "update_or_create", "aget_or_create", "aupdate_or_create"}  # a (row, created) pair
+)
+# the query methods whose arguments choose the rows (`filter(state=PENDING)`, `get(pk=pk, status=...)`)
+ROW_FILTERS = frozenset(
+    {"filter", "filter_by", "where", "get", "aget"}
+)  # a SQLAlchemy session's legacy query (`db.query(Profile)`): it loads, it changes nothing (not
+# `scalar`/`scalars`/`execute`, which run any statement, an INSERT among them)
+SESSION_READS = frozenset({"query"})
 # query methods that give a count, a truth, a value or an action, not rows
 NOT_ROWS = frozenset(
     {"exists", "count", "aggregate", "values", "values_list", "update", "delete", "aexists", "acount"}

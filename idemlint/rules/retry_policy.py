@@ -239,8 +239,8 @@ class RetryWithoutJitter(PolicyRule):
         "fix is offered for it (jittering the server's value could retry before it said). A wait in a loop that goes "
         'round only on `queue.Empty` (or another "nothing there yet" exception, as a `pop()` from an emptied cache '
         "raises) is a poll interval, as is one in a loop that only sends an HTTP read (`session.get(url)`) and leaves on "
-        'a ready answer (`if task["status"] == "SUCCESS": return ...`), also where a failed read goes round (`except '
-        "RequestException: sleep(POLL_INTERVAL); continue`); one that sends a write each round stays a retry. A retry loop that waits by calling a helper (`sleep(500)` wrapping `time.sleep(ms "
+        'a ready answer (`if task["status"] == "SUCCESS": return ...`), also where a failed read goes round at the same fixed interval (`except '
+        "RequestException: sleep(POLL_INTERVAL); continue`); one that sends a write each round (or through a helper), or backs off with the attempt, stays a retry. A retry loop that waits by calling a helper (`sleep(500)` wrapping `time.sleep(ms "
         "/ 1000)`, a policy object's `handle_retry()`) is reported when the helper sleeps on every call for a delay "
         "with no random part, or before every `return True` of a step that answers no otherwise (`if "
         "retry.handle_retry(): continue`), in this module or (through the project index) another; a delay the caller passes counts when it is fixed (another module: a number written out). "

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.records import DbRead
 from idemlint.analysis.flow import origin_nodes
-from idemlint.analysis.model import keyword, string_value
+from idemlint.analysis.model import called_name, keyword, string_value
 from idemlint.knowledge.orms import is_row_base
 
 if TYPE_CHECKING:
@@ -243,35 +243,55 @@ def accumulates(model: ModuleModel, value: cst.BaseExpression, column: str, inst
     return False
 
 
-# calls that copy a collection: `x.tags.copy()`, `list(x.tags)`, `sorted(x.tags)`
-COLLECTION_COPIES = frozenset({"copy", "list", "set", "dict", "tuple", "sorted", "frozenset", "deepcopy"})
+# calls that copy a collection or build one from it: `list(x.tags)`, `copy.copy(x.tags)`,
+# `filter(keep, x.tags)`
+COLLECTION_COPIES = frozenset(
+    {"copy", "list", "set", "dict", "tuple", "sorted", "frozenset", "deepcopy", "filter", "map"}
+)
 
 
 def edits_its_collection(model: ModuleModel, value: cst.BaseExpression, column: str, instance: str | None) -> bool:
     """The value written is the column's own collection copied and edited (`squads =
-    x.squads.copy(); squads.remove(s); x.squads = squads`, `[s for s in x.squads if s != u]`):
-    it builds on the old value, so two runs editing different items lose one edit."""
+    x.squads.copy(); squads.remove(s); x.squads = squads`, `x.squads[:]`, `[*x.squads, s]`,
+    `{**x.settings, k: v}`, `[s for s in x.squads if s != u]`, `filter(..., x.squads)`): it
+    builds on the old value, so two runs editing different items lose one edit."""
     if instance is None:
         return False
 
-    def is_column(node: cst.BaseExpression) -> bool:
-        return (
-            type(node) is cst.Attribute and node.attr.value.lower() == column and model.dotted(node.value) == instance
-        )
+    def old(node: cst.BaseExpression) -> bool:  # `x.tags`, `x.tags[:]`, `x.settings.items()`
+        if type(node) is cst.Subscript and _whole_slice(node):
+            node = node.value
+        elif type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _VIEWS:
+            node = node.func.value
+        return _is_column(model, node, column, instance)
 
     for node in origin_nodes(model, value):
         if type(node) is cst.Call:
-            called = (model.call_name(node) or "").rsplit(".", 1)[-1]
-            copied = node.func.value if type(node.func) is cst.Attribute and called == "copy" else None
-            if copied is None and called in COLLECTION_COPIES and node.args:
-                copied = node.args[0].value
-            if copied is not None and is_column(copied):
+            if type(node.func) is cst.Attribute and node.func.attr.value == "copy" and old(node.func.value):
                 return True
-        elif type(node) in (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp) and is_column(
+            if called_name(node) in COLLECTION_COPIES and any(old(a.value) for a in node.args):
+                return True
+        elif type(node) in (cst.StarredElement, cst.StarredDictElement) and old(node.value):  # type: ignore[attr-defined]
+            return True
+        elif type(node) is cst.Subscript and _whole_slice(node) and old(node):
+            return True
+        elif type(node) in (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp) and old(
             node.for_in.iter  # type: ignore[attr-defined]
         ):
             return True
     return False
+
+
+def _whole_slice(node: cst.Subscript) -> bool:
+    """`x.tags[:]`: a copy of the whole (not `x.password[:-4]`, text cut from what was read)."""
+    if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Slice:
+        return False
+    part = node.slice[0].slice
+    return part.lower is None and part.upper is None and part.step is None
+
+
+# a collection's views, read to rebuild it
+_VIEWS = frozenset({"items", "values", "keys", "copy"})
 
 
 # calls that give text: `str(x)`, `"...".format(...)`, `when.strftime(...)`, `", ".join(...)`

@@ -10,7 +10,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import chain_calls, chain_model, python_value_kind
 from idemlint.analysis.db.object_records import uses_database
 from idemlint.analysis.db.records import SESSION, DbWrite
-from idemlint.analysis.model import ModuleModel, keyword
+from idemlint.analysis.model import ModuleModel, called_name, keyword
 from idemlint.knowledge.orms import GET_OR_404, ROW_QUERY_METHODS
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def setter_write(
         return None  # `set_process_status("-active-")`: a process title, not a state
     instance = receiver.value if isinstance(receiver, cst.Name) else None
     positional = [a for a in call.args if a.keyword is None]
-    if instance is not None and instance in model.imports:
+    if instance is not None and instance in model.imports and not _bound_otherwise(model, call, instance):
         # `crud.update_payment_status(db, payment=payment, status=...)`: a module's function,
         # given the record
         record = _record_argument(model, call, values[0])
@@ -132,15 +132,30 @@ def _setter(
     )
 
 
+def _bound_otherwise(model: ModuleModel, call: cst.Call, name: str) -> bool:
+    """The function binds `name` to something other than a module it imports late (`order =
+    db.get(Order, pk)` shadowing `from app.crud import order`)."""
+    return any(
+        not (isinstance(b.value, cst.Call) and model.qualname(b.value.func) == "importlib.import_module")
+        for b in model.bindings_of(model.scope_of(call), name)
+    )
+
+
 def _record_argument(model: ModuleModel, call: cst.Call, state: cst.BaseExpression) -> str | None:
-    """The one name a module's setter is given besides the state and the session that the
-    function uses as an object (`payment` of `crud.update_status(db, payment=payment,
-    status=PAID, payload=payload)`, where it reads `payment.is_paid`); None where there are
-    several or none."""
+    """The argument a module's setter is given as its record: the one name (passed by that
+    keyword or as itself) that the setter's own name spells and the function uses as an object
+    (`payment` of `crud.update_payment_status(db, payment=payment, status=PAID)`, where it
+    reads `payment.is_paid`); None where none or several are."""
+    setter = called_name(call).lower()
     given = {
         a.value.value
         for a in call.args
-        if a.value is not state and type(a.value) is cst.Name and not SESSION.search(a.value.value)
+        if a.value is not state
+        and type(a.value) is cst.Name
+        and not SESSION.search(a.value.value)
+        and any(
+            word and word in setter for word in (a.value.value.lower(), a.keyword.value.lower() if a.keyword else "")
+        )
     }
     used = {
         node.value.value

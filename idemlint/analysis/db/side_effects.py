@@ -129,8 +129,9 @@ def quiet_call(model: ModuleModel, node: cst.Call) -> bool:
     return _quiet_call(model, node, [])
 
 
-def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bool:
-    """A call that changes nothing outside the process (or only computes a written value)."""
+def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite], depth: int = 0) -> bool:
+    """A call that changes nothing outside the process (or only computes a written value);
+    `depth`: how many helpers deep the call is (`_only_computes`)."""
     name = model.call_name(node) or ""
     method = node.func.attr.value if type(node.func) is cst.Attribute else ""
     receiver = model.dotted(node.func.value) if type(node.func) is cst.Attribute else None
@@ -143,7 +144,7 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
         and not any(a.keyword is None for a in node.args)  # `entry.to_dict()`, not `frame.to_json(path)`
         or method in _QUIET_METHODS
         or method in SESSION_HOUSEKEEPING
-        and bool(SESSION.search(receiver or ""))  # `db.rollback()`, `await session.refresh(order)`
+        and _a_database_session(model, node, receiver)  # `db.rollback()`, `await session.refresh(order)`
         or (receiver and _QUIET_RECEIVERS.search(receiver))
         or _AUDIT_RECORD.match(method or name.rsplit(".", 1)[-1])
         or re.match(r"^(get|is|has|connect_to|connect_from)_", called)  # a getter, a test, a client connected
@@ -160,44 +161,98 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite]) -> bo
         or _local_container(model, node)
         or _repeat_safe(model, node, called)
         or method in SESSION_READS
-        and bool(SESSION.search(receiver or ""))  # `db.query(Profile)`: SQLAlchemy's read
-        or _only_computes(model, node)
+        and _a_database_session(model, node, receiver)  # `db.query(Profile)`: SQLAlchemy's read
+        or depth < 2
+        and _only_computes(model, node, depth)
     )
+
+
+def _a_database_session(model: ModuleModel, call: cst.Call, receiver: str | None) -> bool:
+    """The receiver is named like a database session and the function also commits, flushes,
+    adds or queries through it (`db.commit()`): not a chat's or a client's session."""
+    if not receiver or not SESSION.search(receiver):
+        return False
+    return any(
+        type(node) is cst.Call
+        and type(node.func) is cst.Attribute
+        and node.func.attr.value in _SESSION_WORK
+        and model.dotted(node.func.value) == receiver
+        for node in model.iter_nodes(model.scope_of(call))
+    )
+
+
+_SESSION_WORK = frozenset({"commit", "flush", "add", "add_all", "query", "execute", "delete", "merge"})
 
 
 def _only_computes(model: ModuleModel, call: cst.Call, depth: int = 0) -> bool:
     """A function of this module (or a method of the caller's class) that only computes a
-    value: it stores into nothing but its own names, and each call it makes is quiet or one
-    such function in turn (`_token_to_dict(t)` building a response's dict). Two levels deep."""
+    value: not named for an act nor wrapped by a decorator that may add one, it returns a value,
+    stores into nothing but its own names and the containers it made, changes nothing it is
+    given, and each call it makes is quiet or one such function in turn, two helpers deep
+    (`_token_to_dict(t)` building a response's dict)."""
     callee = local_callee(model, call)
-    if callee is None or depth > 1:
-        return False
+    if callee is None or type(call.func) is cst.Name and _bound_in_caller(model, call, call.func.value):
+        return False  # not this module's, or a parameter of the caller's that shadows it
+    if names_an_action(callee.name.value.lstrip("_")) or any(
+        (model.dotted(d.decorator) or "") not in ("staticmethod", "classmethod") for d in callee.decorators
+    ):
+        return False  # `issue_refund(order)`: named for an act, whatever its body (a stub) shows
+    if not any(r.value is not None for r in model.returns.get(callee, ())):
+        return False  # what computes gives a value back
     memo = model.memo.setdefault("db.only_computes", {})
-    if id(callee) not in memo:
-        memo[id(callee)] = False  # a function calling itself is not taken to compute only
-        memo[id(callee)] = not any(
-            type(node) in (cst.Global, cst.Nonlocal, cst.Yield)
+    key = (id(callee), depth)
+    if key not in memo:
+        memo[key] = False  # a function calling itself is not taken to compute only
+        given = {p.name.value for p in (*callee.params.params, *callee.params.kwonly_params)}
+        memo[key] = not any(
+            type(node) in (cst.Global, cst.Nonlocal, cst.Yield, cst.Await)
             or type(node) in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)
-            and not _its_own(model, callee, node.target)  # type: ignore[attr-defined]
+            and not _its_own(model, callee, node.target, type(node) is cst.AugAssign)  # type: ignore[attr-defined]
             or type(node) is cst.Call
             and (
                 called_name(node) in _STORES
-                or not (_quiet_call(model, node, []) or _only_computes(model, node, depth + 1))
+                or _changes_what_it_is_given(model, node, given)
+                or not _quiet_call(model, node, [], depth + 1)
             )
             for node in model.iter_nodes(callee.body)
         )
-    return memo[id(callee)]
+    return memo[key]
+
+
+def _bound_in_caller(model: ModuleModel, call: cst.Call, name: str) -> bool:
+    """`_label(key)` where the calling function binds `_label` itself (a parameter)."""
+    scope = model.scope_of(call)
+    return scope is not model.module and bool(model.bindings_of(scope, name))
 
 
 # what stores a record, quiet beside the write a race is about, not in a helper that only computes
 _STORES = frozenset({"save", "asave", "commit", "flush", "add", "update", "delete", "create", "bulk_update", "execute"})
+# what changes the object it is called on, or the one it is given
+_MUTATORS = frozenset(
+    {"append", "extend", "insert", "remove", "pop", "clear", "update", "add", "discard", "setdefault"}
+)
 
 
-def _its_own(model: ModuleModel, function: cst.FunctionDef, target: cst.BaseExpression) -> bool:
-    """A name, or an item of a container the function made itself (`shown["label"]` after
-    `shown = {...}`), not of a parameter, a row it loaded or looped over, or anything outside."""
-    if type(target) is cst.Name:
+def _changes_what_it_is_given(model: ModuleModel, call: cst.Call, given: set[str]) -> bool:
+    """`user.roles.append(role)`, `setattr(other, ...)`: a change to an object the helper was
+    handed (or reaches through one), not to a container it made."""
+    name = called_name(call)
+    if name in ("setattr", "delattr"):
         return True
+    if name not in _MUTATORS or type(call.func) is not cst.Attribute:
+        return False
+    root = call.func.value
+    while type(root) in (cst.Attribute, cst.Subscript, cst.Call):
+        root = root.func if type(root) is cst.Call else root.value  # type: ignore[attr-defined]
+    return type(root) is not cst.Name or root.value in given or root.value == "self"
+
+
+def _its_own(model: ModuleModel, function: cst.FunctionDef, target: cst.BaseExpression, in_place: bool) -> bool:
+    """A name (not a parameter changed in place: `regions += [r]` extends the caller's list),
+    or an item of a container the function made itself (`shown["label"]` after `shown =
+    {...}`), not of a parameter, a row it loaded or looped over, or anything outside."""
+    if type(target) is cst.Name:
+        return not in_place or all(b.kind != "param" for b in model.bindings_of(function, target.value))
     if type(target) is not cst.Subscript or type(target.value) is not cst.Name:
         return False
     made = (cst.Dict, cst.List, cst.Set, cst.Tuple, cst.DictComp, cst.ListComp, cst.SetComp)

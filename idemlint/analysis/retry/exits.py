@@ -307,12 +307,12 @@ def goes_round_only_when_accepted(model: ModuleModel, handler: cst.ExceptHandler
         return False
     loop = next((a for a in model.ancestors(handler) if isinstance(a, (cst.For, cst.While, cst.FunctionDef))), None)
     return not any(
-        isinstance(n, cst.Call) and _writes_here_or_in_helper(model, n)
+        isinstance(n, cst.Call) and writes_here_or_in_helper(model, n)
         for n in model.iter_nodes(loop.body if isinstance(loop, (cst.For, cst.While)) else attempt.body)
     )
 
 
-def _writes_here_or_in_helper(model: ModuleModel, call: cst.Call) -> bool:
+def writes_here_or_in_helper(model: ModuleModel, call: cst.Call) -> bool:
     """The call sends a write, or runs a function of this module that does (`_file_report()`)."""
     if sends_a_write(model, call):
         return True

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.analysis.http_methods import http_get
+from idemlint.analysis.model import ModuleModel, called_name, string_value
 from idemlint.analysis.retry.answers import goes_round_on_a_failed_answer, only_waits, says_failure, unwrap_await
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.counters import attempt_counters, gives_up_on_last_attempt, spends_an_attempt_flag
@@ -31,12 +32,12 @@ from idemlint.analysis.retry.exits import (
     loop_nodes,
     means_not_ready,
     sends_a_write,
+    writes_here_or_in_helper,
 )
 from idemlint.analysis.retry.not_retries import checks_readiness, restarts_a_service
 from idemlint.analysis.retry.reach import in_unreachable_handler
 from idemlint.analysis.retry.safe_repeats import gated_on_idempotency, goes_round_only_when_refused
 from idemlint.analysis.timeouts import LOGGING_CALL
-from idemlint.knowledge.http import CLIENT_NAME, HTTP_MODULES
 from idemlint.knowledge.repeats import names_a_lookup, words_of
 from idemlint.knowledge.retries import NEXT_ITEM_CALLS, RETRY_ITERATORS, SLEEPS, is_attempt_counter
 
@@ -73,7 +74,9 @@ def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext
         return RetryContext("poll", "loop", loop, loop, None, "polling loop")
     catches = _catches_and_reattempts(model, loop, counter_names)
     if catches or _sleeps_between_attempts(model, loop, counter_names):
-        if _waits_for_readiness(model, loop, counter_names):
+        if (not catches or _polls_by_reading(model, loop, counter_names)) and _waits_for_readiness(
+            model, loop, counter_names
+        ):
             return RetryContext("poll", "loop", loop, loop, None, "polling loop")
         refused = goes_round_only_when_refused(model, loop)
         gated = gated_on_idempotency(model, loop)
@@ -100,7 +103,7 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
     # continue` then `return row` leaves once the answer says ready. A loop that sends a write
     # each pass re-sends it: a retry whatever it tests.
     reads_only = not any(sends_a_write(model, n) for n in nodes if isinstance(n, cst.Call))
-    if not (reads_only and _names_its_read(model, nodes)) and any(
+    if not _polls_by_reading(model, loop, counter_names) and any(
         isinstance(n, (cst.Try, cst.TryStar)) and goes_round_on_failure(model, n) for n in nodes
     ):
         return False  # an exception from the work sends it round again: failure-driven
@@ -123,18 +126,24 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
     return bool(exits)
 
 
-def _names_its_read(model: ModuleModel, nodes: Sequence[cst.CSTNode]) -> bool:
-    """The loop sends an HTTP read (`requests.get(url)`, `session.get(url)`, `client.head(url)`):
-    what its failed rounds repeat is that read."""
-    for node in nodes:
-        if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
-            continue
-        if node.func.attr.value not in ("get", "head"):
-            continue
-        receiver = model.qualname(node.func.value) or ""
-        if receiver in HTTP_MODULES or CLIENT_NAME.search(receiver.rsplit(".", 1)[-1]):
-            return True
-    return False
+def _polls_by_reading(model: ModuleModel, loop: cst.For | cst.While, counter_names: Sequence[str]) -> bool:
+    """Every request the loop sends is an HTTP read (`session.get(url)`, `client.request("GET",
+    url)`), there is one, nothing in it writes (here or in a helper of the module), and it waits
+    a fixed interval (no wait grows with the attempt: `sleep(2 ** attempt)` backs off a retry):
+    what a failed round repeats is a read at the poll's cadence."""
+    nodes = loop_nodes(model, loop)
+    calls = [n for n in nodes if isinstance(n, cst.Call)]
+    if not any(http_get(model, c) for c in calls):
+        return False
+    if any(writes_here_or_in_helper(model, c) or _may_send_anything(model, c) for c in calls):
+        return False
+    counters = set(counter_names)
+    return not any((model.qualname(c.func) or "") in SLEEPS and model.names_read(c) & counters for c in calls)
+
+
+def _may_send_anything(model: ModuleModel, call: cst.Call) -> bool:
+    """`session.request(method, url)`, `client.send(request)`: a request whose method is data."""
+    return called_name(call) in ("request", "send", "urlopen") and not http_get(model, call)
 
 
 def _only_looks_up(model: ModuleModel, loop: cst.For | cst.While) -> bool:

@@ -1,0 +1,41 @@
+"""What an HTTP call's method is, where the code spells it: a literal (`request("POST", url)`,
+`method="get"`), or a client's `get`. Shared by the request analyses and the loop classifier."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.knowledge.http import CLIENT_NAME, HTTP_MODULES, NOT_AN_HTTP_CLIENT, WRITE_METHODS
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+def literal_method(call: cst.Call) -> str | None:
+    """POST, PUT, PATCH or DELETE from `request("POST", url)`; None for reads and unknowns."""
+    method = any_literal_method(call)
+    return method if method in WRITE_METHODS else None
+
+
+def any_literal_method(call: cst.Call) -> str | None:
+    """The method a call names as a literal (`Request("GET", url)`, `method="post"`), upper-cased."""
+    first = call.args[0].value if call.args and call.args[0].keyword is None else None
+    method_arg = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "method"), first)
+    value = string_value(method_arg) if method_arg is not None else None
+    return value.upper() if value else None
+
+
+def http_get(model: ModuleModel, call: cst.Call) -> bool:
+    """A GET request through an HTTP client (`requests.get(url)`, `session.get(url)`,
+    `client.request("GET", url)`; not a cache's, a store's or a session's `get`)."""
+    name = (model.call_name(call) or model.dotted(call.func) or "").rsplit(".", 1)[-1]
+    if name not in ("get", "request") or not isinstance(call.func, cst.Attribute):
+        return False
+    receiver = model.qualname(call.func.value) or model.dotted(call.func.value) or ""
+    last = receiver.rsplit(".", 1)[-1]
+    client = receiver in HTTP_MODULES or CLIENT_NAME.search(last) is not None and not NOT_AN_HTTP_CLIENT.search(last)
+    return client and (name == "get" or any_literal_method(call) == "GET")
