@@ -374,7 +374,7 @@ class UnboundedRetry(PolicyRule):
         "that tests `isinstance(exc, WriteConflictError)`) is not reported: each such error means another writer "
         'committed, so the retries end. A loop that polls a remote job (it goes round on a successful "not yet") needs '
         "a bound too, unless it leaves on the job's failure as well as on its success (`if s.status == SUCCESS: break`, "
-        "`if s.status == FAILED: raise ...`): the job's own end bounds it. Not reported in a program a person runs (a "
+        "`if s.status == FAILED: raise ...`): the job's own end bounds it; a clock reading handed to a test each round (`if not within_time_limit(started): raise`) is a deadline. Not reported in a program a person runs (a "
         "script, a management command, a file with a `__main__` block or a loop at module level): one client someone "
         "watches, with no herd or fleet behind it. An example module, which users copy into their services, is judged."
     )

@@ -233,24 +233,27 @@ def _ends_with_the_job(model: ModuleModel, loop: cst.While) -> bool:
 
 
 def _poll_bounded(model: ModuleModel, nodes: list[cst.CSTNode]) -> bool:
-    """A counter (`n += 1`) or a clock read compared in the loop bounds a poll;
-    the comparison on the polled status does not."""
+    """A counter (`n += 1`) or a clock read compared in the loop, or handed to a test
+    (`if not within_time_limit(started):`), bounds a poll; the comparison on the polled status
+    does not."""
     counters = _counters(nodes)
 
-    def clock(expr: cst.CSTNode) -> bool:
+    def clock(expr: cst.CSTNode) -> bool:  # `time.monotonic()` in it, or it names a value bound to one
+        if isinstance(expr, cst.Name):
+            bound = model.bindings_of(model.scope_of(expr), expr.value)
+            return any(b.value is not None and not isinstance(b.value, cst.Name) and clock(b.value) for b in bound)
         return any(isinstance(c, cst.Call) and (model.call_name(c) or "") in CLOCK_CALLS for c in expr_nodes(expr))
 
     for n in nodes:
-        if isinstance(n, cst.Comparison):
-            for x in expr_nodes(n):
-                if isinstance(x, cst.Name) and x.value in counters:
-                    return True
-                if isinstance(x, cst.Call) and clock(x):
-                    return True
-                if isinstance(x, cst.Name):
-                    for b in model.bindings_of(model.scope_of(x), x.value):
-                        if b.value is not None and clock(b.value):
-                            return True
+        if isinstance(n, (cst.If, cst.While)) and any(
+            isinstance(c, cst.Call) and any(clock(a.value) for a in c.args) for c in expr_nodes(n.test)
+        ):
+            return True  # `if not _within_time_limit(start_time): raise`: a clock reading handed to a test
+        if isinstance(n, cst.Comparison) and any(
+            isinstance(x, cst.Name) and x.value in counters or isinstance(x, (cst.Call, cst.Name)) and clock(x)
+            for x in expr_nodes(n)
+        ):
+            return True
     return False
 
 
