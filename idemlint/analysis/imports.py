@@ -43,14 +43,22 @@ def record_import_from(model: ModuleModel, node: cst.ImportFrom) -> None:
         model.imports[local] = f"{base}.{name}"
 
 
+def late_import_target(model: ModuleModel, value: cst.BaseExpression | None) -> str | None:
+    """The module `import_module("app.crud.orders")` names (absolute only), or None."""
+    if not (isinstance(value, cst.Call) and len(value.args) == 1 and value.args[0].keyword is None):
+        return None
+    target = string_value(value.args[0].value)
+    if model.qualname(value.func) != "importlib.import_module" or not target or target.startswith("."):
+        return None
+    return target
+
+
 def record_late_import(model: ModuleModel, late: dict[str, str | None], name: str, value: cst.BaseExpression) -> None:
     """`crud = import_module("app.crud.orders")` names the module as `import app.crud.orders as
     crud` would. `late` holds the module each name was bound to so far (None: two modules,
     which names neither); an import statement of the name wins."""
-    if not (isinstance(value, cst.Call) and len(value.args) == 1 and value.args[0].keyword is None):
-        return
-    target = string_value(value.args[0].value)
-    if model.qualname(value.func) != "importlib.import_module" or not target or target.startswith("."):
+    target = late_import_target(model, value)
+    if target is None:
         return
     if name in model.imports and name not in late:
         return

@@ -109,6 +109,8 @@ ROW_QUERY_METHODS = frozenset(
 # a SQLAlchemy session's legacy query (`db.query(Profile)`): it loads, it changes nothing (not
 # `scalar`/`scalars`/`execute`, which run any statement, an INSERT among them)
 SESSION_READS = frozenset({"query"})
+# what a database session is used for: a receiver a function commits, adds or queries through is one
+SESSION_WORK = frozenset({"commit", "flush", "add", "add_all", "query", "execute", "delete", "merge"})
 # query methods that give a count, a truth, a value or an action, not rows
 NOT_ROWS = frozenset(
     {"exists", "count", "aggregate", "values", "values_list", "update", "delete", "aexists", "acount"}

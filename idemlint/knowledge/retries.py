@@ -39,6 +39,8 @@ RETRY_PACKAGE = "retry"
 CELERY = "celery"
 # Celery's own Task class, as the base of a project's task class, and the app's class name (an
 # app made with `task_cls=` gives every task that class's `retry()`)
+# the names a task queue's task decorator ends with (`@app.task`, `@shared_task`)
+TASK_DECORATORS = frozenset({"task", "shared_task"})
 CELERY_TASK_CLASSES = frozenset({"celery.Task", "celery.app.task.Task", "celery.task.Task"})
 CELERY_APP = "Celery"
 CELERY_CALL = "celery-call"  # a task's own `self.retry(countdown=...)` call

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, ClassVar
 from idemlint.analysis.policy import Policy, Verdict
 from idemlint.analysis.summaries import chain_origin, related_steps, via
 from idemlint.knowledge.http import status_error_raiser
-from idemlint.knowledge.retries import CELERY_CALL, HUEY, RECURSION
+from idemlint.knowledge.retries import CELERY_CALL, HUEY, RECURSION, TASK_DECORATORS
 from idemlint.rule import Report, Rule
 
 if TYPE_CHECKING:
@@ -101,5 +101,6 @@ class PolicyRule(Rule):
         task = policy.context.node if policy.context is not None else ctx.model.enclosing_function(verdict.node)
         if not isinstance(task, cst.FunctionDef) or task.name.value not in ctx.project.periodic_only_tasks:
             return None
-        decorators = (ctx.model.module.code_for_node(d.decorator) for d in task.decorators)
-        return PERIODIC_ONLY if any("task" in text for text in decorators) else None
+        called = (d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator for d in task.decorators)
+        names = {(ctx.model.qualname(c) or "").rsplit(".", 1)[-1] for c in called}
+        return PERIODIC_ONLY if names & (TASK_DECORATORS | {"periodic_task"}) else None

@@ -267,17 +267,19 @@ def edits_its_collection(model: ModuleModel, value: cst.BaseExpression, column: 
 
     for node in origin_nodes(model, value):
         if type(node) is cst.Call:
-            if type(node.func) is cst.Attribute and node.func.attr.value == "copy" and old(node.func.value):
-                return True
-            if called_name(node) in COLLECTION_COPIES and any(old(a.value) for a in node.args):
-                return True
-        elif type(node) in (cst.StarredElement, cst.StarredDictElement) and old(node.value):  # type: ignore[attr-defined]
-            return True
-        elif type(node) is cst.Subscript and _whole_slice(node) and old(node):
-            return True
-        elif type(node) in (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp) and old(
-            node.for_in.iter  # type: ignore[attr-defined]
-        ):
+            copied = (
+                called_name(node) == "copy"
+                and old(node)
+                or called_name(node) in COLLECTION_COPIES
+                and any(old(a.value) for a in node.args)
+            )
+        elif type(node) in (cst.StarredElement, cst.StarredDictElement):
+            copied = old(node.value)  # type: ignore[attr-defined]
+        elif type(node) in (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp):
+            copied = old(node.for_in.iter)  # type: ignore[attr-defined]
+        else:
+            copied = type(node) is cst.Subscript and old(node)
+        if copied:
             return True
     return False
 

@@ -10,6 +10,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import chain_calls, chain_model, python_value_kind
 from idemlint.analysis.db.object_records import uses_database
 from idemlint.analysis.db.records import SESSION, DbWrite
+from idemlint.analysis.imports import late_import_target
 from idemlint.analysis.model import ModuleModel, called_name, keyword
 from idemlint.knowledge.orms import GET_OR_404, ROW_QUERY_METHODS
 
@@ -135,10 +136,7 @@ def _setter(
 def _bound_otherwise(model: ModuleModel, call: cst.Call, name: str) -> bool:
     """The function binds `name` to something other than a module it imports late (`order =
     db.get(Order, pk)` shadowing `from app.crud import order`)."""
-    return any(
-        not (isinstance(b.value, cst.Call) and model.qualname(b.value.func) == "importlib.import_module")
-        for b in model.bindings_of(model.scope_of(call), name)
-    )
+    return any(late_import_target(model, b.value) is None for b in model.bindings_of(model.scope_of(call), name))
 
 
 def _record_argument(model: ModuleModel, call: cst.Call, state: cst.BaseExpression) -> str | None:

@@ -14,7 +14,7 @@ from idemlint.analysis.db.scopes import persisting_helper_argument, source_order
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, called_name, local_callee, string_value
 from idemlint.knowledge.locks import SESSION_HOUSEKEEPING
-from idemlint.knowledge.orms import SESSION_READS
+from idemlint.knowledge.orms import SESSION_READS, SESSION_WORK
 from idemlint.knowledge.repeats import CREATE_IF_ABSENT_METHODS, REMOVAL, names_an_action
 from idemlint.knowledge.roles import SERIALISER, VIEW_RESPONSE
 
@@ -175,13 +175,10 @@ def _a_database_session(model: ModuleModel, call: cst.Call, receiver: str | None
     return any(
         type(node) is cst.Call
         and type(node.func) is cst.Attribute
-        and node.func.attr.value in _SESSION_WORK
+        and node.func.attr.value in SESSION_WORK
         and model.dotted(node.func.value) == receiver
         for node in model.iter_nodes(model.scope_of(call))
     )
-
-
-_SESSION_WORK = frozenset({"commit", "flush", "add", "add_all", "query", "execute", "delete", "merge"})
 
 
 def _only_computes(model: ModuleModel, call: cst.Call, depth: int = 0) -> bool:
@@ -227,10 +224,6 @@ def _bound_in_caller(model: ModuleModel, call: cst.Call, name: str) -> bool:
 
 # what stores a record, quiet beside the write a race is about, not in a helper that only computes
 _STORES = frozenset({"save", "asave", "commit", "flush", "add", "update", "delete", "create", "bulk_update", "execute"})
-# what changes the object it is called on, or the one it is given
-_MUTATORS = frozenset(
-    {"append", "extend", "insert", "remove", "pop", "clear", "update", "add", "discard", "setdefault"}
-)
 
 
 def _changes_what_it_is_given(model: ModuleModel, call: cst.Call, given: set[str]) -> bool:
@@ -239,7 +232,7 @@ def _changes_what_it_is_given(model: ModuleModel, call: cst.Call, given: set[str
     name = called_name(call)
     if name in ("setattr", "delattr"):
         return True
-    if name not in _MUTATORS or type(call.func) is not cst.Attribute:
+    if name not in _CONTAINER_METHODS or type(call.func) is not cst.Attribute:
         return False
     root = call.func.value
     while type(root) in (cst.Attribute, cst.Subscript, cst.Call):
@@ -253,11 +246,11 @@ def _its_own(model: ModuleModel, function: cst.FunctionDef, target: cst.BaseExpr
     {...}`), not of a parameter, a row it loaded or looped over, or anything outside."""
     if type(target) is cst.Name:
         return not in_place or all(b.kind != "param" for b in model.bindings_of(function, target.value))
-    if type(target) is not cst.Subscript or type(target.value) is not cst.Name:
-        return False
-    made = (cst.Dict, cst.List, cst.Set, cst.Tuple, cst.DictComp, cst.ListComp, cst.SetComp)
-    bindings = model.bindings_of(function, target.value.value)
-    return bool(bindings) and all(b.kind == "assign" and type(b.value) in made for b in bindings)
+    return (
+        type(target) is cst.Subscript
+        and type(target.value) is cst.Name
+        and _made_here(model, function, target.value.value)
+    )
 
 
 def _module_attribute(model: ModuleModel, receiver: str | None) -> bool:
@@ -326,8 +319,9 @@ def absolute_value(model: ModuleModel, value: cst.BaseExpression) -> bool:
     return False
 
 
+# what changes the container it is called on
 _CONTAINER_METHODS = frozenset(
-    {"update", "add", "append", "extend", "insert", "discard", "remove", "pop", "setdefault"}
+    {"update", "add", "append", "extend", "insert", "discard", "remove", "pop", "setdefault", "clear"}
 )
 _CONTAINERS = frozenset({"set", "list", "dict", "frozenset", "defaultdict", "OrderedDict", "Counter"})
 
@@ -338,7 +332,13 @@ def _local_container(model: ModuleModel, node: cst.Call) -> bool:
     func = node.func
     if type(func) is not cst.Attribute or func.attr.value not in _CONTAINER_METHODS or type(func.value) is not cst.Name:
         return False
-    bindings = model.bindings_of(model.scope_of(node), func.value.value)
+    return _made_here(model, model.scope_of(node), func.value.value)
+
+
+def _made_here(model: ModuleModel, scope: cst.CSTNode, name: str) -> bool:
+    """Every binding of `name` in `scope` is a set, list or dict the function makes itself (a
+    display, a comprehension, `dict()`, `defaultdict(list)`)."""
+    bindings = model.bindings_of(scope, name)
     return bool(bindings) and all(
         type(b.value) in (cst.Set, cst.List, cst.Dict, cst.SetComp, cst.ListComp, cst.DictComp)
         or type(b.value) is cst.Call

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.knowledge.retries import TASK_DECORATORS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -16,9 +17,6 @@ if TYPE_CHECKING:
     from idemlint.analysis.model import ModuleModel
 else:
     cst = LazyModule("libcst", globals(), "cst")
-
-# what the returned call's name ends with: a task queue's task decorator
-_TASK_DECORATORS = frozenset({"task", "shared_task"})
 
 
 def made_by_factory(model: ModuleModel, decorator: cst.BaseExpression) -> tuple[str, cst.Call] | None:
@@ -44,7 +42,7 @@ def made_by_factory(model: ModuleModel, decorator: cst.BaseExpression) -> tuple[
         return None
     made = returned.value
     name = model.qualname(made.func) or ""
-    if name.rsplit(".", 1)[-1] not in _TASK_DECORATORS:
+    if name.rsplit(".", 1)[-1] not in TASK_DECORATORS:
         return None
     forwards = any(a.star == "**" for a in made.args)  # else the decoration's keywords go to the factory alone
     given = [a for a in site.args if a.keyword is not None] if site is not None and forwards else []

@@ -74,9 +74,8 @@ def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext
         return RetryContext("poll", "loop", loop, loop, None, "polling loop")
     catches = _catches_and_reattempts(model, loop, counter_names)
     if catches or _sleeps_between_attempts(model, loop, counter_names):
-        if (not catches or _polls_by_reading(model, loop, counter_names)) and _waits_for_readiness(
-            model, loop, counter_names
-        ):
+        rides_out = _polls_by_reading(model, loop, counter_names)
+        if (not catches or rides_out) and _waits_for_readiness(model, loop, counter_names, rides_out):
             return RetryContext("poll", "loop", loop, loop, None, "polling loop")
         refused = goes_round_only_when_refused(model, loop)
         gated = gated_on_idempotency(model, loop)
@@ -88,14 +87,16 @@ def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext
     return None
 
 
-def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_names: Sequence[str]) -> bool:
+def _waits_for_readiness(
+    model: ModuleModel, loop: cst.For | cst.While, counter_names: Sequence[str], rides_out: bool
+) -> bool:
     """A counted loop that sleeps and leaves when an answer says "ready" (`if body["done"]:`,
     `if observed == expected:`, `if build.state in FINAL:`), and whose tests say nothing of
     a failure: a poll. What makes a retry go round is the failure of its work, so a test on a
     status code, `ok`, or a retryable flag anywhere in the loop keeps it a retry, and so does
     an exception handler that goes round again, unless the loop only reads: a poll that rides
     out a failed read (`except RequestException: sleep(POLL_INTERVAL); continue`) keeps its
-    cadence, and what it repeats is a read."""
+    cadence, and what it repeats is a read (`rides_out`: `_polls_by_reading` said so)."""
     counters = set(counter_names)
     nodes = loop_nodes(model, loop)
     # In a loop that only reads, a failure test that raises (`if r.status_code != 200: raise`)
@@ -103,9 +104,7 @@ def _waits_for_readiness(model: ModuleModel, loop: cst.For | cst.While, counter_
     # continue` then `return row` leaves once the answer says ready. A loop that sends a write
     # each pass re-sends it: a retry whatever it tests.
     reads_only = not any(sends_a_write(model, n) for n in nodes if isinstance(n, cst.Call))
-    if not _polls_by_reading(model, loop, counter_names) and any(
-        isinstance(n, (cst.Try, cst.TryStar)) and goes_round_on_failure(model, n) for n in nodes
-    ):
+    if not rides_out and any(isinstance(n, (cst.Try, cst.TryStar)) and goes_round_on_failure(model, n) for n in nodes):
         return False  # an exception from the work sends it round again: failure-driven
     tests = [n.test for n in nodes if isinstance(n, cst.If) and not (reads_only and _raises(n.body.body))]
     if isinstance(loop, cst.While):
@@ -142,8 +141,9 @@ def _polls_by_reading(model: ModuleModel, loop: cst.For | cst.While, counter_nam
 
 
 def _may_send_anything(model: ModuleModel, call: cst.Call) -> bool:
-    """`session.request(method, url)`, `client.send(request)`: a request whose method is data."""
-    return called_name(call) in ("request", "send", "urlopen") and not http_get(model, call)
+    """`session.request(method, url)`, `urlopen(request)`: a request whose method is data (a
+    `send` is a write already)."""
+    return called_name(call) in ("request", "urlopen") and not http_get(model, call)
 
 
 def _only_looks_up(model: ModuleModel, loop: cst.For | cst.While) -> bool:
