@@ -36,12 +36,7 @@ def hoist_out_of_loop(
     if _repeats_between(model, call, loop):
         return None
     scope = model.scope_of(loop)
-    bound_in_loop = {
-        name
-        for name, bindings in model.bindings.get(scope, {}).items()
-        for b in bindings
-        if model.is_inside(b.statement, loop)
-    }
+    bound_in_loop = model.bound_inside(loop)
     statement = model.statement_of(call)
     line = model.parents.get(statement)
     if (

@@ -8,12 +8,13 @@ variable or attribute whose name says it holds one (`idempotency_key = ...`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.flow import origin_calls, origin_nodes
+from idemlint.analysis.flow import line_of, origin_calls, origin_nodes, runs_before
 from idemlint.analysis.key_names import (
     NAME_BASED_UUIDS,
     content_of_name,
@@ -39,6 +40,7 @@ from idemlint.knowledge.keys import (
     SERIALISERS,
     normalise,
 )
+from idemlint.knowledge.orms import KEEPS_A_RECORD
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -242,3 +244,107 @@ def _identifiers_only(model: ModuleModel, expr: cst.BaseExpression | None) -> bo
         if dotted is None or not IDENTIFIER.search(dotted.rsplit(".", 1)[-1]):
             return False
     return True
+
+
+# retries that start the function over: a name bound in it is gone when the next attempt runs
+_RERUNS_THE_FUNCTION = frozenset({"decorator", "task", "recursive", "callable"})
+
+
+def made_once_and_kept(model: ModuleModel, call: cst.Call, kind: str, retried: cst.CSTNode, sink: cst.CSTNode) -> bool:
+    """The fresh value is stored only where its holder has none yet, and the next attempt finds
+    it: in a loop (`retried`), `if key is None: key = str(uuid4())` where nothing else in the
+    loop binds `key` (nor, for `row.key`, `row`); in a task or a decorated function (`kind`),
+    which starts over, `if not row.key: row.key = uuid4(); row.save()`: the row's own save, one
+    that stores the key, before the key is sent (`sink`) and in no transaction a failed attempt
+    rolls back."""
+    assign = _assigned_by(model, call)
+    if assign is None or len(assign.targets) != 1:
+        return False
+    code = model.module.code_for_node
+    target = assign.targets[0].target
+    test = _guarding_if(model, assign)
+    if test is None or not _tests_missing(code, test.test, code(target)):
+        return False
+    if kind in _RERUNS_THE_FUNCTION:
+        if not isinstance(target, cst.Attribute) or not (model.is_inside(sink, test) or runs_before(model, test, sink)):
+            return False
+        lines = list(getattr(test.body, "body", ()))
+        line = model.parents.get(assign)
+        after = lines[lines.index(line) + 1 :] if line in lines else []
+        acting = next((s for s in after if any(isinstance(n, cst.Call) for n in model.iter_nodes(s))), None)
+        return acting is not None and any(  # the `if`'s next call is the save: nothing is sent first
+            isinstance(n, cst.Call) and line_of(model, n) is acting and _keeps(model, n, target)
+            for n in model.iter_nodes(acting)
+        )
+    if isinstance(target, cst.Name):
+        bindings = model.bindings_of(model.scope_of(assign), target.value)
+        return [b.statement for b in bindings if model.is_inside(b.statement, retried)] == [assign]
+    root: cst.BaseExpression = target
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    writes = [
+        n
+        for n in model.iter_nodes(retried)
+        if isinstance(n, cst.Assign) and any(code(t.target) == code(target) for t in n.targets)
+    ]
+    return isinstance(root, cst.Name) and root.value not in model.bound_inside(retried) and writes == [assign]
+
+
+def _assigned_by(model: ModuleModel, call: cst.Call) -> cst.Assign | None:
+    """The assignment whose value is the call, or the call wrapped (`str(uuid4())`, `uuid4().hex`)."""
+    for ancestor in model.ancestors(call):
+        if isinstance(ancestor, cst.Assign):
+            return ancestor
+        if not isinstance(ancestor, (cst.Call, cst.Arg, cst.Attribute)):
+            return None
+    return None
+
+
+def _guarding_if(model: ModuleModel, assign: cst.Assign) -> cst.If | None:
+    """The `if` whose body holds the assignment, on lines of its own or on the `if`'s line."""
+    line = model.parents.get(assign)
+    suite = line if isinstance(line, cst.SimpleStatementSuite) else model.parents.get(line) if line else None
+    test = model.parents.get(suite) if suite is not None else None
+    return test if isinstance(test, cst.If) and test.body is suite else None
+
+
+def _tests_missing(code: Callable[[cst.CSTNode], str], test: cst.BaseExpression, holder: str) -> bool:
+    """`not holder`, `holder is None`, `holder == None`."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return code(test.expression) == holder
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        return (
+            code(test.left) == holder
+            and isinstance(target.operator, (cst.Is, cst.Equal))
+            and isinstance(target.comparator, cst.Name)
+            and target.comparator.value == "None"
+        )
+    return False
+
+
+def _keeps(model: ModuleModel, call: cst.Call, holder: cst.Attribute) -> bool:
+    """`row.save()` (or `asave()`) of the holder's row, storing the attribute (no `update_fields`
+    that leaves it out), or a session's `commit()`; not inside `transaction.atomic()` or
+    `session.begin()`, which a failure undoes."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in KEEPS_A_RECORD:
+        return False
+    code = model.module.code_for_node
+    if func.attr.value != "commit":
+        if code(func.value) != code(holder.value):
+            return False
+        fields = next(
+            (a.value for a in call.args if a.keyword is not None and a.keyword.value == "update_fields"), None
+        )
+        named = {string_value(e.value) for e in getattr(fields, "elements", ())}
+        if fields is not None and holder.attr.value not in named:
+            return False
+    function = model.enclosing_function(call)
+    decorators = [code(d.decorator) for d in function.decorators] if function is not None else []
+    blocks = [code(i.item) for a in model.ancestors(call) if isinstance(a, cst.With) for i in a.items]
+    return not any(_UNDONE_ON_FAILURE.search(text) for text in (*decorators, *blocks))
+
+
+# a transaction that a failed attempt rolls back, with what was saved in it
+_UNDONE_ON_FAILURE = re.compile(r"\batomic\b|\.begin(?:_nested)?\(")

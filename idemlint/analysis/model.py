@@ -236,6 +236,12 @@ class ModuleModel:
         scoped = self.bindings.get(scope)
         return scoped.get(name, []) if scoped else []
 
+    def bound_inside(self, node: cst.CSTNode) -> set[str]:
+        """The names of `node`'s scope bound inside `node` (a loop), by any form of binding (`=`,
+        `+=`, a tuple, `:=`, `for`, `with ... as`)."""
+        bindings = self.bindings.get(self.scope_of(node), {})
+        return {name for name, bound in bindings.items() if any(self.is_inside(b.statement, node) for b in bound)}
+
     def resolve(self, scope: cst.CSTNode, name: str) -> list[Binding]:
         """Where `name` is bound as seen from `scope`: its own bindings there, else the module's."""
         return self.bindings_of(scope, name) or self.bindings_of(self.module, name)

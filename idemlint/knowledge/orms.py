@@ -111,6 +111,9 @@ ROW_QUERY_METHODS = frozenset(
 SESSION_READS = frozenset({"query"})
 # what a database session is used for: a receiver a function commits, adds or queries through is one
 SESSION_WORK = frozenset({"commit", "flush", "add", "add_all", "query", "execute", "delete", "merge"})
+# what keeps a record's new values for the next run to read: its own `save()`, its session's
+# `commit()` (not `flush()`, which a rollback undoes)
+KEEPS_A_RECORD = frozenset({"save", "asave", "commit"})
 # query methods that give a count, a truth, a value or an action, not rows
 NOT_ROWS = frozenset(
     {"exists", "count", "aggregate", "values", "values_list", "update", "delete", "aexists", "acount"}

@@ -12,6 +12,7 @@ from idemlint.analysis.keys import (
     digest_name,
     fresh_value_name,
     hashed_content,
+    made_once_and_kept,
 )
 from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.summaries import Callee, Chain, chain_origin, related_steps, via
@@ -72,7 +73,11 @@ class KeyRegeneratedPerAttempt(KeyRule):
         "`retry_call(fn)`; `functools.partial(...)` arguments are made once, when it is built. A helper that generates the key "
         "(in this module, or, through the project index, in another: up to four calls deep) and is called on every "
         "attempt is reported at that call, with the chain to the key's origin; a call that passes the key the "
-        "helper would otherwise make (`key or uuid4()`, `if 'Idempotency-Key' not in headers`) is not."
+        "helper would otherwise make (`key or uuid4()`, `if 'Idempotency-Key' not in headers`) is not. Nor is a key "
+        "stored only where its holder has none yet and kept for every next attempt: `if key is None: key = uuid4()` "
+        "in a loop that binds `key` (or, for `row.key`, `row`) nowhere else, and in a task or decorated function, "
+        "which starts over, `if not payment.idempotency_key: payment.idempotency_key = uuid4(); payment.save()`, the "
+        "row's own save storing the key as the `if`'s next call, before the key is sent, outside `transaction.atomic()`."
     )
     why = (
         "An idempotency key tells the server that two requests are the same logical operation. A key "
@@ -85,8 +90,7 @@ class KeyRegeneratedPerAttempt(KeyRule):
         "operation, persisted with it for task retries), and pass the same key on every attempt."
     )
     known_problems = (
-        "A key generated inside the loop only when none exists yet (`if key is None: key = uuid4()`) is reused "
-        "and still reported. Keys that travel through class attributes or containers built "
+        "Keys that travel through class attributes or containers built "
         "elsewhere are not followed, nor calls whose receiver's class cannot be seen (unknown stays unknown); "
         "the flake8 plugin has no project index and follows helpers of the same module only. A retry helper of "
         "another module is known by the position of the parameter it calls (not a keyword), and only when it calls "
@@ -166,6 +170,12 @@ def _post_charge(order, key):
                     continue  # a clock reading: IDM002 reports it, naming the retry (one finding a token)
                 if fresh is not None and context.kind == "recursive" and _defaults_a_parameter(model, call):
                     continue  # `key = key or uuid4()`: made once, then passed down to every retry
+                if fresh is not None and all(
+                    made_once_and_kept(model, call, c.kind, c.node, sink.value)
+                    for c in retry.contexts
+                    if model.is_inside(call, c.node)
+                ):
+                    continue  # `if not row.key: row.key = uuid4(); row.save()`: every next attempt finds it
                 if fresh is not None:
                     reported.add(call)
                     yield Report(
