@@ -132,21 +132,21 @@ ERROR_PARAMETER = re.compile(r"^(e|ex|exc|err|error|exception|exc_info|failure)$
 
 
 def _raises_on_the_error(model: ModuleModel, function: cst.FunctionDef) -> cst.Raise | None:
-    """A function whose first parameter (after `self`) is named for an error, which raises it in
-    its own body (or chains another error from it): handed what a retry handler caught, it
-    decides whether the handler goes round."""
+    """A function whose first parameter (after `self`) is named for an error, which raises it (or
+    chains another from it, or re-raises it with a bare `raise` outside a handler of its own):
+    handed what a retry handler caught, it decides whether the handler goes round."""
     first = positional_parameters(model, function)[:1]
     if not first or not ERROR_PARAMETER.match(first[0]):
         return None
-    return next(
-        (
-            n
-            for n in model.iter_nodes(function.body)
-            if isinstance(n, cst.Raise)
-            and any(isinstance(e, cst.Name) and e.value == first[0] for e in (n.exc, n.cause and n.cause.item))
-        ),
-        None,
-    )  # `raise exc`, `raise RetryError(...) from exc`: not `raise TypeError("attempt must be an int")`
+    handlers = [n for n in model.iter_nodes(function.body) if isinstance(n, cst.ExceptHandler)]
+    for n in model.iter_nodes(function.body):  # `raise exc`, `raise RetryError(...) from exc`, not `raise TypeError()`
+        if not isinstance(n, cst.Raise):
+            continue
+        if any(isinstance(e, cst.Name) and e.value == first[0] for e in (n.exc, n.cause and n.cause.item)):
+            return n
+        if n.exc is None and not any(model.is_inside(n, h) for h in handlers):
+            return n
+    return None
 
 
 def _returns_changing_state(model: ModuleModel, function: cst.FunctionDef, values: list[cst.BaseExpression]) -> bool:

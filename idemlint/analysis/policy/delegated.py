@@ -19,6 +19,8 @@ from idemlint.analysis.retry.exits import always_leaves, loop_nodes
 
 # what bounds a loop as a whole (not `timeout=`, which bounds one attempt)
 DEADLINE_WORDS = re.compile(r"deadline|give_?up|expired|max_(attempts|tries|retries)|start_time|attempt", re.I)
+# of them, the names of a point in time: one the loop moves never comes (a count it steps does)
+MOVED_DEADLINE = re.compile(r"deadline|expire|start_time|until", re.I)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -53,7 +55,7 @@ def drop_delegated_judgements(
     policy.non_retryable_statuses[:] = [
         v for v in policy.non_retryable_statuses if v.kind != "status-error-class" or v.node not in judged
     ]
-    if len(judged) == len(rounds) and all(_hands_a_bound(model, call, counters) for call in judged.values()):
+    if len(judged) == len(rounds) and all(_hands_a_bound(model, call, counters, loop) for call in judged.values()):
         policy.unbounded[:] = [v for v in policy.unbounded if v.kind != "no-bound"]
 
 
@@ -92,12 +94,14 @@ def _judging_call(
     return None
 
 
-def _hands_a_bound(model: ModuleModel, call: cst.Call, counters: frozenset[str]) -> bool:
+def _hands_a_bound(model: ModuleModel, call: cst.Call, counters: frozenset[str], loop: cst.CSTNode) -> bool:
     """`on_error(exc, deadline, ...)`, `judge(err, attempts=n, max_attempts=m)`; not a request's
-    own `timeout=`, which bounds one attempt, not the loop."""
+    own `timeout=`, which bounds one attempt, not the loop, nor a deadline the loop moves (`deadline
+    = time.monotonic() + 30` or `deadline += 30` each round): it never comes."""
+    moved = model.bound_inside(loop) - {c for c in counters if not MOVED_DEADLINE.search(c)}
+    handed = [n for arg in call.args for n in expr_nodes(arg.value) if isinstance(n, (cst.Name, cst.Attribute))]
+    if any(isinstance(n, cst.Name) and n.value in moved for n in handed):
+        return False
     return any(
-        isinstance(n, (cst.Name, cst.Attribute))
-        and (DEADLINE_WORDS.search(model.dotted(n) or "") or isinstance(n, cst.Name) and n.value in counters)
-        for arg in call.args
-        for n in expr_nodes(arg.value)
+        DEADLINE_WORDS.search(model.dotted(n) or "") or isinstance(n, cst.Name) and n.value in counters for n in handed
     ) or any(arg.keyword is not None and DEADLINE_WORDS.search(arg.keyword.value) for arg in call.args)

@@ -24,7 +24,13 @@ from idemlint.analysis.policy.delays import SettingCall, deterministic_delay, fi
 from idemlint.analysis.policy.fixes import jitter_sleep
 from idemlint.analysis.policy.lost_races import waits_for_another_writer
 from idemlint.analysis.policy.no_wait import immediate_retry, sleeps_inside
-from idemlint.analysis.policy.outer_bounds import goes_round_only_when_counted, passed_every_round, under_a_deadline
+from idemlint.analysis.policy.outer_bounds import (
+    ends_with_the_job,
+    goes_round_only_when_counted,
+    passed_every_round,
+    reads_a_clock,
+    under_a_deadline,
+)
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.policy.sorting import (
     either_branch_leaves,
@@ -34,10 +40,9 @@ from idemlint.analysis.policy.sorting import (
 )
 from idemlint.analysis.policy.success_only import retries_every_failure
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
-from idemlint.analysis.retry.exits import leaves_or_raises
+from idemlint.analysis.retry.exits import leaves_or_raises, tests_leaving_every_loop
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.http import AUTH_STATUSES, NETWORK_ERRORS, THROTTLE_HEADER, THROTTLE_STATUS
-from idemlint.knowledge.keys import CLOCK_CALLS
 from idemlint.knowledge.retries import (
     CONNECT_CALL,
     LINK_CLASS,
@@ -206,51 +211,26 @@ def read_poll(model: ModuleModel, context: RetryContext, policy: Policy) -> None
     loop = context.node
     if not isinstance(loop, cst.While):
         return
-    if not _poll_bounded(model, [*loop_nodes(model, loop), loop.test]) and not _ends_with_the_job(model, loop):
+    inner = [n for test in tests_leaving_every_loop(model, loop) for n in (test, *expr_nodes(test.test))]
+    if not _poll_bounded(model, [*loop_nodes(model, loop), loop.test, *inner]) and not ends_with_the_job(model, loop):
         policy.unbounded.append(Verdict("no-bound", "poll", loop, context.label))
-
-
-def _ends_with_the_job(model: ModuleModel, loop: cst.While) -> bool:
-    """A poll that leaves on the job's failure as well as on its success (`if s.status ==
-    SUCCESS: break`, `if s.status == FAILED: raise ...`): it waits for a job to end, and the
-    job's own lifecycle bounds it. One that only leaves on success waits forever for a job
-    that failed."""
-    tested: dict[str, set[str]] = {}  # the value tested -> how its tests leave
-    for statement in loop.body.body:
-        if not isinstance(statement, cst.If) or statement.orelse is not None:
-            continue
-        body = list(statement.body.body)
-        test = statement.test
-        if not always_leaves(body) or not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-            continue
-        if not isinstance(test.comparisons[0].operator, (cst.Equal, cst.In)):
-            continue
-        value = model.dotted(test.left)
-        last = body[-1].body[-1] if isinstance(body[-1], cst.SimpleStatementLine) else None
-        if value is not None and last is not None:
-            tested.setdefault(value, set()).add("raise" if isinstance(last, cst.Raise) else "leave")
-    return any(ways == {"raise", "leave"} for ways in tested.values())
 
 
 def _poll_bounded(model: ModuleModel, nodes: list[cst.CSTNode]) -> bool:
     """A counter (`n += 1`) or a clock read compared in the loop, or handed to a test
-    (`if not within_time_limit(started):`), bounds a poll; the comparison on the polled status
-    does not."""
+    (`if not within_time_limit(started):`), bounds a poll;
+    the comparison on the polled status does not."""
     counters = _counters(nodes)
-
-    def clock(expr: cst.CSTNode) -> bool:  # `time.monotonic()` in it, or it names a value bound to one
-        if isinstance(expr, cst.Name):
-            bound = model.bindings_of(model.scope_of(expr), expr.value)
-            return any(b.value is not None and not isinstance(b.value, cst.Name) and clock(b.value) for b in bound)
-        return any(isinstance(c, cst.Call) and (model.call_name(c) or "") in CLOCK_CALLS for c in expr_nodes(expr))
-
     for n in nodes:
         if isinstance(n, (cst.If, cst.While)) and any(
-            isinstance(c, cst.Call) and any(clock(a.value) for a in c.args) for c in expr_nodes(n.test)
+            isinstance(c, cst.Call) and any(reads_a_clock(model, a.value) for a in c.args) for c in expr_nodes(n.test)
         ):
             return True  # `if not _within_time_limit(start_time): raise`: a clock reading handed to a test
         if isinstance(n, cst.Comparison) and any(
-            isinstance(x, cst.Name) and x.value in counters or isinstance(x, (cst.Call, cst.Name)) and clock(x)
+            isinstance(x, cst.Name)
+            and x.value in counters
+            or isinstance(x, (cst.Call, cst.Name))
+            and reads_a_clock(model, x)
             for x in expr_nodes(n)
         ):
             return True
@@ -384,7 +364,10 @@ def _loop_bounded(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst
         return True
     counters = _counters(nodes)
     return (
-        any(isinstance(node, cst.If) and _bounds_the_loop(model, node, counters) for node in nodes)
+        any(
+            isinstance(node, cst.If) and _bounds_the_loop(model, node, counters)
+            for node in (*nodes, *tests_leaving_every_loop(model, loop))
+        )
         or under_a_deadline(model, loop, nodes)
         or goes_round_only_when_counted(model, loop, nodes, counters)
     )
@@ -417,8 +400,9 @@ def _bypassed_bound(model: ModuleModel, loop: cst.While, nodes: list[cst.CSTNode
         return ()
     order = {node: index for index, node in enumerate(iter_nodes(loop.body))}
     counters = _counters(nodes)
+    tests = (*nodes, *tests_leaving_every_loop(model, loop))
     bounds = sorted(
-        (node for node in nodes if isinstance(node, cst.If) and _bounds_the_loop(model, node, counters)),
+        (node for node in tests if isinstance(node, cst.If) and _bounds_the_loop(model, node, counters)),
         key=lambda node: order.get(node, 0),
     )
     if not bounds:
@@ -436,7 +420,7 @@ def _bounds_the_loop(model: ModuleModel, node: cst.If, counters: frozenset[str] 
     self._check_give_up(timeout=..., start_time=...): raise`, `if not should_retry(status,
     attempts): raise` given the loop's counter), with a branch that leaves. A test of the
     answer's status against an HTTP status bounds nothing."""
-    if not either_branch_leaves(node):
+    if not either_branch_leaves(node, model):
         return False
     bound = any(
         isinstance(n, (cst.Name, cst.Attribute))

@@ -11,6 +11,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, iter_nodes
 from idemlint.analysis.policy.common import expr_nodes, is_task_retry
 from idemlint.analysis.retry import always_leaves
+from idemlint.analysis.retry.exits import leaves_or_raises
 from idemlint.analysis.retry.loops import classify_loop
 from idemlint.analysis.syntax import caught_classes
 from idemlint.knowledge.timeouts import TIMEOUT_BASES, TIMEOUT_EXCEPTIONS
@@ -85,14 +86,20 @@ def _reads(expr: cst.BaseExpression, names: set[str]) -> bool:
     return any(isinstance(n, cst.Name) and n.value in names for n in expr_nodes(expr))
 
 
-def either_branch_leaves(node: cst.If) -> bool:
-    """`if attempts < limit: sleep() else: raise` bounds the loop as well as `if ...: raise`."""
-    if always_leaves(list(node.body.body)):
+def either_branch_leaves(node: cst.If, model: ModuleModel | None = None) -> bool:
+    """`if attempts < limit: sleep() else: raise` bounds the loop as well as `if ...: raise`; with
+    the module's model, so does a branch that ends by calling a function that always raises
+    (`if tries >= MAX_ATTEMPTS: rethrow()`)."""
+
+    def leaves(block: list[cst.CSTNode]) -> bool:
+        return always_leaves(block) if model is None else leaves_or_raises(model, block)
+
+    if leaves(list(node.body.body)):
         return True
     other = node.orelse
     if other is None:
         return False
-    return always_leaves([other] if isinstance(other, cst.If) else list(other.body.body))
+    return leaves([other] if isinstance(other, cst.If) else list(other.body.body))
 
 
 def _caught_names(handler: cst.ExceptHandler) -> set[str]:

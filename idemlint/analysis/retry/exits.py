@@ -89,7 +89,7 @@ def leaves_or_raises(model: ModuleModel, statements: Sequence[cst.CSTNode]) -> b
     if not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and isinstance(last.body[0], cst.Expr)):
         return False
     call = last.body[0].value
-    callee = _callee_here(model, call) if isinstance(call, cst.Call) else None
+    callee = callee_here(model, call) if isinstance(call, cst.Call) else None
     return (
         callee is not None
         and always_raises(list(getattr(callee.body, "body", ())))
@@ -97,10 +97,15 @@ def leaves_or_raises(model: ModuleModel, statements: Sequence[cst.CSTNode]) -> b
     )
 
 
-def _callee_here(model: ModuleModel, call: cst.Call) -> cst.FunctionDef | None:
-    """`local_callee`, or a method `self.x()` finds in a base class this module defines."""
+def callee_here(model: ModuleModel, call: cst.Call) -> cst.FunctionDef | None:
+    """`local_callee`, a function the caller defines in its own body (`def rethrow(): ...`), or
+    a method `self.x()` finds in a base class this module defines."""
     found = local_callee(model, call)
     func = call.func
+    if found is None and isinstance(func, cst.Name):
+        nested = model.bindings_of(model.scope_of(call), func.value)
+        if len(nested) == 1 and nested[0].kind == "def" and isinstance(nested[0].statement, cst.FunctionDef):
+            return nested[0].statement
     owner = model.enclosing_class(call)
     seen: set[int] = set()
     while found is None and owner is not None and id(owner) not in seen and isinstance(func, cst.Attribute):
@@ -126,6 +131,8 @@ def always_raises(statements: Sequence[cst.CSTNode]) -> bool:
         other = last.orelse
         other_body = [other] if isinstance(other, cst.If) else list(other.body.body)
         return always_raises(list(last.body.body)) and always_raises(other_body)
+    if isinstance(last, cst.Try) and last.finalbody is not None:
+        return always_raises(list(last.finalbody.body.body))  # `try: report() finally: raise`
     return False
 
 
@@ -167,6 +174,38 @@ def loop_nodes_of_block(model: ModuleModel, block: cst.CSTNode) -> list[cst.CSTN
         if not isinstance(current, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             stack.extend(model.children_of(current))
     return out
+
+
+def tests_leaving_every_loop(model: ModuleModel, loop: cst.For | cst.While) -> list[cst.If]:
+    """The `if`s in loops nested in `loop` whose branch raises or returns (`for email in batch:
+    ... if tries >= MAX_ATTEMPTS: raise`), outside any `try` of `loop` that may catch it: they
+    leave `loop` too, so they may bound it; a `break` there leaves only the inner loop."""
+    found: list[cst.If] = []
+    for inner in loop_nodes(model, loop):
+        if not isinstance(inner, (cst.For, cst.While)):
+            continue
+        for node in model.iter_nodes(inner.body):
+            if (
+                isinstance(node, cst.If)
+                and not any(
+                    isinstance(a, cst.Try) and model.is_inside(node, a.body) for a in model.ancestors(node, loop)
+                )
+                and any(_raises_or_returns(model, branch) for branch in (node.body, node.orelse) if branch is not None)
+            ):
+                found.append(node)
+    return found
+
+
+def _raises_or_returns(model: ModuleModel, branch: cst.BaseSuite | cst.If | cst.Else) -> bool:
+    suite = branch.body if isinstance(branch, cst.Else) else branch
+    if not isinstance(suite, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+        return False  # an `elif`: its own `if` is judged on its own
+    block = list(suite.body)
+    last = block[-1] if block else None
+    ends_in_break = isinstance(last, cst.Break) or (
+        isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, cst.Break) for s in last.body)
+    )
+    return not ends_in_break and leaves_or_raises(model, block)
 
 
 def exits_the_process(statement: cst.CSTNode) -> bool:
