@@ -21,7 +21,7 @@ from idemlint.analysis.db.lost_updates import accumulates, edits_its_collection,
 from idemlint.analysis.db.object_records import assignments_to
 from idemlint.analysis.db.records import FIXED_VALUE_KINDS, VERSION_COLUMNS, DbRead, DbWrite, record_name
 from idemlint.analysis.db.scopes import source_order
-from idemlint.analysis.db.side_effects import side_effect_in
+from idemlint.analysis.db.side_effects import apart, side_effect_in
 from idemlint.analysis.flow import line_of, origin_nodes, runs_before
 from idemlint.analysis.model import ModuleModel, method_of, string_value
 from idemlint.analysis.retry.exits import always_leaves
@@ -93,8 +93,11 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
             for write in writes:
                 del found[id(write)]
             continue
-        if all(_converges(model, db, race, w) for w in writes) and not side_effect_in(model, db, race.test, writes):
-            for write in writes:
+        for write in writes:  # each write with what its own run does: a sibling branch's act is not its
+            together = [w for w in writes if not apart(model, w.node, [write])]
+            if all(_converges(model, db, race, w) for w in together) and not side_effect_in(
+                model, db, race.test, [write], writes
+            ):
                 del found[id(write)]
     memo[id(db)] = found
     return found

@@ -101,9 +101,10 @@ _QUIET_METHODS = (
 )
 
 
-def side_effect_in(model: ModuleModel, db: DbAnalysis, test: cst.BaseExpression, writes: list[DbWrite]) -> bool:
-    """Whether the code a test decides calls anything beyond the writes themselves that
-    may act outside the process (another row, a message, a signal, a payment)."""
+def side_effect_in(model: ModuleModel, db: DbAnalysis, test: cst.BaseExpression, writes: list[DbWrite], decided: list[DbWrite] | None = None) -> bool:  # fmt: skip
+    """Whether the code a test decides calls anything beyond the writes it decides (`decided`,
+    `writes` by default) that may act outside the process (another row, a message, a signal, a
+    payment) where `writes` run: a call in the other branch of an `if` holding them is not."""
     guard = model.parents.get(test)
     if not isinstance(guard, cst.If):
         return True
@@ -113,14 +114,28 @@ def side_effect_in(model: ModuleModel, db: DbAnalysis, test: cst.BaseExpression,
         region = [guard.orelse] if guard.orelse else []
     else:
         region = statements_after(model, guard) or []
-    own = {id(w.call) for w in writes if w.call is not None}
+    own = {id(w.call) for w in (decided or writes) if w.call is not None}
     for root in region:
         # a call in a further test (`elif workflow.num_graded() >= n:`) computes the decision
         tests = [n.test for n in (root, *model.iter_nodes(root)) if type(n) is cst.If]
         for node in model.iter_nodes(root):
-            if type(node) is cst.Call and id(node) not in own and not _quiet_call(model, node, writes):
-                if not any(model.is_inside(node, test) for test in tests):
+            if type(node) is cst.Call and id(node) not in own and not _quiet_call(model, node, decided or writes):
+                if not any(model.is_inside(node, test) for test in tests) and not apart(model, node, writes, root):
                     return True
+    return False
+
+
+def apart(model: ModuleModel, node: cst.CSTNode, writes: list[DbWrite], root: cst.CSTNode | None = None) -> bool:
+    """`node` runs only on a branch of an `if` (inside `root`) whose other branch holds every write,
+    and no loop holds that `if`: round a loop, one run takes both branches."""
+    for branch in model.ancestors(node, until=root):
+        owner = model.parents.get(branch)
+        if type(owner) is not cst.If or branch not in (owner.body, owner.orelse):
+            continue
+        other = owner.orelse if branch is owner.body else owner.body
+        if other is not None and all(model.is_inside(w.node, other) for w in writes):
+            around = (*model.ancestors(owner, until=root), root)
+            return not any(isinstance(a, (cst.For, cst.While)) for a in around)
     return False
 
 
