@@ -50,7 +50,8 @@ class ReadDecideWrite(Rule):
         "read takes no row lock (`SELECT ... FOR UPDATE`, `select_for_update()`, `with_for_update()`) and runs under no "
         "lock every process honours over both read and write (`with advisory_lock(key):`, `with cache.lock(key):`; not "
         "`threading.Lock()`) and the write does not re-check the decision in its own WHERE/filter (`WHERE status = "
-        "'created'`, `.filter(status=...)`, a version compare). A method of the class that only returns its own fields "
+        "'created'`, `.filter(status=...)`, a version compare, a column held to the value read: `.filter(pk=p.pk, "
+        "due_at=p.due_at)`). A method of the class that only returns its own fields "
         "(`if new not in self.available_statuses():`), or other such methods (`def can_pay(self): return "
         "self.is_approved()`), reads those fields; a row found only while in a state (`order = "
         "Order.objects.filter(pk=pk, status='pending').first()`, then `if order:`) is decided by that state; a model "
@@ -81,9 +82,8 @@ class ReadDecideWrite(Rule):
         "1`, `wallet.balance = Decimal(wallet.balance) - amount`, through a name bound once to it), then stored by "
         "`save()` (not one whose `update_fields` leaves it out) or a commit; not an attribute the model declared in "
         "the module does not have, nor a count kept in a loop the load is outside of (the run's own tally, also where "
-        'it is a shared stock). The help says to let the database add (`update(used=F("used") + 1)`). Writes '
-        "that converge are left "
-        "alone: racing runs that store the same values (a flag set, a field cleared, the value the test compared with, "
+        'it is a shared stock). The help says to let the database add (`update(used=F("used") + 1)`). '
+        "Writes that converge are left alone: racing runs that store the same values (a flag set, a field cleared, the value the test compared with, "
         "text marked from what was read such as `slug += '-deleted'`; not a copy of the column's list with an item "
         "removed, which two runs editing different items lose one edit of) and do nothing else (a call in a further test, "
         "`elif x.count_reviews() >= n:`, only decides; one in the other branch of an `if` holding the write, `if "

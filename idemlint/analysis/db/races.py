@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.db.chains import chain_calls
+from idemlint.analysis.db.chains import chain_calls, full_chain
 from idemlint.analysis.db.decisions import (
     decided_columns,
     decides_state,
@@ -57,6 +57,8 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
             columns = decided_columns(model, test, read)
             if not decides_state(columns) or is_locked(model, db, read) or _rechecks(db, write, columns):
                 continue
+            if _compares_and_sets(model, write, read):
+                continue  # `filter(id=p.id, next_at=p.next_at).update(...)`: it writes only the row as it was read
             if row_locked_first(model, db, read, write.node):
                 continue
             if locked_together(model, read, write):
@@ -405,3 +407,18 @@ def _rechecks(db: DbAnalysis, write: DbWrite, columns: tuple[str, ...]) -> bool:
     if not columns or "*" in columns:
         return True
     return any(p.column in columns for p in conditions) or any(VERSION_COLUMNS.match(p.column) for p in conditions)
+
+
+def _compares_and_sets(model: ModuleModel, write: DbWrite, read: DbRead) -> bool:
+    """The write's filter holds a column to the value this run read of it (`filter(id=p.id,
+    next_report_date=p.next_report_date).update(...)`, also through the query's name): an
+    optimistic lock, which another writer's change makes match no row."""
+    if write.call is None or read.instance is None:
+        return False
+    return any(
+        arg.keyword is not None
+        and arg.keyword.value not in ("pk", "id")
+        and model.dotted(arg.value) == f"{read.instance}.{arg.keyword.value}"
+        for link in full_chain(model, write.call)
+        for arg in link.args
+    )
