@@ -410,15 +410,24 @@ def _rechecks(db: DbAnalysis, write: DbWrite, columns: tuple[str, ...]) -> bool:
 
 
 def _compares_and_sets(model: ModuleModel, write: DbWrite, read: DbRead) -> bool:
-    """The write's filter holds a column to the value this run read of it (`filter(id=p.id,
-    next_report_date=p.next_report_date).update(...)`, also through the query's name): an
-    optimistic lock, which another writer's change makes match no row."""
-    if write.call is None or read.instance is None:
+    """A Django update whose filter holds a column it sets to the value this run read of it
+    (`filter(id=p.id, next_report_date=p.next_report_date).update(next_report_date=...)`, also
+    through the query's name), whose count the function reads: an optimistic lock, which another
+    writer's change makes match no row, and the run that loses learns it. Not where the record is
+    loaded again first (`refresh_from_db()`): the filter then holds the later value."""
+    if write.kind != DJANGO or write.call is None or read.instance is None or not write.count_read:
+        return False
+    scope = model.scope_of(write.node)
+    if any(
+        isinstance(n, cst.Call) and model.dotted(n.func) == f"{read.instance}.refresh_from_db"
+        for n in model.iter_nodes(scope)
+    ):
         return False
     return any(
         arg.keyword is not None
-        and arg.keyword.value not in ("pk", "id")
+        and arg.keyword.value in write.sets
         and model.dotted(arg.value) == f"{read.instance}.{arg.keyword.value}"
         for link in full_chain(model, write.call)
+        if link is not write.call and isinstance(link.func, cst.Attribute) and link.func.attr.value in ("filter", "get")
         for arg in link.args
     )
