@@ -280,3 +280,8 @@ PLAIN_WRAPPERS = frozenset({*RETRY_DECORATORS, "functools.lru_cache", "functools
 
 # what a handler that catches every exception names (or a bare `except:`)
 CATCH_ALL = frozenset({"Exception", "BaseException", "builtins.Exception", "builtins.BaseException"})
+
+# what a value says while the work is still under way: `row["pending"] == 1`, `state == "running"`
+NOT_READY_STATES = re.compile(r"pending|running|processing|in_progress|queued|generating|building|not_?ready", re.I)
+# what it says once the work is over, whichever way: `action.status == "completed"`
+DONE_STATES = re.compile(r"ready|done|finish|complet|succe|available|active|\bok\b", re.I)

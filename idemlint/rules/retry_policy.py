@@ -57,8 +57,8 @@ class RetryNonRetryable(PolicyRule):
         "failure and is not reported; nor is one after which the same pass goes on to more work (`try: old.close() except Exception: log(...)`, then a "
         "new connection is opened): it guards a step of the attempt, not the attempt. Not reported in a program a "
         "person runs (a script, a management command, a file with a `__main__` block or a loop at module level): one "
-        "client someone watches, with no herd or fleet behind it. An example module, which users copy into their "
-        "services, is judged."
+        "client someone watches, with no herd or fleet behind it. An example module, which users copy into their services, "
+        "is judged."
     )
     why = (
         "Retrying a bug, a rejected card, a validation error or an expired credential never succeeds; it multiplies "
@@ -203,8 +203,8 @@ class RetryWithoutJitter(PolicyRule):
         "`wait_incrementing` without a `wait_random*` or `wait_exponential_jitter` part (or no `wait=` at all), `backoff` with `jitter=None`, `stamina` with `wait_jitter=0`, urllib3 `Retry(backoff_factor=...)` without "
         "`backoff_jitter` (also through `**retry_args`, a dict written once), a project's own retry policy built with a wait but without its jitter where the constructor's jitter defaults to none (`HttpxRetry(backoff_factor=0.5)` "
         "for `def __init__(self, ..., backoff_jitter=0)`), Celery `self.retry(countdown=...)` computed without randomness, or a `self.retry()` that passes no `countdown=` after a failure (it waits the task's fixed "
-        "`default_retry_delay`, 180 s unless set: `retry_backoff` shapes only `autoretry_for`'s retries), "
-        "`default_retry_delay` with no backoff, an `autoretry_for` task without `retry_backoff` (its retries wait the fixed "
+        "`default_retry_delay`, 180 s unless set: `retry_backoff` shapes only `autoretry_for`'s retries), `default_retry_delay` "
+        "with no backoff (not where every `self.retry()` polls: `if action.status != 'done': self.retry()`), an `autoretry_for` task without `retry_backoff` (its retries wait the fixed "
         "`countdown` of `retry_kwargs`, else the `default_retry_delay`; not where the task also retries by hand, nor "
         "with a `base=` class from another module), `retry_jitter=False`, a Huey task's nonzero `retry_delay` (Huey adds no random part), and failed work put back on its queue "
         "after a wait built only from its settings (a runner that counts the attempt, `task.retries -= 1`, sets "

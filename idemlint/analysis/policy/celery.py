@@ -23,13 +23,20 @@ from idemlint.analysis.policy.lost_races import waits_for_another_writer
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.policy.sorting import retries_only_what_it_sorts
 from idemlint.analysis.retry import ClassSetting, RetryContext, class_settings, task_keywords
-from idemlint.analysis.retry.answers import says_retryable, tests_a_failed_answer
-from idemlint.analysis.retry.exits import means_not_ready
+from idemlint.analysis.retry.answers import says_failure, says_retryable, tests_a_failed_answer
+from idemlint.analysis.retry.exits import always_leaves, means_not_ready, sends_a_write
 from idemlint.analysis.retry.functions import inherited_base
 from idemlint.analysis.retry.reach import in_dead_handler
 from idemlint.analysis.status_errors import ProjectRaisers, hooked_module, may_raise_status_error
 from idemlint.knowledge.http import HTTP_STATUS_ERRORS
-from idemlint.knowledge.retries import CELERY, CELERY_APP, CELERY_CALL, CELERY_TASK_CLASSES
+from idemlint.knowledge.retries import (
+    CELERY,
+    CELERY_APP,
+    CELERY_CALL,
+    CELERY_TASK_CLASSES,
+    DONE_STATES,
+    NOT_READY_STATES,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -53,14 +60,14 @@ class _Setting:
 def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> None:
     label = context.label
     keywords = {name: _Setting(found) for name, found in task_keywords(model, context.config).items()}
-    _read_settings(model, keywords, label, policy)
     assert isinstance(context.node, cst.FunctionDef)
-    by_hand = [
+    called = [
         n
         for n in model.iter_nodes(context.node.body)
         if is_task_retry(n, model) and not in_dead_handler(model, n, context.dead_handlers)
     ]
-    by_hand = [n for n in by_hand if _retries_a_failure(model, n, context.node)]  # not a poll's `self.retry()`
+    by_hand = [n for n in called if _retries_a_failure(model, n, context.node)]  # not a poll's `self.retry()`
+    _read_settings(model, keywords, label, policy, cadence=_only_polls(model, context, called, keywords))
     if "autoretry_for" in keywords and _task_class_known(model, context.config):
         _read_autoretry_wait(model, keywords, label, policy, bool(by_hand))
     for node in by_hand:
@@ -88,6 +95,51 @@ def read_celery(model: ModuleModel, context: RetryContext, policy: Policy) -> No
             policy.non_retryable_statuses.append(
                 Verdict("status-error-class", CELERY_CALL, handler, label, caught=status_class)
             )
+
+
+def _only_polls(
+    model: ModuleModel, context: RetryContext, called: list[cst.Call], keywords: dict[str, _Setting]
+) -> bool:
+    """A task that only polls (`if action.status == "completed": return ... else: self.retry()`)
+    waits its default delay as a poll's cadence: no failure is retried, so no cohort of failed
+    runs to spread. Each `self.retry()` sits in a branch of a test of a value the task read (not a
+    failure: a status code, `ok`, an error), the task writes nothing but in a branch that leaves
+    (storing what it waited for), hands itself to no helper
+    (which may retry a failure), and no `autoretry_for` (here or on a class from elsewhere) retries."""
+    task = context.node
+    if not called or "autoretry_for" in keywords or not _task_class_known(model, context.config):
+        return False
+    calls = [n for n in model.iter_nodes(task) if isinstance(n, cst.Call)]
+    if any(isinstance(a.value, cst.Name) and a.value.value == "self" for c in calls for a in c.args):
+        return False
+    if any(sends_a_write(model, c) and not _once_done(model, c, task) for c in calls):
+        return False  # a write on the way round: not a poll
+    for retry in called:
+        tests = [a.test for a in model.ancestors(retry, until=task) if isinstance(a, cst.If)]
+        if _retries_a_failure(model, retry, task) or any(says_failure(model, t) for t in tests):
+            return False
+        if not any(_names_progress(model, t) for t in tests):
+            return False  # no test says the work is under way or over: `if not sent:` may be a failure
+    return True
+
+
+def _names_progress(model: ModuleModel, test: cst.BaseExpression) -> bool:
+    """A comparison with a state of the work: `action.status == "completed"`, `!= "pending"`."""
+    return isinstance(test, cst.Comparison) and any(
+        isinstance(side, cst.SimpleString)
+        and (DONE_STATES.search(string_value(side) or "") or NOT_READY_STATES.search(string_value(side) or ""))
+        for side in (test.left, *(c.comparator for c in test.comparisons))
+    )
+
+
+def _once_done(model: ModuleModel, call: cst.Call, task: cst.CSTNode) -> bool:
+    """`call` is in a branch that leaves: the poll's work once what it waited for is there."""
+    return any(
+        isinstance(a, (cst.IndentedBlock, cst.Else))
+        and isinstance(model.parents.get(a), cst.If)
+        and always_leaves(list(a.body.body if isinstance(a, cst.Else) else a.body))
+        for a in model.ancestors(call, until=task)
+    )
 
 
 def _retries_a_failure(model: ModuleModel, call: cst.Call, task: cst.CSTNode) -> bool:
@@ -168,8 +220,11 @@ def read_task_class(model: ModuleModel, owner: cst.ClassDef) -> Policy | None:
     return policy
 
 
-def _read_settings(model: ModuleModel, keywords: dict[str, _Setting], label: str, policy: Policy) -> None:
-    """What a task's settings (decorator or Task class) retry on, how they wait, what bounds them."""
+def _read_settings(
+    model: ModuleModel, keywords: dict[str, _Setting], label: str, policy: Policy, cadence: bool = False
+) -> None:
+    """What a task's settings (decorator or Task class) retry on, how they wait (not where the
+    delay is a poll's `cadence`), what bounds them."""
     autoretry = keywords.get("autoretry_for")
     if autoretry is not None and is_catch_all(model, autoretry.value):
         policy.catches_all.append(Verdict("catch-all", CELERY, autoretry.node, label))
@@ -187,7 +242,7 @@ def _read_settings(model: ModuleModel, keywords: dict[str, _Setting], label: str
     if _backs_off(keywords) and jitter is not None and is_false(jitter.value):
         policy.no_jitter.append(Verdict("jitter-off", CELERY, jitter.node, label))
     delay = keywords.get("default_retry_delay")
-    if delay is not None and not _backs_off(keywords):
+    if delay is not None and not _backs_off(keywords) and not cadence:
         policy.no_jitter.append(Verdict("fixed-wait", CELERY, delay.node, label))
 
 

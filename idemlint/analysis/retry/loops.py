@@ -39,7 +39,7 @@ from idemlint.analysis.retry.reach import in_unreachable_handler
 from idemlint.analysis.retry.safe_repeats import gated_on_idempotency, goes_round_only_when_refused
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.repeats import names_a_lookup, words_of
-from idemlint.knowledge.retries import NEXT_ITEM_CALLS, RETRY_ITERATORS, SLEEPS, is_attempt_counter
+from idemlint.knowledge.retries import NEXT_ITEM_CALLS, NOT_READY_STATES, RETRY_ITERATORS, SLEEPS, is_attempt_counter
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -191,10 +191,6 @@ def _only_counts(names: set[str], stepped: set[str], bound_here: set[str]) -> bo
     return bool(names & stepped) and not names & bound_here
 
 
-# what a value says while the work is still under way: `row["pending"] == 1`, `state == "running"`
-_NOT_READY = re.compile(r"pending|running|processing|in_progress|queued|generating|building|not_?ready", re.I)
-
-
 def _waits_while_not_ready(model: ModuleModel, branch: cst.If, loop: cst.For | cst.While) -> bool:
     """`if row["pending"] == 1: sleep(2); continue` followed by (or with an `else:` that does)
     a return or break: the loop leaves once the answer stops saying "not yet". The last
@@ -207,9 +203,9 @@ def _waits_while_not_ready(model: ModuleModel, branch: cst.If, loop: cst.For | c
         return False
     return any(
         isinstance(node, cst.SimpleString)
-        and _NOT_READY.search(string_value(node) or "")
+        and NOT_READY_STATES.search(string_value(node) or "")
         or isinstance(node, cst.Name | cst.Attribute)
-        and _NOT_READY.search(model.dotted(node) or "")
+        and NOT_READY_STATES.search(model.dotted(node) or "")
         for node in (branch.test, *model.iter_nodes(branch.test))
     )
 
