@@ -23,9 +23,8 @@ shows (`review = get_object_or_404(Review, ...)`, `Review.objects.get(...)`, a l
 `Review.objects.filter(...)`) may run only that class's method, or one it inherits; a call on
 a record of unknown class may run any of them (`self` too: a subclass may override the method),
 so it can refute a class's method's precondition but not show it. A call in a Django admin
-action (`def mark_paid(modeladmin, request, queryset)`), or in a view only staff reach by its
-decorators or class (`@staff_member_required`, `permission_classes = [IsAdminUser]`), is the
-operator's choice of rows and state, decided as rows a filter chose are (`knowledge/roles.py`). A call inside the
+action (`def mark_paid(modeladmin, request, queryset)`) is the operator's choice of rows and
+state, decided as rows a filter chose are (`knowledge/roles.is_admin_action`). A call inside the
 function itself (recursion) runs in a run already decided. Under a named lock (`with
 cache.lock(key):`), a call on a record read inside the lock holds it as the row's lock would,
 for IDM101 too; on a record read before the lock, only as the callers' precondition (the test
@@ -56,7 +55,7 @@ from idemlint.analysis.machines import decorator_name, dotted_name
 from idemlint.analysis.names_used import FUNCTION_ONLY, defined_names, names_used, names_used_otherwise
 from idemlint.analysis.syntax import stdlib_tree
 from idemlint.knowledge.locks import names_a_lock_decorator
-from idemlint.knowledge.roles import PERMISSION_HOOKS, PERMISSION_SETTING, is_operator_tool
+from idemlint.knowledge.roles import is_admin_action
 
 # per file: (names of calls made only under a lock or on a record a state filter chose; those
 # of them some call of which holds no lock (only the filter's choice); every other name the file
@@ -111,46 +110,11 @@ def _may_decide(source: bytes) -> bool:
         or _CALL_ON_RETURNED.search(source) is not None
         or (b"modeladmin" in source or b"queryset" in source or b"admin.action" in source)
         and _ADMIN_ACTION.search(source) is not None
-        or _OPERATOR_GATE.search(source) is not None
     )
 
 
-# a Django admin action or a view only staff reach (`knowledge/roles.py`): its calls are the
-# operator's choice. Loose: it only decides whether the file is parsed
+# a Django admin action (`knowledge/roles.is_admin_action`): its calls are the operator's choice
 _ADMIN_ACTION = re.compile(rb"def\s+\w+\(\s*(?:modeladmin\b|\w+\s*,\s*request\b[^,)]*,\s*queryset\b)|@admin\.action\b")
-_OPERATOR_GATE = re.compile(
-    rb"(?i)@[\w.]*(?:staff|superuser|admin|user_passes_test|permission_classes)|class\s+\w+\([^)]*(?:admin|mixin)|permission_classes"
-)
-
-
-def _operator_tool(function: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.ClassDef | None) -> bool:
-    """An admin action, or a view only staff reach by its decorators, its class or its permission
-    classes (`knowledge/roles.is_operator_tool`; a test of the user inside the function counts only
-    for the writes it holds: `db/callers.in_an_operator_tool`)."""
-    bases = [dotted_name(b) or "" for b in owner.bases] if owner is not None else []
-    decorators = [(decorator_name(d), ast.unparse(d)) for d in function.decorator_list]
-    params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
-    return is_operator_tool(params, decorators, bases, _permission_classes(function, owner))
-
-
-def _permission_classes(function: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.ClassDef | None) -> str | None:
-    """As `db/callers._permission_classes` reads them, from the `ast`."""
-    for decorator in function.decorator_list:
-        if not isinstance(decorator, ast.Call):
-            continue
-        if decorator_name(decorator).rsplit(".", 1)[-1] == PERMISSION_SETTING and decorator.args:
-            return ast.unparse(decorator.args[0])
-        own = next((k for k in decorator.keywords if k.arg == PERMISSION_SETTING), None)
-        if own is not None:
-            return ast.unparse(own.value)
-    if owner is None or any(isinstance(s, _DEFS) and s.name in PERMISSION_HOOKS for s in owner.body):
-        return None
-    for statement in owner.body:
-        targets = statement.targets if isinstance(statement, ast.Assign) else [getattr(statement, "target", None)]
-        value = getattr(statement, "value", None)
-        if value is not None and any(isinstance(t, ast.Name) and t.id == PERMISSION_SETTING for t in targets):
-            return ast.unparse(value)
-    return None
 
 
 _CLASS_DEFINED = re.compile(rb"^[ \t]*class[ \t]+(\w+)", re.MULTILINE)
@@ -194,7 +158,11 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
             held = {LOCK} if any(_names_a_lock(d) for d in node.decorator_list) else set()
             owner = owners.get(id(node), "")
             me = f"{owner}.{node.name}" if owner else node.name
-            operator = _operator_tool(node, owner_classes.get(id(node)))
+            operator = is_admin_action(
+                [a.arg for a in (*node.args.posonlyargs, *node.args.args)],
+                [decorator_name(d) for d in node.decorator_list],
+                [dotted_name(b) or "" for b in owner_classes[id(node)].bases] if id(node) in owner_classes else [],
+            )
             for call, how, of in calls_in(node.body, Records(locks=held)):
                 name = called_name(call)
                 funcs.add(id(call.func))

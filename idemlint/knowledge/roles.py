@@ -61,68 +61,6 @@ ADMIN_ACTION_PARAMETERS = ("request", "queryset")
 ADMIN_ACTION_DECORATOR = "admin.action"
 
 
-# an operator's gate: only staff may run the view, so the state it writes is one a person who
-# runs the service chose, as in an admin action. A decorator named for it (`@staff_member_required`,
-# `@superuser_required`, `@needs_admin`, `@admin_required`); `@user_passes_test` with a lambda that
-# tests the user's staff standing alone; a class the framework gates: a `ModelAdmin`'s own views
-# and hooks, a staff mixin (`StaffuserRequiredMixin`), DRF's `permission_classes` holding
-# `IsAdminUser` (a list is all of them; an `|` is either), unless an action or `get_permissions`
-# sets its own; a test of the requesting user's `is_staff` or `is_superuser` that lets only staff on
-# (read where the write is: `db/callers.py`). Not a login (`@login_required`, `IsAuthenticated`),
-# nor a permission (`permission_required`, `has_perm`: django-rules and django-guardian grant them
-# to customers), nor a role of the customer's own (`membership.is_admin`)
-STAFF_DECORATOR = re.compile(
-    r"^(?:needs?_|requires?_)?(?:staff|superuser|admin)(?:_member|_user)?(?:_required|_only)?$"
-)
-_STAFF_LAMBDA = re.compile(
-    r"^user_passes_test\(\s*lambda\s+(\w+)\s*:\s*\1\.(?:is_staff|is_superuser)"
-    r"(?:\s+(?:and|or)\s+\1\.(?:is_staff|is_superuser|is_active))*\s*[,)]"
-)
-STAFF_MIXINS = frozenset(
-    {
-        "StaffuserRequiredMixin",
-        "StaffRequiredMixin",
-        "StaffMemberRequiredMixin",
-        "SuperuserRequiredMixin",
-        "SuperUserRequiredMixin",
-    }
-)
-STAFF_PERMISSION = "IsAdminUser"
-PERMISSION_SETTING = "permission_classes"
-PERMISSION_HOOKS = frozenset({"get_permissions", "check_permissions", "get_permission_classes"})
-STAFF_STANDING = frozenset({"is_staff", "is_superuser"})
-REQUESTING_USER = frozenset({"request.user", "self.request.user"})
-
-
-def is_operator_tool(
-    params: list[str],
-    decorators: list[tuple[str, str]],
-    bases: list[str],
-    permission_classes: str | None,
-) -> bool:
-    """By the function's positional parameters, its decorators (dotted name, text), its class's
-    bases and the `permission_classes` that apply to it (its own action's, else its class's
-    where no hook picks them per action; None where none is set): an admin action, or a view only
-    staff reach."""
-    if is_admin_action(params, [name for name, _ in decorators], bases):
-        return True
-    for name, text in decorators:
-        if STAFF_DECORATOR.match(name.rsplit(".", 1)[-1]) or _STAFF_LAMBDA.match(text.replace("\n", " ")):
-            return True
-    if any(b.endswith("ModelAdmin") or b.startswith("admin.") or b.rsplit(".", 1)[-1] in STAFF_MIXINS for b in bases):
-        return True
-    return permission_classes is not None and staff_only_permissions(permission_classes)
-
-
-def staff_only_permissions(text: str) -> bool:
-    """DRF permission classes as written (`[IsAuthenticated, IsAdminUser]`): all must pass, so one
-    `IsAdminUser` lets only staff on; an `|` or `~` composes them otherwise."""
-    if "|" in text or "~" in text:
-        return False
-    names = [part.strip(" ()[]\n").rsplit(".", 1)[-1] for part in text.split(",")]
-    return STAFF_PERMISSION in names
-
-
 def is_admin_action(params: list[str], decorators: list[str], owner_bases: list[str]) -> bool:
     """By the function's positional parameter names, its decorators' dotted names and, for a
     method, its class's bases (a `ModelAdmin`'s: a viewset's `(self, request, queryset)` helper

@@ -12,7 +12,7 @@ from idemlint.analysis.db import (
     claim_won_before,
     compared_values,
     held_by_callers,
-    in_an_operator_tool,
+    in_an_admin_action,
     made_by_every_caller,
     races,
     saved_at_its_version,
@@ -320,10 +320,7 @@ class NonMonotonicTransition(Rule):
         "row loaded by that key; a method several classes define counts where every call of its name is on such a "
         "row): only that run writes the row. A Django admin action (`def mark_paid(modeladmin, request, queryset)`, "
         "a `ModelAdmin`'s `(self, request, queryset)`, `@admin.action`) sets the state its operator chose for the "
-        "rows they picked, as does a view only staff reach (`@staff_member_required`, `@user_passes_test(lambda u: "
-        "u.is_superuser)`, a `ModelAdmin`'s views, `permission_classes = [IsAdminUser]` unless the action sets its own, or "
-        "past `if not request.user.is_staff: raise PermissionDenied`; not `@login_required`, nor a permission a customer "
-        "may hold, `has_perm`): its writes, and a method only such actions and views call, are not reported. A setter handed the "
+        "rows they picked: its writes, and a method only such actions call, are not reported. A setter handed the "
         "record (`def update_status(cls, order, new)`) that tests it and leaves before it writes (also in a leading "
         "`try:` whose handlers leave, or a `with`, after copying a re-read state onto it) checks the state first as "
         "a method testing `self` does (a test of a local read from it counts: `old = self.status; allowed = "
@@ -402,7 +399,7 @@ def ship(conn, order_id):
 
         carried = carried_companions(ctx, judge)
         for write in db.writes:
-            if id(write) in racy or write.guarded or write.judged_in_method or in_an_operator_tool(model, write.node):
+            if id(write) in racy or write.guarded or write.judged_in_method or in_an_admin_action(model, write.node):
                 continue  # IDM101's; the setter checks the state; the method is reported; an operator chose the state
             for column, (kind, text) in write.sets.items():
                 if not db.is_state_column(column) or kind not in ("literal", "constant"):

@@ -22,7 +22,7 @@ from idemlint.analysis.db.callers import (
     decided_by_its_callers,
     first_or_framework_move,
     held_by_callers,
-    in_an_operator_tool,
+    in_an_admin_action,
     made_by_every_caller,
 )
 from idemlint.analysis.db.chains import chain_calls
@@ -84,7 +84,7 @@ __all__ = [
     "loaded_read",
     "decided_by_its_callers",
     "first_or_framework_move",
-    "in_an_operator_tool",
+    "in_an_admin_action",
     "held_by_callers",
     "made_by_every_caller",
     "saved_at_its_version",

@@ -12,16 +12,9 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.decisions import just_created
 from idemlint.analysis.db.records import DbRead
-from idemlint.analysis.flow import leaves
 from idemlint.analysis.model import ModuleModel
 from idemlint.knowledge.orms import ONE_ROW_LOOKUPS, TRANSITION_HOOKS
-from idemlint.knowledge.roles import (
-    PERMISSION_HOOKS,
-    PERMISSION_SETTING,
-    REQUESTING_USER,
-    STAFF_STANDING,
-    is_operator_tool,
-)
+from idemlint.knowledge.roles import is_admin_action
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -107,94 +100,20 @@ def first_or_framework_move(model: ModuleModel, record: str | None, node: cst.CS
     return record == "self" and runs_once_per_move(model, node)
 
 
-def in_an_operator_tool(model: ModuleModel, node: cst.CSTNode) -> bool:
-    """`node` runs only for an operator (`knowledge/roles.is_operator_tool`): in a Django admin
-    action, a view only staff reach (by its decorators, its class, its permission classes), or
-    past a test of the requesting user that lets only staff on. The state it writes is the one
-    the operator chose for the rows they picked, also where it moves back."""
+def in_an_admin_action(model: ModuleModel, node: cst.CSTNode) -> bool:
+    """`node` is in a Django admin action (`knowledge/roles.is_admin_action`): the state it
+    writes is the one the operator chose for the rows they picked, also where it moves back."""
     function = model.enclosing_function(node)
     if function is None:
         return False
-    code = model.module.code_for_node
     params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
     decorators = [
-        (model.dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "", code(d.decorator))
+        model.dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or ""
         for d in function.decorators
     ]
     owner = model.enclosing_class(function)
     bases = [model.dotted(b.value) or "" for b in owner.bases] if owner is not None else []
-    return is_operator_tool(params, decorators, bases, _permission_classes(model, function, owner)) or (
-        _behind_an_operator_test(model, node, function)
-    )
-
-
-def _permission_classes(model: ModuleModel, function: cst.FunctionDef, owner: cst.ClassDef | None) -> str | None:
-    """The DRF permission classes that apply to the function, as written: its own decorator's
-    (`@permission_classes([...])`, `@action(permission_classes=[...])`), else its class's, where
-    the class picks none per action (`get_permissions`)."""
-    code = model.module.code_for_node
-    for decorator in function.decorators:
-        call = decorator.decorator
-        if not isinstance(call, cst.Call):
-            continue
-        if (model.dotted(call.func) or "").rsplit(".", 1)[-1] == PERMISSION_SETTING and call.args:
-            return code(call.args[0].value)
-        own = next((a for a in call.args if a.keyword is not None and a.keyword.value == PERMISSION_SETTING), None)
-        if own is not None:
-            return code(own.value)
-    if owner is None or not isinstance(owner.body, cst.IndentedBlock):
-        return None
-    if any(isinstance(s, cst.FunctionDef) and s.name.value in PERMISSION_HOOKS for s in owner.body.body):
-        return None
-    for statement in owner.body.body:
-        for small in getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ():
-            targets = (
-                [t.target for t in small.targets] if isinstance(small, cst.Assign) else [getattr(small, "target", None)]
-            )
-            value = getattr(small, "value", None)
-            if value is not None and any(isinstance(t, cst.Name) and t.value == PERMISSION_SETTING for t in targets):
-                return code(value)
-    return None
-
-
-def _behind_an_operator_test(model: ModuleModel, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
-    """`node` runs only where a test of the requesting user let staff on: in the body of `if
-    request.user.is_staff:`, or after `if not request.user.is_superuser: raise PermissionDenied`."""
-    inner = node
-    for ancestor in model.ancestors(node, until=function):
-        if (
-            isinstance(ancestor, cst.If)
-            and model.is_inside(inner, ancestor.body)
-            and _only_staff_pass(model, ancestor.test)
-        ):
-            return True
-        inner = ancestor
-    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
-    for statement in body:
-        if model.is_inside(node, statement):
-            return False
-        if (
-            isinstance(statement, cst.If)
-            and isinstance(statement.test, cst.UnaryOperation)
-            and isinstance(statement.test.operator, cst.Not)
-            and _only_staff_pass(model, statement.test.expression)
-            and leaves(model, statement.body, (cst.Return, cst.Raise))
-        ):
-            return True
-    return False
-
-
-def _only_staff_pass(model: ModuleModel, test: cst.BaseExpression) -> bool:
-    """Whether only staff make `test` true: the requesting user's `is_staff` or `is_superuser`, on
-    each side of an `or` (not `is_staff or order.user == request.user`), on one side of an `and`."""
-    if isinstance(test, cst.BooleanOperation):
-        sides = (_only_staff_pass(model, test.left), _only_staff_pass(model, test.right))
-        return all(sides) if isinstance(test.operator, cst.Or) else any(sides)
-    return (
-        isinstance(test, cst.Attribute)
-        and test.attr.value in STAFF_STANDING
-        and model.dotted(test.value) in REQUESTING_USER
-    )
+    return is_admin_action(params, decorators, bases)
 
 
 def runs_once_per_move(model: ModuleModel, node: cst.CSTNode) -> bool:
