@@ -23,7 +23,7 @@ from idemlint.analysis.policy.lost_races import waits_for_another_writer
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.policy.sorting import retries_only_what_it_sorts
 from idemlint.analysis.retry import ClassSetting, RetryContext, class_settings, task_keywords
-from idemlint.analysis.retry.answers import says_failure, says_retryable, tests_a_failed_answer
+from idemlint.analysis.retry.answers import names_a_state, says_failure, says_retryable, tests_a_failed_answer
 from idemlint.analysis.retry.exits import always_leaves, means_not_ready, sends_a_write
 from idemlint.analysis.retry.functions import inherited_base
 from idemlint.analysis.retry.reach import in_dead_handler
@@ -118,18 +118,9 @@ def _only_polls(
         tests = [a.test for a in model.ancestors(retry, until=task) if isinstance(a, cst.If)]
         if _retries_a_failure(model, retry, task) or any(says_failure(model, t) for t in tests):
             return False
-        if not any(_names_progress(model, t) for t in tests):
+        if not any(names_a_state(model, t, DONE_STATES, NOT_READY_STATES) for t in tests):
             return False  # no test says the work is under way or over: `if not sent:` may be a failure
     return True
-
-
-def _names_progress(model: ModuleModel, test: cst.BaseExpression) -> bool:
-    """A comparison with a state of the work: `action.status == "completed"`, `!= "pending"`."""
-    return isinstance(test, cst.Comparison) and any(
-        isinstance(side, cst.SimpleString)
-        and (DONE_STATES.search(string_value(side) or "") or NOT_READY_STATES.search(string_value(side) or ""))
-        for side in (test.left, *(c.comparator for c in test.comparisons))
-    )
 
 
 def _once_done(model: ModuleModel, call: cst.Call, task: cst.CSTNode) -> bool:

@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import ModuleModel, called_name
+from idemlint.analysis.model import ModuleModel, called_name, string_value
 from idemlint.analysis.retry.counters import attempt_counters
 from idemlint.analysis.retry.exits import loop_nodes
 from idemlint.knowledge.retries import NEXT_ITEM_CALLS, WAIT_ONLY_CALLS
@@ -174,4 +174,18 @@ def _acts_on_success(model: ModuleModel, nodes: list[cst.CSTNode], flag: str) ->
         and not isinstance(n.test, cst.UnaryOperation)
         and any(isinstance(c, cst.Call) for c in model.iter_nodes(n.body))
         for n in nodes
+    )
+
+
+def names_a_state(model: ModuleModel, test: cst.BaseExpression, *states: re.Pattern[str]) -> bool:
+    """The test names a state of the work, as a string or a name (`status == "processing"`,
+    `row["pending"]`, `Status.COMPLETED`), by one of the `states` patterns."""
+    return any(
+        any(p.search(text) for p in states)
+        for node in (test, *model.iter_nodes(test))
+        for text in (
+            string_value(node) or "" if isinstance(node, cst.SimpleString) else "",
+            model.dotted(node) or "" if isinstance(node, (cst.Name, cst.Attribute)) else "",
+        )
+        if text
     )

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.http_methods import http_get
 from idemlint.analysis.model import ModuleModel, called_name, string_value
-from idemlint.analysis.retry.answers import goes_round_on_a_failed_answer, only_waits, says_failure, unwrap_await
+from idemlint.analysis.retry.answers import (
+    goes_round_on_a_failed_answer,
+    names_a_state,
+    only_waits,
+    says_failure,
+    unwrap_await,
+)
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.counters import attempt_counters, gives_up_on_last_attempt, spends_an_attempt_flag
 from idemlint.analysis.retry.exits import (
@@ -201,13 +207,7 @@ def _waits_while_not_ready(model: ModuleModel, branch: cst.If, loop: cst.For | c
         return False
     if not (leaves_after(model, branch) or branch.orelse is not None and leaves_loop(model, branch.orelse)):
         return False
-    return any(
-        isinstance(node, cst.SimpleString)
-        and NOT_READY_STATES.search(string_value(node) or "")
-        or isinstance(node, cst.Name | cst.Attribute)
-        and NOT_READY_STATES.search(model.dotted(node) or "")
-        for node in (branch.test, *model.iter_nodes(branch.test))
-    )
+    return names_a_state(model, branch.test, NOT_READY_STATES)
 
 
 def raises_until_ready(model: ModuleModel, function: cst.FunctionDef | cst.For) -> bool:
