@@ -63,9 +63,16 @@ class FileContext:
         from idemlint.analysis.calls import call_target, class_named
         from idemlint.analysis.retry import InheritedSettings, RetryAnalysis
         from idemlint.analysis.retry.reach import QuietNames
+        from idemlint.knowledge.retries import THREAD_CLASSES
 
         project, module, quiet = self._project, self.module_name, self._quiet_functions
-        if not (project.task_settings or project.task_retriers or quiet or project.retry_decorators):
+        if not (
+            project.task_settings
+            or project.task_retriers
+            or quiet
+            or project.retry_decorators
+            or project.thread_classes
+        ):
             return RetryAnalysis(self.model)
 
         def of_base(base: cst.BaseExpression) -> frozenset[str]:
@@ -80,8 +87,22 @@ class FileContext:
             named = self.model.qualname(decorator)
             return project.retry_decorators.get(project.defined_as(named)) if named else None
 
+        local = {c.name.value: c for c in self.model.classes if self.model.scope_of(c) is self.model.module}
+
+        def thread_class(owner: cst.ClassDef, depth: int = 0) -> bool:  # by its bases: its module may not be indexed
+            for base in owner.bases:
+                if isinstance(base.value, cst.Name) and base.value.value in local and depth < 8:
+                    if thread_class(local[base.value.value], depth + 1):
+                        return True
+                    continue
+                named = class_named(self.model, base.value, module)
+                if named in THREAD_CLASSES or project.defined_as(named or "") in project.thread_classes:
+                    return True
+            return False
+
         names = QuietNames(quiet, module, project.defined_as)
-        return RetryAnalysis(self.model, InheritedSettings(of_base, retries_task_at, names, retry_decorator))
+        settings = InheritedSettings(of_base, retries_task_at, names, retry_decorator, thread_class)
+        return RetryAnalysis(self.model, settings)
 
     @cached_property
     def _quiet_functions(self) -> frozenset[str]:

@@ -276,6 +276,8 @@ _SUMMARY_SIGNS: tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...] = tuple(
             + "|".join(sorted({name.rsplit(".", 1)[-1] for name in RETRY_DECORATORS})).encode()
             + rb")\(",
         ),
+        # a thread or process class, whose subclasses' `run()` a retry decorator restarts (a supervisor)
+        ((b"Thread", b"Process"), rb"^class[ \t]+\w+\([^)\n]*\b(?:Thread|Process)\b"),
         (
             tuple(column.encode() for column in sorted(STATE_COLUMNS)),
             rb"^[ \t]+\w+\.\w*(?:" + "|".join(sorted(STATE_COLUMNS)).encode() + rb")\w*[ \t]*(?::[^=\n]*)?=[^=]",

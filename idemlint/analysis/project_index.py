@@ -264,15 +264,31 @@ class ProjectIndex:
         """The Celery retry settings a Task class declares or inherits from its bases (as far
         as the index knows them): what `@app.task(base=owner)` gets from it."""
         found: set[str] = set()
+        for current in (self.defined_as(owner), *self.ancestors(owner)):
+            found |= self.task_settings.get(current, frozenset())
+        return frozenset(found)
+
+    def ancestors(self, owner: str) -> tuple[str, ...]:
+        """The bases of a class and theirs, breadth first, as far as the index knows them (a
+        base outside the project, `threading.Thread`, is named and not followed)."""
+        found: list[str] = []
         pending, seen = [self.defined_as(owner)], set[str]()
         while pending and len(seen) < 20:
             current = pending.pop(0)
             if current in seen:
                 continue
             seen.add(current)
-            found |= self.task_settings.get(current, frozenset())
-            pending.extend(self.defined_as(base) for base in self.classes.get(current, ((), frozenset()))[0])
-        return frozenset(found)
+            bases = [self.defined_as(base) for base in self.classes.get(current, ((), frozenset()))[0]]
+            found.extend(bases)
+            pending.extend(bases)
+        return tuple(dict.fromkeys(found))
+
+    @cached_property
+    def thread_classes(self) -> frozenset[str]:
+        """The project's classes that are threads or processes through their bases."""
+        from idemlint.knowledge.retries import THREAD_CLASSES
+
+        return frozenset(name for name in self.classes if THREAD_CLASSES.intersection(self.ancestors(name)))
 
     def _class_named(self, receiver: str) -> str | None:
         matches = self._classes_by_short_name.get(receiver.replace("_", "").lower(), ())

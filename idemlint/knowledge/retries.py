@@ -179,6 +179,15 @@ ANOTHER_WRITER_ERRORS = re.compile(
     r"^(?:IntegrityError|UniqueViolation|DoesNotExist|ObjectDoesNotExist|NoResultFound)$"
 )
 
+# classes whose `run()` is the whole life of a thread or a process: a retry around one that
+# starts a service (a call named here, as a statement) restarts the service
+THREAD_CLASSES = frozenset({"threading.Thread", "multiprocessing.Process"})
+SERVICE_STARTS = frozenset({"start", "serve", "serve_forever", "run_forever", "listen", "consume"})
+# a loop test of a flag named for a service's life (`not stop.is_set()`, `self.running`)
+SERVICE_LIFE = re.compile(
+    r"(?i)(?:^|_)(?:running|alive|stop\w*|shut\w*|clos(?:ed|ing)|is_set|quit\w*|terminat\w*|serving)$"
+)
+
 SLEEPS = {"time.sleep", "asyncio.sleep", "gevent.sleep", "trio.sleep", "anyio.sleep", "eventlet.sleep"}
 
 # A call that draws a random number (`random.uniform`, `self._random()`; not a token)

@@ -49,7 +49,8 @@ class UnkeyedRetriedSideEffect(Rule):
     summary = "A non-idempotent external call is retried without an idempotency key."
     what_it_does = (
         "Flags a side-effecting call to another system made inside a retry context (as IDM001 lists them: loops, "
-        "decorators, retried tasks, a lambda or function handed to a helper that calls it once per attempt) "
+        "decorators, retried tasks, a lambda or function handed to a helper that calls it once per attempt; not a "
+        "supervisor restarting a service, as IDM203 says) "
         "without an idempotency key in its arguments or headers: HTTP POST or PATCH through requests, httpx (sync and async), aiohttp or "
         "urllib3; payment SDK calls that create, charge, capture, refund, transfer or pay (stripe, braintree, "
         "adyen, square, ...); boto3 `send_message`/`publish` to FIFO queues and topics without "

@@ -378,7 +378,9 @@ class UnboundedRetry(PolicyRule):
         "a bound too, unless it leaves on the job's failure as well as on its success (`if s.status == SUCCESS: break`, "
         "`if s.status == FAILED: raise ...`): the job's own end bounds it; a clock reading handed to a test each round (`if not within_time_limit(started): raise`) is a deadline. Not reported in a program a person runs (a "
         "script, a management command, a file with a `__main__` block or a loop at module level): one client someone "
-        "watches, with no herd or fleet behind it. An example module, which users copy into their services, is judged."
+        "watches, with no herd or fleet behind it. An example module, which users copy into their services, is judged. "
+        "Nor is a supervisor, by any retry rule: a retry around a service loop, on a thread's `run()` starting a service "
+        "(`stream.start()`), or on a function looping until stopped (`while not stop.is_set():`): it restarts the service."
     )
     why = (
         "An unbounded retry turns a permanent failure into an endless loop: the caller never hears about it, queues "
@@ -416,10 +418,7 @@ def publish(event):
         (TENACITY, "`stop=stop_after_attempt(5) | stop_after_delay(60)`."),
         (BACKOFF, "`max_tries=5` and/or `max_time=60`."),
         ("Celery", "`max_retries=5` (the default is 3); dead-letter the task afterwards."),
-        (
-            "recursion",
-            "Pass an attempt counter and step it: `return get_token(..., retries=retries - 1)`, raising at zero.",
-        ),
+        ("recursion", "Pass an attempt counter and step it (`get_token(..., retries=retries - 1)`), raising at zero."),
     )
     fix_safety = "No automatic fix: only the author knows the right bound. The suggestion names the parameter to add."
     triggers = (RETRY,)

@@ -11,11 +11,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from idemlint.analysis.db.chains import admitted_values, chain_calls
+from idemlint.analysis.db.chains import admitted_values, chain_calls, full_chain, kwarg_predicates
 from idemlint.analysis.db.records import FIXED_VALUE_KINDS, OWN_KEYS, VERSION_COLUMNS
 from idemlint.analysis.db.side_effects import absolute_value, answers_after, effect_after
 from idemlint.analysis.flow import reached_from, runs_before
 from idemlint.analysis.model import iter_nodes, local_callee, positional_parameters, string_value
+from idemlint.analysis.unique_keys import kept_unique
+from idemlint.knowledge.orms import DJANGO
 from idemlint.knowledge.roles import (
     ENTRY_DECORATORS,
     ENTRY_SUFFIX,
@@ -49,6 +51,8 @@ def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: 
     conditions = [p for p in write.where if db.is_condition(p)]
     if every:
         return conditions
+    if conditions and _updates_a_group(model, db, write, conditions):
+        return None  # `filter(consultation=c, end_date__isnull=True).update(end_date=d)`: zero rows, none was open
     if conditions and _keeps_extreme(model, write, conditions) and not effect_after(model, write):
         return None  # `filter(pk=i, created__gt=v).update(created=v)` and nothing else: keeps the min
     if conditions and _supersedes(model, db, write, conditions):
@@ -65,6 +69,81 @@ def count_conditions(model: ModuleModel, db: DbAnalysis, write: DbWrite, every: 
     if not conditions or not db.is_guarded_write(write):
         return None
     return conditions
+
+
+def _updates_a_group(model: ModuleModel, db: DbAnalysis, write: DbWrite, conditions: list[Predicate]) -> bool:
+    """The update names no row by a key the project's model keeps unique: it closes or
+    retires what a group of rows holds (`filter(consultation=c, end_date__isnull=True)`, the
+    other valid tokens of a person, the unused codes of an order). How many rows it changed is
+    how many the group held, and zero is a normal answer (no bed was open), not "a duplicate".
+    Still a claim: a state moved with an act after it (`filter(order_id=o, status=AUTHORIZED)
+    .update(status=CAPTURED)`, then `gateway.capture(o)`), unless the update spares the one row
+    the function works on (`.exclude(code=used)`: the others are retired); rows named again by
+    what the function read from a row of the same table (`filter(email=r.email, ...)` after `r =
+    Reminder.objects.get(id=i)`); a value recomputed from the rows' own (`F("balance") -
+    amount`); a version compare."""
+    keys = db.project.unique_keys.get((write.table or "").lower())
+    named = _named_columns(model, write)
+    if keys is None or named is None:
+        return False  # a model the project does not define, or a condition built elsewhere: a key may be named
+    keys = (*keys, *(frozenset({own}) for own in OWN_KEYS))
+    chosen, spared = named
+    if kept_unique(keys, chosen):
+        return False  # `filter(pk=i, ...)`, `filter(code=c, redeemed=False)` on a unique code: one named row
+    moves_a_state = any(db.is_state_column(p.column) for p in conditions)
+    if moves_a_state and not kept_unique(keys, spared) and effect_after(model, write):
+        return False  # `status=AUTHORIZED` to CAPTURED, then the capture: a duplicate captures again
+    if any(_recomputed_from_itself(write, column) for column in write.sets):
+        return False
+    if any(VERSION_COLUMNS.match(p.column) and p.column in write.sets for p in conditions):
+        return False
+    return not _names_a_row_read(model, db, write)
+
+
+def _named_columns(model: ModuleModel, write: DbWrite) -> tuple[list[str], list[str]] | None:
+    """The columns the update's rows are chosen by equality on, and those an `exclude()` spares,
+    through a queryset held in a variable too; None where the columns are not all seen
+    (`filter(**criteria)`, `filter(Q(...))`, `filter(conditions)`)."""
+    if write.call is None or write.kind != DJANGO:
+        return [p.column for p in write.where if p.op in ("eq", "in")], []
+    links = [
+        link
+        for link in full_chain(model, write.call)
+        if isinstance(link.func, cst.Attribute) and link.func.attr.value in ("filter", "exclude")
+    ]
+    if any(arg.keyword is None for link in links for arg in link.args):
+        return None
+    found: tuple[list[str], list[str]] = ([], [])
+    for link in links:
+        into = found[1] if link.func.attr.value == "exclude" else found[0]  # type: ignore[attr-defined]
+        into.extend(p.column for p in kwarg_predicates(model, link) if p.op in ("eq", "in"))
+    return found
+
+
+def _names_own_rows(write: DbWrite) -> bool:
+    """The WHERE names rows by their own key (`pk=i`)."""
+    return any(p.op == "eq" and p.column.split(".")[-1] in OWN_KEYS for p in write.where)
+
+
+def _names_a_row_read(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> bool:
+    """A filter value of the update is a column of a row the function loaded from the same table
+    (`a.user_email`, with `a = OfferAssignment.objects.get(id=i)`): it names that row again."""
+    table = (write.table or "").lower()
+    scope = model.scope_of(write.node)
+    loaded = {
+        read.instance
+        for read in db.reads
+        if read.instance and (read.table or "").lower() == table and model.scope_of(read.call) == scope
+    }
+    if not loaded or write.call is None:
+        return False
+    return any(
+        isinstance(arg.value, cst.Attribute) and model.dotted(arg.value.value) in loaded
+        for link in full_chain(model, write.call)
+        if link is not write.call
+        for arg in link.args
+        if arg.keyword is not None
+    )
 
 
 def _moves_what_it_matches(write: DbWrite, conditions: list[Predicate]) -> bool:
@@ -116,11 +195,7 @@ def _supersedes(model: ModuleModel, db: DbAnalysis, write: DbWrite, conditions: 
     installed and installs its own, and how many rows it retired says nothing."""
     from idemlint.analysis.db.absent_rows import inserts_in
 
-    if (
-        write.table is None
-        or write.call is None
-        or any(p.op == "eq" and p.column.split(".")[-1] in OWN_KEYS for p in write.where)
-    ):
+    if write.table is None or write.call is None or _names_own_rows(write):
         return False
     retired = {
         p.column
@@ -152,7 +227,7 @@ def _sets_flags(model: ModuleModel, db: DbAnalysis, write: DbWrite, conditions: 
     rows not named by their own key, and every value set is the same on every run (SQL computed
     from the rows themselves counts). A second run finds nothing to do and leaves what the first
     left: a sweep, whose zero rows say nothing unless something after the update acts."""
-    if any(p.op == "eq" and p.column.split(".")[-1] in OWN_KEYS for p in write.where):
+    if _names_own_rows(write):
         return False  # `filter(pk=i, locked=False).update(locked=True)`: one named row claimed, a lock
     if not all(absolute_value(model, value) for value in write.values.values()):
         return False  # `balance=F("balance") + 100` alongside: a second run adds again
@@ -196,7 +271,7 @@ def _shifts_a_range(write: DbWrite, conditions: list[Predicate]) -> bool:
         return False  # a literal floor (`uses_left__gt=0`): a claim
     if {p.op for p in conditions} != {"lt", "gt"} and not all(_moves_away(write, p) for p in conditions):
         return False  # bounded on one side, and moved toward it: a claim
-    return not any(p.op == "eq" and p.column.split(".")[-1] in OWN_KEYS for p in write.where)
+    return not _names_own_rows(write)
 
 
 def _moves_away(write: DbWrite, condition: Predicate) -> bool:

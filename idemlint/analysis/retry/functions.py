@@ -13,6 +13,7 @@ from idemlint.analysis.model import ModuleModel, keyword, local_callee, position
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.factories import made_by_factory
 from idemlint.analysis.retry.loops import raises_until_ready
+from idemlint.analysis.retry.not_retries import supervises_a_service
 from idemlint.analysis.retry.reach import QuietNames, dead_handlers, in_dead_handler
 from idemlint.knowledge.retries import (
     CELERY,
@@ -46,6 +47,8 @@ class InheritedSettings:
     # the retry decorator (`tenacity.retry`) an imported name was bound to in another module
     # (`from .retry_config import api_retry`): its settings are judged there
     retry_decorator: Callable[[cst.BaseExpression], str | None] | None = None
+    # whether a class descends from a thread or process class through bases defined elsewhere
+    thread_class: Callable[[cst.ClassDef], bool] | None = None
 
 
 def classify_function(
@@ -76,6 +79,8 @@ def classify_function(
             library, label = RETRY_DECORATORS.get(elsewhere or ""), f"@{model.dotted(expr)} ({elsewhere})"
         if library is not None and call is not None and single_attempt(model, call):
             return None  # `@retry(stop=stop_after_attempt(1))`: one try, nothing runs again
+        if library is not None and supervises_a_service(model, function, inherited.thread_class if inherited else None):
+            return None  # `@retry` on a thread's `run()`: it restarts the service, a supervisor
         if library is not None:
             kind = "poll" if raises_until_ready(model, function) else "decorator"
             return RetryContext(kind, library, function, decorator, call, label, settings_elsewhere=bool(elsewhere))

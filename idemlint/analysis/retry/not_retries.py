@@ -1,15 +1,25 @@
 """Loops that go round again but re-attempt no operation: a supervisor that restarts a
-service loop after a crash, and a readiness check that asks only whether a server is up."""
+service loop after a crash (also a retry decorator on a thread's `run()` or on a function that
+runs a service loop), and a readiness check that asks only whether a server is up."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.retry.exits import loop_nodes
 from idemlint.analysis.timeouts import LOGGING_CALL
-from idemlint.knowledge.retries import READINESS_CALL, READINESS_PATH, SLEEPS, is_attempt_counter
+from idemlint.knowledge.retries import (
+    READINESS_CALL,
+    READINESS_PATH,
+    SERVICE_LIFE,
+    SERVICE_STARTS,
+    SLEEPS,
+    THREAD_CLASSES,
+    is_attempt_counter,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -27,6 +37,54 @@ def restarts_a_service(loop: cst.For | cst.While) -> bool:
         ):
             return True
     return False
+
+
+def supervises_a_service(
+    model: ModuleModel, function: cst.FunctionDef, thread_class: Callable[[cst.ClassDef], bool] | None = None
+) -> bool:
+    """A function whose repetition by a retry decorator restarts a service rather than
+    re-attempting one operation: its body runs a loop stopped from outside (`while not
+    stop.is_set():`, `while self.running:`), or it is a thread's (or process's) `run()` that
+    starts a long-lived service (`self._stream.start()`, `server.serve_forever()`; the class a
+    `threading.Thread` through its bases, here or, as far as the project index knows them,
+    elsewhere). Nothing waits for its answer, and giving up leaves the service dead. A thread
+    whose `run()` sends one upload is retried like any function."""
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    statements: list[cst.BaseStatement] = []
+    for statement in body:
+        tried = statement.body if isinstance(statement, cst.Try) else None
+        statements.extend(tried.body if isinstance(tried, cst.IndentedBlock) else [statement])
+    if any(isinstance(loop, cst.While) and _stopped_from_outside(loop.test) for loop in statements):
+        return True
+    owner = model.enclosing_class(function)
+    if function.name.value != "run" or owner is None or not any(_starts_a_service(s) for s in statements):
+        return False
+    if any(model.qualname(base.value) in THREAD_CLASSES for base in owner.bases):
+        return True
+    return thread_class is not None and thread_class(owner)
+
+
+def _stopped_from_outside(test: cst.BaseExpression) -> bool:
+    """`while not stop.is_set():`, `while self.running:`, `while not self.is_alive():`, `while not
+    shutdown:`: a test of a flag named for the service's life (not `while True:`, `while pages:`
+    or `while not done:`, which the work itself ends)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    if isinstance(test, cst.Call) and not test.args:
+        test = test.func
+    name = test.value if isinstance(test, cst.Name) else test.attr.value if isinstance(test, cst.Attribute) else ""
+    return bool(SERVICE_LIFE.search(name))
+
+
+def _starts_a_service(statement: cst.BaseStatement) -> bool:
+    """`self._stream.start()`, `server.serve_forever()`: a statement that runs a service."""
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and statement.body else None
+    call = small.value if isinstance(small, cst.Expr) else None
+    if isinstance(call, cst.Await):
+        call = call.expression
+    return (
+        isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in SERVICE_STARTS
+    )
 
 
 def _runs_until_stopped(test: cst.BaseExpression) -> bool:
