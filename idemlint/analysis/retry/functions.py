@@ -80,7 +80,7 @@ def classify_function(
         if library is not None and call is not None and single_attempt(model, call):
             return None  # `@retry(stop=stop_after_attempt(1))`: one try, nothing runs again
         if library is not None and supervises_a_service(model, function, inherited.thread_class if inherited else None):
-            return None  # `@retry` on a thread's `run()`: it restarts the service, a supervisor
+            return None  # a supervisor: it restarts a service (`while not stop.is_set():`, a thread starting one)
         if library is not None:
             kind = "poll" if raises_until_ready(model, function) else "decorator"
             return RetryContext(kind, library, function, decorator, call, label, settings_elsewhere=bool(elsewhere))

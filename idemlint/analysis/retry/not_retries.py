@@ -1,6 +1,6 @@
 """Loops that go round again but re-attempt no operation: a supervisor that restarts a
-service loop after a crash (also a retry decorator on a thread's `run()` or on a function that
-runs a service loop), and a readiness check that asks only whether a server is up."""
+service loop after a crash (also a retry decorator on a thread's `run()` that starts a service, or on a
+function looping until stopped), and a readiness check that asks only whether a server is up."""
 
 from __future__ import annotations
 
