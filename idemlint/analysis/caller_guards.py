@@ -50,14 +50,7 @@ from idemlint.analysis.chosen_rows import (
     returns_chosen_rows,
 )
 from idemlint.analysis.held_records import CHOSEN, LATER, LOCK, LOCKED_CALL, PLAIN, VIA, Records, calls_in
-from idemlint.analysis.locked_rows import (
-    RELOCKS,
-    LockedReturns,
-    locked_row_returners,
-    record_relockers,
-    relocks_its_record,
-    returns_locked_rows,
-)
+from idemlint.analysis.locked_rows import LockedReturns, locked_row_returners, returns_locked_rows
 from idemlint.analysis.machines import decorator_name, dotted_name
 from idemlint.analysis.names_used import FUNCTION_ONLY, defined_names, names_used, names_used_otherwise
 from idemlint.analysis.syntax import stdlib_tree
@@ -193,8 +186,6 @@ def call_facts(source: bytes, tree: ast.Module | None) -> CallFacts:
             returned = returns_chosen_rows(node)
             if returned is not None:
                 returning.append((node.name, returned))
-            if may_lock and relocks_its_record(node):
-                locked_returns.append((node.name, (RELOCKS,)))  # `self.lock_me()`: by its bare name
             locked_through = returns_locked_rows(node) if may_lock else None
             if locked_through is not None:  # a method by its class's name for it: `OrderView.get_object`
                 qualified = {t: f"{owner}.{t}" for t in locked_through if owner and f"{owner}.{t}" in defined}
@@ -307,12 +298,6 @@ def join_locked_returns(files: Iterable[CallFacts]) -> frozenset[str]:
     (`analysis/locked_rows.py`), over the project's files."""
     files = list(files)
     return locked_row_returners((facts[7] for facts in files), _definitions(files))
-
-
-def join_record_relockers(files: Iterable[CallFacts]) -> frozenset[str]:
-    """The method names every definition of which locks and reloads its own record."""
-    files = list(files)
-    return record_relockers((facts[7] for facts in files), _definitions(files))
 
 
 def _definitions(files: list[CallFacts]) -> dict[str, int]:

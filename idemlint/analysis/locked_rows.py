@@ -4,11 +4,7 @@ found per file and joined over the project. A caller's record from such a functi
 under the lock: a test of it, and the write after, hold the row as if the caller had locked it
 (unless the caller commits between). Not where the function opens its own transaction around
 the load (`with transaction.atomic(): return ...`): the lock ends with it when no caller's
-transaction is open.
-
-Also the methods that lock their own record's row and load it again (`def lock_me(self):
-type(self).objects.select_for_update().get(id=self.id); self.refresh_from_db()`): after
-`self.lock_me()` the record is read under the lock, as if the caller had locked it."""
+transaction is open."""
 
 from __future__ import annotations
 
@@ -27,10 +23,8 @@ from idemlint.knowledge.locks import (
 )
 from idemlint.knowledge.orms import ROW_FILTERS, ROW_QUERY_METHODS
 
-# per definition: (its name, the functions whose rows it returns in turn: empty where it loads them
-# itself; `(RELOCKS,)` for a method that locks and reloads its own record, by its bare name)
+# per definition: (its name, the functions whose rows it returns in turn: empty where it loads them itself)
 LockedReturns = tuple[tuple[str, tuple[str, ...]], ...]
-RELOCKS = "<its own record>"
 
 
 def returns_locked_rows(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...] | None:
@@ -59,45 +53,6 @@ def returns_locked_rows(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tup
         )
 
     return returned_rows(function, loads_locked, resolve, ends_here)
-
-
-def relocks_its_record(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """A method that locks its own record's row (a locking load named by `self.id` or `self.pk`)
-    and then loads the record again (`self.refresh_from_db()`), with no transaction of its own
-    and no commit to end the lock before its caller reads the record."""
-    params = parameter_names(function)
-    if not params or params[0] != "self" or any(_names_a_transaction(d) for d in function.decorator_list):
-        return False
-    nodes = list(own_nodes(function))
-    if any(isinstance(n, ast.Call) and called_name(n) in ENDS_THE_TRANSACTION for n in nodes):
-        return False
-    locked = [
-        n.lineno
-        for n in nodes
-        if isinstance(n, ast.Call)
-        and loads_locked(n)
-        and any(k.arg in ("id", "pk") and ast.unparse(k.value) in ("self.id", "self.pk") for k in n.keywords)
-        and not _in_own_transaction(function, n)
-    ]
-    return bool(locked) and any(
-        isinstance(n, ast.Call)
-        and isinstance(n.func, ast.Attribute)
-        and n.func.attr in ("refresh_from_db", "arefresh_from_db")
-        and isinstance(n.func.value, ast.Name)
-        and n.func.value.id == "self"
-        and n.lineno >= min(locked)
-        for n in nodes
-    )
-
-
-def record_relockers(files: Iterable[LockedReturns], definitions: dict[str, int]) -> frozenset[str]:
-    """The method names every definition of which locks and reloads its own record."""
-    counted: dict[str, int] = {}
-    for returns in files:
-        for name, through in returns:
-            if through == (RELOCKS,):
-                counted[name] = counted.get(name, 0) + 1
-    return frozenset(name for name, count in counted.items() if count == definitions.get(name, 0))
 
 
 def loads_locked(call: ast.Call) -> bool:
@@ -145,8 +100,7 @@ def locked_row_returners(files: Iterable[LockedReturns], definitions: dict[str, 
     returning: dict[str, list[tuple[str, ...]]] = {}
     for returns in files:
         for name, through in returns:
-            if through != (RELOCKS,):
-                returning.setdefault(name, []).append(through)
+            returning.setdefault(name, []).append(through)
     found: set[str] = set()
     while True:
         more = {

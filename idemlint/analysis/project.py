@@ -16,14 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from idemlint.analysis.caller_guards import (
-    NO_CALLS,
-    CallFacts,
-    call_facts,
-    join_call_facts,
-    join_locked_returns,
-    join_record_relockers,
-)
+from idemlint.analysis.caller_guards import NO_CALLS, CallFacts, call_facts, join_call_facts, join_locked_returns
 from idemlint.analysis.final_states import Evidence, evidence_of, join_evidence, parse_state_tests
 from idemlint.analysis.fresh_records import NO_FRESH, FreshFacts, fresh_facts, join_fresh_facts
 from idemlint.analysis.machines import Moves, declared_moves, join
@@ -157,7 +150,6 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         decided_by_callers=join_call_facts(f.calls for f in files),
         locked_by_callers=join_call_facts((f.calls for f in files), locked=True),
         locked_row_returners=join_locked_returns(f.calls for f in files),
-        record_relockers=join_record_relockers(f.calls for f in files),
         fresh_from_callers=join_fresh_facts((f.fresh for f in files), keys),
         unique_keys=keys,
         versioned_models=versioned_models(f.versioned for f in files),

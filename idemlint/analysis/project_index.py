@@ -69,8 +69,6 @@ class ProjectIndex:
     # functions every definition of which returns a row it loaded under a row lock
     # (`analysis/locked_rows.py`): a caller's record from one was read under the lock
     locked_row_returners: frozenset[str] = frozenset()
-    # the methods that lock and reload their own record (`self.lock_me()`): `analysis/locked_rows.py`
-    record_relockers: frozenset[str] = frozenset()
     # functions the project calls only with a row the caller just made (`analysis/fresh_records.py`):
     # only that run writes the row
     fresh_from_callers: frozenset[str] = frozenset()
@@ -136,7 +134,6 @@ class ProjectIndex:
                     sorted(self.decided_by_callers),
                     sorted(self.locked_by_callers),
                     sorted(self.locked_row_returners),
-                    sorted(self.record_relockers),
                     sorted(self.fresh_from_callers),
                     sorted((model, sorted(sorted(k) for k in keys)) for model, keys in self.unique_keys.items()),
                     sorted(self.versioned_models),

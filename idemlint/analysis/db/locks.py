@@ -42,32 +42,14 @@ else:
 
 def is_locked(model: ModuleModel, db: DbAnalysis, read: DbRead) -> bool:
     """The read locks, or the function takes a row lock on the same table elsewhere
-    (`select_for_update().filter(pk__in=ids)` before re-reading); a record, also where the
-    function calls a method on it that locks and reloads it (`self.lock_me()`)."""
+    (`select_for_update().filter(pk__in=ids)` before re-reading)."""
     if read.locked:
         return True
     scope = model.scope_of(read.call)
     if read.record:
-        return (
-            any(r.locked and model.scope_of(r.call) is scope for r in db.reads)
-            or _locks_in_sql(model, scope)
-            or _relocked(model, db, read, scope)
-        )
+        return any(r.locked and model.scope_of(r.call) is scope for r in db.reads) or _locks_in_sql(model, scope)
     return read.table is not None and any(
         r.locked and r.table == read.table and model.scope_of(r.call) is scope for r in db.reads
-    )
-
-
-def _relocked(model: ModuleModel, db: DbAnalysis, read: DbRead, scope: cst.CSTNode) -> bool:
-    """`self.lock_me()` in the function, where every definition of `lock_me` in the project
-    locks its own record's row and loads it again (`ProjectIndex.record_relockers`)."""
-    relockers = db.project.record_relockers
-    return bool(relockers) and any(
-        type(node) is cst.Call
-        and type(node.func) is cst.Attribute
-        and node.func.attr.value in relockers
-        and model.dotted(node.func.value) == read.instance
-        for node in model.iter_nodes(scope)
     )
 
 
