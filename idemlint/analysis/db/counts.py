@@ -107,15 +107,15 @@ def _named_columns(model: ModuleModel, write: DbWrite) -> tuple[list[str], list[
     if write.call is None or write.kind != DJANGO:
         return [p.column for p in write.where if p.op in ("eq", "in")], []
     links = [
-        link
+        (link, link.func.attr.value)
         for link in full_chain(model, write.call)
         if isinstance(link.func, cst.Attribute) and link.func.attr.value in ("filter", "exclude")
     ]
-    if any(arg.keyword is None for link in links for arg in link.args):
+    if any(arg.keyword is None for link, _ in links for arg in link.args):
         return None
     found: tuple[list[str], list[str]] = ([], [])
-    for link in links:
-        into = found[1] if link.func.attr.value == "exclude" else found[0]  # type: ignore[attr-defined]
+    for link, method in links:
+        into = found[1] if method == "exclude" else found[0]
         into.extend(p.column for p in kwarg_predicates(model, link) if p.op in ("eq", "in"))
     return found
 

@@ -418,10 +418,7 @@ def _compares_and_sets(model: ModuleModel, write: DbWrite, read: DbRead) -> bool
     if write.kind != DJANGO or write.call is None or read.instance is None or not write.count_read:
         return False
     scope = model.scope_of(write.node)
-    if any(
-        isinstance(n, cst.Call) and model.dotted(n.func) == f"{read.instance}.refresh_from_db"
-        for n in model.iter_nodes(scope)
-    ):
+    if any(type(n) is cst.Call and _reloads(model, n, read.instance) for n in model.iter_nodes(scope)):
         return False
     return any(
         arg.keyword is not None
