@@ -17,14 +17,17 @@ from idemlint.analysis.db.chains import (
     chain_calls,
     chain_model,
     django_predicates,
+    flask_query_model,
     full_chain,
     is_queryset,
     kwarg_predicates,
     locks,
     model_name,
     python_value_kind,
+    sa_chain_predicates,
     sa_predicates,
     values_sets,
+    with_statement,
 )
 from idemlint.analysis.db.instances import attribute_writes, record_reads, related_reads
 from idemlint.analysis.db.records import (
@@ -290,18 +293,9 @@ class DbAnalysis:
                 DbRead(call, model_name(model, call.args[0].value), locked, (), assigned_name(model, call))
             )
             return True
-        chain = full_chain(model, call)  # `result = await session.execute(stmt)`, then `result.scalar_one()`
-        for link in list(chain):
-            # session.execute(select(...)) / session.scalars(select(...)), SQLModel's session.exec(...):
-            # follow the statement, also through a name (`stmt = select(...).with_for_update()`)
-            if (
-                isinstance(link.func, cst.Attribute)
-                and link.func.attr.value in ("execute", "exec", "scalars", "scalar")
-                and link.args
-            ):
-                inner = full_chain(model, link.args[0].value)
-                if inner and (model.call_name(inner[-1]) or "").endswith("select"):
-                    chain.extend(inner)
+        # `result = await session.execute(stmt)`, then `result.scalar_one()`; the statement followed,
+        # also through a name (`stmt = select(...).with_for_update()`)
+        chain = with_statement(model, full_chain(model, call))
         for link in chain:
             name = model.call_name(link) or ""
             if (
@@ -312,12 +306,7 @@ class DbAnalysis:
                 locked = any(
                     isinstance(c.func, cst.Attribute) and c.func.attr.value == "with_for_update" for c in chain
                 )
-                filters = tuple(
-                    p
-                    for c in chain
-                    if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("where", "filter")
-                    for p in sa_predicates(model, c)
-                )
+                filters = tuple(sa_chain_predicates(model, chain))
                 table = model_name(model, link.args[0].value)
                 columns = tuple(p.column for p in filters)
                 self.reads.append(DbRead(call, table, locked, columns, assigned_name(model, call), filters))
@@ -329,33 +318,15 @@ class DbAnalysis:
         if method not in SA_READ_TERMINALS | _FLASK_TERMINALS:
             return False
         model = self.model
-        node: cst.BaseExpression = chain[-1].func if chain else call.func
-        while isinstance(node, cst.Attribute) and node.attr.value != "query":
-            node = node.value.func if isinstance(node.value, cst.Call) else node.value
-        if not (
-            isinstance(node, cst.Attribute)
-            and node.attr.value == "query"
-            and isinstance(node.value, cst.Name)
-            and node.value.value[:1].isupper()
-        ):
+        table = flask_query_model(chain or [call])
+        if table is None:
             return False
-        filters = tuple(
-            p
-            for link in chain
-            if isinstance(link.func, cst.Attribute)
-            for p in (
-                kwarg_predicates(model, link)
-                if link.func.attr.value == "filter_by"
-                else sa_predicates(model, link)
-                if link.func.attr.value == "filter"
-                else ()
-            )
-        )
+        filters = tuple(sa_chain_predicates(model, chain))
         locked = any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "with_for_update" for c in chain)
         self.reads.append(
             DbRead(
                 call,
-                node.value.value.lower(),
+                table,
                 locked,
                 tuple(p.column for p in filters),
                 assigned_name(model, call),

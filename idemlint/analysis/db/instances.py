@@ -15,6 +15,8 @@ from idemlint.analysis.db.chains import (
     locks,
     locks_by_keyword,
     python_value_kind,
+    sa_chain_predicates,
+    with_statement,
 )
 from idemlint.analysis.db.object_records import (
     assignments_to,
@@ -104,13 +106,14 @@ def _chosen_by(model: ModuleModel, loop: cst.CSTNode, reads: list[DbRead]) -> tu
         else c
         for c in outer
     ]
-    chains = [chain_calls(c) for c in outer]
+    chains = [with_statement(model, chain_calls(c)) for c in outer]
     on_a_chain = {id(link) for chain in chains for link in chain}
     for read in reads:
         if read.filters and (read.call is loop.iter or id(read.call) in on_a_chain):
             return read.filters
-    for chain in chains:  # a queryset iterated as it is: `Model.objects.filter(...)` is no read call of its own
-        found = django_predicates(model, chain)
+    for chain in chains:  # a query iterated as it is (`Model.objects.filter(...)`, `session.query(M).filter_by(...)`,
+        # `session.scalars(select(M).where(...))`) is no read call of its own
+        found = django_predicates(model, chain) or sa_chain_predicates(model, chain)
         if found:
             return tuple(found)
     return _returned_from_query(model, loop.iter)  # `for match in self._pending_matches():`

@@ -25,10 +25,8 @@ from idemlint.analysis.policy.fixes import jitter_sleep
 from idemlint.analysis.policy.lost_races import waits_for_another_writer
 from idemlint.analysis.policy.no_wait import immediate_retry, sleeps_inside
 from idemlint.analysis.policy.outer_bounds import (
-    ends_with_the_job,
     goes_round_only_when_counted,
     passed_every_round,
-    reads_a_clock,
     under_a_deadline,
 )
 from idemlint.analysis.policy.records import Policy, Verdict
@@ -203,38 +201,6 @@ def _opens_a_link(model: ModuleModel, call: cst.Call) -> bool:
         owner = model.enclosing_class(call)
         return owner is not None and bool(LINK_CLASS.search(owner.name.value))
     return bool(LINK_RECEIVER.search(receiver))
-
-
-def read_poll(model: ModuleModel, context: RetryContext, policy: Policy) -> None:
-    """A loop that polls for readiness: only its bound is judged (it waits by design). A
-    `for` over a counter is bounded by it; a `while` by a counter or clock it compares."""
-    loop = context.node
-    if not isinstance(loop, cst.While):
-        return
-    inner = [n for test in tests_leaving_every_loop(model, loop) for n in (test, *expr_nodes(test.test))]
-    if not _poll_bounded(model, [*loop_nodes(model, loop), loop.test, *inner]) and not ends_with_the_job(model, loop):
-        policy.unbounded.append(Verdict("no-bound", "poll", loop, context.label))
-
-
-def _poll_bounded(model: ModuleModel, nodes: list[cst.CSTNode]) -> bool:
-    """A counter (`n += 1`) or a clock read compared in the loop, or handed to a test
-    (`if not within_time_limit(started):`), bounds a poll;
-    the comparison on the polled status does not."""
-    counters = _counters(nodes)
-    for n in nodes:
-        if isinstance(n, (cst.If, cst.While)) and any(
-            isinstance(c, cst.Call) and any(reads_a_clock(model, a.value) for a in c.args) for c in expr_nodes(n.test)
-        ):
-            return True  # `if not _within_time_limit(start_time): raise`: a clock reading handed to a test
-        if isinstance(n, cst.Comparison) and any(
-            isinstance(x, cst.Name)
-            and x.value in counters
-            or isinstance(x, (cst.Call, cst.Name))
-            and reads_a_clock(model, x)
-            for x in expr_nodes(n)
-        ):
-            return True
-    return False
 
 
 def reraised_before(model: ModuleModel, handler: cst.ExceptHandler) -> str:

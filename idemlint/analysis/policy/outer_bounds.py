@@ -9,9 +9,8 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.policy.common import expr_nodes, is_none, tests_only_a_status
 from idemlint.analysis.retry.answers import TRANSIENT_STATUS
 from idemlint.analysis.retry.counters import counted_down
-from idemlint.analysis.retry.exits import always_leaves, guarded_continue
+from idemlint.analysis.retry.exits import guarded_continue
 from idemlint.analysis.syntax import caught_classes
-from idemlint.knowledge.keys import CLOCK_CALLS
 from idemlint.knowledge.retries import DEADLINE_CONTEXTS, DECISION_CALL
 
 if TYPE_CHECKING:
@@ -151,35 +150,3 @@ def _compares_more_than_a_status(test: cst.BaseExpression) -> bool:
 
 def _is_constant_true(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Name) and test.value == "True" or isinstance(test, cst.Integer) and test.value != "0"
-
-
-def reads_a_clock(model: ModuleModel, expr: cst.CSTNode) -> bool:
-    """`time.monotonic()` in it, or it names a value bound to one (`start = time.time()`)."""
-    if isinstance(expr, cst.Name):
-        bound = model.bindings_of(model.scope_of(expr), expr.value)
-        return any(
-            b.value is not None and not isinstance(b.value, cst.Name) and reads_a_clock(model, b.value) for b in bound
-        )
-    return any(isinstance(c, cst.Call) and (model.call_name(c) or "") in CLOCK_CALLS for c in expr_nodes(expr))
-
-
-def ends_with_the_job(model: ModuleModel, loop: cst.While) -> bool:
-    """A poll that leaves on the job's failure as well as on its success (`if s.status ==
-    SUCCESS: break`, `if s.status == FAILED: raise ...`): it waits for a job to end, and the
-    job's own lifecycle bounds it. One that only leaves on success waits forever for a job
-    that failed."""
-    tested: dict[str, set[str]] = {}  # the value tested -> how its tests leave
-    for statement in loop.body.body:
-        if not isinstance(statement, cst.If) or statement.orelse is not None:
-            continue
-        body = list(statement.body.body)
-        test = statement.test
-        if not always_leaves(body) or not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-            continue
-        if not isinstance(test.comparisons[0].operator, (cst.Equal, cst.In)):
-            continue
-        value = model.dotted(test.left)
-        last = body[-1].body[-1] if isinstance(body[-1], cst.SimpleStatementLine) else None
-        if value is not None and last is not None:
-            tested.setdefault(value, set()).add("raise" if isinstance(last, cst.Raise) else "leave")
-    return any(ways == {"raise", "leave"} for ways in tested.values())

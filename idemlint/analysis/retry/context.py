@@ -17,7 +17,7 @@ class RetryContext:
     "decorator" (the decorated function's body), "task" (a task queue re-runs the body),
     "recursive" (a function that calls itself on failure), "callable" (a lambda or function
     handed to a helper that calls it once per attempt: `with_retries(lambda: ...)`,
-    `tenacity.Retrying(...)(fn)`), "poll" (a polling loop: not a retry, but it needs a bound).
+    `tenacity.Retrying(...)(fn)`), "poll" (a polling loop: not a retry, and no retry rule judges it).
     """
 
     kind: str

@@ -259,7 +259,7 @@ def _raises(statements: Sequence[cst.CSTNode]) -> bool:
 
 def _polls_remote_status(model: ModuleModel, loop: cst.While) -> bool:
     """`while True: s = client.get_status(id); if s == READY: break; ...; sleep(n)`: a loop that
-    waits for a remote job. Not a retry (nothing is re-attempted), but it needs a bound."""
+    waits for a remote job. Not a retry: nothing is re-attempted, and no retry rule judges it."""
     test = loop.test
     if not (isinstance(test, cst.Name) and test.value == "True" or isinstance(test, cst.Integer) and test.value != "0"):
         return False
