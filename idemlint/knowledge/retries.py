@@ -163,6 +163,10 @@ LOCAL_FILE_OPERATIONS = frozenset(
     }
 )
 
+# errors only this machine's files raise when another local process holds one: a file created
+# with O_EXCL that exists (a lock file), a non-blocking lock that is taken
+LOCAL_CONTENTION_ERRORS = frozenset({"FileExistsError", "BlockingIOError"})
+
 # Exceptions that say the attempt lost a race to another writer (an optimistic-concurrency
 # conflict, a serialization failure, a deadlock victim): each one means another transaction
 # committed, so retrying them always ends, however many attempts it takes. By the class name's

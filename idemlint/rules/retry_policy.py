@@ -217,7 +217,7 @@ class RetryWithoutJitter(PolicyRule):
         "contexts and are not reported; so is a retry decorator on a function that only reads and raises while a value "
         'it read says "not yet" (`if order["status"] != "issued": raise ...`): a poll (IDM203 does not judge it '
         "either). Nor is a wait in a handler whose `try` only takes a local file or lock (`fcntl.lockf(...)`, "
-        "`open(path)`): no herd; nor in a handler catching only another writer's conflict (`IntegrityError`, "
+        "`open(path)`), or that catches only `FileExistsError` or `BlockingIOError` (a lock file held): no herd; nor in a handler catching only another writer's conflict (`IntegrityError`, "
         "`X.DoesNotExist`, a lost race). Not reported in a program a person runs (a script, a management command, a "
         "file with a `__main__` block or a loop at module level): one client someone watches, with no herd or fleet "
         "behind it. An example module, which users copy into their services, is judged."

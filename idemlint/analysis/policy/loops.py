@@ -39,12 +39,14 @@ from idemlint.analysis.policy.sorting import (
 from idemlint.analysis.policy.success_only import retries_every_failure
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
 from idemlint.analysis.retry.exits import leaves_or_raises, tests_leaving_every_loop
+from idemlint.analysis.syntax import caught_classes
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.http import AUTH_STATUSES, NETWORK_ERRORS, THROTTLE_HEADER, THROTTLE_STATUS
 from idemlint.knowledge.retries import (
     CONNECT_CALL,
     LINK_CLASS,
     LINK_RECEIVER,
+    LOCAL_CONTENTION_ERRORS,
     LOCAL_FILE_OPERATIONS,
     SUBSCRIBE_CALL,
     is_attempt_counter,
@@ -164,12 +166,17 @@ def _waits_out_a_throttle(branch: cst.If) -> bool:
 
 def _retries_a_local_file(model: ModuleModel, sleep: cst.Call, loop: cst.For | cst.While) -> bool:
     """The wait is in a handler whose `try` attempts only this machine's file operations
-    (`fcntl.lockf(fd, LOCK_NB)`, `os.link(...)`, `FileStorage(io.open(path))`): another local
-    process holds the file, and no herd of clients comes back to a shared service at once."""
+    (`fcntl.lockf(fd, LOCK_NB)`, `os.link(...)`, `FileStorage(io.open(path))`), or that catches
+    only what a file another local process holds raises (`except FileExistsError:` round a
+    helper creating a lock file): no herd of clients comes back to a shared service at once."""
     handler = handler_around(model, sleep)
     attempt = model.parents.get(handler) if handler is not None and model.is_inside(handler, loop) else None
     if not isinstance(attempt, cst.Try):
         return False
+    assert handler is not None
+    caught = caught_classes(handler.type)
+    if caught and all((model.dotted(e) or "").rsplit(".", 1)[-1] in LOCAL_CONTENTION_ERRORS for e in caught):
+        return True  # `except FileExistsError:` round a lock file's create: another local process holds it
     calls = [  # a helper that sleeps may also send: only a wait or a log line is no attempt
         n
         for n in iter_nodes(attempt.body)
