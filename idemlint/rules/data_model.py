@@ -284,7 +284,7 @@ class NonMonotonicTransition(Rule):
         "statement: `UPDATE orders SET status='paid' WHERE id=%s`, `Order.objects.filter(pk=pk).update(status='paid')`, "
         "`update(Order).where(Order.id == oid).values(status='paid')`, or `order.status = 'paid'; order.save()` on an "
         "instance loaded in the function without a locked, checked read, by a query that does not name the states it "
-        "accepts (`get(pk=pk, state=FULFILLED)` is a precondition, as is SQLAlchemy's `filter_by(status=...)`, `filter(Order.status == ...)` or `select(Order).where(...)`, a view's `get_queryset()` or `queryset` that `get_object()` draws from, a helper of the module returning such a query's row, a loop over one, or a query through a manager whose `get_queryset()` filters on the state: `objects = PendingManager()`). Not reported where Python tests the current state "
+        "accepts (`get(pk=pk, state=FULFILLED)` is a precondition, as is a loop over SQLAlchemy rows a query chose by state: `filter_by(status=...)`, `filter(Order.status == ...)` or `select(Order).where(...)`, not an `or_()` or `!=`; a view's `get_queryset()` or `queryset` that `get_object()` draws from, a helper of the module returning such a query's row, a loop over one, or a query through a manager whose `get_queryset()` filters on the state: `objects = PendingManager()`). Not reported where Python tests the current state "
         "against another state first (`if c.status != PENDING: raise`, also in a helper of the module given the record "
         "or giving it back: `check_identity(identity)`): a late message is refused there, and a "
         "duplicate that races between the test and the write is IDM101's (a read-decide-write), as is a write IDM101 "
@@ -348,7 +348,8 @@ class NonMonotonicTransition(Rule):
         "may be one only this code writes. Callers are matched by the method's name: a method never called "
         "from Python whose name a library call makes under a lock (`client.publish(...)` in `with "
         "cache.lock(...)`) is taken as decided there. A row every caller has just made is taken as written by its run "
-        "alone, though a broker may deliver its task twice."
+        "alone, though a broker may deliver its task twice. A state filter added on one path only "
+        "(`if pending_only: q = q.filter(...)`) counts as if it were always there."
     )
     bad = """\
 def ship(conn, order_id):

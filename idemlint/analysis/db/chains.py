@@ -191,7 +191,7 @@ def kwarg_predicates(model: ModuleModel, call: cst.Call) -> list[Predicate]:
                 lookup = parts.pop()
                 op = _LOOKUPS.get(lookup, "other") if op == "eq" else op
             kind = python_value_kind(model, arg.value)[0]
-            value = _predicate_value(kind)
+            value = predicate_value(kind)
             # `order__status=...` constrains a related row, not this one: kept as `order__status`.
             found.append(Predicate("__".join(parts), op, value))
         elif arg.star == "**" and isinstance(arg.value, cst.Name):
@@ -230,7 +230,7 @@ def _loses_keys(model: ModuleModel, name: cst.Name) -> bool:
     return False
 
 
-def _predicate_value(kind: str) -> str:
+def predicate_value(kind: str) -> str:
     return kind if kind in ("bool", "null") else "literal" if kind in ("literal", "constant") else kind
 
 
@@ -256,7 +256,7 @@ def sa_predicates(model: ModuleModel, call: cst.Call) -> list[Predicate]:
                             Predicate(
                                 column.rsplit(".", 1)[-1].lower(),
                                 op,
-                                _predicate_value(kind),
+                                predicate_value(kind),
                             )
                         )
             elif (
@@ -268,79 +268,6 @@ def sa_predicates(model: ModuleModel, call: cst.Call) -> list[Predicate]:
                 if column and "." in column:
                     found.append(Predicate(column.rsplit(".", 1)[-1].lower(), "in", "literal"))
     return found
-
-
-def sa_chain_predicates(model: ModuleModel, chain: list[cst.Call]) -> list[Predicate]:
-    """The values a SQLAlchemy query chain chooses its own rows by: `filter_by(status="pending")`
-    (not after a `join()`, where it filters the joined table), and in `filter(...)` / `where(...)`
-    an `==` or `.in_(...)` on a column of the model the query selects (`Order.status == "pending"`),
-    alone or in an `and_(...)`. Not a test in an `or_(...)`, a `!=`, a subquery, another table's
-    column: those do not say which states the rows are in."""
-    root = next((link for link in reversed(chain) if (model.call_name(link) or "").endswith(("query", "select"))), None)
-    selected = model_name(model, root.args[0].value) if root is not None and root.args else None
-    if selected is None:
-        selected = flask_query_model(chain)
-    found: list[Predicate] = []
-    for at, link in enumerate(chain):
-        attr = link.func.attr.value if isinstance(link.func, cst.Attribute) else ""
-        joined = any(
-            isinstance(c.func, cst.Attribute) and c.func.attr.value in ("join", "outerjoin") for c in chain[at + 1 :]
-        )
-        if attr == "filter_by" and not joined:
-            found.extend(kwarg_predicates(model, link))
-        elif attr in ("filter", "where") and selected is not None:
-            found.extend(_own_choices(model, [a.value for a in link.args if a.keyword is None], selected))
-    return found
-
-
-def _own_choices(model: ModuleModel, tests: list[cst.BaseExpression], selected: str) -> list[Predicate]:
-    """`Order.status == "x"`, `Order.status.in_([...])`, and those inside `and_(...)`."""
-    found: list[Predicate] = []
-    for test in tests:
-        if isinstance(test, cst.Call) and (model.call_name(test) or "").rsplit(".", 1)[-1] == "and_":
-            found.extend(_own_choices(model, [a.value for a in test.args], selected))
-        elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-            target = test.comparisons[0]
-            column = model.dotted(test.left) or ""
-            if isinstance(target.operator, cst.Equal) and _own_column(model, test.left, column, selected):
-                kind = python_value_kind(model, target.comparator)[0]
-                found.append(Predicate(column.rsplit(".", 1)[-1].lower(), "eq", _predicate_value(kind)))
-        elif isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and test.func.attr.value == "in_":
-            column = model.dotted(test.func.value) or ""
-            if _own_column(model, test.func.value, column, selected):
-                found.append(Predicate(column.rsplit(".", 1)[-1].lower(), "in", "literal"))
-    return found
-
-
-def _own_column(model: ModuleModel, expr: cst.BaseExpression, column: str, selected: str) -> bool:
-    return "." in column and model_name(model, expr) == selected
-
-
-def flask_query_model(chain: list[cst.Call]) -> str | None:
-    """Flask-SQLAlchemy's `Order.query.filter_by(...)`: the model the query hangs from (lower-cased)."""
-    if not chain:
-        return None
-    node: cst.BaseExpression = chain[-1].func
-    while isinstance(node, cst.Attribute) and node.attr.value != "query":
-        node = node.value.func if isinstance(node.value, cst.Call) else node.value
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value[:1].isupper():
-        return node.value.value.lower()
-    return None
-
-
-def with_statement(model: ModuleModel, chain: list[cst.Call]) -> list[cst.Call]:
-    """A chain and the `select(...)` statement it runs: `session.scalars(select(Order).where(...))`,
-    `session.execute(stmt)`, SQLModel's `session.exec(...)` (also through a name bound to it)."""
-    found = list(chain)
-    for link in chain:
-        if isinstance(link.func, cst.Attribute) and link.func.attr.value in _RUNS_A_STATEMENT and link.args:
-            inner = full_chain(model, link.args[0].value)
-            if inner and (model.call_name(inner[-1]) or "").endswith("select"):
-                found.extend(inner)
-    return found
-
-
-_RUNS_A_STATEMENT = frozenset({"execute", "exec", "scalars", "scalar"})
 
 
 def values_sets(model: ModuleModel, call: cst.Call) -> dict[str, tuple[str, str]]:

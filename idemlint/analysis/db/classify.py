@@ -17,17 +17,14 @@ from idemlint.analysis.db.chains import (
     chain_calls,
     chain_model,
     django_predicates,
-    flask_query_model,
     full_chain,
     is_queryset,
     kwarg_predicates,
     locks,
     model_name,
     python_value_kind,
-    sa_chain_predicates,
     sa_predicates,
     values_sets,
-    with_statement,
 )
 from idemlint.analysis.db.instances import attribute_writes, record_reads, related_reads
 from idemlint.analysis.db.records import (
@@ -44,6 +41,7 @@ from idemlint.analysis.db.records import (
     DbWrite,
 )
 from idemlint.analysis.db.rowcount import executor_of, result_used, rowcount_read_after
+from idemlint.analysis.db.sa_filters import flask_query_model, sa_filters, with_statement
 from idemlint.analysis.db.setter_calls import setter_write
 from idemlint.analysis.model import ModuleModel, keyword
 from idemlint.analysis.project_index import EMPTY, ProjectIndex
@@ -258,13 +256,7 @@ class DbAnalysis:
         if method == "update" and any(n.endswith(".query") or n == "query" or n.endswith("query") for n in names):
             query = next(c for c in reversed(chain) if (model.call_name(c) or "").endswith("query"))
             table = model_name(model, query.args[0].value) if query.args else None
-            where = []
-            for link in chain:
-                attr = link.func.attr.value if isinstance(link.func, cst.Attribute) else ""
-                if attr == "filter":
-                    where.extend(sa_predicates(model, link))
-                elif attr == "filter_by":
-                    where.extend(kwarg_predicates(model, link))
+            where = sa_filters(model, chain)
             sets = values_sets(model, call)
             self.writes.append(
                 DbWrite(
@@ -306,7 +298,7 @@ class DbAnalysis:
                 locked = any(
                     isinstance(c.func, cst.Attribute) and c.func.attr.value == "with_for_update" for c in chain
                 )
-                filters = tuple(sa_chain_predicates(model, chain))
+                filters = tuple(sa_filters(model, chain))
                 table = model_name(model, link.args[0].value)
                 columns = tuple(p.column for p in filters)
                 self.reads.append(DbRead(call, table, locked, columns, assigned_name(model, call), filters))
@@ -321,7 +313,7 @@ class DbAnalysis:
         table = flask_query_model(chain or [call])
         if table is None:
             return False
-        filters = tuple(sa_chain_predicates(model, chain))
+        filters = tuple(sa_filters(model, chain))
         locked = any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "with_for_update" for c in chain)
         self.reads.append(
             DbRead(

@@ -11,12 +11,11 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import (
     chain_calls,
     django_predicates,
+    full_chain,
     kwarg_predicates,
     locks,
     locks_by_keyword,
     python_value_kind,
-    sa_chain_predicates,
-    with_statement,
 )
 from idemlint.analysis.db.object_records import (
     assignments_to,
@@ -26,6 +25,7 @@ from idemlint.analysis.db.object_records import (
     uses_database,
 )
 from idemlint.analysis.db.records import DbRead, DbWrite, record_name
+from idemlint.analysis.db.sa_filters import rows_chosen_by, selected_model, with_statement
 from idemlint.analysis.db.scopes import first_persist_after, source_order
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, string_value
@@ -110,10 +110,12 @@ def _chosen_by(model: ModuleModel, loop: cst.CSTNode, reads: list[DbRead]) -> tu
     on_a_chain = {id(link) for chain in chains for link in chain}
     for read in reads:
         if read.filters and (read.call is loop.iter or id(read.call) in on_a_chain):
-            return read.filters
+            chain = with_statement(model, full_chain(model, read.call)) if isinstance(read.call, cst.Call) else []
+            # a SQLAlchemy read's tests (`!=`, `or_()`, another table's) need not say which states its rows are in
+            return tuple(rows_chosen_by(model, chain)) if selected_model(model, chain) else read.filters
     for chain in chains:  # a query iterated as it is (`Model.objects.filter(...)`, `session.query(M).filter_by(...)`,
         # `session.scalars(select(M).where(...))`) is no read call of its own
-        found = django_predicates(model, chain) or sa_chain_predicates(model, chain)
+        found = django_predicates(model, chain) or rows_chosen_by(model, chain)
         if found:
             return tuple(found)
     return _returned_from_query(model, loop.iter)  # `for match in self._pending_matches():`

@@ -8,7 +8,7 @@ or cannot be known (unknown never becomes a finding). The rules in
 
 - `records`: `Policy` and `Verdict`, and the kinds each list holds
 - `common`: catch-all exceptions, non-retryable statuses, literal values
-- `loops`: hand-written retry loops and polling loops
+- `loops`: hand-written retry loops (a polling loop is no retry context: nothing judges it)
 - `tenacity`: tenacity and retrying
 - `backoff`: backoff, stamina and the retry package
 - `celery`: Celery task settings and `.retry()` calls
@@ -152,7 +152,7 @@ class PolicyAnalysis:
         if context.kind == "poll":
             # a poll (a loop, or `@retry` on a function that raises until an order is issued) re-reads an
             # answer: no retry rule judges it, not its fixed interval nor its bound (judged on unseen
-            # repositories, 22 of 23 unbounded polls were not bugs: the job's own end bounds them)
+            # repositories, 22 of 23 unbounded polls were not bugs)
             return None
         policy = Policy.empty(context, context.anchor)
         reader = _BY_LIBRARY.get(context.library)

@@ -1,5 +1,5 @@
-"""Hand-written retry loops (`for attempt in range(n)`, `while True`) and polling loops:
-what their `except` handlers and status checks retry, how they sleep, what ends them."""
+"""Hand-written retry loops (`for attempt in range(n)`, `while True`; a polling loop is judged by
+no rule): what their `except` handlers and status checks retry, how they sleep, what ends them."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ node to report at, and the facts a message needs. The rules word it
 | `no_jitter` | IDM202 | `no-wait`, `fixed-wait`, `jitter-off` |
 | `unbounded` | IDM203 | `no-bound`, `stop-never`, `endless-count` |
 
-Sources: `loop` and `poll` (hand-written, `loops`), `tenacity` and `retrying` (`tenacity`),
+Sources: `loop` (hand-written, `loops`), `tenacity` and `retrying` (`tenacity`),
 `backoff`, `stamina` and `retry` (`backoff`), `celery` (the task's settings) and `celery-call`
 (a `.retry()` call, `celery`), `urllib3` (a `Retry(...)` object, `urllib3`), `helper` (a call in a
 retry loop to a function that sleeps a fixed delay, from its summary).
