@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, string_value
-from idemlint.knowledge.http import CLIENT_NAME, HTTP_MODULES, NOT_AN_HTTP_CLIENT, WRITE_METHODS
+from idemlint.knowledge.http import CLIENT_NAME, HTTP_MODULES, NOT_AN_HTTP_CLIENT, URL_OPENERS, WRITE_METHODS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -32,6 +33,8 @@ def any_literal_method(call: cst.Call) -> str | None:
 def http_get(model: ModuleModel, call: cst.Call) -> bool:
     """A GET request through an HTTP client (`requests.get(url)`, `session.get(url)`,
     `client.request("GET", url)`; not a cache's, a store's or a session's `get`)."""
+    if model.call_name(call) in URL_OPENERS:
+        return _opens_a_plain_url(model, call)
     name = (model.call_name(call) or model.dotted(call.func) or "").rsplit(".", 1)[-1]
     if name not in ("get", "request") or not isinstance(call.func, cst.Attribute):
         return False
@@ -39,3 +42,25 @@ def http_get(model: ModuleModel, call: cst.Call) -> bool:
     last = receiver.rsplit(".", 1)[-1]
     client = receiver in HTTP_MODULES or CLIENT_NAME.search(last) is not None and not NOT_AN_HTTP_CLIENT.search(last)
     return client and (name == "get" or any_literal_method(call) == "GET")
+
+
+def _opens_a_plain_url(model: ModuleModel, call: cst.Call) -> bool:
+    """`urlopen(url)`, `urlopen(f"{base}/x", timeout=1)`: no body (`data`, or a second argument
+    in its place), and the address a string or a name bound only to strings (or a parameter):
+    not a `Request(...)`, which may carry a method."""
+    positional = [a for a in call.args if a.keyword is None]
+    if len(positional) != 1 or any(a.keyword is not None and a.keyword.value == "data" for a in call.args):
+        return False
+    strings = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
+    target = positional[0].value
+    if isinstance(target, strings):
+        return True
+    return isinstance(target, cst.Name) and all(
+        b.value is None
+        and _ADDRESS.search(target.value) is not None  # a parameter named for an address, not `request`
+        or isinstance(b.value, (*strings, cst.BinaryOperation))
+        for b in model.resolve(model.scope_of(call), target.value)
+    )
+
+
+_ADDRESS = re.compile(r"url|uri|address|endpoint|href|link", re.I)

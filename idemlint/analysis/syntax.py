@@ -58,6 +58,19 @@ def caught_classes(caught: cst.BaseExpression | None) -> list[cst.BaseExpression
     return [e.value for e in caught.elements] if isinstance(caught, (cst.Tuple, cst.List)) else [caught]
 
 
+def excluded_values(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """What `x != A` or `x not in (A, B)` holds `x` apart from (`[A]`, `[A, B]`); empty for any
+    other test: a handler's `if e.status != 429: raise` leaves for every answer but these."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return []
+    target = test.comparisons[0]
+    if isinstance(target.operator, cst.NotEqual):
+        return [target.comparator]
+    if isinstance(target.operator, cst.NotIn) and isinstance(target.comparator, (cst.Tuple, cst.List, cst.Set)):
+        return [element.value for element in target.comparator.elements]
+    return []
+
+
 def children_of(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
     """A node's children in field order, whitespace and punctuation skipped. Code that holds
     the file's model should ask `model.children_of`: the same answer from the walk's record."""

@@ -146,3 +146,6 @@ METHOD_ATTRIBUTES = frozenset({"method", "http_method", "verb", "request_method"
 STATUS_FIELDS = frozenset({"status", "status_code", "http_status", "statuscode", "code", "status_int", "response_code"})
 # answers that say another writer won (a version or precondition conflict), as written
 LOST_RACE_STATUSES = frozenset({"409", "412"})
+
+# the standard library's openers of an address: a GET unless given a body or a `Request`
+URL_OPENERS = frozenset({"urllib.request.urlopen", "urllib2.urlopen", "urllib.urlopen"})

@@ -122,6 +122,9 @@ NOTHING_ARRIVED = re.compile(r"^(Dequeue|Poll|Pop|Take|Receive|Consume|Listen)\w
 # attempt is a `pop()` (a cache drained before it is refilled), a bug elsewhere
 EMPTY_CONTAINER_ERRORS = frozenset({"IndexError", "KeyError"})
 TAKE_METHODS = frozenset({"pop", "popleft", "popitem"})
+# ... and a project's own taking method named by its first word (`tasks.pop_task()`); not "take",
+# which also names acts (`take_payment`, `take_snapshot`)
+TAKE_VERBS = frozenset({"pop", "dequeue"})
 
 # what asks a person for a value: a loop or recursion around one asks again, it retries nothing
 PROMPT_CALLS = frozenset({"input", "raw_input", "getpass", "prompt"})
@@ -166,6 +169,9 @@ LOCAL_FILE_OPERATIONS = frozenset(
 # errors only this machine's files raise when another local process holds one: a file created
 # with O_EXCL that exists (a lock file), a non-blocking lock that is taken
 LOCAL_CONTENTION_ERRORS = frozenset({"FileExistsError", "BlockingIOError"})
+# ... and the error number that says so of a local address still bound (not EEXIST, which a
+# remote file system's client raises too)
+LOCAL_CONTENTION_ERRNOS = frozenset({"EADDRINUSE"})
 
 # Exceptions that say the attempt lost a race to another writer (an optimistic-concurrency
 # conflict, a serialization failure, a deadlock victim): each one means another transaction
@@ -217,7 +223,14 @@ RECOVERY = re.compile(
 SHARED_CLIENT = re.compile(r"client|conn|session|socket|channel|token|credential|auth", re.I)
 CREDENTIAL_STATE = re.compile(r"token|credential|auth|bearer|jwt|cookie|session", re.I)
 CREDENTIAL_RENEWAL = re.compile(
-    r"refresh|renew|re_?auth|re_?login|login|log_in|sign_?in|authenticate|(get|fetch|new|acquire|obtain|request)_?\w*token",
+    r"refresh|renew|re_?auth|re_?login|login|log_in|sign_?in|authenticate|(get|fetch|new|acquire|obtain|request)_?\w*token"
+    r"|^_*(update|reset)_(auth|tokens?|credentials?|cookies?)(_(params|headers?|data))?$",
+    re.I,
+)
+# a flag that tells a call to build the credentials anew (`prepare(params, reauth=True)`), whole:
+# not `refresh=True` (a cache's), nor `skip_refresh`
+CREDENTIAL_RENEWAL_FLAG = re.compile(
+    r"^(force_)?(re_?auth(enticate)?|re_?login)$|^(force_)?refresh_(token|credentials|auth)s?$|^renew_(token|credentials)$",
     re.I,
 )
 # what bounds one attempt in time rather than waiting between attempts

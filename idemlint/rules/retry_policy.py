@@ -40,7 +40,7 @@ class RetryNonRetryable(PolicyRule):
         "does not mean to retry: `except Exception: return`); and status lists that retry HTTP "
         "400, 401, 403, 404, 405, 410 or 422 (`status_forcelist`, `retry_if_result`, `if resp.status_code in (...)` in "
         "a retry loop; not a branch that waits for the header saying when to come back, `X-RateLimit-Reset` or "
-        "`Retry-After`: GitHub's 403 is a throttle), and a loop that sends a write and leaves only on a success (`if "
+        "`Retry-After`: GitHub's 403 is a throttle; nor a 401 or 407 after the branch renews the credentials, by a call named for it, `refresh_token()`, or told to by a flag, `prepare(params, reauth=True)`), and a loop that sends a write and leaves only on a success (`if "
         "r.status_code == 200: break`, then round again after a 400 or a 401 too), and a loop or recursive retry "
         "whose handler catches the status error (`httpx.HTTPStatusError`, `requests.HTTPError`, by name or through a "
         "tuple once; not a base: `requests.RequestException`) raised by `raise_for_status()` in its `try` (`urlopen()` "
@@ -216,8 +216,8 @@ class RetryWithoutJitter(PolicyRule):
         "a lost race (measured apart: `medium` until judged). Polling, consumer loops and per-item pacing are not retry "
         "contexts and are not reported; so is a retry decorator on a function that only reads and raises while a value "
         'it read says "not yet" (`if order["status"] != "issued": raise ...`): a poll (IDM203 does not judge it '
-        "either). Nor is a wait in a handler whose `try` only takes a local file or lock (`fcntl.lockf(...)`, "
-        "`open(path)`), or that catches only `FileExistsError` or `BlockingIOError` (a lock file held): no herd; nor in a handler catching only another writer's conflict (`IntegrityError`, "
+        "either), nor a probe that waits against a deadline (every request a GET whose answer is thrown away, `with urlopen(url): return`, in `while time.monotonic() < deadline:` or followed by `raise TimeoutError`), nor a loop that goes round after a success too (`await flush(); continue`: a schedule). Nor is a wait in a handler whose `try` only takes a local file or lock (`fcntl.lockf(...)`, "
+        "`open(path)`), or that catches only `FileExistsError` or `BlockingIOError` (a lock file held), or leaves unless the error says a local address is taken (`if err.errno != errno.EADDRINUSE: raise`), and sends no request in the same round: no herd; nor in a handler catching only another writer's conflict (`IntegrityError`, "
         "`X.DoesNotExist`, a lost race). Not reported in a program a person runs (a script, a management command, a "
         "file with a `__main__` block or a loop at module level): one client someone watches, with no herd or fleet "
         "behind it. An example module, which users copy into their services, is judged."
@@ -377,7 +377,7 @@ class UnboundedRetry(PolicyRule):
         "committed, so the retries end. A poll is not a retry context and is not reported: a loop or a retry decorator "
         'that goes round on a successful "not yet" (`while True: job = client.get_job(id); if job["status"] in DONE: break; '
         "sleep(2)`) re-reads an answer and repeats no work (the catalogue: polling loops are not retry contexts; on "
-        "repositories never run before, 22 of 23 unbounded polls judged were not bugs). A loop read as a poll that "
+        "repositories never run before, 22 of 23 unbounded polls judged were not bugs), nor is a loop that goes round after its work succeeded too (a periodic task: `await flush(); continue`). A loop read as a poll that "
         "also re-sends work (a batch sent again until every item is delivered) is missed with it. Not reported in a "
         "program a person runs (a script, a management command, a file with a `__main__` block or a loop at module "
         "level): one client someone watches, with no herd or fleet behind it. An example module is judged. "

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 from idemlint.analysis.db.chains import admitted_values, chain_calls, full_chain, kwarg_predicates
 from idemlint.analysis.db.records import FIXED_VALUE_KINDS, OWN_KEYS, VERSION_COLUMNS
-from idemlint.analysis.db.side_effects import absolute_value, answers_after, effect_after
+from idemlint.analysis.db.repeat_safe import absolute_value
+from idemlint.analysis.db.side_effects import answers_after, effect_after
 from idemlint.analysis.flow import reached_from, runs_before
 from idemlint.analysis.model import iter_nodes, local_callee, positional_parameters, string_value
 from idemlint.analysis.unique_keys import kept_unique

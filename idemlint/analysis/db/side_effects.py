@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS, SESSION, DbWrite
+from idemlint.analysis.db.repeat_safe import repeat_safe
 from idemlint.analysis.db.scopes import persisting_helper_argument, source_order, statements_after
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, called_name, local_callee, string_value
 from idemlint.knowledge.locks import SESSION_HOUSEKEEPING
 from idemlint.knowledge.orms import SESSION_READS, SESSION_WORK
-from idemlint.knowledge.repeats import CREATE_IF_ABSENT_METHODS, REMOVAL, names_an_action
+from idemlint.knowledge.repeats import names_an_action
 from idemlint.knowledge.roles import SERIALISER, VIEW_RESPONSE
 
 if TYPE_CHECKING:
@@ -174,7 +175,7 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite], depth
         and any(model.is_inside(node, v) for w in writes for v in w.values.values())
         or persisting_helper_argument(node) in {w.instance for w in writes if w.instance}
         or _local_container(model, node)
-        or _repeat_safe(model, node, called)
+        or repeat_safe(model, node, called)
         or method in SESSION_READS
         and _a_database_session(model, node, receiver)  # `db.query(Profile)`: SQLAlchemy's read
         or depth < 2
@@ -288,50 +289,6 @@ def _reads_what_is_written(model: ModuleModel, node: cst.Call, called: str, writ
     if not _READ_NAME.match(called) or names_an_action(called):
         return False  # `create_list`, `send_and_get_receipt`: an action, whatever it also reads
     return any(node in origin_nodes(model, value) for w in writes for value in w.values.values())
-
-
-def _repeat_safe(model: ModuleModel, node: cst.Call, called: str) -> bool:
-    """A call whose second run leaves what the first left (idemlint.knowledge.repeats): a
-    create-if-absent, a removal, or a queryset `update()` to absolute values (not
-    `F("credits") - 1`, not `n=x.n + 1`)."""
-    if called in CREATE_IF_ABSENT_METHODS or REMOVAL.match(called):
-        return True
-    if called != "update" or type(node.func) is not cst.Attribute or not node.args:
-        return False
-    if type(node.func.value) is not cst.Call and not _bound_to_a_queryset(model, node.func.value):
-        return False  # `data.update(...)`: a queryset is `....filter(...).update(...)` or a name bound to one
-    return all(arg.keyword is not None and absolute_value(model, arg.value) for arg in node.args)
-
-
-def _bound_to_a_queryset(model: ModuleModel, receiver: cst.BaseExpression) -> bool:
-    """`qs = Column.objects.filter(org=o).order_by("id")`, then `qs.update(...)`: every binding
-    of the name is a queryset chain."""
-    if type(receiver) is not cst.Name:
-        return False
-    bindings = model.bindings_of(model.scope_of(receiver), receiver.value)
-    return bool(bindings) and all(
-        type(b.value) is cst.Call and type(b.value.func) is cst.Attribute and b.value.func.attr.value in DJANGO_CHAIN
-        for b in bindings
-    )
-
-
-def absolute_value(model: ModuleModel, value: cst.BaseExpression) -> bool:
-    """A value that is the same on every run: a literal, `True`/`None`, a constant
-    (`Status.SUSPENDED`, `MAX`), or the clock (`timezone.now()`); not a name that may hold
-    what was read (`new_balance`), not arithmetic."""
-    if string_value(value) is not None or isinstance(value, (cst.Integer, cst.Float)):
-        return True
-    if isinstance(value, cst.Name):
-        if value.value in ("True", "False", "None") or value.value.isupper():
-            return True
-        held = model.sole_value(value)  # `now = timezone.now()`, assigned once
-        return isinstance(held, cst.Call) and not held.args and absolute_value(model, held)
-    if isinstance(value, cst.Attribute):
-        last = value.attr.value
-        return last.isupper() or bool(model.dotted(value)) and last[:1].isupper()
-    if isinstance(value, cst.Call) and not value.args:
-        return (model.call_name(value) or "").rsplit(".", 1)[-1] in ("now", "utcnow", "today")
-    return False
 
 
 # what changes the container it is called on

@@ -12,7 +12,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.model import iter_nodes, local_callee
 from idemlint.analysis.policy.no_wait import dropped_state
 from idemlint.analysis.timeouts import LOGGING_CALL
-from idemlint.knowledge.retries import CREDENTIAL_RENEWAL, CREDENTIAL_STATE
+from idemlint.knowledge.retries import CREDENTIAL_RENEWAL, CREDENTIAL_RENEWAL_FLAG, CREDENTIAL_STATE
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -29,7 +29,7 @@ def renews_credentials(model: ModuleModel, branch: cst.If, loop: cst.CSTNode) ->
     for node in iter_nodes(branch.body):
         if isinstance(node, cst.Call) and not any(model.is_inside(node, log) for log in logged):
             name = model.call_name(node) or model.dotted(node.func) or ""
-            if CREDENTIAL_RENEWAL.search(name.rsplit(".", 1)[-1]):
+            if CREDENTIAL_RENEWAL.search(name.rsplit(".", 1)[-1]) or _asks_for_renewal(node):
                 return True  # not `log.warning(..., mask_token(token))`
         for name, _attribute in dropped_state(model, node):
             if CREDENTIAL_STATE.search(name) and _read_again(model, name, loop, branch):
@@ -52,3 +52,15 @@ def _read_again(model: ModuleModel, name: str, loop: cst.CSTNode, branch: cst.CS
         ):
             return True
     return False
+
+
+def _asks_for_renewal(call: cst.Call) -> bool:
+    """`self._prepare(params, auth, reauth=True)`, `client.token(force_refresh=True)`: a call told
+    by a flag to renew the credentials it hands out."""
+    return any(
+        arg.keyword is not None
+        and CREDENTIAL_RENEWAL_FLAG.match(arg.keyword.value)
+        and isinstance(arg.value, cst.Name)
+        and arg.value.value == "True"
+        for arg in call.args
+    )

@@ -12,7 +12,6 @@ from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
 from idemlint.analysis.policy.common import (
     expr_nodes,
-    handler_around,
     handler_catches_all,
     is_status_test,
     status_error_caught,
@@ -22,6 +21,7 @@ from idemlint.analysis.policy.common import (
 from idemlint.analysis.policy.credentials import renews_credentials
 from idemlint.analysis.policy.delays import SettingCall, deterministic_delay, fixed_on_every_way, no_setting
 from idemlint.analysis.policy.fixes import jitter_sleep
+from idemlint.analysis.policy.local_waits import retries_a_local_resource
 from idemlint.analysis.policy.lost_races import waits_for_another_writer
 from idemlint.analysis.policy.no_wait import immediate_retry, sleeps_inside
 from idemlint.analysis.policy.outer_bounds import (
@@ -39,15 +39,12 @@ from idemlint.analysis.policy.sorting import (
 from idemlint.analysis.policy.success_only import retries_every_failure
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
 from idemlint.analysis.retry.exits import leaves_or_raises, tests_leaving_every_loop
-from idemlint.analysis.syntax import caught_classes
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.http import AUTH_STATUSES, NETWORK_ERRORS, THROTTLE_HEADER, THROTTLE_STATUS
 from idemlint.knowledge.retries import (
     CONNECT_CALL,
     LINK_CLASS,
     LINK_RECEIVER,
-    LOCAL_CONTENTION_ERRORS,
-    LOCAL_FILE_OPERATIONS,
     SUBSCRIBE_CALL,
     is_attempt_counter,
 )
@@ -106,7 +103,7 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
         elif isinstance(node, cst.Call) and model.call_name(node) in SLEEPS and node.args:
             if (
                 deterministic_delay(model, node.args[0].value, setting)
-                and not _retries_a_local_file(model, node, loop)
+                and not retries_a_local_resource(model, node, loop)
                 and not waits_for_another_writer(model, node, loop)
             ):
                 fix = jitter_sleep(model, node.args[0].value) if fixed_on_every_way(model, node.args[0].value) else None
@@ -162,39 +159,6 @@ def _waits_out_a_throttle(branch: cst.If) -> bool:
             if any(THROTTLE_HEADER.match(string_value(key) or "") for key in keys):
                 return True
     return False
-
-
-def _retries_a_local_file(model: ModuleModel, sleep: cst.Call, loop: cst.For | cst.While) -> bool:
-    """The wait is in a handler whose `try` attempts only this machine's file operations
-    (`fcntl.lockf(fd, LOCK_NB)`, `os.link(...)`, `FileStorage(io.open(path))`), or that catches
-    only what a file another local process holds raises (`except FileExistsError:` round a
-    helper creating a lock file): no herd of clients comes back to a shared service at once."""
-    handler = handler_around(model, sleep)
-    attempt = model.parents.get(handler) if handler is not None and model.is_inside(handler, loop) else None
-    if not isinstance(attempt, cst.Try):
-        return False
-    assert handler is not None
-    caught = caught_classes(handler.type)
-    if caught and all((model.dotted(e) or "").rsplit(".", 1)[-1] in LOCAL_CONTENTION_ERRORS for e in caught):
-        return True  # `except FileExistsError:` round a lock file's create: another local process holds it
-    calls = [  # a helper that sleeps may also send: only a wait or a log line is no attempt
-        n
-        for n in iter_nodes(attempt.body)
-        if isinstance(n, cst.Call)
-        and model.call_name(n) not in SLEEPS
-        and not LOGGING_CALL.match(model.dotted(n.func) or "")
-    ]
-    local = [c for c in calls if model.call_name(c) in LOCAL_FILE_OPERATIONS]
-    return bool(local) and all(c in local or _reads_a_local_result(model, c, local) for c in calls)
-
-
-def _reads_a_local_result(model: ModuleModel, call: cst.Call, local: list[cst.Call]) -> bool:
-    """`open(path).read()`, `FileStorage(io.open(path))`: a method of what a local call gave, or
-    a class built on it; not `requests.post(data=open(path))`, which sends it."""
-    if isinstance(call.func, cst.Attribute) and any(call.func.value is c for c in local):
-        return True
-    last = (model.call_name(call) or "").rsplit(".", 1)[-1]
-    return last[:1].isupper() and any(model.is_inside(c, call) for c in local)
 
 
 def _opens_a_link(model: ModuleModel, call: cst.Call) -> bool:

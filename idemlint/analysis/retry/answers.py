@@ -189,3 +189,28 @@ def names_a_state(model: ModuleModel, test: cst.BaseExpression, *states: re.Patt
         )
         if text
     )
+
+
+def goes_round_after_success(model: ModuleModel, try_node: cst.Try | cst.TryStar, loop: cst.For | cst.While) -> bool:
+    """A `continue` of this loop in the try's body that nothing the attempt gave decides (`await
+    checkpoint(); continue`, or under `if self.connected:`): the loop goes round after the work
+    succeeded, so it repeats on a schedule, and what its handler's `continue` waits for is the
+    next round, not a retry. A test of a name the `try` binds or of a call (`if reply is None:`,
+    `if r.get("error"):`) may be the attempt's failure: it sends a retry round."""
+    own = set(loop_nodes(model, loop))
+    made = model.bound_inside(try_node)
+    for node in model.iter_nodes(try_node.body):
+        if not isinstance(node, cst.Continue) or node not in own:
+            continue
+        ancestors = list(model.ancestors(node, until=try_node))
+        if any(isinstance(a, (cst.ExceptHandler, cst.ExceptStarHandler)) for a in ancestors):
+            continue  # an inner handler's: a failure goes round
+        tests = [a.test for a in ancestors if isinstance(a, cst.If)]
+        if not any(
+            says_failure(model, test)
+            or model.names_read(test) & made
+            or any(isinstance(n, cst.Call) for n in (test, *model.iter_nodes(test)))
+            for test in tests
+        ):
+            return True
+    return False

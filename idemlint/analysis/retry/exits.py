@@ -15,12 +15,14 @@ from idemlint.analysis.model import ModuleModel, local_callee, method_of, string
 from idemlint.analysis.retry.reach import catches_what_its_try_cannot_raise
 from idemlint.analysis.syntax import caught_classes
 from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
+from idemlint.knowledge.repeats import words_of
 from idemlint.knowledge.retries import (
     EMPTY_CONTAINER_ERRORS,
     NEVER_RETURNS_ATTRIBUTES,
     NEVER_RETURNS_NAMES,
     NOT_READY_ERRORS,
     TAKE_METHODS,
+    TAKE_VERBS,
 )
 
 if TYPE_CHECKING:
@@ -304,14 +306,20 @@ def means_not_ready(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptS
     if all(name in NOT_READY_ERRORS for name in names):
         return True
     attempt = model.parents.get(handler)
-    return (
-        all(name in EMPTY_CONTAINER_ERRORS for name in names)
-        and isinstance(attempt, (cst.Try, cst.TryStar))
-        and any(
-            isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in TAKE_METHODS
-            for n in model.iter_nodes(attempt.body)
-        )
+    if not all(name in EMPTY_CONTAINER_ERRORS for name in names) or not isinstance(attempt, (cst.Try, cst.TryStar)):
+        return False
+    calls = [n for n in model.iter_nodes(attempt.body) if isinstance(n, cst.Call)]
+    return any(isinstance(n.func, cst.Attribute) and n.func.attr.value in TAKE_METHODS for n in calls) or (
+        len(calls) == 1 and _takes_alone(model, calls[0])
     )
+
+
+def _takes_alone(model: ModuleModel, call: cst.Call) -> bool:
+    """`job = tasks.pop_task()`, the attempt's only call: the project's own method named for
+    taking an item out (`pop_`, `dequeue_`), its answer not looked into (a `KeyError` from
+    `reply["job"]` is the reply's, not an empty store's)."""
+    words = words_of(call.func.attr.value) if isinstance(call.func, cst.Attribute) else []
+    return bool(words) and words[0] in TAKE_VERBS and not isinstance(model.parents.get(call), cst.Subscript)
 
 
 # the answer that says "accepted, not done yet": 202, as a number or a constant's name

@@ -18,6 +18,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.http_methods import http_get
 from idemlint.analysis.model import ModuleModel, called_name, string_value
 from idemlint.analysis.retry.answers import (
+    goes_round_after_success,
     goes_round_on_a_failed_answer,
     names_a_state,
     only_waits,
@@ -310,6 +311,8 @@ def _catches_and_reattempts(model: ModuleModel, loop: cst.For | cst.While, count
             continue
         if _works_on_next_item(model, loop, try_node) or _tries_next_candidate(model, loop, try_node):
             continue
+        if goes_round_after_success(model, try_node, loop):
+            continue  # a periodic loop: a success waits for the next round too
         # Success must leave for sure; a conditional exit is a per-item or polling loop
         # (result-checking retries are recognised by their counter and sleep instead).
         success = [try_node.body]  # IndentedBlock; an `else:` holds one too

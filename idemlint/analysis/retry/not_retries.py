@@ -4,10 +4,12 @@ function looping until stopped), and a readiness check that asks only whether a 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.http_methods import http_get
 from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.retry.exits import loop_nodes
 from idemlint.analysis.timeouts import LOGGING_CALL
@@ -102,6 +104,8 @@ def checks_readiness(model: ModuleModel, loop: cst.For | cst.While) -> bool:
     there means "not up yet" (or a failed probe), and the loop samples health, a poll, whatever
     exceptions say so."""
     calls = [n for n in loop_nodes(model, loop) if isinstance(n, cst.Call)]
+    if _only_probes(model, calls) and _until_a_deadline(model, loop):
+        return True
     asks = [
         c
         for c in calls
@@ -126,3 +130,62 @@ def checks_readiness(model: ModuleModel, loop: cst.For | cst.While) -> bool:
 
 # what a readiness check's answer is read with, around the request itself
 _READINESS_HELPERS = frozenset({"raise_for_status", "result", "json", "sleep", "get", "len", "str"})
+
+
+def _only_probes(model: ModuleModel, calls: list[cst.Call]) -> bool:
+    """Every request in the loop is a GET whose answer is thrown away (`with urlopen(url):
+    return`, `session.get(url).raise_for_status()`), beside waits, clocks and log lines: the
+    loop learns only that the server answered, a readiness probe, whatever it is named."""
+    gets = [c for c in calls if http_get(model, c)]
+    if not gets or not all(_discarded(model, c) for c in gets):
+        return False
+    return all(
+        any(c is g or model.is_inside(c, g) for g in gets)
+        or model.call_name(c) in SLEEPS
+        or model.call_name(c) in _CLOCKS
+        or LOGGING_CALL.match(model.dotted(c.func) or "")
+        or _checks_the_answer(model, c, gets)
+        for c in calls
+    )
+
+
+_CLOCKS = frozenset({"time.time", "time.monotonic", "time.perf_counter", "loop.time"})
+
+
+def _until_a_deadline(model: ModuleModel, loop: cst.For | cst.While) -> bool:
+    """The loop waits against the clock (`while time.monotonic() < deadline:`), or the code
+    after it gives up in time (`raise TimeoutError(url)`): a wait for something to come up, not
+    a few attempts at an act (`for _ in range(5): requests.get(send_url)`)."""
+    if isinstance(loop, cst.While) and any(
+        isinstance(n, cst.Call) and model.call_name(n) in _CLOCKS for n in model.iter_nodes(loop.test)
+    ):
+        return True
+    block = model.parents.get(loop)
+    after = list(block.body)[list(block.body).index(loop) + 1 :] if isinstance(block, cst.IndentedBlock) else []
+    first = after[0] if after else None
+    raised = first.body[0] if isinstance(first, cst.SimpleStatementLine) and first.body else None
+    if not isinstance(raised, cst.Raise) or raised.exc is None:
+        return False
+    made = raised.exc.func if isinstance(raised.exc, cst.Call) else raised.exc
+    return bool(_TIMEOUT_ERROR.search((model.dotted(made) or "").rsplit(".", 1)[-1]))
+
+
+_TIMEOUT_ERROR = re.compile(r"Timeout|TimedOut|NotReady", re.I)
+
+
+def _checks_the_answer(model: ModuleModel, call: cst.Call, gets: list[cst.Call]) -> bool:
+    """`session.get(url).raise_for_status()`: the answer's own check, on a GET of the loop."""
+    func = call.func
+    return isinstance(func, cst.Attribute) and func.attr.value == "raise_for_status" and func.value in gets
+
+
+def _discarded(model: ModuleModel, call: cst.Call) -> bool:
+    """The answer is not kept: the call is a statement of its own, a `with` item without `as`,
+    or checked in place by `.raise_for_status()` as a statement."""
+    parent = model.parents.get(call)
+    if isinstance(parent, cst.Await):
+        parent = model.parents.get(parent)
+    if isinstance(parent, cst.Attribute) and parent.attr.value == "raise_for_status":
+        checked = model.parents.get(parent)
+        parent = model.parents.get(checked) if checked is not None else None
+    return isinstance(parent, cst.Expr) or isinstance(parent, cst.WithItem) and parent.asname is None

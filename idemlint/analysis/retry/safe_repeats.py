@@ -16,6 +16,7 @@ from idemlint.analysis.retry.exits import (
     guarded_continue,
     loop_nodes,
 )
+from idemlint.analysis.syntax import excluded_values
 from idemlint.knowledge.http import RATE_LIMIT_WORDS, REFUSED_STATUSES
 
 if TYPE_CHECKING:
@@ -129,13 +130,5 @@ def _unless_refused(test: cst.BaseExpression) -> bool:
     """`status != 429`, alone or as one side of an `or`: true on every answer but a refusal."""
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
         return _unless_refused(test.left) or _unless_refused(test.right)
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return False
-    target = test.comparisons[0]
-    if isinstance(target.operator, cst.NotEqual):
-        codes = [target.comparator]
-    elif isinstance(target.operator, cst.NotIn) and isinstance(target.comparator, (cst.Tuple, cst.List, cst.Set)):
-        codes = [element.value for element in target.comparator.elements]
-    else:
-        return False
-    return all(isinstance(code, cst.Integer) and code.value in REFUSED_STATUSES for code in codes)
+    codes = excluded_values(test)
+    return bool(codes) and all(isinstance(code, cst.Integer) and code.value in REFUSED_STATUSES for code in codes)
