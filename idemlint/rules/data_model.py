@@ -77,7 +77,7 @@ class ReadDecideWrite(Rule):
         "after making it (`m = Message(subject=...); m.save(); m.send()`), unless something retries the write. It also "
         "flags a lost update, where no test decides but two overlapping runs both add to the same old value: a column "
         "of an instance the function loaded itself without a lock, or of a related row it reaches through a record's "
-        "relation to a model of the project (`product = line.product`, where the record was not loaded under a lock "
+        "relation to a model of the project (`product = line.product`, or the chain itself: `instance.user.profile.uploads += 1`, the model's name matched whatever its case and underscores, `userprofile` or `user_profile` for `UserProfile`; where the record was not loaded under a lock "
         "and, passed in, not under one every caller takes), written as a sum with its own old value (`coupon.used += "
         "1`, `wallet.balance = Decimal(wallet.balance) - amount`, through a name bound once to it), then stored by "
         "`save()` (not one whose `update_fields` leaves it out) or a commit; not an attribute the model declared in "

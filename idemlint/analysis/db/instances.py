@@ -212,13 +212,24 @@ def _drawn_from_a_lock(model: ModuleModel, loop: cst.CSTNode) -> bool:
     return any(isinstance(node, cst.Call) and locks(chain_calls(node)) for node in origin_nodes(model, loop.iter))
 
 
+def _related_counter(model: ModuleModel, target: cst.Attribute, statement: cst.CSTNode) -> str | None:
+    """`instance.user.profile` in `instance.user.profile.uploads += 1`: a related row reached
+    through a record's relations, its column moved from the value the ORM loaded on access
+    (the lost-update reading judges it; not `self.profile...`, which the object holds)."""
+    chain = target.value
+    if type(statement) is not cst.AugAssign or type(chain) is not cst.Attribute:
+        return None
+    dotted = model.dotted(chain)
+    return dotted if dotted and not dotted.startswith("self.") else None
+
+
 def attribute_writes(model: ModuleModel, reads: list[DbRead], writes: list[DbWrite]) -> list[DbWrite]:
     """`order.status = "paid"` followed by `order.save()` or `session.commit()`."""
     found: list[DbWrite] = []
     loaded = {(model.scope_of(r.call), r.instance): r for r in reads if r.instance}
     setters = {(model.scope_of(w.node), w.instance) for w in writes if w.kind == "setter"}
     for target, value, statement in model.attribute_assigns:
-        instance = record_name(target.value)
+        instance = record_name(target.value) or _related_counter(model, target, statement)
         if instance is None:
             continue
         scope = model.scope_of(target)

@@ -81,18 +81,28 @@ def _written_value(write: DbWrite, columns: tuple[str, ...]) -> cst.BaseExpressi
 
 def _related_load(model: ModuleModel, db: DbAnalysis, write: DbWrite, scope: cst.CSTNode) -> DbRead | None:
     """A related row the function reaches through another record's relation, loaded then by the
-    ORM without a lock: a name bound once to `owner.attr` where `attr` names a model of the
-    project (`product = instance.product`, `Product` a model). Not one the object holds
+    ORM without a lock: a name bound once to `owner.attr` (or `owner.a.attr`) where `attr` names
+    a model of the project (`product = instance.product`, `Product` a model), or the chain
+    written in place (`instance.user.profile.uploads += 1`). Not one the object holds
     (`self.product`), nor one whose owner the function loaded under a lock (its joined rows may
     be locked with it). Its origin is the owner's: a parameter's callers may hold the lock."""
     instance = write.instance or ""
     if instance.startswith("self.") or instance == "self":
         return None
     bound = model.bindings_of(scope, instance)
-    value = bound[0].value if len(bound) == 1 else None
-    if type(value) is not cst.Attribute or type(value.value) is not cst.Name or value.value.value == "self":
-        return None
-    owner, attribute = value.value.value, value.attr.value
+    if len(bound) == 1:
+        held = bound[0].value
+        if not isinstance(held, cst.Attribute):
+            return None
+        value, owner = held, (model.dotted(held) or "").split(".", 1)[0]
+        if not owner or owner == "self":
+            return None
+    else:
+        reached = _reached_in_place(model, write, instance, scope)
+        if reached is None:
+            return None
+        value, owner = reached, instance.split(".", 1)[0]
+    attribute = value.attr.value
     if not _names_a_model(model, db, attribute):
         return None
     if any(r.instance == owner and r.locked and model.scope_of(r.call) is scope for r in db.reads):
@@ -103,19 +113,42 @@ def _related_load(model: ModuleModel, db: DbAnalysis, write: DbWrite, scope: cst
     )
 
 
+def _reached_in_place(model: ModuleModel, write: DbWrite, instance: str, scope: cst.CSTNode) -> cst.Attribute | None:
+    """`instance.user.profile` in `instance.user.profile.uploads += 1`: a related row written
+    through the chain that reaches it, with no name bound to it. Its load is the chain's first
+    use in the function. Not a chain the function assigns itself (`order.customer = locked`,
+    `order.invoice = Invoice.objects.create(...)`), nor a write in a loop (the run's own tally
+    over its work: where the row was first loaded is not known)."""
+    if "." not in instance or any(
+        isinstance(a, (cst.For, cst.While)) for a in model.ancestors(write.node, until=scope)
+    ):
+        return None
+    from idemlint.analysis.db.scopes import source_order
+
+    uses = [node for node in model.iter_nodes(scope) if type(node) is cst.Attribute and model.dotted(node) == instance]
+
+    assigned = {model.dotted(t) for t, _value, _statement in model.attribute_assigns if model.scope_of(t) is scope}
+    if any(prefix and (instance + ".").startswith(prefix + ".") for prefix in assigned):
+        return None  # `order.customer = Customer.objects.select_for_update().get(...)`: not a lazy load
+    order = source_order(model, scope)
+    return min(uses, key=lambda node: order.get(node, 0)) if uses else None
+
+
 def _names_a_model(model: ModuleModel, db: DbAnalysis, attribute: str) -> bool:
     """`product_variant` names `ProductVariant`, a class of the module or the project built on a model base."""
-    wanted = "".join(part.capitalize() for part in attribute.split("_"))
+    wanted = attribute.replace("_", "").lower()  # `userprofile` names `UserProfile` too
 
     def is_model(bases: Iterable[str]) -> bool:
         return any(is_row_base(b) for b in bases)
 
     for owner in model.classes:
-        if owner.name.value == wanted:
+        if owner.name.value.lower() == wanted:
             return is_model(model.dotted(b.value) or "" for b in owner.bases)
     project = getattr(db, "project", None)
     classes = project.classes if project is not None else {}
-    return any(name.rsplit(".", 1)[-1] == wanted and is_model(bases) for name, (bases, _methods) in classes.items())
+    return any(
+        name.rsplit(".", 1)[-1].lower() == wanted and is_model(bases) for name, (bases, _methods) in classes.items()
+    )
 
 
 def _persisted(model: ModuleModel, write: DbWrite, column: str, scope: cst.CSTNode) -> bool:
@@ -140,7 +173,7 @@ def _not_a_field(model: ModuleModel, table: str | None, column: str) -> bool:
     """The module defines the model (`class Coupon(models.Model)`, on a model base alone) and
     it declares no such field: an attribute kept in memory, not a column."""
     for owner in model.classes:
-        if table is None or owner.name.value.lower() != table:
+        if table is None or owner.name.value.lower() != table.replace("_", ""):
             continue
         if not owner.bases or not all(is_row_base(model.dotted(b.value) or "") for b in owner.bases):
             return False  # fields may come from a base declared elsewhere

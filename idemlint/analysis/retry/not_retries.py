@@ -13,6 +13,7 @@ from idemlint.analysis.http_methods import http_get
 from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.retry.exits import loop_nodes
 from idemlint.analysis.timeouts import LOGGING_CALL
+from idemlint.knowledge.keys import CLOCK_CALLS
 from idemlint.knowledge.retries import (
     READINESS_CALL,
     READINESS_PATH,
@@ -142,14 +143,11 @@ def _only_probes(model: ModuleModel, calls: list[cst.Call]) -> bool:
     return all(
         any(c is g or model.is_inside(c, g) for g in gets)
         or model.call_name(c) in SLEEPS
-        or model.call_name(c) in _CLOCKS
+        or model.call_name(c) in CLOCK_CALLS
         or LOGGING_CALL.match(model.dotted(c.func) or "")
         or _checks_the_answer(model, c, gets)
         for c in calls
     )
-
-
-_CLOCKS = frozenset({"time.time", "time.monotonic", "time.perf_counter", "loop.time"})
 
 
 def _until_a_deadline(model: ModuleModel, loop: cst.For | cst.While) -> bool:
@@ -157,7 +155,7 @@ def _until_a_deadline(model: ModuleModel, loop: cst.For | cst.While) -> bool:
     after it gives up in time (`raise TimeoutError(url)`): a wait for something to come up, not
     a few attempts at an act (`for _ in range(5): requests.get(send_url)`)."""
     if isinstance(loop, cst.While) and any(
-        isinstance(n, cst.Call) and model.call_name(n) in _CLOCKS for n in model.iter_nodes(loop.test)
+        isinstance(n, cst.Call) and model.call_name(n) in CLOCK_CALLS for n in model.iter_nodes(loop.test)
     ):
         return True
     block = model.parents.get(loop)
