@@ -23,7 +23,6 @@ from idemlint.analysis.db.chains import (
     locks,
     model_name,
     python_value_kind,
-    sa_predicates,
     values_sets,
 )
 from idemlint.analysis.db.instances import attribute_writes, record_reads, related_reads
@@ -239,13 +238,10 @@ class DbAnalysis:
                 return True  # not the end of the chain: the outermost call is classified
             table = model_name(model, root.args[0].value) if root.args else None
             sets: dict[str, tuple[str, str]] = {}
-            where: list[Predicate] = []
             for link in chain:
-                attr = link.func.attr.value if isinstance(link.func, cst.Attribute) else ""
-                if attr == "values":
+                if isinstance(link.func, cst.Attribute) and link.func.attr.value == "values":
                     sets.update(values_sets(model, link))
-                elif attr in ("where", "filter"):
-                    where.extend(sa_predicates(model, link))
+            where = sa_filters(model, chain)
             executed = executor_of(model, call)
             node = executed or call
             count_read = result_used(model, executed) if executed is not None else False

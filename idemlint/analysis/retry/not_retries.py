@@ -159,7 +159,8 @@ def _until_a_deadline(model: ModuleModel, loop: cst.For | cst.While) -> bool:
     ):
         return True
     block = model.parents.get(loop)
-    after = list(block.body)[list(block.body).index(loop) + 1 :] if isinstance(block, cst.IndentedBlock) else []
+    statements = list(block.body) if isinstance(block, cst.IndentedBlock) else [loop]
+    after = statements[statements.index(loop) + 1 :]
     first = after[0] if after else None
     raised = first.body[0] if isinstance(first, cst.SimpleStatementLine) and first.body else None
     if not isinstance(raised, cst.Raise) or raised.exc is None:
