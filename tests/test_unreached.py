@@ -141,3 +141,42 @@ class Detail(View):
     uses = "Base\nChild\nView\nDetail\n"
     assert unreached(("shop.a", source), ("shop.b", uses)) == set()
     assert unreached(("shop.a", source.replace("def step", "def _step")), ("shop.b", uses)) == {"shop.a.Child._step"}
+
+
+def test_a_module_the_program_looks_names_up_in_has_no_unreached_definition() -> None:
+    actions = "def pay_fee(request, foia):\n    pass\n\nclass Refund:\n    def run(self):\n        pass\n"
+    other = "def orphan():\n    pass\n"
+    view = (
+        "from foia.views import detail_actions\n\n"
+        "def post(request, foia):\n"
+        '    action = getattr(detail_actions, request.POST.get("action", ""), None)\n'
+        "    return action(request, foia)\n"
+    )
+    assert unreached(("foia.views.detail_actions", actions), ("foia.other", other), ("foia.views.detail", view)) == {
+        "foia.other.orphan",
+        "foia.views.detail.post",
+    }
+    # an alias, a relative import read from the file's own module, a list in parentheses with a
+    # comment, a name built from a literal
+    aliased = view.replace("import detail_actions", "import detail_actions as acts").replace("(detail_actions", "(acts")
+    relative = view.replace("from foia.views import", "from . import")
+    listed = view.replace("import detail_actions", "import (\n    detail_actions,  # the buttons\n    other,\n)")
+    built = view.replace('request.POST.get("action", "")', 'f"{kind}_fee"')
+    for source in (aliased, relative, listed, built):
+        assert unreached(("foia.views.detail_actions", actions), ("foia.views.detail", source)) == {
+            "foia.views.detail.post"
+        }
+    package = (unreached_facts(relative.encode(), "foia.views", True, is_package=True),)
+    defined = unreached_facts(actions.encode(), "foia.views.detail_actions", True)
+    assert join_unreached([*package, defined])[0] == {"foia.views.post"}  # `from . import` in `foia/views/__init__.py`
+    # a name spelt in the source names that one only; a library module of the same short name, or
+    # a local variable, is not the project's module
+    spelt = view.replace('request.POST.get("action", "")', '"pay_fee"')
+    library = view.replace("from foia.views import detail_actions", "from django.db import detail_actions")
+    local = view.replace("from foia.views import detail_actions\n", "").replace("(detail_actions", "(foia")
+    for source in (spelt, library, local):
+        assert unreached(("foia.views.detail_actions", actions), ("foia.views.detail", source)) == {
+            "foia.views.detail_actions.Refund",
+            "foia.views.detail_actions.Refund.run",
+            "foia.views.detail.post",
+        } | ({"foia.views.detail_actions.pay_fee"} if source is not spelt else set())

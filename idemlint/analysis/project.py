@@ -110,7 +110,7 @@ def file_facts(
             managers,
             header_facts(source) if summarise else NO_HEADER_FACTS,
             quiet_facts(source, module_name(relative, roots), tree) if summarise else (),
-            unreached_facts(source, module_name(relative, roots), summarise),
+            unreached_facts(source, module_name(relative, roots), summarise, relative.endswith("__init__.py")),
             schedule_facts(source),
         )
     except Exception:  # a bug on odd input: the index goes on without this file; its own check reports the error

@@ -19,8 +19,10 @@ method of a class the project names may be a hook too (a mixin's `perform_create
 middleware's `process_exception`, `getattr(self, "on_" + kind)`), or a library's API, so it
 counts only where its class is never named itself, or the method is private. Definitions are
 read by a line scan (no parse): a top-level `def` or `class`, and the `def`s directly in such a
-class's body. Entry points named only outside Python (a `lambda_handler` in a serverless
-template, a console script in `pyproject.toml`) are not seen: the note says "in this project"
+class's body. A module the program looks names up in may have any of its functions or classes
+called: `getattr(actions, request.POST["action"])`, the name not a string in the source and
+`actions` a module the file imports (`from shop.views import actions`, also as an alias or
+relative). Entry points named only outside Python (a `lambda_handler` in a serverless template, a console script in `pyproject.toml`) are not seen: the note says "in this project"
 of its Python.
 """
 
@@ -30,6 +32,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from idemlint.analysis.calls import absolute
 from idemlint.analysis.names_used import IDENTIFIER
 
 # (dotted name, short name, the class it is defined in ("" at the top level), and for a class
@@ -63,21 +66,42 @@ _PLAIN_DECORATORS = frozenset(
         "on_predicate",
     }
 )
+# `getattr(actions, request.POST["action"])`: the first argument, where the second is no literal
+_LOOKUP = re.compile(rb"(?<![\w.])getattr\(\s*(\w+)\s*,(?!\s*(['\"])[\w.]*\2\s*[,)])")
+# `from shop.views import actions`, `from . import actions as a`: (package, the names imported)
+_FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([\w \t,]+))", re.M)
+_LOOKED_UP = "getattr:"
 # bases that let no framework find a class
 _PLAIN_BASES = frozenset({"object", "ABC", "abc.ABC", "Generic", "typing.Generic"})
 
 
-def unreached_facts(source: bytes, module: str, production: bool) -> UnreachedFacts:
+def unreached_facts(source: bytes, module: str, production: bool, is_package: bool = False) -> UnreachedFacts:
     """A file's candidate definitions (only for production code: a test is never reached
     from the program) and every identifier it spells but in its own `def` and `class` lines
     and its comment lines. A docstring, a string or a comment after code that names a function
     counts as a use: it costs a finding's note, never a finding, and reading prose apart is
     the cost of the whole scan (it runs on every file)."""
-    tokens = Counter(IDENTIFIER.findall(_COMMENT_LINE.sub(b"", source)))
+    code = _COMMENT_LINE.sub(b"", source)
+    tokens = Counter(IDENTIFIER.findall(code))
     for match in _DEF.finditer(source):
         tokens[match.group(3)] -= 1  # a `def` names what it defines, it does not use it
     used = frozenset(name.decode() for name, count in tokens.items() if count > 0)
+    looked_up = {name.decode() for name, _quote in _LOOKUP.findall(code)}
+    if looked_up:
+        used |= frozenset(_LOOKED_UP + full for full in _modules_imported(code, module, is_package, looked_up))
     return (tuple(_definitions(source, module)) if production and module else ()), used
+
+
+def _modules_imported(code: bytes, module: str, is_package: bool, names: set[str]) -> Iterable[str]:
+    """The dotted names of the modules a file imports under `names` with `from ... import`
+    (a relative package read from the file's own module name)."""
+    for match in _FROM_IMPORT.finditer(code):
+        package = absolute(match.group(1).decode(), module, is_package)
+        listed = (match.group(2) or match.group(3)).decode()
+        for part in re.sub(r"#[^\n]*", "", listed).split(","):
+            words = part.split()
+            if words and words[-1] in names and (len(words) == 1 or words[1:2] == ["as"]):
+                yield f"{package}.{words[0]}" if package else words[0]
 
 
 def _definitions(source: bytes, module: str) -> Iterable[Definition]:
@@ -172,6 +196,8 @@ def join_unreached(files: Iterable[UnreachedFacts]) -> tuple[frozenset[str], fro
     unreached_classes = {short for short in classes if short not in used and is_plain(short)}
     found: set[str] = set()
     for dotted, short, owner, _, is_class in definitions:
+        if _LOOKED_UP + dotted.rsplit(".", 2 if owner else 1)[0] in used:
+            continue  # a function, class or method of a module the program looks names up in
         if is_class:
             if short in unreached_classes:
                 found.add(dotted)

@@ -8,6 +8,7 @@ which model; its filters as `Predicate`s; and the kind of a value written or com
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
@@ -70,6 +71,9 @@ def full_chain(model: ModuleModel, expr: cst.BaseExpression, depth: int = 0) -> 
     return chain + full_chain(model, latest.value, depth + 1)
 
 
+_MANAGERS = ("objects", "_default_manager", "_base_manager")
+
+
 def chain_root(expr: cst.BaseExpression) -> cst.BaseExpression:
     """What a chain of calls, attributes and subscripts starts from: `Order` of
     `Order.objects.filter(...)[0]`."""
@@ -89,8 +93,8 @@ def is_queryset(model: ModuleModel, expr: cst.BaseExpression, allow_manager: boo
         if isinstance(node, cst.Attribute):
             dotted_parts.append(node.attr.value)
         node = node.func if isinstance(node, cst.Call) else node.value
-    if "objects" in dotted_parts or "_default_manager" in dotted_parts or "_base_manager" in dotted_parts:
-        methods = [p for p in dotted_parts if p not in ("objects", "_default_manager", "_base_manager")]
+    if any(p in _MANAGERS for p in dotted_parts):
+        methods = [p for p in dotted_parts if p not in _MANAGERS]
         return all(m in DJANGO_CHAIN or m in DJANGO_READ_TERMINALS for m in methods) or allow_manager
     related = next((i for i, p in enumerate(dotted_parts) if p.endswith("_set") and len(p) > 4), None)
     if related is not None and related > 0:
@@ -111,6 +115,10 @@ def chain_model(model: ModuleModel, chain: list[cst.Call], depth: int = 0) -> st
     root = chain_root(chain[-1]) if chain else None
     if depth > 4:
         return None
+    own = next((a for c in chain for a in _attributes(c.func) if a.attr.value in _MANAGERS), None)
+    if own is not None and _names_its_own_class(model, own.value):
+        owner = model.enclosing_class(own)  # `type(self).objects`, `self.__class__.objects`, `cls.objects`
+        return owner.name.value.lower() if owner is not None and _a_concrete_model(model, owner) else None
     if isinstance(root, cst.Name):
         if root.value[:1].isupper():
             return root.value.lower()
@@ -131,6 +139,45 @@ def chain_model(model: ModuleModel, chain: list[cst.Call], depth: int = 0) -> st
                 return attr.value.attr.value[: -len("_set")]  # `offer.offerassignment_set`: offerassignment
             attr = attr.value
     return None
+
+
+def _attributes(node: cst.BaseExpression) -> Iterator[cst.Attribute]:
+    """The attributes down an expression's dotted part: `.update`, `.filter`... of one link."""
+    while isinstance(node, cst.Attribute):
+        yield node
+        node = node.value
+
+
+def _names_its_own_class(model: ModuleModel, expr: cst.BaseExpression) -> bool:
+    """`type(self)`, `self.__class__`, or `cls` in a `@classmethod`: the class the method is in."""
+    if isinstance(expr, cst.Call):
+        return (
+            isinstance(expr.func, cst.Name)
+            and expr.func.value == "type"
+            and len(expr.args) == 1
+            and isinstance(expr.args[0].value, cst.Name)
+            and expr.args[0].value.value == "self"
+        )
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value == "__class__" and isinstance(expr.value, cst.Name) and expr.value.value == "self"
+    function = model.enclosing_function(expr)
+    return (
+        isinstance(expr, cst.Name)
+        and expr.value == "cls"
+        and function is not None
+        and any(model.dotted(d.decorator) == "classmethod" for d in function.decorators)
+    )
+
+
+def _a_concrete_model(model: ModuleModel, owner: cst.ClassDef) -> bool:
+    """A class with a base and no `abstract = True` in its `Meta`: an abstract model's or a
+    mixin's `type(self)` is some subclass, whose keys and table are its own."""
+    if not owner.bases:
+        return False
+    for statement in owner.body.body:
+        if isinstance(statement, cst.ClassDef) and statement.name.value == "Meta":
+            return not re.search(r"\babstract\s*=\s*True\b", model.module.code_for_node(statement))
+    return True
 
 
 def model_name(model: ModuleModel, expr: cst.BaseExpression) -> str | None:

@@ -119,8 +119,8 @@ class DbAnalysis:
             pass
         elif method in DJANGO_READ_TERMINALS and is_queryset(model, func.value, allow_manager=True):
             self._django_read(call)
-        elif method in DJANGO_CHAIN and isinstance(model.parents.get(call), cst.Subscript) and is_queryset(model, call):
-            self._django_read(call)  # Order.objects.filter(...)[0]
+        elif method in DJANGO_CHAIN and _evaluated(model, call) and is_queryset(model, call):
+            self._django_read(call)  # Order.objects.filter(...)[0], list(Order.objects.select_for_update()...)
         elif method in SA_READ_TERMINALS | _FLASK_TERMINALS and self._sqlalchemy_read(call):
             pass
         elif _custom_manager_read(model, call, method):
@@ -371,6 +371,22 @@ _MANAGER_WRITES = frozenset(
         "db_manager",
     }
 )
+
+
+def _evaluated(model: ModuleModel, call: cst.Call) -> bool:
+    """A queryset taken apart where it is built: indexed (`qs[0]`), or listed where it locks the
+    rows it lists (`list(qs.select_for_update())`: the lock is taken there)."""
+    parent = model.parents.get(call)
+    if isinstance(parent, cst.Subscript):
+        return True
+    holder = model.parents.get(parent) if isinstance(parent, cst.Arg) else None
+    return (
+        locks(chain_calls(call))
+        and isinstance(holder, cst.Call)
+        and isinstance(holder.func, cst.Name)
+        and holder.func.value in ("list", "tuple", "sorted")
+        and len(holder.args) == 1
+    )
 
 
 def _custom_manager_read(model: ModuleModel, call: cst.Call, method: str) -> bool:

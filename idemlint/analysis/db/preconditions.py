@@ -18,6 +18,7 @@ from idemlint.analysis.db.decisions import (
     validated_first,
     via_manager,
 )
+from idemlint.analysis.db.drawn_rows import chosen_under_a_lock
 from idemlint.analysis.db.locks import claim_won_before, is_locked, lock_won_before, state_checked_under_a_lock
 from idemlint.analysis.db.made_rows import keyed_on_a_row_made_here
 from idemlint.analysis.db.races import compared_values, tested_before
@@ -60,6 +61,8 @@ def precondition(ctx: FileContext, write: DbWrite, column: str, kind: str, text:
         return True, read  # a precondition on the state, a version, or a flag the write moves (`is_finished=False`)
     elif keyed_on_a_row_made_here(model, write.call):
         return True, read  # the row this function just inserted: only this run knows it
+    elif chosen_under_a_lock(model, db, write, column):
+        return True, read  # `select_for_update().filter(status=S)`, then `filter(id__in=ids).update(...)`
     if lock_won_before(model, write.node) or claim_won_before(model, db, write.node, write.instance):
         return True, read  # `if not acquire_lock(key): return` first: one run at a time gets here
     deciding = list(decisions(model, db, write))

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.db.chains import chain_calls, full_chain
+from idemlint.analysis.db.chains import full_chain
 from idemlint.analysis.db.decisions import (
     decided_columns,
     decides_state,
     decisions,
     latest_binding_is,
-    same_record,
 )
+from idemlint.analysis.db.drawn_rows import another_instance, reads_choosing_the_rows
 from idemlint.analysis.db.locks import is_locked, locked_together, row_locked_first
 from idemlint.analysis.db.lost_updates import accumulates, edits_its_collection, is_text, lost_update
 from idemlint.analysis.db.object_records import assignments_to
@@ -25,7 +25,7 @@ from idemlint.analysis.db.side_effects import apart, side_effect_in
 from idemlint.analysis.flow import line_of, origin_nodes, runs_before
 from idemlint.analysis.model import ModuleModel, method_of, string_value
 from idemlint.analysis.retry.exits import always_leaves
-from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
+from idemlint.knowledge.orms import DJANGO
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -65,7 +65,7 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
                 continue  # decided and written under a lock every run takes: a duplicate waits, then reads
             if _same_queryset(model, read, write) and any(p.column in columns for p in read.filters):
                 continue  # `qs.count()` then `qs.update(...)`: the update runs the read's filter again
-            if _another_instance(model, read, write):
+            if another_instance(model, read, write):
                 continue  # `filter(id=copy.id).update(...)` after reading `original`: another row
             if write.kind == "attribute" and not latest_binding_is(model, write, read):
                 continue  # the variable was rebound (a created object) between the read and the write
@@ -168,20 +168,11 @@ def _selected_by_state(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Ra
     `ids = Order.objects.filter(status=UNCONFIRMED).values_list("pk")` then
     `Order.objects.filter(id__in=ids).update(status=EXPIRED)`. A row that changed state in
     between (or that an overlapping run already took) is written all the same."""
-    if write.kind not in (DJANGO, "sql", SQLALCHEMY) or any(db.is_condition(p) for p in write.where):
+    if any(db.is_condition(p) for p in write.where):
         return None
-    scope = model.scope_of(write.node)
-    position = source_order(model, scope)
-    chosen_by = {id(n) for n in _write_inputs(model, write)}
-    for read in db.reads:
-        if read.record or model.scope_of(read.call) is not scope or not same_record(read, write):
+    for read in reads_choosing_the_rows(model, db, write):
+        if is_locked(model, db, read) or row_locked_first(model, db, read, write.node):
             continue
-        if position.get(read.call, 0) >= position.get(write.node, 0) or is_locked(model, db, read):
-            continue
-        if row_locked_first(model, db, read, write.node):
-            continue
-        if id(read.call) not in chosen_by or _another_instance(model, read, write):
-            continue  # the write's rows do not come from this read
         if locked_together(model, read, write):
             continue  # chosen and written under a lock every run takes: an overlapping run waits or leaves
         columns = tuple(
@@ -194,17 +185,6 @@ def _selected_by_state(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> Ra
         if columns:
             return Race(read, read.call, columns)  # type: ignore[arg-type]
     return None
-
-
-def _write_inputs(model: ModuleModel, write: DbWrite) -> list[cst.CSTNode]:
-    """Every node the write's filter arguments are computed from."""
-    if write.call is None:
-        return []
-    found: list[cst.CSTNode] = []
-    for link in chain_calls(write.call):
-        for arg in link.args:
-            found.extend(origin_nodes(model, arg.value))
-    return found
 
 
 def _converges(model: ModuleModel, db: DbAnalysis, race: Race, write: DbWrite) -> bool:
@@ -363,24 +343,6 @@ def tested_before(
         ):
             return test
     return None
-
-
-def _another_instance(model: ModuleModel, read: DbRead, write: DbWrite) -> bool:
-    """An update by primary key of another instance than the one read (`original =
-    ....first()`, then `filter(id=duplicate.id).update(...)`): the same table, another row."""
-    if write.kind != DJANGO or write.call is None or read.instance is None:
-        return False
-    for node in model.iter_nodes(write.call):
-        if (
-            type(node) is cst.Arg
-            and node.keyword is not None
-            and node.keyword.value in ("pk", "id")
-            and type(node.value) is cst.Attribute
-            and node.value.attr.value in ("pk", "id")
-            and type(node.value.value) is cst.Name
-        ):
-            return node.value.value.value != read.instance
-    return False
 
 
 def _same_queryset(model: ModuleModel, read: DbRead, write: DbWrite) -> bool:
