@@ -3,12 +3,19 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, string_value
-from idemlint.knowledge.http import CLIENT_NAME, HTTP_MODULES, NOT_AN_HTTP_CLIENT, URL_OPENERS, WRITE_METHODS
+from idemlint.knowledge.http import (
+    ADDRESS_WORD,
+    CLIENT_NAME,
+    HTTP_MODULES,
+    NOT_AN_HTTP_CLIENT,
+    URL_OPENERS,
+    URL_WORD,
+    WRITE_METHODS,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -57,10 +64,7 @@ def _opens_a_plain_url(model: ModuleModel, call: cst.Call) -> bool:
         return True
     return isinstance(target, cst.Name) and all(
         b.value is None
-        and _ADDRESS.search(target.value) is not None  # a parameter named for an address, not `request`
+        and bool(URL_WORD.search(target.value) or ADDRESS_WORD.search(target.value))  # named for an address
         or isinstance(b.value, (*strings, cst.BinaryOperation))
         for b in model.resolve(model.scope_of(call), target.value)
     )
-
-
-_ADDRESS = re.compile(r"url|uri|address|endpoint|href|link", re.I)

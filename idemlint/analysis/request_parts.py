@@ -15,6 +15,7 @@ from idemlint.analysis.retry.loops import classify_loop
 from idemlint.knowledge.http import (
     RELATIVE_CHANGE_KEY,
     REPEAT_SAFE_ENDPOINT_WORDS,
+    URL_WORD,
     WRITE_METHODS,
 )
 from idemlint.knowledge.repeats import names_a_lookup, words_of
@@ -245,16 +246,11 @@ def names_an_address(model: ModuleModel, url: cst.BaseExpression) -> bool:
     return any(word in dotted for word in ("url", "uri", "path", "endpoint", "href", "link"))
 
 
-# a name's last word that says it is (or makes) a web address: `base_url`, `urljoin`, `build_uri`,
-# `api_endpoint`; not `path` or `link` (a file path, `ShortLink`), nor `during` or `security`
-_URL_WORD = re.compile(r"(^|_)(url|uri|endpoint)s?(_|$)|^urljoin$", re.IGNORECASE)
-
-
 def _names_a_url(model: ModuleModel, node: cst.BaseExpression) -> bool:
     text = static_text(model, node)
     if text is not None:
         return text.startswith(("http://", "https://", "/"))
-    return bool(_URL_WORD.search((model.dotted(node) or "").rsplit(".", 1)[-1]))
+    return bool(URL_WORD.search((model.dotted(node) or "").rsplit(".", 1)[-1]))
 
 
 def _local_value(model: ModuleModel, name: cst.Name) -> cst.BaseExpression | None:

@@ -5,6 +5,12 @@ from __future__ import annotations
 
 import re
 
+# a name's last word that says it is (or makes) a web address: `base_url`, `urljoin`, `build_uri`,
+# `api_endpoint`; not `path` or `link` (a file path, `ShortLink`), nor `during` or `security`
+URL_WORD = re.compile(r"(^|_)(url|uri|endpoint)s?(_|$)|^urljoin$", re.IGNORECASE)
+# a network address by name: `address`, `server_address` (not `address_book_id`)
+ADDRESS_WORD = re.compile(r"(^|_)(address|addr)$", re.IGNORECASE)
+
 # the methods that change something on the server (upper case, as a request names them)
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 # of those, the ones a second identical request can apply twice (PUT and DELETE are

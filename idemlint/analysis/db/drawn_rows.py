@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.decisions import same_record
+from idemlint.analysis.db.locks import ended_between
+from idemlint.analysis.db.object_records import transaction_block
 from idemlint.analysis.db.records import DbRead, DbWrite
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import origin_nodes, runs_before
-from idemlint.analysis.model import ModuleModel, called_name
-from idemlint.knowledge.locks import ENDS_THE_TRANSACTION, names_a_transaction
+from idemlint.analysis.model import ModuleModel
+from idemlint.knowledge.locks import names_a_transaction
 from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
 
 if TYPE_CHECKING:
@@ -62,28 +64,19 @@ _QUERIED_LOOSELY = re.compile(r"\.exclude\(|\bQ\(|skip_locked|nowait|no_key|of="
 
 
 def _held_at(model: ModuleModel, read: DbRead, node: cst.CSTNode) -> bool:
-    """The read's row lock is still held at `node`: a transaction (a `with` naming one, or a
-    decorator of the function) holds both, and nothing ends it between them."""
+    """The read's row lock is still held at `node`: the transaction it was taken in (a `with`
+    naming one, or else a decorator of the function) holds `node` too, and nothing ends it first."""
     if not runs_before(model, read.call, node):
         return False
-    for ancestor in model.ancestors(read.call):
-        if isinstance(ancestor, cst.With):
-            items = " ".join(model.module.code_for_node(i.item) for i in ancestor.items)
-            if names_a_transaction(items) and model.is_inside(node, ancestor.body):
-                break
-        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
-            decorators = ancestor.decorators if isinstance(ancestor, cst.FunctionDef) else ()
-            if any(names_a_transaction(model.module.code_for_node(d.decorator)) for d in decorators):
-                break
-            return False
+    block = transaction_block(model, read.call)
+    if block is not None:
+        held = model.is_inside(node, block.body)
     else:
-        return False
-    order = source_order(model, model.scope_of(read.call))
-    start, end = order.get(read.call, 0), order.get(node, 0)
-    return not any(
-        isinstance(n, cst.Call) and called_name(n) in ENDS_THE_TRANSACTION and start < position < end
-        for n, position in order.items()
-    )
+        function = model.enclosing_function(read.call)
+        held = function is not None and any(
+            names_a_transaction(model.module.code_for_node(d.decorator)) for d in function.decorators
+        )
+    return held and not ended_between(model, read.call, (node,))
 
 
 def _write_inputs(model: ModuleModel, write: DbWrite) -> list[cst.CSTNode]:

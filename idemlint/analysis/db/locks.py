@@ -91,15 +91,21 @@ def _holds_until(model: ModuleModel, lock: DbRead, uses: tuple[cst.CSTNode, ...]
             return False  # `... if strict else None`, `strict and ...`, `[... for p in pks]`: it may not run
     if called_name(lock.call) not in LOCKS_A_ROW:
         return False
-    order = source_order(model, model.scope_of(lock.call))
-    start, end = order.get(lock.call, 0), max(order.get(use, 0) for use in uses)
-    loops = [  # a loop the uses run in and the lock does not: a commit anywhere in it ends the lock
+    return not ended_between(model, lock.call, uses)
+
+
+def ended_between(model: ModuleModel, taken: cst.CSTNode, uses: tuple[cst.CSTNode, ...]) -> bool:
+    """A commit, rollback or close runs after `taken` and before the last of `uses`, or in a loop
+    the uses run in and `taken` does not (it may end the transaction before the next round)."""
+    order = source_order(model, model.scope_of(taken))
+    start, end = order.get(taken, 0), max(order.get(use, 0) for use in uses)
+    loops = [
         a
         for use in uses
         for a in model.ancestors(use)
-        if isinstance(a, (cst.For, cst.While)) and not model.is_inside(lock.call, a)
+        if isinstance(a, (cst.For, cst.While)) and not model.is_inside(taken, a)
     ]
-    return not any(
+    return any(
         isinstance(n, cst.Call)
         and called_name(n) in ENDS_THE_TRANSACTION
         and (start < order.get(n, -1) < end or any(model.is_inside(n, loop) for loop in loops))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.records import DbRead
+from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import called_name, keyword, string_value
 from idemlint.knowledge.orms import is_row_base
@@ -123,13 +124,10 @@ def _reached_in_place(model: ModuleModel, write: DbWrite, instance: str, scope: 
         isinstance(a, (cst.For, cst.While)) for a in model.ancestors(write.node, until=scope)
     ):
         return None
-    from idemlint.analysis.db.scopes import source_order
-
-    uses = [node for node in model.iter_nodes(scope) if type(node) is cst.Attribute and model.dotted(node) == instance]
-
     assigned = {model.dotted(t) for t, _value, _statement in model.attribute_assigns if model.scope_of(t) is scope}
     if any(prefix and (instance + ".").startswith(prefix + ".") for prefix in assigned):
         return None  # `order.customer = Customer.objects.select_for_update().get(...)`: not a lazy load
+    uses = [node for node in model.iter_nodes(scope) if type(node) is cst.Attribute and model.dotted(node) == instance]
     order = source_order(model, scope)
     return min(uses, key=lambda node: order.get(node, 0)) if uses else None
 

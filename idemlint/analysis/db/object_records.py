@@ -110,7 +110,7 @@ def _loads_locked(model: ModuleModel, value: cst.BaseExpression, statement: cst.
     """`Model.objects.select_for_update().get(...)` (or a load locking by keyword), itself or
     through a name bound once to it, or `rows[0]` / `rows.first()` of such a locked queryset;
     not inside a `with` that opens a transaction."""
-    if _in_a_transaction_block(model, statement):
+    if transaction_block(model, statement) is not None:
         return False
     if isinstance(value, cst.Subscript):
         value = value.value  # `rows[0]`
@@ -129,19 +129,19 @@ def _loads_locked(model: ModuleModel, value: cst.BaseExpression, statement: cst.
     return isinstance(value, cst.Call) and (locks(chain_calls(value)) or locks_by_keyword(value))
 
 
-def _in_a_transaction_block(model: ModuleModel, node: cst.CSTNode) -> bool:
-    """`node` sits in a `with transaction.atomic():` (any `with` naming a transaction or a
-    session's `begin()`) inside its function: the lock ends with the block."""
+def transaction_block(model: ModuleModel, node: cst.CSTNode) -> cst.With | None:
+    """The innermost `with transaction.atomic():` (any `with` naming a transaction or a
+    session's `begin()`) `node` sits in inside its function: a lock taken there ends with it."""
     scope = model.scope_of(node)
     for ancestor in model.ancestors(node):
         if ancestor is scope:
-            return False
+            return None
         if isinstance(ancestor, cst.With) and any(
             names_a_transaction(model.dotted(item.item.func if isinstance(item.item, cst.Call) else item.item) or "")
             for item in ancestor.items
         ):
-            return True
-    return False
+            return ancestor
+    return None
 
 
 def _in_module_ancestry(model: ModuleModel, owner: cst.ClassDef) -> list[cst.ClassDef]:

@@ -145,7 +145,7 @@ def _only_probes(model: ModuleModel, calls: list[cst.Call]) -> bool:
         or model.call_name(c) in SLEEPS
         or model.call_name(c) in CLOCK_CALLS
         or LOGGING_CALL.match(model.dotted(c.func) or "")
-        or _checks_the_answer(model, c, gets)
+        or _checks_the_answer(c, gets)
         for c in calls
     )
 
@@ -172,7 +172,7 @@ def _until_a_deadline(model: ModuleModel, loop: cst.For | cst.While) -> bool:
 _TIMEOUT_ERROR = re.compile(r"Timeout|TimedOut|NotReady", re.I)
 
 
-def _checks_the_answer(model: ModuleModel, call: cst.Call, gets: list[cst.Call]) -> bool:
+def _checks_the_answer(call: cst.Call, gets: list[cst.Call]) -> bool:
     """`session.get(url).raise_for_status()`: the answer's own check, on a GET of the loop."""
     func = call.func
     return isinstance(func, cst.Attribute) and func.attr.value == "raise_for_status" and func.value in gets
