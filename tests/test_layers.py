@@ -68,7 +68,8 @@ def test_analysis_imports_nothing_above_it() -> None:
 
 def test_every_policy_verdict_has_a_message_in_its_rule() -> None:
     from idemlint.knowledge import retries
-    from idemlint.rules.retry_policy import RetryNonRetryable, RetryWithoutJitter, UnboundedRetry
+    from idemlint.rules.retry_policy import RetryNonRetryable, RetryWithoutJitter
+    from idemlint.rules.unbounded_retry import UnboundedRetry
 
     worded = {key for rule in (RetryNonRetryable, RetryWithoutJitter, UnboundedRetry) for key in rule.messages}
     emitted = set()

@@ -157,15 +157,22 @@ def _ends_every_failure(statements: list[ast.stmt], bound: set[str]) -> bool:
         for done in [statement, *(statement.finalbody if isinstance(statement, ast.Try) else ())]:
             if isinstance(done, ast.Assign):  # a `finally:` runs on every way out of its `try`
                 bound |= {t.id for t in done.targets if isinstance(t, ast.Name)}
+            elif isinstance(done, (ast.Import, ast.ImportFrom)):
+                bound |= {(a.asname or a.name).split(".")[0] for a in done.names}
     return True
 
 
 def _cannot_fail(statement: ast.stmt, bound: set[str]) -> bool:
-    """`pass`, a docstring, `return done`, `done = True`, `if launch is None: return None`: no
+    """`pass`, a docstring, an import (`from .storage import upload`, at the top of a task's
+    body), `return done`, `done = True`, `if launch is None: return None`: no
     call, no subscript, no arithmetic, no truth test (`if rows:` may run a query), no read of a
     name that may be unbound."""
     if isinstance(statement, (ast.Pass, ast.Global, ast.Nonlocal)):
         return True
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return not any(
+            a.name == "*" for a in statement.names
+        )  # a module the program has: it fails at deploy, not per call
     if isinstance(statement, ast.Expr):
         return isinstance(statement.value, ast.Constant)
     if isinstance(statement, ast.Return):

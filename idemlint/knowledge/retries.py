@@ -88,6 +88,8 @@ TENACITY_FIXED_WAITS = {
     "tenacity.wait_combine",
 }
 TENACITY_UNBOUNDED_STOPS = {"tenacity.stop_never"}
+# tenacity's tests of a function's answer (not of an exception): `retry=retry_if_result(lambda r: r is None)`
+RESULT_TESTS = frozenset({"tenacity.retry_if_result", "tenacity.retry_if_not_result"})
 # urllib3's retry policy class, by every path it is imported from
 URLLIB3_RETRY = {
     "urllib3.Retry",
@@ -311,3 +313,5 @@ CATCH_ALL = frozenset({"Exception", "BaseException", "builtins.Exception", "buil
 NOT_READY_STATES = re.compile(r"pending|running|processing|in_progress|queued|generating|building|not_?ready", re.I)
 # what it says once the work is over, whichever way: `action.status == "completed"`
 DONE_STATES = re.compile(r"ready|done|finish|complet|succe|available|active|\bok\b", re.I)
+# of those, the words that say only that the work is over, not how it went: `not is_complete` is a "not yet"
+OVER = re.compile(r"^(ready|done|finished|complete|completed|available)$")  # whole words, lower-cased

@@ -6,11 +6,8 @@ from idemlint.rule import Rule
 from idemlint.rules.data_model import NonMonotonicTransition, ReadDecideWrite
 from idemlint.rules.external import TimeoutAsFailure, UnkeyedRetriedSideEffect
 from idemlint.rules.keys import ClockInKey, ContentHashKey, KeyRegeneratedPerAttempt
-from idemlint.rules.retry_policy import (
-    RetryNonRetryable,
-    RetryWithoutJitter,
-    UnboundedRetry,
-)
+from idemlint.rules.retry_policy import RetryNonRetryable, RetryWithoutJitter
+from idemlint.rules.unbounded_retry import UnboundedRetry
 from idemlint.rules.update_count import IgnoredUpdateCount
 
 ALL_RULES: tuple[type[Rule], ...] = (

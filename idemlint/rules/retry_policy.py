@@ -1,8 +1,9 @@
 """Family 2xx: retry policies that retry the unretryable, in lockstep, or forever. The three rules
 share one record: `idemlint.analysis.policy` reads every retry policy in a file (by library: `loops`,
 `tenacity`, `backoff`, `celery`, `urllib3`) into a `Policy` whose verdicts carry a kind, a source and
-the facts a message needs. Each rule here picks its verdicts and words them: its `messages` table,
-keyed by (kind, source), is every text it reports (`policy_rule.PolicyRule`)."""
+the facts a message needs. Each rule (IDM201 and IDM202 here, IDM203 in `unbounded_retry.py`) picks
+its verdicts and words them: its `messages` table, keyed by (kind, source), is every text it reports
+(`policy_rule.PolicyRule`)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,9 @@ class RetryNonRetryable(PolicyRule):
         "`giveup=`; `stamina.retry(on=Exception)`; `retrying`/`retry` decorators with no exception filter; Celery "
         "`autoretry_for=(Exception,)` or `except Exception: raise self.retry(...)`; a Huey task with `retries=` above zero "
         "(Huey retries every exception the task lets out, unless its body catches and returns on everything it "
-        "does not mean to retry: `except Exception: return`); and status lists that retry HTTP "
+        "does not mean to retry: `except Exception: return`; nor a Celery task whose own body ends every failure, a `try` "
+        "with a catch-all handler that logs and returns around all but its imports (an import counts as unable to "
+        "fail): its `autoretry_for` never fires); and status lists that retry HTTP "
         "400, 401, 403, 404, 405, 410 or 422 (`status_forcelist`, `retry_if_result`, `if resp.status_code in (...)` in "
         "a retry loop; not a branch that waits for the header saying when to come back, `X-RateLimit-Reset` or "
         "`Retry-After`: GitHub's 403 is a throttle; nor a 401 or 407 after the branch renews the credentials, by a call named for it, `refresh_token()`, or told to by a flag, `prepare(params, reauth=True)`), and a loop that sends a write and leaves only on a success (`if "
@@ -215,8 +218,14 @@ class RetryWithoutJitter(PolicyRule):
         "makes at most two attempts, does something about the failure first (reconnects, refreshes a token), or retries "
         "a lost race (measured apart: `medium` until judged). Polling, consumer loops and per-item pacing are not retry "
         "contexts and are not reported; so is a retry decorator on a function that only reads and raises while a value "
-        'it read says "not yet" (`if order["status"] != "issued": raise ...`): a poll (IDM203 does not judge it '
-        "either), nor a probe that waits against a deadline (every request a GET whose answer is thrown away, `with urlopen(url): return`, in `while time.monotonic() < deadline:` or followed by `raise TimeoutError`), nor a loop that goes round after a success too (`await flush(); continue`: a schedule). Nor is a wait in a handler whose `try` only takes a local file or lock (`fcntl.lockf(...)`, "
+        'it read says "not yet" (`if order["status"] != "issued": raise ...`), or that goes round on its answer '
+        "alone (`retry_on_result=lambda gone: gone is False`, `retry_if_result(lambda r: r is None)`, `on_predicate`) "
+        "where neither that test nor the function's own tests name a failure (a status code, `ok`, an error): a poll "
+        "(IDM203 does not judge it either), nor a loop that goes round while the answer it read is not yet over (`if not "
+        "rows or not is_complete: sleep(...); continue`; not `not ok`, `not succeeded`, which deny an outcome; an "
+        "`execute` of a `SELECT` is a read), nor a failover that keeps the candidates it tried and tests them (`if url "
+        "in tried: break`; `tried.add(url)`; `try: connect(url)`): each round tries another node, and no rule of this "
+        "family judges it, nor a probe that waits against a deadline (every request a GET whose answer is thrown away, `with urlopen(url): return`, in `while time.monotonic() < deadline:` or followed by `raise TimeoutError`), nor a loop that goes round after a success too (`await flush(); continue`: a schedule). Nor is a wait in a handler whose `try` only takes a local file or lock (`fcntl.lockf(...)`, "
         "`open(path)`), or that catches only `FileExistsError` or `BlockingIOError` (a lock file held), or leaves unless the error says a local address is taken (`if err.errno != errno.EADDRINUSE: raise`), and sends no request in the same round: no herd; nor in a handler catching only another writer's conflict (`IntegrityError`, "
         "`X.DoesNotExist`, a lost race). Not reported in a program a person runs (a script, a management command, a "
         "file with a `__main__` block or a loop at module level): one client someone watches, with no herd or fleet "
@@ -228,6 +237,9 @@ class RetryWithoutJitter(PolicyRule):
     )
     fix_hint = "Use exponential backoff with full jitter, capped (`random.uniform(0, min(cap, base * 2 ** attempt))`), and honour `Retry-After`."
     known_problems = (
+        "`retrying`'s `retry_on_result=` alone also retries every exception (its default): around a function that "
+        "only reads it is still taken for a poll, whose failed reads it rides out. A failover is told by the collection "
+        "of tried candidates it keeps and tests, not by what the draw returns. "
         "A sleep whose delay comes from a helper function is assumed to jitter, unless the helper returns a setting as "
         "stored on every return (`def get_delay_ms(self): return self.delay_ms`), found in this module or through the "
         "project index, also for a parameter named like the project's one class of that name (`retry_config` for "
@@ -350,101 +362,3 @@ def fetch_statement(url):
 
     def verdicts(self, policy: Policy) -> list[Verdict]:
         return policy.no_jitter
-
-
-class UnboundedRetry(PolicyRule):
-    code = "IDM203"
-    stakes = "none"
-    name = "unbounded-retry"
-    summary = "A retry policy has no attempt limit and no deadline."
-    what_it_does = (
-        "Flags retry contexts with no attempt limit and no deadline: a `while True:` (or flag-driven `while`) retry "
-        "loop with no counter or clock check that ends it, `itertools.count()` attempts, tenacity `@retry` without "
-        "`stop=` (or with `stop_never`), backoff without `max_tries`/`max_time`, `retrying` without a stop, the `retry` "
-        "package's default `tries=-1`, stamina with `attempts=None, timeout=None`, Celery `max_retries=None`, and "
-        "urllib3 `Retry(total=None)` with no other counts. A retry loop's `while r.status_code >= 500:` alone bounds "
-        "nothing. A loop bounded by an `if` in its body is bounded only if every way round passes it: a `continue` "
-        "ahead of the attempt check (`if status == 429: sleep(); continue`, then `if attempts >= limit: raise`) retries "
-        "forever. A helper given the loop's counter (`if not should_retry(status, attempts): raise`), or the error and "
-        "a deadline (`on_error(exc, deadline)`, also re-raising with a bare `raise`; not a deadline the loop moves), "
-        "owns the bound, as does a test in a loop nested in the retry that raises or returns outside a `try` that "
-        "may catch it (also by calling a function that always raises: `if tries >= MAX: give_up()`), and the only test sending the loop round if it "
-        "reads a count (`if policy.should_retry(attempt=n): continue`), and a deadline context (`async with "
-        "asyncio.timeout(t):`); a wait through a helper of the module (`def pause(ms): time.sleep(ms / 1000)`) is a "
-        "wait. A policy that goes round only on a lost race (a write conflict, a stale version, a serialization "
-        "failure, a deadlock: `retry_if_exception_type(SerializationFailure)`, or a predicate here or in another module "
-        "that tests `isinstance(exc, WriteConflictError)`) is not reported: each such error means another writer "
-        "committed, so the retries end. A poll is not a retry context and is not reported: a loop or a retry decorator "
-        'that goes round on a successful "not yet" (`while True: job = client.get_job(id); if job["status"] in DONE: break; '
-        "sleep(2)`) re-reads an answer and repeats no work (the catalogue: polling loops are not retry contexts; on "
-        "repositories never run before, 22 of 23 unbounded polls judged were not bugs), nor is a loop that goes round after its work succeeded too (a periodic task: `await flush(); continue`). A loop read as a poll that "
-        "also re-sends work (a batch sent again until every item is delivered) is missed with it. Not reported in a "
-        "program a person runs (a script, a management command, a file with a `__main__` block or a loop at module "
-        "level): one client someone watches, with no herd or fleet behind it. An example module is judged. "
-        "Nor is a supervisor, by any retry rule: a retry around a service loop, on a thread's `run()` starting a service "
-        "(`stream.start()`), or on a function looping until stopped (`while not stop.is_set():`): it restarts the service."
-    )
-    why = (
-        "An unbounded retry turns a permanent failure into an endless loop: the caller never hears about it, queues "
-        "back up, and every attempt may repeat a side effect. A bound (attempts and total time) turns it into a visible "
-        "failure that a human or a reconciliation job can act on."
-    )
-    fix_hint = "Bound both the attempts and the total time, then surface the failure (raise, dead-letter, alert)."
-    bad = """\
-import time
-import random
-import requests
-
-def publish(event):
-    while True:
-        try:
-            return requests.put(f"https://bus.example/events/{event.id}", json=event.body, timeout=5)
-        except requests.ConnectionError:
-            time.sleep(random.uniform(0, 5))
-"""
-    good = """\
-import time
-import random
-import requests
-
-def publish(event):
-    for attempt in range(8):
-        try:
-            return requests.put(f"https://bus.example/events/{event.id}", json=event.body, timeout=5)
-        except requests.ConnectionError:
-            time.sleep(random.uniform(0, min(60, 2 ** attempt)))
-    raise RuntimeError(f"event {event.id} not published after 8 attempts")
-"""
-    how_to_fix = (
-        ("hand-written loop", "`for attempt in range(n):`, then `raise` after the loop; or a monotonic deadline."),
-        (TENACITY, "`stop=stop_after_attempt(5) | stop_after_delay(60)`."),
-        (BACKOFF, "`max_tries=5` and/or `max_time=60`."),
-        ("Celery", "`max_retries=5` (the default is 3); dead-letter the task afterwards."),
-        ("recursion", "Pass an attempt counter and step it (`get_token(..., retries=retries - 1)`), raising at zero."),
-    )
-    fix_safety = "No automatic fix: only the author knows the right bound. The suggestion names the parameter to add."
-    triggers = (RETRY,)
-
-    messages = {
-        ("no-bound", TENACITY): "{label} has no stop=, so it retries forever",
-        ("stop-never", TENACITY): "{label} uses stop_never",
-        ("no-bound", "retrying"): "{label} has no stop_max_attempt_number or stop_max_delay, so it retries forever",
-        ("no-bound", BACKOFF): "{label} has neither max_tries nor max_time, so it retries forever",
-        ("no-bound", STAMINA): "{label} sets attempts=None and timeout=None",
-        ("no-bound", "retry"): "{label} has no tries= bound (the default -1 retries forever)",
-        ("no-bound", "loop"): "the retry loop has no attempt limit and no deadline",
-        ("bypassed-bound", "loop"): (
-            "the retry loop goes round at the `continue` on line $skip without reaching its bound on line $bound"
-        ),
-        ("endless-count", "loop"): "the retry loop counts attempts with itertools.count() and never stops",
-        ("no-bound", RECURSION): (
-            "the recursive retry calls itself again with the arguments it was given and counts no attempts, "
-            "so only the recursion limit ends it"
-        ),
-        ("no-bound", CELERY): "the Celery task retries forever (max_retries=None)",
-        ("no-bound", CELERY_CALL): "{owner}.retry(max_retries=None) retries forever",
-        ("no-bound", URLLIB3): "Retry(total=None) sets no bound on retries",
-    }
-
-    def verdicts(self, policy: Policy) -> list[Verdict]:
-        return policy.unbounded

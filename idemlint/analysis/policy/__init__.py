@@ -4,7 +4,7 @@ One `Policy` per retry context (and per urllib3 `Retry(...)` object), read from 
 library's own arguments or from the shape of a hand-written loop. Each list holds verdicts:
 a kind, the node to report at and the facts a message needs; none when the policy is fine
 or cannot be known (unknown never becomes a finding). The rules in
-`idemlint/rules/retry_policy.py` word the verdicts.
+`idemlint/rules/retry_policy.py` and `unbounded_retry.py` word the verdicts.
 
 - `records`: `Policy` and `Verdict`, and the kinds each list holds
 - `common`: catch-all exceptions, non-retryable statuses, literal values

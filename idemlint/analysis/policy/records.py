@@ -2,7 +2,7 @@
 
 A verdict is data, not prose: what is wrong (`kind`), in which kind of policy (`source`), the
 node to report at, and the facts a message needs. The rules word it
-(`idemlint/rules/retry_policy.py` holds every message, keyed by kind and source).
+(`idemlint/rules/retry_policy.py` and `unbounded_retry.py` hold every message, keyed by kind and source).
 
 | list | rule | kinds |
 | --- | --- | --- |

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, called_name, string_value
 from idemlint.analysis.retry.counters import attempt_counters
-from idemlint.analysis.retry.exits import loop_nodes
-from idemlint.knowledge.retries import NEXT_ITEM_CALLS, WAIT_ONLY_CALLS
+from idemlint.analysis.retry.exits import loop_nodes, writes_here_or_in_helper
+from idemlint.knowledge.repeats import words_of
+from idemlint.knowledge.retries import NEXT_ITEM_CALLS, OVER, WAIT_ONLY_CALLS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -214,3 +215,139 @@ def goes_round_after_success(model: ModuleModel, try_node: cst.Try | cst.TryStar
         ):
             return True
     return False
+
+
+def denies_done(model: ModuleModel, test: cst.BaseExpression) -> bool:
+    """`not is_complete`, `not body["finished"]`: a "not yet" spelled as the negation of a word
+    for work that is over (not of `ok` or `succeeded`: that denies an outcome, a failure)."""
+    return any(
+        isinstance(n, cst.UnaryOperation)
+        and isinstance(n.operator, cst.Not)
+        and any(OVER.match(word) for word in _words_spelt(model, n.expression))
+        for n in (test, *model.iter_nodes(test))
+    )
+
+
+def _words_spelt(model: ModuleModel, expression: cst.BaseExpression) -> list[str]:
+    """The whole words the names and strings of an expression spell (`is_complete`, `body["finished"]`):
+    `already_sent` holds no `ready`."""
+    found: list[str] = []
+    for node in (expression, *model.iter_nodes(expression)):
+        if isinstance(node, cst.Name):
+            found += words_of(node.value)
+        elif isinstance(node, cst.Attribute):
+            found += words_of(node.attr.value)
+        elif isinstance(node, cst.SimpleString):
+            found += words_of(string_value(node) or "")
+    return found
+
+
+def tries_each_once(model: ModuleModel, loop: cst.For | cst.While, try_node: cst.Try | cst.TryStar) -> bool:
+    """`url = pick(exclude=tried)`; `if url in tried: break`; `tried.add(url)`, then `try:
+    connect(url)`: each round draws a candidate anew, keeps it with the ones tried and tests
+    the collection against it (or hands the collection to the draw), so a failure moves on to
+    another node, key or name (a failover, a search) and no round re-attempts another's work.
+    Not where the attempt sends a write (here or in a helper of the module): a failover that
+    charges the next node after a timeout may charge twice (IDM301 still judges it)."""
+    kept_calls, drawn, tests = _candidate_facts(model, loop)
+    keeps = [n for n in kept_calls if not model.is_inside(n, try_node)]
+    if not keeps or any(
+        isinstance(n, cst.Call) and writes_here_or_in_helper(model, n) for n in model.iter_nodes(try_node.body)
+    ):
+        return False
+    drawn_here = {name: value for name, (value, statement) in drawn.items() if not model.is_inside(statement, try_node)}
+    worked_on = {n.value for n in model.iter_nodes(try_node.body) if isinstance(n, cst.Name)} & set(drawn_here)
+    for node in keeps:
+        kept, candidate = node.func.value.value, node.args[0].value.value  # type: ignore[attr-defined]
+        if candidate not in worked_on:
+            continue
+        if kept in model.names_read(drawn_here[candidate]) or any(
+            _tests_membership(test, candidate, kept) for test in tests if not model.is_inside(test, try_node)
+        ):
+            return True
+    return False
+
+
+def _candidate_facts(
+    model: ModuleModel, loop: cst.For | cst.While
+) -> tuple[list[cst.Call], dict[str, tuple[cst.BaseExpression, cst.CSTNode]], list[cst.Comparison]]:
+    """Once per loop: its `kept.add(name)` calls, the names it binds to a call's value (with
+    the statement), and its comparisons."""
+    key = f"answers.candidates:{id(loop)}"
+    found = model.memo.get(key)
+    if found is None:
+        nodes = loop_nodes(model, loop)
+        kept_calls = [
+            n
+            for n in nodes
+            if isinstance(n, cst.Call)
+            and isinstance(n.func, cst.Attribute)
+            and n.func.attr.value in ("add", "append")
+            and isinstance(n.func.value, cst.Name)
+            and len(n.args) == 1
+            and isinstance(n.args[0].value, cst.Name)
+        ]
+        drawn: dict[str, tuple[cst.BaseExpression, cst.CSTNode]] = {
+            n.targets[0].target.value: (n.value, n)
+            for n in (nodes if kept_calls else ())
+            if isinstance(n, cst.Assign)
+            and len(n.targets) == 1
+            and isinstance(n.targets[0].target, cst.Name)
+            and isinstance(n.value.expression if isinstance(n.value, cst.Await) else n.value, cst.Call)
+        }
+        tests = [n for n in (nodes if kept_calls else ()) if isinstance(n, cst.Comparison)]
+        found = model.memo[key] = (kept_calls, drawn, tests)
+    return found
+
+
+def _tests_membership(test: cst.Comparison, candidate: str, kept: str) -> bool:
+    """`url in tried`, `url not in tried`."""
+    return (
+        isinstance(test.left, cst.Name)
+        and test.left.value == candidate
+        and any(
+            isinstance(c.operator, (cst.In, cst.NotIn))
+            and isinstance(c.comparator, cst.Name)
+            and c.comparator.value == kept
+            for c in test.comparisons
+        )
+    )
+
+
+def works_on_next_item(model: ModuleModel, loop: cst.For | cst.While, try_node: cst.CSTNode) -> bool:
+    """`item = heap.pop()` / `msg = queue.get()` before the try: each pass handles a new
+    item, so a failure moves on rather than re-attempting the same work."""
+    used = {n.value for n in model.iter_nodes(try_node) if isinstance(n, cst.Name)}
+    for name in used:
+        for binding in model.bindings_of(model.scope_of(loop), name):
+            value = binding.value
+            if isinstance(value, cst.Await):
+                value = value.expression
+            if (
+                isinstance(value, cst.Call)
+                and model.is_inside(binding.statement, loop)
+                and not model.is_inside(binding.statement, try_node)
+                and (model.dotted(value.func) or "").rsplit(".", 1)[-1] in NEXT_ITEM_CALLS
+            ):
+                return True
+    return False
+
+
+def says_an_outcome(model: ModuleModel, test: cst.BaseExpression) -> bool:
+    """A test of how the work went rather than of whether it is ready: a failure, a status or
+    an HTTP code (`r.status != 200`, `resp.error`), or an answer's key naming a failure (`if
+    "error" in response:`, `data.get("errors")`)."""
+    return (
+        says_failure(model, test)
+        or says_failure(model, test, _OUTCOME, _HTTP_CODE)
+        or any(
+            isinstance(n, cst.SimpleString) and _ERROR_KEY.match(string_value(n) or "")
+            for n in (test, *model.iter_nodes(test))
+        )
+    )
+
+
+# a value that names an outcome rather than a readiness: `r.status != 200`, `resp.error`
+_OUTCOME = re.compile(r"^(status|error|errors|failed|failure)$", re.IGNORECASE)
+_HTTP_CODE = re.compile(r"^[1-5]\d\d$")
+_ERROR_KEY = re.compile(r"^(error|errors|failed|failure|fault)$", re.IGNORECASE)  # not `status`: a poll reads it

@@ -13,6 +13,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import leaves
 from idemlint.analysis.model import ModuleModel, local_callee, method_of, string_value
 from idemlint.analysis.retry.reach import catches_what_its_try_cannot_raise
+from idemlint.analysis.sql import sql_text
 from idemlint.analysis.syntax import caught_classes
 from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
 from idemlint.knowledge.repeats import words_of
@@ -371,10 +372,30 @@ def writes_here_or_in_helper(model: ModuleModel, call: cst.Call) -> bool:
 
 def sends_a_write(model: ModuleModel, call: cst.Call) -> bool:
     """A call that sends or stores something: a writing HTTP method or verb (`post`, `create`,
-    `send`...), or `session.request("POST", url)`."""
+    `send`...), or `session.request("POST", url)`; not an `execute` of a query that only reads
+    (`cursor.execute("SELECT ...")`, also through a name bound to the text)."""
     if _WRITING.search((model.call_name(call) or "").rsplit(".", 1)[-1]):
-        return True
+        return not _only_selects(model, call)
     return any((string_value(arg.value) or "").upper() in WRITE_METHODS for arg in call.args)
+
+
+def _only_selects(model: ModuleModel, call: cst.Call) -> bool:
+    """`execute("SELECT ... FROM ...")`, also through a name every binding of which is such
+    text: a read. Not a `SELECT` with no `FROM` (`SELECT capture_payment(%s)` runs a function),
+    nor one that stores (`INTO`, `nextval`) or locks."""
+    if not call.args or call.args[0].keyword is not None:
+        return False
+    given = call.args[0].value
+    values: list[cst.BaseExpression | None] = [given]
+    if isinstance(given, cst.Name):
+        bindings = model.resolve(model.scope_of(given), given.value)
+        values = [b.value if b.kind == "assign" else None for b in bindings]
+    texts = [sql_text(model, v) if v is not None else None for v in values]
+    return bool(texts) and all(t is not None and _READ.match(t) and not _STORES.search(t) for t in texts)
+
+
+_READ = re.compile(r"\s*select\b[\s\S]*\bfrom\b", re.IGNORECASE)
+_STORES = re.compile(r"\b(into|nextval|setval|for\s+update)\b", re.IGNORECASE)
 
 
 # what a function that writes calls: a writing HTTP method or a verb that makes, sends,

@@ -10,19 +10,25 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, positional_parameters
+from idemlint.analysis.retry.answers import says_an_outcome
 from idemlint.analysis.retry.context import RetryContext
+from idemlint.analysis.retry.exits import writes_here_or_in_helper
 from idemlint.analysis.retry.factories import made_by_factory
 from idemlint.analysis.retry.loops import raises_until_ready
 from idemlint.analysis.retry.not_retries import supervises_a_service
 from idemlint.analysis.retry.reach import QuietNames, dead_handlers, in_dead_handler
 from idemlint.knowledge.retries import (
+    BACKOFF,
     CELERY,
     CELERY_TASK_KEYWORDS,
     DRAMATIQ,
     HUEY,
+    RESULT_TESTS,
     RETRY_DECORATORS,
+    RETRYING,
     RQ,
     RQ_PREFIX,
+    TENACITY,
 )
 
 if TYPE_CHECKING:
@@ -82,13 +88,50 @@ def classify_function(
         if library is not None and supervises_a_service(model, function, inherited.thread_class if inherited else None):
             return None  # a supervisor: it restarts a service (`while not stop.is_set():`, a thread starting one)
         if library is not None:
-            kind = "poll" if raises_until_ready(model, function) else "decorator"
+            polls = raises_until_ready(model, function) or reads_until_answered(model, library, call, function)
+            kind = "poll" if polls else "decorator"
             return RetryContext(kind, library, function, decorator, call, label, settings_elsewhere=bool(elsewhere))
         task = _task_retry(model, function, name, call, inherited)
         if task is not None:
             library, label, dead = task
             return RetryContext("task", library, function, decorator, call, label, dead_handlers=dead)
     return None
+
+
+def reads_until_answered(model: ModuleModel, library: str, call: cst.Call | None, function: cst.FunctionDef) -> bool:
+    """`@retrying.retry(retry_on_result=lambda gone: gone is False)`, tenacity's `retry=
+    retry_if_result(lambda r: r is None)`, `@backoff.on_predicate(...)`: the decorator goes
+    round on what the function answered. Where the function sends no write and the test of
+    its answer names no failure (a status code, `ok`, an error), it re-reads until the
+    answer says ready: a poll, whatever failed reads it also rides out."""
+    test = _result_test(model, library, call)
+    if test is None or says_an_outcome(model, test):
+        return False
+    body = list(model.iter_nodes(function.body))
+    if any(isinstance(n, (cst.ExceptHandler, cst.ExceptStarHandler)) for n in body):
+        return False  # `except RequestException: return None`: a failure turned into the answer it goes round on
+    answers = [n.test for n in body if isinstance(n, (cst.If, cst.IfExp))]
+    answers += [n.value for n in body if isinstance(n, cst.Return) and n.value is not None]
+    if any(says_an_outcome(model, a) for a in answers):
+        return (
+            False  # `return r.json() if r.status_code == 200 else None`, `return r.ok`: a failed answer goes round too
+        )
+    return not any(isinstance(n, cst.Call) and writes_here_or_in_helper(model, n) for n in body)
+
+
+def _result_test(model: ModuleModel, library: str, call: cst.Call | None) -> cst.BaseExpression | None:
+    """The test of the answer a decorator goes round on, where it is a lambda (backoff's
+    `on_predicate` without one tests for a falsy answer: its own name), else None."""
+    if library == BACKOFF and call is not None and (model.qualname(call.func) or "").endswith("on_predicate"):
+        positional = [a for a in call.args if a.keyword is None and a.star == ""]
+        given = keyword(call, "predicate") or (positional[1] if len(positional) > 1 else None)
+        return call.func if given is None else given.value if isinstance(given.value, cst.Lambda) else None
+    argument = keyword(call, "retry_on_result") if library == RETRYING and call is not None else None
+    if library == TENACITY and call is not None:
+        retry = keyword(call, "retry")
+        if retry is not None and isinstance(retry.value, cst.Call) and model.call_name(retry.value) in RESULT_TESTS:
+            argument = retry.value.args[0] if retry.value.args else None
+    return argument.value if argument is not None and isinstance(argument.value, cst.Lambda) else None
 
 
 def single_attempt(model: ModuleModel, call: cst.Call) -> bool:

@@ -16,14 +16,18 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.http_methods import http_get
-from idemlint.analysis.model import ModuleModel, called_name, string_value
+from idemlint.analysis.model import ModuleModel, called_name
 from idemlint.analysis.retry.answers import (
+    denies_done,
     goes_round_after_success,
     goes_round_on_a_failed_answer,
     names_a_state,
     only_waits,
+    says_an_outcome,
     says_failure,
+    tries_each_once,
     unwrap_await,
+    works_on_next_item,
 )
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.counters import attempt_counters, gives_up_on_last_attempt, spends_an_attempt_flag
@@ -46,7 +50,13 @@ from idemlint.analysis.retry.reach import in_unreachable_handler
 from idemlint.analysis.retry.safe_repeats import gated_on_idempotency, goes_round_only_when_refused
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.repeats import names_a_lookup, words_of
-from idemlint.knowledge.retries import NEXT_ITEM_CALLS, NOT_READY_STATES, RETRY_ITERATORS, SLEEPS, is_attempt_counter
+from idemlint.knowledge.retries import (
+    NEXT_ITEM_CALLS,
+    NOT_READY_STATES,
+    RETRY_ITERATORS,
+    SLEEPS,
+    is_attempt_counter,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -77,6 +87,8 @@ def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext
     counter_names = counter_names + attempt_counters(model, loop)
     if restarts_a_service(loop):
         return None  # `while True: try: while not stopping: serve() ... except: log; sleep`: a supervisor
+    if any(isinstance(n, (cst.Try, cst.TryStar)) and tries_each_once(model, loop, n) for n in loop_nodes(model, loop)):
+        return None  # `if url in tried: break; tried.add(url); try: connect(url)`: a failover
     if checks_readiness(model, loop) or _polls_accepted_work(model, loop):
         return RetryContext("poll", "loop", loop, loop, None, "polling loop")
     catches = _catches_and_reattempts(model, loop, counter_names)
@@ -110,7 +122,7 @@ def _waits_for_readiness(
     # ends it on a bad answer rather than sending it round, and `if row["pending"]: sleep();
     # continue` then `return row` leaves once the answer says ready. A loop that sends a write
     # each pass re-sends it: a retry whatever it tests.
-    reads_only = not any(sends_a_write(model, n) for n in nodes if isinstance(n, cst.Call))
+    reads_only = not any(writes_here_or_in_helper(model, n) for n in nodes if isinstance(n, cst.Call))
     if not rides_out and any(isinstance(n, (cst.Try, cst.TryStar)) and goes_round_on_failure(model, n) for n in nodes):
         return False  # an exception from the work sends it round again: failure-driven
     tests = [n.test for n in nodes if isinstance(n, cst.If) and not (reads_only and _raises(n.body.body))]
@@ -208,7 +220,7 @@ def _waits_while_not_ready(model: ModuleModel, branch: cst.If, loop: cst.For | c
         return False
     if not (leaves_after(model, branch) or branch.orelse is not None and leaves_loop(model, branch.orelse)):
         return False
-    return names_a_state(model, branch.test, NOT_READY_STATES)
+    return names_a_state(model, branch.test, NOT_READY_STATES) or denies_done(model, branch.test)
 
 
 def raises_until_ready(model: ModuleModel, function: cst.FunctionDef | cst.For) -> bool:
@@ -226,28 +238,9 @@ def raises_until_ready(model: ModuleModel, function: cst.FunctionDef | cst.For) 
             read.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
     guards = [n for n in nodes if isinstance(n, cst.If) and _raises(n.body.body)]
     tests = [n.test for n in nodes if isinstance(n, cst.If)]
-    if not read or any(
-        says_failure(model, t) or says_failure(model, t, _OUTCOME, _HTTP_CODE) or _keyed_outcome(model, t)
-        for t in tests
-    ):
+    if not read or any(says_an_outcome(model, t) for t in tests):
         return False
     return any(model.names_read(guard.test) & read for guard in guards)
-
-
-# a value that names an outcome rather than a readiness: `r.status != 200`, `resp.error`
-_OUTCOME = re.compile(r"^(status|error|errors|failed|failure)$", re.IGNORECASE)
-_HTTP_CODE = re.compile(r"^[1-5]\d\d$")
-
-
-_ERROR_KEY = re.compile(r"^(error|errors|failed|failure|fault)$", re.IGNORECASE)  # not `status`: a poll reads it
-
-
-def _keyed_outcome(model: ModuleModel, test: cst.BaseExpression) -> bool:
-    """`if "error" in response:`, `if data.get("errors"):`: an answer's key that names a failure."""
-    return any(
-        isinstance(n, cst.SimpleString) and _ERROR_KEY.match(string_value(n) or "")
-        for n in (test, *model.iter_nodes(test))
-    )
 
 
 def _raises(statements: Sequence[cst.CSTNode]) -> bool:
@@ -309,7 +302,7 @@ def _catches_and_reattempts(model: ModuleModel, loop: cst.For | cst.While, count
             return True  # `except X: if retry.allowed(): continue; raise`, and a way out on success
         if not goes_round_on_failure(model, try_node):
             continue
-        if _works_on_next_item(model, loop, try_node) or _tries_next_candidate(model, loop, try_node):
+        if works_on_next_item(model, loop, try_node) or _tries_next_candidate(model, loop, try_node):
             continue
         if goes_round_after_success(model, try_node, loop):
             continue  # a periodic loop: a success waits for the next round too
@@ -331,25 +324,6 @@ def _catches_and_reattempts(model: ModuleModel, loop: cst.For | cst.While, count
             gives_up_on_last_attempt(model, loop, counter_names) or spends_an_attempt_flag(model, loop)
         ):
             return True
-    return False
-
-
-def _works_on_next_item(model: ModuleModel, loop: cst.For | cst.While, try_node: cst.CSTNode) -> bool:
-    """`item = heap.pop()` / `msg = queue.get()` before the try: each pass handles a new
-    item, so a failure moves on rather than re-attempting the same work."""
-    used = {n.value for n in model.iter_nodes(try_node) if isinstance(n, cst.Name)}
-    for name in used:
-        for binding in model.bindings_of(model.scope_of(loop), name):
-            value = binding.value
-            if isinstance(value, cst.Await):
-                value = value.expression
-            if (
-                isinstance(value, cst.Call)
-                and model.is_inside(binding.statement, loop)
-                and not model.is_inside(binding.statement, try_node)
-                and (model.dotted(value.func) or "").rsplit(".", 1)[-1] in NEXT_ITEM_CALLS
-            ):
-                return True
     return False
 
 

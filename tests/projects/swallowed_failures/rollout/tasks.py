@@ -112,6 +112,38 @@ def load_launch_count():
     return 0
 
 
+# ok: IDM201 imports at the top of the body load modules the program has; the rest ends every failure
+@shared_task(autoretry_for=(Exception,), max_retries=3, retry_backoff=True, retry_jitter=True)
+def archive_photos(payload):
+    """Store a rider's photos."""
+    import base64
+
+    from rollout.runners import load_launch
+
+    try:
+        load_launch(base64.b64decode(payload))
+        return True
+    except Exception:
+        log.exception("archive failed")
+        return False
+
+
+@shared_task(autoretry_for=(Exception,), max_retries=3, retry_backoff=True, retry_jitter=True)  # expect: IDM201 "Exception"
+def archive_photos_decoded_first(payload):
+    import base64
+
+    data = base64.b64decode(payload)  # may fail outside the try: the retry fires
+    try:
+        return store_data(data)
+    except Exception:
+        log.exception("archive failed")
+        return False
+
+
+def store_data(data):
+    return data
+
+
 @shared_task(bind=True, max_retries=3, default_retry_delay=15)  # expect: IDM202
 def mark(self, launch_id):
     try:
