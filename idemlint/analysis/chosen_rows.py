@@ -57,19 +57,44 @@ def returned_rows(
     for node in own_nodes(function):
         if not isinstance(node, ast.Return) or node.value is None:
             continue
-        value = resolve(node.value)
-        if isinstance(value, ast.Constant) and value.value is None:
-            continue
-        if not isinstance(value, ast.Call) or called_name(value) in NOT_ROWS or refuse(node):
-            return None
-        if gives(value):
-            returned = True
-        elif isinstance(value.func, (ast.Name, ast.Attribute)) and called_name(value) not in ROW_QUERY_METHODS:
-            through.append(called_name(value))
-            returned = True
-        else:
-            return None
+        for value in _branches(resolve(node.value), resolve):
+            if isinstance(value, ast.Constant) and value.value is None:
+                continue
+            if not isinstance(value, ast.Call) or called_name(value) in NOT_ROWS or refuse(node):
+                return None
+            copied = _copied_from(value)
+            if gives(value) or copied is not None and _gives_resolved(copied, gives, resolve):
+                returned = True
+            elif isinstance(value.func, (ast.Name, ast.Attribute)) and called_name(value) not in ROW_QUERY_METHODS:
+                through.append(called_name(value))
+                returned = True
+            else:
+                return None
     return tuple(sorted(set(through))) if returned else None
+
+
+def _branches(value: ast.expr, resolve: Callable[[ast.expr], ast.expr]) -> list[ast.expr]:
+    """`Schema(...) if row else None`: each value a return may give."""
+    if isinstance(value, ast.IfExp):
+        return [resolve(value.body), resolve(value.orelse)]
+    return [value]
+
+
+def _copied_from(call: ast.Call) -> str | None:
+    """`Transaction(id=row.id, status=row.status)`: a record a class builds of one row's columns
+    only, the row's name (what was read into it was read as that row was)."""
+    if not called_name(call)[:1].isupper():
+        return None  # `load(row.partner_id)` loads another row; only a class builds a copy
+    values = [*call.args, *(k.value for k in call.keywords)]
+    owners = {v.value.id for v in values if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name)}
+    if not values or len(owners) != 1 or not all(isinstance(v, ast.Attribute) for v in values):
+        return None
+    return owners.pop()
+
+
+def _gives_resolved(name: str, gives: Callable[[ast.Call], bool], resolve: Callable[[ast.expr], ast.expr]) -> bool:
+    value = resolve(ast.Name(id=name, ctx=ast.Load()))
+    return isinstance(value, ast.Call) and gives(value)
 
 
 def chosen_by_state(iterable: ast.expr) -> bool:

@@ -229,14 +229,15 @@ def bound_only_by(
     """Names every binding of which in the function is a plain assignment that `judge` gives one
     same answer for; a name also bound another way (in a loop, unpacked, `as job`) has none. A
     binding `keeps` says holds what the name held already (a row read again by its own key) is
-    not one."""
+    not one, nor is `None`: no method runs on it and no row is handed with it (`delivery =
+    None`, then `delivery = Delivery.objects.create()` in a `try`)."""
     answers: dict[str, T | None] = {}
     judged: set[int] = set()
     for node in own_nodes(function):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             judged.add(id(node.targets[0]))
-            if keeps is not None and keeps(name, node.value):
+            if keeps is not None and keeps(name, node.value) or _none(node.value):
                 continue
             answer = judge(node.value)
             answers[name] = answer if answers.get(name, answer) == answer else None
@@ -244,3 +245,7 @@ def bound_only_by(
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and id(node) not in judged:
             answers[node.id] = None
     return {name: answer for name, answer in answers.items() if answer is not None}
+
+
+def _none(value: ast.expr) -> bool:
+    return isinstance(value, ast.Constant) and value.value is None

@@ -21,7 +21,7 @@ from idemlint.knowledge.locks import (
     ROW_LOCK_METHODS,
     names_a_transaction,
 )
-from idemlint.knowledge.orms import ROW_FILTERS, ROW_QUERY_METHODS
+from idemlint.knowledge.orms import ROW_FILTERS, ROW_QUERY_METHODS, STATEMENT_RUNS
 
 # per definition: (its name, the functions whose rows it returns in turn: empty where it loads them itself)
 LockedReturns = tuple[tuple[str, tuple[str, ...]], ...]
@@ -69,9 +69,13 @@ def loads_locked(call: ast.Call) -> bool:
     while isinstance(link, ast.Call) and isinstance(link.func, ast.Attribute):
         if link.func.attr in ROW_LOCK_METHODS:
             return not LETS_OTHERS_ON.search(ast.unparse(link))
+        if link.func.attr in STATEMENT_RUNS and link.args and isinstance(link.args[0], ast.Call):
+            return loads_locked(link.args[0])  # `(await db.execute(select(X).with_for_update())).scalars().first()`
         if link.func.attr not in ROW_QUERY_METHODS | ROW_FILTERS:
             return False  # a method of what the query gave, not the query
         link = link.func.value
+        if isinstance(link, ast.Await):
+            link = link.value
     return False
 
 

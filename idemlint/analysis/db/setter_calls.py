@@ -155,12 +155,36 @@ def _record_argument(model: ModuleModel, call: cst.Call, state: cst.BaseExpressi
             word and word in setter for word in (a.value.value.lower(), a.keyword.value.lower() if a.keyword else "")
         )
     }
+    given |= _keyed(model, call)
     used = {
         node.value.value
         for node in model.iter_nodes(model.scope_of(call))
         if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value in given
     }
     return next(iter(used)) if len(used) == 1 else None
+
+
+_OWN_KEYS = frozenset({"id", "pk", "uuid"})
+
+
+def _keyed(model: ModuleModel, call: cst.Call) -> set[str]:
+    """The records a setter's key argument names: `transaction` for `transaction_id=
+    transaction.id`, or for `transaction_id=transaction_id` after `transaction = await
+    get_transaction(transaction_id=transaction_id)` (the function loaded it by that key)."""
+    keys = {a.value.value for a in call.args if type(a.value) is cst.Name and _names_a_key(a.value)}
+    named = {
+        a.value.value.value
+        for a in call.args
+        if type(a.value) is cst.Attribute and type(a.value.value) is cst.Name and a.value.attr.value in _OWN_KEYS
+    }  # `transaction.id`, not `transaction.partner_id`: another row's key
+    for node in model.iter_nodes(model.scope_of(call)) if keys else ():
+        if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
+            value = node.value.expression if isinstance(node.value, cst.Await) else node.value
+            if isinstance(value, cst.Call) and any(
+                type(a.value) is cst.Name and a.value.value in keys for a in value.args
+            ):
+                named.add(node.targets[0].target.value)
+    return named
 
 
 def _a_loaded_record(model: ModuleModel, call: cst.Call, name: str) -> bool:

@@ -103,3 +103,30 @@ class Message(models.Model):
             raise ValueError("only drafts are sent")
         self.status = "sending"  # expect: IDM101 "tested on line" a caller builds it with its key: a row that may exist
         self.save()
+
+
+class Delivery(models.Model):
+    """A log row per webhook delivery: the view that receives it creates it, then records how
+    its handling went on it (`webhook_views.py`)."""
+
+    status = models.CharField(max_length=10, default="received")
+    error = models.TextField(blank=True)
+
+    def mark_handled(self):
+        self.status = "handled"  # ok: IDM103 every caller holds the row it created (or None, which no method runs on)
+        self.save()
+
+    def mark_refused(self, reason):
+        self.status = "refused"  # ok: IDM103 every caller holds the row it created (or None, which no method runs on)
+        self.error = reason
+        self.save()
+
+
+class Inbox(models.Model):
+    """The twin: the row a delivery is recorded on may be one an earlier delivery made."""
+
+    status = models.CharField(max_length=10, default="received")
+
+    def mark_read(self):
+        self.status = "read"  # expect: IDM103 "no precondition" the caller may hold a stored row
+        self.save()

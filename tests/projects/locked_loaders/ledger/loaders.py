@@ -3,6 +3,7 @@ caller's transaction holds it), some not. A caller's test of what a locking help
 made under the lock; of what the others returned, it may be stale."""
 
 from django.db import models, transaction
+from sqlalchemy import select
 
 
 class Account(models.Model):
@@ -86,3 +87,20 @@ def load_the_parent(pk):
 class AccountRepository:
     def get(self, pk):
         return Account.objects.select_for_update().get(pk=pk)
+
+
+class AccountView:
+    def __init__(self, id, status):
+        self.id = id
+        self.status = status
+
+
+def load_view_for_update(session, pk):
+    """A copy of the row, read under the row lock its statement takes (the caller's transaction keeps it)."""
+    row = session.execute(select(Account).where(Account.id == pk).with_for_update()).scalars().first()
+    return AccountView(id=row.id, status=row.status) if row else None
+
+
+def load_view(session, pk):
+    row = session.execute(select(Account).where(Account.id == pk)).scalars().first()
+    return AccountView(id=row.id, status=row.status) if row else None
