@@ -170,9 +170,8 @@ def _cannot_fail(statement: ast.stmt, bound: set[str]) -> bool:
     if isinstance(statement, (ast.Pass, ast.Global, ast.Nonlocal)):
         return True
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
-        return not any(
-            a.name == "*" for a in statement.names
-        )  # a module the program has: it fails at deploy, not per call
+        # a module the program has: a missing one fails at deploy, not per call (not `*`: it binds unknown names)
+        return all(a.name != "*" for a in statement.names)
     if isinstance(statement, ast.Expr):
         return isinstance(statement.value, ast.Constant)
     if isinstance(statement, ast.Return):

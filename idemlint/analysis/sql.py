@@ -167,6 +167,30 @@ def _classify(text: str) -> SqlStatement | None:
     return SqlStatement("other", None)
 
 
+@lru_cache(maxsize=512)
+def only_reads(text: str) -> bool:
+    """The statement selects rows from a table and changes nothing: not a `SELECT` with no
+    `FROM` (`SELECT capture_payment(%s)` runs a function, `SELECT nextval(...)` moves a
+    sequence), nor one that locks, stores `INTO` a table, or holds a write in a `WITH`."""
+    try:
+        import sqlglot
+        from sqlglot import exp
+    except ImportError:  # pragma: no cover - sqlglot is a dependency
+        return False
+    _quiet_sqlglot()
+    try:
+        tree = sqlglot.parse_one(_normalise(text), read="postgres")
+    except Exception:
+        return False
+    return (
+        isinstance(tree, exp.Select)
+        and (tree.args.get("from_") or tree.args.get("from")) is not None  # the key's name varies by version
+        and not tree.args.get("locks")
+        and not tree.args.get("into")
+        and not any(tree.find_all(exp.Update, exp.Insert, exp.Delete, exp.Merge))
+    )
+
+
 def _table(name: str | None) -> str | None:
     if not name or name == "__hole__":
         return None

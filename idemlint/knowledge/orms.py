@@ -109,10 +109,10 @@ ROW_QUERY_METHODS = frozenset(
 # a SQLAlchemy session's legacy query (`db.query(Profile)`): it loads, it changes nothing (not
 # `scalar`/`scalars`/`execute`, which run any statement, an INSERT among them)
 SESSION_READS = frozenset({"query"})
-# what a database session is used for: a receiver a function commits, adds or queries through is one
 # a session's calls that run the statement they are given (`session.execute(select(X)...)`): what they
 # give is what the statement selects, locked where it locks
 STATEMENT_RUNS = frozenset({"execute", "scalars", "scalar", "scalar_one", "scalar_one_or_none"})
+# what a database session is used for: a receiver a function commits, adds or queries through is one
 SESSION_WORK = frozenset({"commit", "flush", "add", "add_all", "query", "execute", "delete", "merge"})
 # what keeps a record's new values for the next run to read: its own `save()`, its session's
 # `commit()` (not `flush()`, which a rollback undoes)

@@ -13,7 +13,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import leaves
 from idemlint.analysis.model import ModuleModel, local_callee, method_of, string_value
 from idemlint.analysis.retry.reach import catches_what_its_try_cannot_raise
-from idemlint.analysis.sql import sql_text
+from idemlint.analysis.sql import only_reads, sql_text
 from idemlint.analysis.syntax import caught_classes
 from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
 from idemlint.knowledge.repeats import words_of
@@ -381,8 +381,7 @@ def sends_a_write(model: ModuleModel, call: cst.Call) -> bool:
 
 def _only_selects(model: ModuleModel, call: cst.Call) -> bool:
     """`execute("SELECT ... FROM ...")`, also through a name every binding of which is such
-    text: a read. Not a `SELECT` with no `FROM` (`SELECT capture_payment(%s)` runs a function),
-    nor one that stores (`INTO`, `nextval`) or locks."""
+    text: a read (`sql.only_reads` says which statements change nothing)."""
     if not call.args or call.args[0].keyword is not None:
         return False
     given = call.args[0].value
@@ -391,11 +390,7 @@ def _only_selects(model: ModuleModel, call: cst.Call) -> bool:
         bindings = model.resolve(model.scope_of(given), given.value)
         values = [b.value if b.kind == "assign" else None for b in bindings]
     texts = [sql_text(model, v) if v is not None else None for v in values]
-    return bool(texts) and all(t is not None and _READ.match(t) and not _STORES.search(t) for t in texts)
-
-
-_READ = re.compile(r"\s*select\b[\s\S]*\bfrom\b", re.IGNORECASE)
-_STORES = re.compile(r"\b(into|nextval|setval|for\s+update)\b", re.IGNORECASE)
+    return bool(texts) and all(t is not None and only_reads(t) for t in texts)
 
 
 # what a function that writes calls: a writing HTTP method or a verb that makes, sends,

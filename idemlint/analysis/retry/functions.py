@@ -112,11 +112,10 @@ def reads_until_answered(model: ModuleModel, library: str, call: cst.Call | None
         return False  # `except RequestException: return None`: a failure turned into the answer it goes round on
     answers = [n.test for n in body if isinstance(n, (cst.If, cst.IfExp))]
     answers += [n.value for n in body if isinstance(n, cst.Return) and n.value is not None]
-    if any(says_an_outcome(model, a) for a in answers):
-        return (
-            False  # `return r.json() if r.status_code == 200 else None`, `return r.ok`: a failed answer goes round too
-        )
-    return not any(isinstance(n, cst.Call) and writes_here_or_in_helper(model, n) for n in body)
+    # `return r.json() if r.status_code == 200 else None`, `return r.ok`: a failed answer goes round too
+    return not any(says_an_outcome(model, a) for a in answers) and not any(
+        isinstance(n, cst.Call) and writes_here_or_in_helper(model, n) for n in body
+    )
 
 
 def _result_test(model: ModuleModel, library: str, call: cst.Call | None) -> cst.BaseExpression | None:
