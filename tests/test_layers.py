@@ -266,3 +266,32 @@ def test_every_module_is_short_enough_to_read() -> None:
         if (n := len(path.read_text(encoding="utf-8").splitlines())) > 450
     }
     assert long == {}
+
+
+def names_bound_twice(path: Path) -> set[str]:
+    """The names a module's own top level binds more than once (by assignment, `def` or `class`):
+    a second binding silently replaces the first, so a word edited in one place is not the word used."""
+    seen: set[str] = set()
+    twice: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign):
+            names = [target.id for target in node.targets if isinstance(target, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            names = [node.target.id]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [node.name]
+        else:
+            continue
+        twice.update(name for name in names if name in seen)
+        seen.update(names)
+    return twice
+
+
+def test_every_word_is_defined_once() -> None:
+    """Each word the linter knows has one definition: no module binds a top-level name twice."""
+    bound_twice = {
+        (path.relative_to(PACKAGE).as_posix(), name)
+        for path in PACKAGE.rglob("*.py")
+        for name in names_bound_twice(path)
+    }
+    assert bound_twice == set()

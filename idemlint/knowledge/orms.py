@@ -123,15 +123,4 @@ NOT_ROWS = frozenset(
     | {"get_or_create", "update_or_create", "aget_or_create", "aupdate_or_create"}  # a (row, created) pair
 )
 # the query methods whose arguments choose the rows (`filter(state=PENDING)`, `get(pk=pk, status=...)`)
-ROW_FILTERS = frozenset(
-    {"filter", "filter_by", "where", "get", "aget"}
-)  # a SQLAlchemy session's legacy query (`db.query(Profile)`): it loads, it changes nothing (not
-# `scalar`/`scalars`/`execute`, which run any statement, an INSERT among them)
-SESSION_READS = frozenset({"query"})
-# query methods that give a count, a truth, a value or an action, not rows
-NOT_ROWS = frozenset(
-    {"exists", "count", "aggregate", "values", "values_list", "update", "delete", "aexists", "acount"}
-    | {"get_or_create", "update_or_create", "aget_or_create", "aupdate_or_create"}  # a (row, created) pair
-)
-# the query methods whose arguments choose the rows (`filter(state=PENDING)`, `get(pk=pk, status=...)`)
 ROW_FILTERS = frozenset({"filter", "filter_by", "where", "get", "aget"})
