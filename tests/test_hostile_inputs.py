@@ -201,3 +201,37 @@ def test_a_two_thousand_branch_elif_chain_is_analysed() -> None:
     branches = "".join(f"    elif x == {i}:\n        y = {i}\n" for i in range(1, 2000))
     source = BUGGY + "\n\ndef pick(x):\n    if x == 0:\n        y = 0\n" + branches + "    return y\n"
     assert codes(source) == [(8, "IDM001")]
+
+
+def test_a_name_built_from_itself_is_followed_a_bounded_way() -> None:
+    # openstack/ironic's ansible deploy: `args = env + args` before `utils.execute(*args)`; reading
+    # the text of `args` went round `args` -> `env + args` -> `args` until the stack ran out
+    source = (
+        "from tools import utils\n\n\n"
+        "def run(db, node, flags):\n"
+        "    args = ['tool']\n"
+        "    if flags:\n"
+        "        prefix = ['env']\n"
+        "        args = prefix + args\n"
+        "    utils.execute(*args)\n"
+        "    node.status = 'deployed'\n"
+        "    db.session.commit()\n"
+    )
+    assert codes(source) == [(10, "IDM103")]
+
+
+def test_a_statement_over_many_lines_is_read_whole() -> None:
+    # the bound on following names counts no part of one expression: ten implicitly joined lines are one text
+    words = ["UPDATE ", "orders ", "SET ", "status ", "= ", "'shipped' ", "WHERE ", "id ", "= ", "%s"]
+    lines = "".join(f'        "{word}"\n' for word in words)
+    source = (
+        "def ship(conn, order_id):\n"
+        "    cur = conn.cursor()\n"
+        "    cur.execute(\n"
+        f"{lines}"
+        "        ,\n"
+        "        (order_id,),\n"
+        "    )\n"
+        "    conn.commit()\n"
+    )
+    assert codes(source) == [(3, "IDM103")]

@@ -45,9 +45,13 @@ class SqlStatement:
     columns: tuple[str, ...] = field(default=())
 
 
+# how many names, joins and calls the text of a statement is followed through
+_DEEPEST = 6
+
+
 def sql_text(model: ModuleModel, expr: cst.BaseExpression | None, depth: int = 0) -> str | None:
     """The SQL an expression evaluates to, with holes, or None when it is not SQL text."""
-    if expr is None or depth > 6:
+    if expr is None or depth > _DEEPEST:
         return None
     text = _text(model, expr, depth)
     if text is None or not _SQL_START.match(text):
@@ -56,6 +60,9 @@ def sql_text(model: ModuleModel, expr: cst.BaseExpression | None, depth: int = 0
 
 
 def _text(model: ModuleModel, expr: cst.BaseExpression, depth: int) -> str | None:
+    if depth > _DEEPEST:
+        return None  # `args = env + args`: a name built from itself is followed a bounded way (the
+        # parts of one expression, `"UPDATE t " "SET ..."` however many lines, count once)
     value = string_value(expr)
     if value is not None:
         return value
@@ -65,13 +72,13 @@ def _text(model: ModuleModel, expr: cst.BaseExpression, depth: int) -> str | Non
             parts.append(part.value if isinstance(part, cst.FormattedStringText) else "__hole__")
         return "".join(parts)
     if isinstance(expr, cst.ConcatenatedString):
-        left, right = _text(model, expr.left, depth + 1), _text(model, expr.right, depth + 1)
+        left, right = _text(model, expr.left, depth), _text(model, expr.right, depth)
         return None if left is None or right is None else left + right
     if isinstance(expr, cst.BinaryOperation):
         if isinstance(expr.operator, cst.Modulo):
-            return _text(model, expr.left, depth + 1)
+            return _text(model, expr.left, depth)
         if isinstance(expr.operator, cst.Add):
-            left, right = _text(model, expr.left, depth + 1), _text(model, expr.right, depth + 1)
+            left, right = _text(model, expr.left, depth), _text(model, expr.right, depth)
             if left is None and right is None:
                 return None
             return (left or "__hole__") + (right or " __hole__ ")
