@@ -4,15 +4,14 @@ waits, the state a model method writes), read from the module's shared analyses.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_calls
 from idemlint.analysis.keys import fresh_value_name
-from idemlint.analysis.model import positional_parameters
 from idemlint.analysis.policy.lost_races import tests_lost_race
+from idemlint.analysis.raising_helpers import counts_to_a_raise, raises_on_the_error
 from idemlint.analysis.summary_records import Chain, Step, Summary
 from idemlint.analysis.timeouts import unconditional_failure, unconditional_statements
 
@@ -97,10 +96,15 @@ def direct_facts(
     for predicate in model.functions:
         if tests_lost_race(model, predicate):
             facts.setdefault(predicate, {})["lost_race_test"] = (Step(predicate.name.value, predicate),)
+    bounds: dict[cst.CSTNode, tuple[str, ...]] = {}
     for judge in model.functions:
-        raised = _raises_on_the_error(model, judge)
+        raised = raises_on_the_error(model, judge)
         if raised is not None:
             facts.setdefault(judge, {})["gives_up"] = (Step(f"{judge.name.value}() raises", raised),)
+        counted, raising = counts_to_a_raise(model, judge)
+        if raising is not None:
+            facts.setdefault(judge, {})["raises_past"] = (Step(f"{judge.name.value}() raises", raising),)
+            bounds[judge] = counted
     waits = _fixed_waits(model, retry)
     for waiting, (wait, parameter) in waits.items():
         facts.setdefault(waiting, {})["waits_fixed" if not parameter else "wait_chain"] = wait
@@ -122,31 +126,11 @@ def direct_facts(
             opt_in_jitter=found.get("opt_in_jitter"),
             lost_race_test=found.get("lost_race_test"),
             gives_up=found.get("gives_up"),
+            raises_past=found.get("raises_past"),
+            past_params=bounds.get(scope, ()),
         )
         for scope, found in facts.items()
     }
-
-
-# what a function handed an error to judge names it: `def _on_error(exc, ...)`
-ERROR_PARAMETER = re.compile(r"^(e|ex|exc|err|error|exception|exc_info|failure)$")
-
-
-def _raises_on_the_error(model: ModuleModel, function: cst.FunctionDef) -> cst.Raise | None:
-    """A function whose first parameter (after `self`) is named for an error, which raises it (or
-    chains another from it, or re-raises it with a bare `raise` outside a handler of its own):
-    handed what a retry handler caught, it decides whether the handler goes round."""
-    first = positional_parameters(model, function)[:1]
-    if not first or not ERROR_PARAMETER.match(first[0]):
-        return None
-    handlers = [n for n in model.iter_nodes(function.body) if isinstance(n, cst.ExceptHandler)]
-    for n in model.iter_nodes(function.body):  # `raise exc`, `raise RetryError(...) from exc`, not `raise TypeError()`
-        if not isinstance(n, cst.Raise):
-            continue
-        if any(isinstance(e, cst.Name) and e.value == first[0] for e in (n.exc, n.cause and n.cause.item)):
-            return n
-        if n.exc is None and not any(model.is_inside(n, h) for h in handlers):
-            return n
-    return None
 
 
 def _returns_changing_state(model: ModuleModel, function: cst.FunctionDef, values: list[cst.BaseExpression]) -> bool:

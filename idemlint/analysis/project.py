@@ -262,6 +262,8 @@ _SUMMARY_SIGNS: tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...] = tuple(
         ((b"raise_for_status(",), rb"\.raise_for_status\("),
         # a function handed an error to judge, which may raise (`gives_up`): `def _on_error(exc, ...)`
         ((b"raise",), rb"\bdef[ \t]+\w+\(\s*(?:(?:self|cls),\s*)?(?:e|ex|exc|err|error|exception|exc_info|failure)\b"),
+        # a function handed a count that raises past it (`raises_past`): `def _check_attempts(attempt, limit)`
+        ((b"raise",), rb"\bdef[ \t]+\w+\([^)\n]*\b(?:attempts?|tries|retries|retry_count|deadline)\b"),
         ((b"sleep(",), rb"\bsleep\("),
         # a retry setting returned as stored, a jitter that defaults to none (a policy class)
         ((b"return self.",), rb"^[ \t]+return[ \t]+self\.\w*(?i:delay|wait|backoff|interval)\w*[ \t]*$"),

@@ -108,6 +108,11 @@ class Summary:
     # handed the error it is to judge (`def _on_error(exc, deadline, ...)`), it raises on some way:
     # a retry handler that hands it what it caught lets it decide whether to go round
     gives_up: Chain | None = None
+    # raises once the parameters `past_params` say so (`def _check_attempts(attempt, limit): if
+    # attempt > limit: raise`, the bare `raise` re-raising the error its caller handles): a retry
+    # handler that hands it the loop's count or a deadline there has its bound in it
+    raises_past: Chain | None = None
+    past_params: tuple[str, ...] = ()
     # an HTTP status error (`raise_for_status()`, also for a 4xx) may leave it, raised there or
     # by a function it calls, with no handler ending it on the way: a task that retries that
     # error class (`autoretry_for=(HTTPError,)`) retries a 4xx only if it calls such a function

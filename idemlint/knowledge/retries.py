@@ -90,6 +90,18 @@ TENACITY_FIXED_WAITS = {
 TENACITY_UNBOUNDED_STOPS = {"tenacity.stop_never"}
 # tenacity's tests of a function's answer (not of an exception): `retry=retry_if_result(lambda r: r is None)`
 RESULT_TESTS = frozenset({"tenacity.retry_if_result", "tenacity.retry_if_not_result"})
+# tenacity's test that goes round on every answer until the call fails with the type named
+# (`retry=retry_unless_exception_type(AgentGone)`): it waits for something to go away
+UNTIL_FAILURE_TESTS = frozenset({"tenacity.retry_unless_exception_type"})
+# tenacity's tests of the exception alone (a decorator made only of these never goes round on an answer)
+EXCEPTION_TESTS = frozenset(
+    {"tenacity.retry_if_exception_type", "tenacity.retry_if_not_exception_type", "tenacity.retry_if_exception"}
+    | {
+        "tenacity.retry_if_exception_message",
+        "tenacity.retry_if_not_exception_message",
+        "tenacity.retry_if_exception_cause_type",
+    }
+)
 # urllib3's retry policy class, by every path it is imported from
 URLLIB3_RETRY = {
     "urllib3.Retry",

@@ -12,6 +12,7 @@ from idemlint.analysis.policy.delays import RANDOMISH
 from idemlint.analysis.policy.fixes import jitter_tenacity_wait
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.retry import RetryContext
+from idemlint.analysis.retry.functions import tenacity_alternatives
 from idemlint.knowledge.retries import TENACITY, TENACITY_FIXED_WAITS, TENACITY_RANDOM_WAITS, TENACITY_UNBOUNDED_STOPS
 
 if TYPE_CHECKING:
@@ -57,16 +58,16 @@ def _catches_all(model: ModuleModel, expr: cst.BaseExpression) -> tuple[str, str
     """`retry_if_exception_type(Exception)` ("catch-all"), `retry_if_exception_type()`
     ("catch-all-default"), every exception but a few (`retry_if_not_exception_type(NotFound)`,
     `retry_if_exception(lambda e: not isinstance(e, NotFound))`: "catch-all-rest", with the
-    classes it spares), or a `|` / `retry_any` with such a part."""
-    if isinstance(expr, cst.BinaryOperation):
-        if isinstance(expr.operator, cst.BitOr):
-            return _catches_all(model, expr.left) or _catches_all(model, expr.right)
-        return None  # `&` narrows
+    classes it spares), or a `|` / `retry_any` with such a part (an `&` narrows)."""
+    return next(
+        (found for part in tenacity_alternatives(model, expr) if (found := _part_catches_all(model, part))), None
+    )
+
+
+def _part_catches_all(model: ModuleModel, expr: cst.BaseExpression) -> tuple[str, str] | None:
     if not isinstance(expr, cst.Call):
         return None
     name = model.call_name(expr) or ""
-    if name.endswith("retry_any"):
-        return next((found for a in expr.args if (found := _catches_all(model, a.value))), None)
     if name.endswith("retry_if_exception_type"):
         if not expr.args:
             return "catch-all-default", ""  # retry_if_exception_type() defaults to Exception

@@ -14,7 +14,7 @@ from idemlint.analysis.retry.answers import says_an_outcome
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.exits import writes_here_or_in_helper
 from idemlint.analysis.retry.factories import made_by_factory
-from idemlint.analysis.retry.loops import raises_until_ready
+from idemlint.analysis.retry.loops import ends_by_raising, only_looks_up, raises_until_ready
 from idemlint.analysis.retry.not_retries import supervises_a_service
 from idemlint.analysis.retry.reach import QuietNames, dead_handlers, in_dead_handler
 from idemlint.knowledge.retries import (
@@ -22,13 +22,17 @@ from idemlint.knowledge.retries import (
     CELERY,
     CELERY_TASK_KEYWORDS,
     DRAMATIQ,
+    EXCEPTION_TESTS,
     HUEY,
     RESULT_TESTS,
     RETRY_DECORATORS,
+    RETRY_PACKAGE,
     RETRYING,
     RQ,
     RQ_PREFIX,
+    STAMINA,
     TENACITY,
+    UNTIL_FAILURE_TESTS,
 )
 
 if TYPE_CHECKING:
@@ -87,6 +91,10 @@ def classify_function(
             return None  # `@retry(stop=stop_after_attempt(1))`: one try, nothing runs again
         if library is not None and supervises_a_service(model, function, inherited.thread_class if inherited else None):
             return None  # a supervisor: it restarts a service (`while not stop.is_set():`, a thread starting one)
+        quiet = inherited.quiet if inherited is not None else None
+        if library is not None and goes_round_on_errors_only(model, library, call):
+            if quiet is not None and quiet.body_ends_every_failure(model, function):
+                return None  # `try: ... except Exception: return False`: no error reaches the decorator
         if library is not None:
             polls = raises_until_ready(model, function) or reads_until_answered(model, library, call, function)
             kind = "poll" if polls else "decorator"
@@ -100,22 +108,68 @@ def classify_function(
 
 def reads_until_answered(model: ModuleModel, library: str, call: cst.Call | None, function: cst.FunctionDef) -> bool:
     """`@retrying.retry(retry_on_result=lambda gone: gone is False)`, tenacity's `retry=
-    retry_if_result(lambda r: r is None)`, `@backoff.on_predicate(...)`: the decorator goes
-    round on what the function answered. Where the function sends no write and the test of
-    its answer names no failure (a status code, `ok`, an error), it re-reads until the
-    answer says ready: a poll, whatever failed reads it also rides out."""
+    retry_if_result(lambda r: r is None)` (also with a failed read it rides out: `|
+    retry_if_exception_type(...)`), `@backoff.on_predicate(...)`: the decorator goes round on
+    what the function answered. Where the function sends no write and the test of its answer
+    names no failure (a status code, `ok`, an error), it re-reads until the answer says ready:
+    a poll, whatever failed reads it also rides out. So is tenacity's `retry_unless_exception_type
+    (Gone)` around a function that answers nothing and only looks up (`get_commands_status(node)`):
+    it goes round on every answer, waiting for the call to fail with the type named (the agent
+    gone, the process ended)."""
+    body = list(model.iter_nodes(function.body))
+    if library == TENACITY and any(model.call_name(c) in UNTIL_FAILURE_TESTS for c in _calls(_tests(model, call))):
+        answers_nothing = all(n.value is None for n in body if isinstance(n, cst.Return))
+        return answers_nothing and only_looks_up(model, function)
     test = _result_test(model, library, call)
     if test is None or says_an_outcome(model, test):
         return False
-    body = list(model.iter_nodes(function.body))
-    if any(isinstance(n, (cst.ExceptHandler, cst.ExceptStarHandler)) for n in body):
+    if any(
+        isinstance(n, (cst.ExceptHandler, cst.ExceptStarHandler)) and not ends_by_raising(n.body.body) for n in body
+    ):
         return False  # `except RequestException: return None`: a failure turned into the answer it goes round on
     answers = [n.test for n in body if isinstance(n, (cst.If, cst.IfExp))]
     answers += [n.value for n in body if isinstance(n, cst.Return) and n.value is not None]
     # `return r.json() if r.status_code == 200 else None`, `return r.ok`: a failed answer goes round too
-    return not any(says_an_outcome(model, a) for a in answers) and not any(
-        isinstance(n, cst.Call) and writes_here_or_in_helper(model, n) for n in body
-    )
+    sends = any(isinstance(n, cst.Call) and writes_here_or_in_helper(model, n) for n in body)
+    return not any(says_an_outcome(model, a) for a in answers) and not sends
+
+
+def goes_round_on_errors_only(model: ModuleModel, library: str, call: cst.Call | None) -> bool:
+    """A decorator known to go round only on an error the function raised, never on what it
+    answered: backoff's `on_exception`, retrying without `retry_on_result=`, stamina, the
+    `retry` package, tenacity with no `retry=` or one whose every alternative is a test of the
+    exception (not `retry_if_result`, not `retry_unless_exception_type`, which goes round on
+    every answer, not a name or a lambda it cannot read)."""
+    if library == BACKOFF:
+        return call is None or not (model.qualname(call.func) or "").endswith("on_predicate")
+    if library == RETRYING:
+        return call is None or keyword(call, "retry_on_result") is None
+    if library == TENACITY:
+        if call is None or keyword(call, "retry") is None:
+            return True
+        tests = _tests(model, call)
+        return all(isinstance(t, cst.Call) and model.call_name(t) in EXCEPTION_TESTS for t in tests)
+    return library in (STAMINA, RETRY_PACKAGE)
+
+
+def _tests(model: ModuleModel, call: cst.Call | None) -> list[cst.BaseExpression]:
+    """The alternatives a tenacity decorator's `retry=` goes round on (`tenacity_alternatives`)."""
+    retry = keyword(call, "retry") if call is not None else None
+    return tenacity_alternatives(model, retry.value) if retry is not None else []
+
+
+def _calls(expressions: list[cst.BaseExpression]) -> list[cst.Call]:
+    return [e for e in expressions if isinstance(e, cst.Call)]
+
+
+def tenacity_alternatives(model: ModuleModel, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The tests a tenacity `retry=` goes round on any of: the parts of a `|` or a `retry_any(...)`,
+    whatever each is (a call, a name, a lambda, an `&` that narrows two)."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
+        return tenacity_alternatives(model, expr.left) + tenacity_alternatives(model, expr.right)
+    if isinstance(expr, cst.Call) and (model.call_name(expr) or "").endswith("retry_any"):
+        return [part for a in expr.args for part in tenacity_alternatives(model, a.value)]
+    return [expr]
 
 
 def _result_test(model: ModuleModel, library: str, call: cst.Call | None) -> cst.BaseExpression | None:
@@ -127,9 +181,9 @@ def _result_test(model: ModuleModel, library: str, call: cst.Call | None) -> cst
         return call.func if given is None else given.value if isinstance(given.value, cst.Lambda) else None
     argument = keyword(call, "retry_on_result") if library == RETRYING and call is not None else None
     if library == TENACITY and call is not None:
-        retry = keyword(call, "retry")
-        if retry is not None and isinstance(retry.value, cst.Call) and model.call_name(retry.value) in RESULT_TESTS:
-            argument = retry.value.args[0] if retry.value.args else None
+        results = [test for test in _calls(_tests(model, call)) if model.call_name(test) in RESULT_TESTS]
+        if len(results) == 1:
+            argument = results[0].args[0] if results[0].args else None
     return argument.value if argument is not None and isinstance(argument.value, cst.Lambda) else None
 
 

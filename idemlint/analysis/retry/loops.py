@@ -72,7 +72,7 @@ def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext
         call = iterator if isinstance(iterator, cst.Call) else _bound_call(model, iterator)
         name = model.qualname(call.func) if call is not None else None
         if name in RETRY_ITERATORS and call is not None:
-            polls = raises_until_ready(model, loop) and _only_looks_up(model, loop)  # raises "not yet" after a read
+            polls = raises_until_ready(model, loop) and only_looks_up(model, loop)  # raises "not yet" after a read
             kind = "poll" if polls else "iterator"
             return RetryContext(kind, RETRY_ITERATORS[name], loop, loop, call, f"{name}(...) loop")
         if name not in COUNTERS:
@@ -125,7 +125,7 @@ def _waits_for_readiness(
     reads_only = not any(writes_here_or_in_helper(model, n) for n in nodes if isinstance(n, cst.Call))
     if not rides_out and any(isinstance(n, (cst.Try, cst.TryStar)) and goes_round_on_failure(model, n) for n in nodes):
         return False  # an exception from the work sends it round again: failure-driven
-    tests = [n.test for n in nodes if isinstance(n, cst.If) and not (reads_only and _raises(n.body.body))]
+    tests = [n.test for n in nodes if isinstance(n, cst.If) and not (reads_only and ends_by_raising(n.body.body))]
     if isinstance(loop, cst.While):
         tests.append(loop.test)
     stepped = {n.target.value for n in nodes if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
@@ -165,8 +165,8 @@ def _may_send_anything(model: ModuleModel, call: cst.Call) -> bool:
     return called_name(call) in ("request", "urlopen") and not http_get(model, call)
 
 
-def _only_looks_up(model: ModuleModel, loop: cst.For | cst.While) -> bool:
-    """Every call in the loop looks something up by its name (`get_connection(...)`,
+def only_looks_up(model: ModuleModel, loop: cst.For | cst.While | cst.FunctionDef) -> bool:
+    """Every call in the loop (or function) looks something up by its name (`get_connection(...)`,
     `count_assets(...)`), reads a value (`len`, `.json()`), logs, or makes the exception it
     raises: a helper named for an act (`launch_job(spec)`) may send a write each round."""
     nodes = list(model.iter_nodes(loop.body))  # an inner loop's calls too
@@ -236,19 +236,43 @@ def raises_until_ready(model: ModuleModel, function: cst.FunctionDef | cst.For) 
             return False  # a write request, or `session.request("POST", url)`
         if isinstance(node, cst.Assign) and isinstance(node.value, (cst.Call, cst.Await, cst.Subscript, cst.Attribute)):
             read.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
-    guards = [n for n in nodes if isinstance(n, cst.If) and _raises(n.body.body)]
+    guards = [n for n in nodes if isinstance(n, cst.If) and ends_by_raising(n.body.body)]
+    guards += _returns_before_it_raises(model, function)
     tests = [n.test for n in nodes if isinstance(n, cst.If)]
     if not read or any(says_an_outcome(model, t) for t in tests):
         return False
     return any(model.names_read(guard.test) & read for guard in guards)
 
 
-def _raises(statements: Sequence[cst.CSTNode]) -> bool:
+def _returns_before_it_raises(model: ModuleModel, function: cst.FunctionDef | cst.For) -> list[cst.If]:
+    """`if alive: return True` as the statement before the body's last, `raise NotYet(...)`: it
+    raises whenever what it read did not let it return. Not where a handler turns a failure
+    into that answer (`except RequestException: alive = False`): a failure would go round."""
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    if len(body) < 2 or not ends_by_raising(body[-1:]) or not isinstance(body[-2], cst.If):
+        return []
+    guard = body[-2]
+    if guard.orelse is not None or not _returns(guard.body.body):
+        return []
+    handlers = [n for n in model.iter_nodes(function.body) if isinstance(n, (cst.ExceptHandler, cst.ExceptStarHandler))]
+    return [] if any(not ends_by_raising(h.body.body) for h in handlers) else [guard]
+
+
+def ends_by_raising(statements: Sequence[cst.CSTNode]) -> bool:
     """A block that ends by raising (`if ...: raise X` on one line too)."""
+    return _ends_with(statements, cst.Raise)
+
+
+def _returns(statements: Sequence[cst.CSTNode]) -> bool:
+    """A block that ends by returning (`if ready: return True`)."""
+    return _ends_with(statements, cst.Return)
+
+
+def _ends_with(statements: Sequence[cst.CSTNode], kind: type[cst.CSTNode]) -> bool:
     last = statements[-1] if statements else None
     if isinstance(last, cst.SimpleStatementLine):
-        return any(isinstance(s, cst.Raise) for s in last.body)
-    return isinstance(last, cst.Raise)
+        return bool(last.body) and isinstance(last.body[-1], kind)
+    return isinstance(last, kind)
 
 
 def _polls_remote_status(model: ModuleModel, loop: cst.While) -> bool:
