@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.locks import row_locked_first
+from idemlint.analysis.db.made_rows import finds_only_rows_made_here
 from idemlint.analysis.db.records import SESSION, DbRead
 from idemlint.analysis.db.scopes import source_order, statements_after
 from idemlint.analysis.flow import runs_before
@@ -75,6 +76,8 @@ def absent_row_inserts(
                 continue  # another model's row
             if _handles_duplicates(model, insert, test) or row_locked_first(model, db, read, insert):
                 continue  # the duplicate error handled, or a row lock every duplicate takes first
+            if isinstance(read.call, cst.Call) and finds_only_rows_made_here(model, read.call, insert):
+                continue  # keyed on a row this run made: a duplicate run finds (and fills) its own
             if kept_unique(keys, _inserted_columns(model, insert)):
                 break  # the row it inserts is kept unique (`Intake(name=..., project=...)`): a second insert fails
             yield AbsentRowInsert(insert, read, test, inserted)

@@ -13,7 +13,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import chain_calls, chain_root
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import origin_nodes
-from idemlint.knowledge.orms import CREATES_A_ROW, QUEUES_A_CALL
+from idemlint.knowledge.orms import CREATES_A_ROW, QUEUES_A_CALL, ROW_FILTERS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -34,6 +34,47 @@ def keyed_on_a_row_made_here(model: ModuleModel, call: cst.Call | None) -> bool:
         return False
     scope = model.scope_of(call)
     return any(_made_here(model, scope, table, value, call) for table, value in _key_values(model, call))
+
+
+def finds_only_rows_made_here(model: ModuleModel, lookup: cst.Call, insert: cst.Call) -> bool:
+    """A query that chooses by a row this function made and stored, or by its key (`filter(
+    objective=objective, ...)` after `objective = Objective(title=...); objective.save()`), with
+    nothing before the insert handing the row elsewhere: no other run can name that row, so the
+    rows it finds are this run's own (a duplicate run checks and fills its own)."""
+    scope = model.scope_of(lookup)
+    for call in chain_calls(lookup):
+        if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in ROW_FILTERS:
+            continue  # `exclude(objective=objective)` finds the rows of every other run
+        for arg in call.args:
+            value = arg.value
+            if arg.keyword is not None and isinstance(value, cst.Attribute) and value.attr.value in _KEYS:
+                value = value.value  # `objective_id=objective.pk`
+            if (
+                arg.keyword is not None
+                and isinstance(value, cst.Name)
+                and _made_and_kept(model, scope, value.value, insert)
+            ):
+                return True
+    return False
+
+
+def _made_and_kept(model: ModuleModel, scope: cst.CSTNode, name: str, until: cst.Call) -> bool:
+    """`name` is bound once, to a new row of a model (`Model.objects.create(...)`, or `Model(...)`
+    built with keywords naming no key and then stored), and kept private until `until`."""
+    bindings = model.bindings_of(scope, name)
+    if len(bindings) != 1 or bindings[0].value is None:
+        return False
+    made = bindings[0].value
+    made = made.expression if isinstance(made, cst.Await) else made
+    if not isinstance(made, cst.Call):
+        return False
+    built = (
+        isinstance(made.func, cst.Name)
+        and made.func.value[:1].isupper()
+        and all(a.keyword is not None and a.keyword.value not in _KEYS for a in made.args)
+        and _stored(model, scope, name)
+    )
+    return (built or _creates(made) and _model_named(made) is not None) and _kept_private(model, scope, name, until)
 
 
 def _key_values(model: ModuleModel, call: cst.Call) -> Iterator[tuple[str, cst.BaseExpression]]:
