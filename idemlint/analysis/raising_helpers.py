@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import positional_parameters
-from idemlint.analysis.retry.loops import ends_by_raising
+from idemlint.analysis.retry.exits import ends_by_raising
 
 if TYPE_CHECKING:
     import libcst as cst

@@ -111,7 +111,7 @@ ROW_QUERY_METHODS = frozenset(
 SESSION_READS = frozenset({"query"})
 # a session's calls that run the statement they are given (`session.execute(select(X)...)`): what they
 # give is what the statement selects, locked where it locks
-STATEMENT_RUNS = frozenset({"execute", "scalars", "scalar", "scalar_one", "scalar_one_or_none"})
+STATEMENT_RUNS = frozenset({"execute", "exec", "scalars", "scalar"})
 # what a database session is used for: a receiver a function commits, adds or queries through is one
 SESSION_WORK = frozenset({"commit", "flush", "add", "add_all", "query", "execute", "delete", "merge"})
 # what keeps a record's new values for the next run to read: its own `save()`, its session's

@@ -23,13 +23,12 @@ from idemlint.analysis.db.chains import (
 )
 from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.sql import Predicate
+from idemlint.knowledge.orms import STATEMENT_RUNS
 
 if TYPE_CHECKING:
     import libcst as cst
 else:
     cst = LazyModule("libcst", globals(), "cst")
-
-_RUNS_A_STATEMENT = frozenset({"execute", "exec", "scalars", "scalar"})
 
 
 def sa_filters(model: ModuleModel, chain: list[cst.Call]) -> list[Predicate]:
@@ -115,7 +114,7 @@ def with_statement(model: ModuleModel, chain: list[cst.Call]) -> list[cst.Call]:
     `session.execute(stmt)`, SQLModel's `session.exec(...)` (also through a name bound to it)."""
     found = list(chain)
     for link in chain:
-        if isinstance(link.func, cst.Attribute) and link.func.attr.value in _RUNS_A_STATEMENT and link.args:
+        if isinstance(link.func, cst.Attribute) and link.func.attr.value in STATEMENT_RUNS and link.args:
             inner = full_chain(model, link.args[0].value)
             if inner and (model.call_name(inner[-1]) or "").endswith("select"):
                 found.extend(inner)

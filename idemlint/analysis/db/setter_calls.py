@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import chain_calls, chain_model, python_value_kind
 from idemlint.analysis.db.object_records import uses_database
-from idemlint.analysis.db.records import SESSION, DbWrite
+from idemlint.analysis.db.records import OWN_KEYS, SESSION, DbWrite
 from idemlint.analysis.imports import late_import_target
 from idemlint.analysis.model import ModuleModel, called_name, keyword
 from idemlint.knowledge.orms import GET_OR_404, ROW_QUERY_METHODS
@@ -164,9 +164,6 @@ def _record_argument(model: ModuleModel, call: cst.Call, state: cst.BaseExpressi
     return next(iter(used)) if len(used) == 1 else None
 
 
-_OWN_KEYS = frozenset({"id", "pk", "uuid"})
-
-
 def _keyed(model: ModuleModel, call: cst.Call) -> set[str]:
     """The records a setter's key argument names: `transaction` for `transaction_id=
     transaction.id`, or for `transaction_id=transaction_id` after `transaction = await
@@ -175,7 +172,7 @@ def _keyed(model: ModuleModel, call: cst.Call) -> set[str]:
     named = {
         a.value.value.value
         for a in call.args
-        if type(a.value) is cst.Attribute and type(a.value.value) is cst.Name and a.value.attr.value in _OWN_KEYS
+        if type(a.value) is cst.Attribute and type(a.value.value) is cst.Name and a.value.attr.value in OWN_KEYS
     }  # `transaction.id`, not `transaction.partner_id`: another row's key
     for node in model.iter_nodes(model.scope_of(call)) if keys else ():
         if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:

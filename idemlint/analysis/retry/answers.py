@@ -293,7 +293,7 @@ def _candidate_facts(
             if isinstance(n, cst.Assign)
             and len(n.targets) == 1
             and isinstance(n.targets[0].target, cst.Name)
-            and isinstance(n.value.expression if isinstance(n.value, cst.Await) else n.value, cst.Call)
+            and isinstance(unwrap_await(n.value), cst.Call)
         }
         tests = [n for n in (nodes if kept_calls else ()) if isinstance(n, cst.Comparison)]
         found = model.memo[key] = (kept_calls, drawn, tests)

@@ -53,14 +53,9 @@ def guarded_continue(statements: Sequence[cst.CSTNode]) -> bool:
         isinstance(s, cst.If)
         and s.orelse is None
         and always_leaves(list(s.body.body), or_continues=True)
-        and _ends_with_continue(list(s.body.body))
+        and ends_with_continue(list(s.body.body))
         for s in statements[:-1]
     )
-
-
-def _ends_with_continue(statements: Sequence[cst.CSTNode]) -> bool:
-    last = statements[-1] if statements else None
-    return isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, cst.Continue) for s in last.body)
 
 
 def always_leaves(statements: Sequence[cst.CSTNode], or_continues: bool = False) -> bool:
@@ -264,6 +259,23 @@ def ends_by_leaving(statements: Sequence[cst.CSTNode]) -> bool:
 def ends_with_continue(statements: Sequence[cst.CSTNode]) -> bool:
     last = statements[-1] if statements else None
     return isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, cst.Continue) for s in last.body)
+
+
+def ends_by_raising(statements: Sequence[cst.CSTNode]) -> bool:
+    """A block that ends by raising (`if ...: raise X` on one line too)."""
+    return _ends_with(statements, cst.Raise)
+
+
+def ends_by_returning(statements: Sequence[cst.CSTNode]) -> bool:
+    """A block that ends by returning (`if ready: return True`)."""
+    return _ends_with(statements, cst.Return)
+
+
+def _ends_with(statements: Sequence[cst.CSTNode], kind: type[cst.CSTNode]) -> bool:
+    last = statements[-1] if statements else None
+    if isinstance(last, cst.SimpleStatementLine):
+        return bool(last.body) and isinstance(last.body[-1], kind)
+    return isinstance(last, kind)
 
 
 def leaves_loop(model: ModuleModel, block: cst.CSTNode) -> bool:

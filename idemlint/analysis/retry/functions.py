@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
-from idemlint.analysis.model import ModuleModel, keyword, local_callee, positional_parameters
+from idemlint.analysis.model import ModuleModel, keyword, local_callee, positional, positional_parameters
 from idemlint.analysis.retry.answers import says_an_outcome
 from idemlint.analysis.retry.context import RetryContext
-from idemlint.analysis.retry.exits import writes_here_or_in_helper
+from idemlint.analysis.retry.exits import ends_by_raising, writes_here_or_in_helper
 from idemlint.analysis.retry.factories import made_by_factory
-from idemlint.analysis.retry.loops import ends_by_raising, only_looks_up, raises_until_ready
+from idemlint.analysis.retry.loops import only_looks_up, raises_until_ready
 from idemlint.analysis.retry.not_retries import supervises_a_service
 from idemlint.analysis.retry.reach import QuietNames, dead_handlers, in_dead_handler
 from idemlint.knowledge.retries import (
@@ -176,8 +176,7 @@ def _result_test(model: ModuleModel, library: str, call: cst.Call | None) -> cst
     """The test of the answer a decorator goes round on, where it is a lambda (backoff's
     `on_predicate` without one tests for a falsy answer: its own name), else None."""
     if library == BACKOFF and call is not None and (model.qualname(call.func) or "").endswith("on_predicate"):
-        positional = [a for a in call.args if a.keyword is None and a.star == ""]
-        given = keyword(call, "predicate") or (positional[1] if len(positional) > 1 else None)
+        given = keyword(call, "predicate") or positional(call, 1)
         return call.func if given is None else given.value if isinstance(given.value, cst.Lambda) else None
     argument = keyword(call, "retry_on_result") if library == RETRYING and call is not None else None
     if library == TENACITY and call is not None:

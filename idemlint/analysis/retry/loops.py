@@ -34,6 +34,8 @@ from idemlint.analysis.retry.counters import attempt_counters, gives_up_on_last_
 from idemlint.analysis.retry.exits import (
     always_leaves,
     ends_by_leaving,
+    ends_by_raising,
+    ends_by_returning,
     ends_with_continue,
     goes_round_on_failure,
     goes_round_only_when_accepted,
@@ -252,27 +254,10 @@ def _returns_before_it_raises(model: ModuleModel, function: cst.FunctionDef | cs
     if len(body) < 2 or not ends_by_raising(body[-1:]) or not isinstance(body[-2], cst.If):
         return []
     guard = body[-2]
-    if guard.orelse is not None or not _returns(guard.body.body):
+    if guard.orelse is not None or not ends_by_returning(guard.body.body):
         return []
     handlers = [n for n in model.iter_nodes(function.body) if isinstance(n, (cst.ExceptHandler, cst.ExceptStarHandler))]
     return [] if any(not ends_by_raising(h.body.body) for h in handlers) else [guard]
-
-
-def ends_by_raising(statements: Sequence[cst.CSTNode]) -> bool:
-    """A block that ends by raising (`if ...: raise X` on one line too)."""
-    return _ends_with(statements, cst.Raise)
-
-
-def _returns(statements: Sequence[cst.CSTNode]) -> bool:
-    """A block that ends by returning (`if ready: return True`)."""
-    return _ends_with(statements, cst.Return)
-
-
-def _ends_with(statements: Sequence[cst.CSTNode], kind: type[cst.CSTNode]) -> bool:
-    last = statements[-1] if statements else None
-    if isinstance(last, cst.SimpleStatementLine):
-        return bool(last.body) and isinstance(last.body[-1], kind)
-    return isinstance(last, kind)
 
 
 def _polls_remote_status(model: ModuleModel, loop: cst.While) -> bool:
