@@ -230,27 +230,37 @@ class FileContext:
             for target, _value, statement in self.model.attribute_assigns
             if type(target.value) is cst.Name
         }
-        writers = self.project.function_names("state_chain") | {
-            function.name.value.lower() for function in self.model.functions if function in assigning
-        }
+        writers = (
+            self.project.function_names("state_chain")
+            | self.project.function_names("built_chain")
+            | {function.name.value.lower() for function in self.model.functions if function in assigning}
+        )
+
+        from idemlint.analysis.db.records import BUILT
 
         def state_written_by(call: cst.Call) -> tuple[str, str, str, str, bool] | None:
             called = call.func.attr if isinstance(call.func, cst.Attribute) else call.func
             if not isinstance(called, cst.Name) or called.value.lower() not in writers:
                 return None
             callee = self.callee(call)
-            written = callee.summary.writes_state if callee is not None else None
-            if callee is None or written is None:
+            if callee is None:
                 return None
-            if callee.summary.state_owner == "self":
+            written, owner_name = callee.summary.writes_state, callee.summary.state_owner
+            if written is None and callee.summary.builds_on:  # `account.add_credits(n)`: a sum on the old value
+                written, owner_name = (callee.summary.builds_on[0], BUILT, ""), callee.summary.built_owner
+            if written is None:
+                return None
+            if owner_name == "self":
                 owner = call.func.value if isinstance(call.func, cst.Attribute) else None
             elif any(arg.star for arg in call.args):
                 return None  # `set_status(*extra, n)`: which argument the helper is given is unknown
             else:
-                owner = bound_argument(call, callee.summary, callee.summary.state_owner)
+                owner = bound_argument(call, callee.summary, owner_name)
             if not isinstance(owner, cst.Name):
                 return None
             column, kind, text = written
+            if kind == BUILT:
+                return owner.value, column, kind, text, False  # judged where the row was loaded
             if kind != "param":
                 return owner.value, column, kind, text, True  # the function's own literal: judged there
             argument = bound_argument(call, callee.summary, text)

@@ -406,7 +406,7 @@ def state_writes(
         scope = model.scope_of(write.node)
         if write.kind != "attribute" or write.instance is None or scope in found:
             continue
-        if not isinstance(scope, cst.FunctionDef) or not _owned_instance(model, scope, write.instance):
+        if not isinstance(scope, cst.FunctionDef) or not owned_instance(model, scope, write.instance):
             continue
         for column, (kind, text) in write.sets.items():
             if not analysis.is_state_column(column) or deciding_tests(model, write.node):
@@ -422,7 +422,7 @@ def state_writes(
     return found
 
 
-def _owned_instance(model: ModuleModel, function: cst.FunctionDef, instance: str) -> bool:
+def owned_instance(model: ModuleModel, function: cst.FunctionDef, instance: str) -> bool:
     """`self` in a method, or a parameter the function never rebinds: an instance its caller has."""
     if instance == "self":
         return model.enclosing_class(function) is not None

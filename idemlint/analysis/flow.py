@@ -107,6 +107,9 @@ def reached_from(model: ModuleModel, earlier: cst.CSTNode, later: cst.CSTNode) -
     current = line_of(model, earlier)
     while True:
         block = model.parents.get(current)
+        if isinstance(block, cst.If) and block.orelse is current:
+            current = block  # an `elif`: a branch of the `if` statement around it
+            continue
         body = getattr(block, "body", None)
         if isinstance(body, (list, tuple)) and current in body:
             for statement in body[body.index(current) + 1 :]:
@@ -172,3 +175,43 @@ def line_of(model: ModuleModel, node: cst.CSTNode) -> cst.CSTNode:
     if isinstance(statement, cst.BaseSmallStatement):
         return model.parents.get(statement, statement)
     return statement
+
+
+def on_another_way(model: ModuleModel, node: cst.CSTNode, other: cst.CSTNode) -> bool:
+    """`other` runs only where `node` did not: they sit in the two branches of one `if`
+    (`if absent: row = make() else: row = load()`), or `node` in a `try` and `other` in one of
+    its handlers (`try: row = load()` / `except Missing: row = make()`), with no loop around
+    that statement to take both ways in one run."""
+    around = {id(a) for a in model.ancestors(node)}
+    below = other
+    for owner in model.ancestors(other):
+        if id(owner) in around:
+            mine = next((a for a in model.ancestors(node) if model.parents.get(a) is owner), node)
+            apart = (
+                type(owner) is cst.If
+                and {id(mine), id(below)} == {id(owner.body), id(owner.orelse)}
+                or type(owner) is cst.Try
+                and mine is owner.body
+                and type(below) is cst.ExceptHandler
+            )
+            loops = (a for a in model.ancestors(owner, until=model.scope_of(owner)))
+            return apart and not any(isinstance(a, (cst.For, cst.While)) for a in loops)
+        below = owner
+    return False
+
+
+def just_created(model: ModuleModel, node: cst.CSTNode) -> bool:
+    """`node` runs only under `if created:` (`post_save`'s flag for a row just inserted): a state
+    written there is the row's first, and moves nothing back."""
+    return only_when(model, node, "created")
+
+
+def only_when(model: ModuleModel, node: cst.CSTNode, flag: str) -> bool:
+    """`node` runs only under `if flag:` (`if created:`: only the run that made the row)."""
+    return any(
+        isinstance(ancestor, cst.If)
+        and isinstance(ancestor.test, cst.Name)
+        and ancestor.test.value == flag
+        and model.is_inside(node, ancestor.body)
+        for ancestor in model.ancestors(node)
+    )

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.calls import call_target
+from idemlint.analysis.db.adding_methods import built_writes
 from idemlint.analysis.db.decisions import guarding_tests
 from idemlint.analysis.direct_facts import (
     calls_of,
@@ -127,6 +128,10 @@ def summarise(
     for function, (written, chain, owner) in (state_writes(model, db) if db is not None else {}).items():
         direct[function] = replace(
             direct.get(function, Summary()), writes_state=written, state_chain=chain, state_owner=owner
+        )
+    for function, (columns, chain, owner) in (built_writes(model, db) if db is not None else {}).items():
+        direct[function] = replace(
+            direct.get(function, Summary()), builds_on=columns, built_chain=chain, built_owner=owner
         )
     for function in model.functions:
         facts = direct.get(function, Summary())

@@ -127,6 +127,13 @@ class Summary:
     # helper is given (`def mark_sending(notification): notification.status = "sending"; ...`),
     # so `mark_sending(n)` writes `n.status`
     state_owner: str = "self"
+    # a function that writes columns of its own instance (or of the one it is given) as a sum
+    # with their old values and saves them (`def add_credits(self, n): self.credits += n;
+    # self.save()`): a caller that loaded the row without a lock loses one of two overlapping
+    # runs' changes there (`analysis/db/adding_methods.py`)
+    builds_on: tuple[str, ...] = ()
+    built_chain: Chain | None = None
+    built_owner: str = "self"
 
     def slot_name(self, slot: str) -> str:
         """The parameter an argument slot (`#0` by position, or a keyword) binds."""

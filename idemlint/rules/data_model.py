@@ -76,12 +76,10 @@ class ReadDecideWrite(Rule):
         "is safe: a racing duplicate fails at the insert; so is a record every caller in the project hands over just "
         "after making it (`m = Message(subject=...); m.save(); m.send()`), unless something retries the write. It also "
         "flags a lost update, where no test decides but two overlapping runs both add to the same old value: a column "
-        "of an instance the function loaded itself without a lock, or of a related row it reaches through a record's "
+        "of an instance the function loaded itself without a lock (also one `get_or_create` found or made, or one loaded on one branch and made on the other: `if absent: row = create(...)` / `else: row = get(...)`; also at a call of a function of the project that adds to a column of the instance it is given, or of its own, and saves it, `account.add_credits(n)`, unless it reads the row again first), or of a related row it reaches through a record's "
         "relation to a model of the project (`product = line.product`, or the chain itself: `instance.user.profile.uploads += 1`, the model's name matched whatever its case and underscores, `userprofile` or `user_profile` for `UserProfile`; where the record was not loaded under a lock "
-        "and, passed in, not under one every caller takes), written as a sum with its own old value (`coupon.used += "
-        "1`, `wallet.balance = Decimal(wallet.balance) - amount`, through a name bound once to it), then stored by "
-        "`save()` (not one whose `update_fields` leaves it out) or a commit; not an attribute the model declared in "
-        "the module does not have, nor a count kept in a loop the load is outside of (the run's own tally, also where "
+        "and, passed in, not under one every caller takes), written as a sum with its own old value (`coupon.used += 1`, `wallet.balance = Decimal(wallet.balance) - amount`, through a name bound once to it), then stored by "
+        "`save()` (not one whose `update_fields` leaves it out) or a commit; not an attribute the model declared in the module does not have, nor a count kept in a loop the load is outside of (the run's own tally, also where "
         'it is a shared stock). The help says to let the database add (`update(used=F("used") + 1)`). '
         "Writes that converge are left alone: racing runs that store the same values (a flag set, a field cleared, the value the test compared with, "
         "text marked from what was read such as `slug += '-deleted'`; not a copy of the column's list with an item "
@@ -110,7 +108,7 @@ class ReadDecideWrite(Rule):
         "columns nor on those the insert names (nor a primary key among them; a named `Index(name, *columns, "
         "unique=True)` keeps its columns unique, not one over an expression or with a condition), no lock on the query "
         "and no `except IntegrityError` around the insert; nor where the query is keyed on a row the function made (`o "
-        "= X.objects.create()`, then `filter(x=o)`) and gave no task: no other run can name it."
+        "= X.objects.create()`, then `filter(x=o)`) and gave no task, or on a `post_save` receiver's `instance` under `if created:` (the insert that sent the signal made it): no other run can name it."
     )
     why = (
         "Two deliveries of the same message (a retry, a redelivered webhook, two workers) both read the old "
@@ -162,7 +160,7 @@ def on_payment_succeeded(event):
     triggers = (DB_WRITE, (*DB_READ, *RECORDS, "objects."), (*DATABASE, *RECORDS))
     skips_migrations = True
     needs_project = True  # a model method that writes the state (`order.ship()`)
-    project_facts = ("state_chain",)
+    project_facts = ("state_chain", "built_chain")
     project_groups = frozenset({0})
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
@@ -175,8 +173,10 @@ def on_payment_succeeded(event):
             race = found.get(id(write))
             if race is None or held_by_callers(model, race.read.record, write.node, ctx.project.locked_by_callers):
                 continue  # no race, or every caller holds the row's lock around the test and the write
-            if write.kind == "attribute" and (
-                race.read.table in ctx.project.versioned_models or saved_at_its_version(model, write, race.read)
+            if (
+                write.kind in ("attribute", "setter")
+                and race.read.table in ctx.project.versioned_models
+                or (write.kind == "attribute" and saved_at_its_version(model, write, race.read))
             ):
                 continue  # the ORM writes the instance only at the version it read: a stale flush fails
             if unique_insert_first(model, race.test, write.node, ctx.project.unique_keys) or claim_won_before(
@@ -317,9 +317,9 @@ class NonMonotonicTransition(Rule):
         "function every caller hands a row it just made (`upload = serializer.save(); process(upload)`, "
         "`task.delay(row.pk)` after `row = Row.objects.create(...)`, `Thread(target=run, args=(row.pk,))`, `task.delay("
         "token=row.token)` then `get(token=token)`, a name bound to `None` first (`log = None`, then `log = Delivery.objects.create()` in a `try`: no method runs on `None`), "
-        "a mapping of arguments built first (`arguments = {'pk': row.pk}; "
-        "task.apply_async((), arguments)`), an actor's `send(key)` after `key = str(row.uuid)`, and on through the "
-        "row loaded by that key; a method several classes define counts where every call of its name is on such a "
+        "a mapping of arguments built first (`arguments = {'pk': row.pk}; task.apply_async((), arguments)`), an actor's `send(key)` after `key = str(row.uuid)`, and on through the "
+        "row loaded by that key, or a query's update keyed on it (`filter(id=sid).update(...)`, the key turned back from text "
+        "on the way: `sid = int(search_id)`); a method several classes define counts where every call of its name is on such a "
         "row): only that run writes the row. A Django admin action (`def mark_paid(modeladmin, request, queryset)`, "
         "a `ModelAdmin`'s `(self, request, queryset)`, `@admin.action`) sets the state its operator chose for the "
         "rows they picked: its writes, and a method only such actions call, are not reported. A setter handed the "

@@ -250,7 +250,7 @@ class RetryWithoutJitter(PolicyRule):
         "project index, also for a parameter named like the project's one class of that name (`retry_config` for "
         "`RetryConfig`). A sleep reached through a module that imports the library under its own name "
         "(`compat.event_loop.sleep()`, where `compat` has `import trio as event_loop`) is the library's, when the "
-        "project index is there. A delay read from `Retry-After` is the server's instruction and is not reported; each "
+        "project index is there. A delay read from `Retry-After` is the server's instruction and is not reported, nor one read from the error a handler caught (`countdown=busy.countdown`: the code that raised it chose the delay); each "
         "way the delay can be computed is judged on its own, so a fixed fallback used when the server sends no "
         "`Retry-After` (`retry_after or 2 ** attempt`, a default overridden only when the header is there) is, and no "
         "fix is offered for it (jittering the server's value could retry before it said). A wait in a loop that goes "

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import chain_calls
-from idemlint.analysis.db.decisions import just_created
 from idemlint.analysis.db.records import DbRead
+from idemlint.analysis.flow import just_created
 from idemlint.analysis.model import ModuleModel
 from idemlint.knowledge.orms import ONE_ROW_LOOKUPS, TRANSITION_HOOKS
 from idemlint.knowledge.roles import is_admin_action
@@ -81,7 +81,7 @@ def _handed_fresh(model: ModuleModel, read: DbRead, node: cst.CSTNode, parameter
         for arg in link.args:
             if arg.keyword is None:
                 continue
-            column, value = arg.keyword.value, arg.value
+            column, value = arg.keyword.value, _unconverted(model, scope, arg.value)
             if column in ("pk", "id"):
                 if isinstance(value, cst.Attribute) and value.attr.value in ("pk", "id"):
                     value = value.value
@@ -90,6 +90,27 @@ def _handed_fresh(model: ModuleModel, read: DbRead, node: cst.CSTNode, parameter
             elif unique and isinstance(value, cst.Name) and f"{scope.name.value}:{value.value}={column}" in parameters:
                 return True  # `get(token=token)`, handed a fresh row's token
     return False
+
+
+# what turns a key handed as text back into one, or the other way: the same key
+_KEY_CONVERSIONS = frozenset({"int", "str", "UUID", "uuid.UUID"})
+
+
+def _unconverted(model: ModuleModel, scope: cst.FunctionDef, value: cst.BaseExpression) -> cst.BaseExpression:
+    """The key a lookup is given, past a conversion (`int(search_id)`), also through a name
+    bound once to one (`sid = int(search_id)`)."""
+    if isinstance(value, cst.Name):
+        bound = model.bindings_of(scope, value.value)
+        if len(bound) == 1 and bound[0].kind == "assign" and isinstance(bound[0].value, cst.Call):
+            value = bound[0].value
+    if (
+        isinstance(value, cst.Call)
+        and model.call_name(value) in _KEY_CONVERSIONS
+        and len(value.args) == 1
+        and value.args[0].keyword is None
+    ):
+        return value.args[0].value
+    return value
 
 
 def first_or_framework_move(model: ModuleModel, record: str | None, node: cst.CSTNode) -> bool:

@@ -318,18 +318,6 @@ def moves_its_flag(write: DbWrite, condition: Predicate) -> bool:
     return condition.op == "eq" and condition.value in ("bool", "null") and kind in ("bool", "null")
 
 
-def just_created(model: ModuleModel, node: cst.CSTNode) -> bool:
-    """`node` runs only under `if created:` (`post_save`'s flag for a row just inserted): a state
-    written there is the row's first, and moves nothing back."""
-    return any(
-        isinstance(ancestor, cst.If)
-        and isinstance(ancestor.test, cst.Name)
-        and ancestor.test.value == "created"
-        and model.is_inside(node, ancestor.body)
-        for ancestor in model.ancestors(node)
-    )
-
-
 def loaded_read(model: ModuleModel, db: DbAnalysis, write: DbWrite) -> DbRead | None:
     """For `order.status = ...`: the read that loaded `order`, if that is what the name
     holds at this point (not a row created or re-assigned in between)."""

@@ -223,18 +223,31 @@ def _related_counter(model: ModuleModel, target: cst.Attribute, statement: cst.C
     return dotted if dotted and not dotted.startswith("self.") else None
 
 
+def _set_then_stored(model: ModuleModel, scope: cst.CSTNode, statement: cst.CSTNode, calls: list[cst.CSTNode]) -> bool:
+    """A call of a method that saves the instance (`order.ship()`) comes after the assignment:
+    it stores what was set before it, not what is set after."""
+    order = source_order(model, scope)
+    at = order.get(statement, -1)
+    return any(order.get(model.statement_of(call), -1) > at for call in calls)
+
+
 def attribute_writes(model: ModuleModel, reads: list[DbRead], writes: list[DbWrite]) -> list[DbWrite]:
     """`order.status = "paid"` followed by `order.save()` or `session.commit()`."""
     found: list[DbWrite] = []
     loaded = {(model.scope_of(r.call), r.instance): r for r in reads if r.instance}
-    setters = {(model.scope_of(w.node), w.instance) for w in writes if w.kind == "setter"}
+    setters: dict[tuple[cst.CSTNode, str | None], list[cst.CSTNode]] = {}
+    for w in writes:
+        if w.kind == "setter":
+            setters.setdefault((model.scope_of(w.node), w.instance), []).append(w.node)
     for target, value, statement in model.attribute_assigns:
         instance = record_name(target.value) or _related_counter(model, target, statement)
         if instance is None:
             continue
         scope = model.scope_of(target)
         read = loaded.get((scope, instance))
-        if first_persist_after(model, scope, instance, statement) is None and (scope, instance) not in setters:
+        if first_persist_after(model, scope, instance, statement) is None and not _set_then_stored(
+            model, scope, statement, setters.get((scope, instance), [])
+        ):
             continue
         if _cloned_before(model, scope, instance, statement):
             continue  # `x.pk = None` first: the save inserts a copy, it updates no row

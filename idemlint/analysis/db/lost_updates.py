@@ -2,7 +2,8 @@
 (`coupon.used += 1; coupon.save()`, `wallet.balance = wallet.balance - amount`). No test
 decides the write, but two overlapping runs both read the old value and both write it plus
 their change: one change is lost (a coupon used past its limit, stock sold twice). The value
-is one the function loaded (a query, `get_object_or_404`) or a related row it reaches through
+is one the function loaded (a query, `get_object_or_404`, a row `get_or_create` found or made, a
+load on one branch beside a row made on the other) or a related row it reaches through
 a record's relation to a model of the project (`product = line.product`): the value the
 arithmetic builds on is what this run saw. A lock on the read (or on the record the related row
 was reached through, or one every caller takes), or a write the ORM makes at the version it
@@ -10,15 +11,17 @@ read, keeps it safe."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.db.records import DbRead
+from idemlint.analysis.db.chains import chain_model, full_chain, locks
+from idemlint.analysis.db.records import BUILT, DbRead
 from idemlint.analysis.db.scopes import source_order
-from idemlint.analysis.flow import origin_nodes
+from idemlint.analysis.flow import on_another_way, only_when, origin_nodes
 from idemlint.analysis.model import called_name, keyword, string_value
 from idemlint.knowledge.orms import is_row_base
+from idemlint.knowledge.repeats import CREATE_IF_ABSENT_METHODS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -38,9 +41,9 @@ def lost_update(
     value written, the columns)."""
     from idemlint.analysis.db.decisions import latest_binding_is, same_record
     from idemlint.analysis.db.locks import is_locked, locked_together, row_locked_first
-    from idemlint.analysis.flow import runs_before
+    from idemlint.analysis.flow import reached_from, runs_before
 
-    if write.kind != "attribute" or write.instance is None:
+    if write.instance is None:
         return None
     columns = built_columns(model, write)
     if not columns:
@@ -48,11 +51,11 @@ def lost_update(
     scope = model.scope_of(write.node)
     loads = [
         r
-        for r in db.reads
+        for r in (*db.reads, *_found_or_made(model, write, scope))
         if not r.record
         and same_record(r, write)
         and model.scope_of(r.call) is scope
-        and runs_before(model, r.call, write.node)
+        and (runs_before(model, r.call, write.node) or reached_from(model, r.call, write.node))
     ]
     if not loads:
         related = _related_load(model, db, write, scope)
@@ -60,7 +63,11 @@ def lost_update(
     for read in reversed(loads):
         if _tallied_in_a_loop(model, read, write, scope):
             return None  # the run's own tally over its work, saved as it goes: not another run's change lost
-        if not _persisted(model, write, columns[0], scope) or _not_a_field(model, read.table, columns[0]):
+        if (
+            write.kind == "attribute"
+            and not saves_the_column(model, write, columns[0], scope)
+            or _not_a_field(model, read.table, columns[0])
+        ):
             return None  # `save(update_fields=[...])` without it, or an attribute the model does not store
         if read.record:
             return read, _written_value(write, columns), columns
@@ -70,13 +77,56 @@ def lost_update(
             or locked_together(model, read, write)
         ):
             return None
-        if latest_binding_is(model, write, read):
+        if latest_binding_is(model, write, read) or _still_holds(model, write, read, scope):
             return read, _written_value(write, columns), columns
     return None
 
 
+def _found_or_made(model: ModuleModel, write: DbWrite, scope: cst.CSTNode) -> Iterator[DbRead]:
+    """`row, created = Counter.objects.get_or_create(...)`: the row a run finds is loaded as a
+    query loads it (made, it is new; found, another run may hold the same old value); not for a
+    write under `if created:`, which only the run that made it takes."""
+    for binding in model.bindings_of(scope, write.instance or ""):
+        call = binding.value
+        if binding.kind != "unpack" or type(call) is not cst.Call or type(call.func) is not cst.Attribute:
+            continue
+        statement = binding.statement
+        pair = statement.targets[0].target if type(statement) is cst.Assign and len(statement.targets) == 1 else None
+        first = pair.elements[0].value if type(pair) is cst.Tuple and pair.elements else None
+        created = pair.elements[1].value if type(pair) is cst.Tuple and len(pair.elements) == 2 else None
+        if (
+            call.func.attr.value in CREATE_IF_ABSENT_METHODS
+            and type(first) is cst.Name
+            and first.value == write.instance
+            and not (type(created) is cst.Name and only_when(model, write.node, created.value))
+        ):
+            chain = full_chain(model, call)
+            yield DbRead(call, chain_model(model, chain), locks(chain), (), write.instance)
+
+
+def _still_holds(model: ModuleModel, write: DbWrite, read: DbRead, scope: cst.CSTNode) -> bool:
+    """The name still holds the row the read bound it to when the write runs: every other
+    binding of it between the two runs only on another way than the read's (`if absent: row =
+    make()` / `else: row = load()`, or made in the handler of the `try` that loads it)."""
+    binding = model.statement_of(read.call)
+    position = source_order(model, scope)
+    start, at = position.get(binding, -1), position.get(write.statement, 0)
+    between = [
+        b
+        for b in model.bindings_of(scope, write.instance or "")
+        if start < position.get(b.statement, -1) < at and b.statement is not binding
+    ]
+    return (
+        read.instance == write.instance
+        and any(b.statement is binding for b in model.bindings_of(scope, write.instance or ""))
+        and all(on_another_way(model, read.call, b.statement) for b in between)
+    )
+
+
 def _written_value(write: DbWrite, columns: tuple[str, ...]) -> cst.BaseExpression:
     statement = write.statement
+    if write.call is not None and write.kind == "setter":
+        return write.call  # the call of the function that does the sum
     return statement.value if isinstance(statement, cst.AugAssign) else write.values[columns[0]]
 
 
@@ -149,7 +199,7 @@ def _names_a_model(model: ModuleModel, db: DbAnalysis, attribute: str) -> bool:
     )
 
 
-def _persisted(model: ModuleModel, write: DbWrite, column: str, scope: cst.CSTNode) -> bool:
+def saves_the_column(model: ModuleModel, write: DbWrite, column: str, scope: cst.CSTNode) -> bool:
     """The first save of the instance after the write stores the column: not one that names
     other fields only (`save(update_fields=["status"])`). A commit or a helper persists it whole."""
     from idemlint.analysis.db.scopes import persist_calls, source_order
@@ -201,7 +251,10 @@ def _tallied_in_a_loop(model: ModuleModel, read: DbRead, write: DbWrite, scope: 
 
 
 def built_columns(model: ModuleModel, write: DbWrite) -> tuple[str, ...]:
-    """The columns an attribute write computes from their own old value."""
+    """The columns an attribute write computes from their own old value, or a call of a
+    function that does so on the instance handed to it (`account.add_credits(n)`)."""
+    if write.kind == "setter":
+        return tuple(c for c, (kind, _text) in write.sets.items() if kind == BUILT)
     if write.kind != "attribute":
         return ()
     return tuple(c for c in write.sets if _builds_on(model, write, c))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import chain_calls, chain_root
 from idemlint.analysis.db.scopes import source_order
-from idemlint.analysis.flow import origin_nodes
+from idemlint.analysis.flow import just_created, origin_nodes
 from idemlint.knowledge.orms import CREATES_A_ROW, QUEUES_A_CALL, ROW_FILTERS
 
 if TYPE_CHECKING:
@@ -52,10 +52,20 @@ def finds_only_rows_made_here(model: ModuleModel, lookup: cst.Call, insert: cst.
             if (
                 arg.keyword is not None
                 and isinstance(value, cst.Name)
-                and _made_and_kept(model, scope, value.value, insert)
+                and (
+                    _made_and_kept(model, scope, value.value, insert)
+                    or _just_inserted(model, scope, value.value, lookup)
+                )
             ):
                 return True
     return False
+
+
+def _just_inserted(model: ModuleModel, scope: cst.CSTNode, name: str, lookup: cst.Call) -> bool:
+    """`instance` of a `post_save` receiver, never bound again, under `if created:`: the row the
+    insert that sent the signal made, and only that run takes this branch."""
+    bound = model.bindings_of(scope, name)
+    return name == "instance" and all(b.kind == "param" for b in bound) and just_created(model, lookup)
 
 
 def _made_and_kept(model: ModuleModel, scope: cst.CSTNode, name: str, until: cst.Call) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from idemlint.analysis.db.callers import decided_by_its_callers
+from idemlint.analysis.db.callers import decided_by_its_callers, made_by_every_caller
 from idemlint.analysis.db.decisions import (
     decisions,
     guarding_tests,
@@ -59,8 +59,8 @@ def precondition(ctx: FileContext, write: DbWrite, column: str, kind: str, text:
         p.column == column or VERSION_COLUMNS.match(p.column) or moves_its_flag(write, p) for p in write.where
     ):
         return True, read  # a precondition on the state, a version, or a flag the write moves (`is_finished=False`)
-    elif keyed_on_a_row_made_here(model, write.call):
-        return True, read  # the row this function just inserted: only this run knows it
+    elif keyed_on_a_row_made_here(model, write.call) or handed_a_row_made_here(ctx, write):
+        return True, read  # the row this function (or every caller) just inserted: only this run knows it
     elif chosen_under_a_lock(model, db, write, column):
         return True, read  # `select_for_update().filter(status=S)`, then `filter(id__in=ids).update(...)`
     if lock_won_before(model, write.node) or claim_won_before(model, db, write.node, write.instance):
@@ -71,6 +71,16 @@ def precondition(ctx: FileContext, write: DbWrite, column: str, kind: str, text:
     if tested_before(model, deciding, write, column, repr(text) if kind == "literal" else text) is not None:
         return True, read  # `if c.status != PENDING: raise` first: a late message is refused (a racing one is IDM101's)
     return False, read
+
+
+def handed_a_row_made_here(ctx: FileContext, write: DbWrite) -> bool:
+    """A query's update keyed on the id every caller hands over from a row it just made
+    (`task.delay(search_id=search.id)` after `Search.objects.create(...)`, then
+    `Search.objects.filter(id=search_id).update(...)`), as a row loaded by that key is."""
+    if not isinstance(write.call, cst.Call):
+        return False
+    keyed = DbRead(write.call, write.table, False, ())
+    return made_by_every_caller(ctx.model, keyed, write.node, ctx.project, ctx.retry.reruns_the_function(write.node))
 
 
 def refuses_a_repeat(ctx: FileContext, write: DbWrite, column: str, kind: str, text: str) -> bool:

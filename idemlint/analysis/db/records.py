@@ -67,6 +67,9 @@ DJANGO_CHAIN = {
 SA_READ_TERMINALS = {"first", "one", "one_or_none", "scalar", "scalar_one", "scalar_one_or_none", "get", "all"}
 # the kinds of value (as `python_value_kind` gives them) that are the same on every run
 FIXED_VALUE_KINDS = frozenset({"literal", "constant", "bool", "null"})
+# the value kind of a caller's write where the function it calls adds to the column's old value
+# (`account.add_credits(n)`, from its summary's `builds_on`: `analysis/db/adding_methods.py`)
+BUILT = "built"
 VERSION_COLUMNS = re.compile(
     r"^(version|revision|rev|seq|sequence|lock_version|etag|generation|updated_at|modified_at|row_version)$"
 )

@@ -1,6 +1,7 @@
 """Whether a delay between attempts can vary: a delay built only from literals, names and
 arithmetic is the same for every client (IDM202), one with a call, a parameter, a
-jitter-named value or the server's `Retry-After` in it may not be."""
+jitter-named value, the server's `Retry-After` or an attribute of the error a handler caught
+(`countdown=busy.countdown`: the raiser chose it) in it may not be."""
 
 from __future__ import annotations
 
@@ -122,6 +123,8 @@ def _may_be_fixed(outcomes: frozenset[_Outcome]) -> bool:
 
 def _leaf(model: ModuleModel, node: cst.CSTNode) -> frozenset[_Outcome]:
     """What one node contributes by itself."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and _raiser_chose(model, node):
+        return _VARIES  # `countdown=busy.countdown`: the raiser chose the delay, out of sight here
     if isinstance(node, cst.Call):
         name = model.call_name(node) or ""
         if name not in _MATH and not _config_read_with_number(node):
@@ -136,6 +139,35 @@ def _leaf(model: ModuleModel, node: cst.CSTNode) -> frozenset[_Outcome]:
         if _is_parameter(model, node):
             return frozenset({(True, frozenset({node.value}))})
     return _PLAIN
+
+
+def _raiser_chose(model: ModuleModel, attribute: cst.Attribute) -> bool:
+    """`busy.countdown` where a handler around it caught `busy` (`except Busy as busy:`): the
+    value the code that raised it chose, unless the module's class of it sets the attribute in
+    its own body (`class Throttled(Exception): wait = 60`), the same for every error."""
+    name = attribute.value.value if isinstance(attribute.value, cst.Name) else ""
+    for handler in model.ancestors(attribute):
+        if isinstance(handler, cst.ExceptHandler) and handler.name is not None:
+            if getattr(handler.name.name, "value", None) != name:
+                continue
+            caught = model.dotted(handler.type) if handler.type is not None else None
+            return not any(
+                owner.name.value == caught and attribute.attr.value in _class_constants(owner)
+                for owner in model.classes
+            )
+    return False
+
+
+def _class_constants(owner: cst.ClassDef) -> set[str]:
+    return {
+        target.target.value
+        for line in owner.body.body
+        if isinstance(line, cst.SimpleStatementLine)
+        for small in line.body
+        if isinstance(small, cst.Assign)
+        for target in small.targets
+        if isinstance(target.target, cst.Name)
+    }
 
 
 def _bound_values(model: ModuleModel, name: cst.Name, following: _Memo, setting: SettingCall) -> frozenset[_Outcome]:

@@ -105,6 +105,7 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
                 deterministic_delay(model, node.args[0].value, setting)
                 and not retries_a_local_resource(model, node, loop)
                 and not waits_for_another_writer(model, node, loop)
+                and not _waits_on_the_way_out(model, node, loop)
             ):
                 fix = jitter_sleep(model, node.args[0].value) if fixed_on_every_way(model, node.args[0].value) else None
                 policy.no_jitter.append(Verdict("fixed-wait", "loop", node, label, fix=fix))
@@ -126,6 +127,38 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
     ):
         if not _loop_bounded(model, loop, nodes):
             policy.unbounded.append(Verdict("endless-count", "loop", loop, label))
+
+
+def _waits_on_the_way_out(model: ModuleModel, sleep: cst.Call, loop: cst.For | cst.While) -> bool:
+    """The statement right after the sleep leaves the loop with nothing more to try (`else:
+    time.sleep(1); break` after a success, to let it settle; a `return` of a plain value): it
+    waits once the attempts are over, not between them."""
+    if any(isinstance(a, (cst.For, cst.While)) for a in model.ancestors(sleep, until=loop)):
+        return False
+    small = model.statement_of(sleep)
+    holder = model.parents.get(small)
+    if not isinstance(holder, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return False
+    smalls: list[cst.CSTNode] = list(holder.body)
+    after = smalls[smalls.index(small) + 1 :] if small in smalls else []
+    if not after:
+        block = model.parents.get(holder)
+        body = getattr(block, "body", None)
+        if not isinstance(body, (list, tuple)) or holder not in body:
+            return False
+        rest = body[body.index(holder) + 1 :]
+        after = list(rest[0].body) if rest and isinstance(rest[0], cst.SimpleStatementLine) else []
+    return bool(after) and _leaves_with_nothing_tried(model, after[0])
+
+
+def _leaves_with_nothing_tried(model: ModuleModel, statement: cst.CSTNode) -> bool:
+    """`break`, or a `return` whose value calls nothing (not `return session.get(...)`)."""
+    if isinstance(statement, cst.Break):
+        return True
+    return isinstance(statement, cst.Return) and (
+        statement.value is None
+        or not any(isinstance(n, cst.Call) for n in (statement.value, *model.iter_nodes(statement.value)))
+    )
 
 
 def _only_reconnects(model: ModuleModel, loop: cst.For | cst.While, nodes: list[cst.CSTNode]) -> bool:
