@@ -284,8 +284,9 @@ _SUMMARY_SIGNS: tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...] = tuple(
             tuple(column.encode() for column in sorted(STATE_COLUMNS)),
             rb"^[ \t]+\w+\.\w*(?:" + "|".join(sorted(STATE_COLUMNS)).encode() + rb")\w*[ \t]*(?::[^=\n]*)?=[^=]",
         ),
-        # a sum on a column of a bare name, stored (`builds_on`): `self.credits += n`, `a.n = a.n - 1`
-        ((b"+", b"-"), rb"^[ \t]+(\w+)\.(\w+)[ \t]*(?:[+-]=|=[ \t]*\1\.\2[ \t]*[+-])"),
+        # a sum on a column of a bare name, in a module that stores rows (`builds_on`): `self.credits
+        # += n`, `a.n = a.n - 1`, then `.save(` or `.commit(`
+        ((b".save(", b".commit(", b".asave("), rb"^[ \t]+(\w+)\.(\w+)[ \t]*(?:[+-]=|=[ \t]*\1\.\2[ \t]*[+-])"),
     )
 )
 
