@@ -396,6 +396,20 @@ def method_of(owner: cst.ClassDef, name: str) -> cst.FunctionDef | None:
     return next((s for s in owner.body.body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
 
 
+def class_attributes(owner: cst.ClassDef) -> set[str]:
+    """The names a class body binds itself (`wait = 60`, `status: str = ...`, a model's fields)."""
+    return {
+        target.target.value
+        for line in owner.body.body
+        if isinstance(line, cst.SimpleStatementLine)
+        for small in line.body
+        for target in (
+            small.targets if isinstance(small, cst.Assign) else [small] if isinstance(small, cst.AnnAssign) else []
+        )
+        if isinstance(target.target, cst.Name)
+    }
+
+
 def positional_parameters(model: ModuleModel, function: cst.FunctionDef) -> list[str]:
     """The names a call binds by position, without a method's `self`/`cls`."""
     names = [p.name.value for p in function.params.params]

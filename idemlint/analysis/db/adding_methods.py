@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.db.chains import locks
 from idemlint.analysis.db.lost_updates import built_columns, saves_the_column
+from idemlint.analysis.db.races import loads_again
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -43,7 +45,7 @@ def built_writes(
         if (
             not owned_instance(model, scope, write.instance)
             or any(isinstance(a, (cst.For, cst.While)) for a in model.ancestors(write.node, until=scope))
-            or _reads_again(model, scope)
+            or _reads_again(model, scope, write.instance)
         ):
             continue
         columns = tuple(c for c in built_columns(model, write) if saves_the_column(model, write, c, scope))
@@ -56,13 +58,10 @@ def built_writes(
     return found
 
 
-# calls that read a row again, or under a lock, before the sum: it builds on a value the
-# function took itself
-_READS_AGAIN = frozenset({"refresh_from_db", "arefresh_from_db", "refresh", "select_for_update", "with_for_update"})
-
-
-def _reads_again(model: ModuleModel, scope: cst.CSTNode) -> bool:
+def _reads_again(model: ModuleModel, scope: cst.CSTNode, instance: str) -> bool:
+    """The function loads the instance again (`self.refresh_from_db()`) or takes a row lock
+    (`select_for_update()`) before its sum: it builds on a value it took itself."""
     return any(
-        type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _READS_AGAIN
+        type(node) is cst.Call and (loads_again(model, node, instance) or locks([node]))
         for node in model.iter_nodes(scope)
     )

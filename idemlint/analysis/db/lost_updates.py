@@ -19,7 +19,7 @@ from idemlint.analysis.db.chains import chain_model, full_chain, locks
 from idemlint.analysis.db.records import BUILT, DbRead
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import on_another_way, only_when, origin_nodes
-from idemlint.analysis.model import called_name, keyword, string_value
+from idemlint.analysis.model import called_name, class_attributes, keyword, string_value
 from idemlint.knowledge.orms import is_row_base
 from idemlint.knowledge.repeats import CREATE_IF_ABSENT_METHODS
 
@@ -225,16 +225,7 @@ def _not_a_field(model: ModuleModel, table: str | None, column: str) -> bool:
             continue
         if not owner.bases or not all(is_row_base(model.dotted(b.value) or "") for b in owner.bases):
             return False  # fields may come from a base declared elsewhere
-        fields = {
-            target.target.value.lower()
-            for line in owner.body.body
-            if isinstance(line, cst.SimpleStatementLine)
-            for small in line.body
-            for target in (
-                small.targets if isinstance(small, cst.Assign) else [small] if isinstance(small, cst.AnnAssign) else []
-            )
-            if isinstance(target.target, cst.Name)
-        }
+        fields = {name.lower() for name in class_attributes(owner)}
         return bool(fields) and column not in fields
     return False
 

@@ -118,7 +118,7 @@ def _set_before(model: ModuleModel, read: DbRead, test: cst.BaseExpression, colu
     reloads = [
         order.get(c, -1)
         for c in model.iter_nodes(scope)
-        if type(c) is cst.Call and _reloads(model, c, read.instance)  # the scope's own calls, not the module's
+        if type(c) is cst.Call and loads_again(model, c, read.instance)  # the scope's own calls, not the module's
     ]
     test_at = order.get(test, -1)
     read_at = max([read_at, *(at for at in reloads if at < test_at)])  # `self.refresh_from_db()` loads again
@@ -141,7 +141,7 @@ def _reads_the_record(model: ModuleModel, value: cst.BaseExpression, record: str
     )
 
 
-def _reloads(model: ModuleModel, call: cst.Call, instance: str) -> bool:
+def loads_again(model: ModuleModel, call: cst.Call, instance: str) -> bool:
     """`order.refresh_from_db()`, `session.refresh(order)`: the instance is loaded again."""
     if type(call.func) is not cst.Attribute:
         return False
@@ -380,7 +380,7 @@ def _compares_and_sets(model: ModuleModel, write: DbWrite, read: DbRead) -> bool
     if write.kind != DJANGO or write.call is None or read.instance is None or not write.count_read:
         return False
     scope = model.scope_of(write.node)
-    if any(type(n) is cst.Call and _reloads(model, n, read.instance) for n in model.iter_nodes(scope)):
+    if any(type(n) is cst.Call and loads_again(model, n, read.instance) for n in model.iter_nodes(scope)):
         return False
     return any(
         arg.keyword is not None

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.flow import is_load, runs_before
-from idemlint.analysis.model import ModuleModel, string_value
+from idemlint.analysis.model import ModuleModel, class_attributes, string_value
 from idemlint.knowledge.retries import is_attempt_counter
 
 if TYPE_CHECKING:
@@ -152,22 +152,10 @@ def _raiser_chose(model: ModuleModel, attribute: cst.Attribute) -> bool:
                 continue
             caught = model.dotted(handler.type) if handler.type is not None else None
             return not any(
-                owner.name.value == caught and attribute.attr.value in _class_constants(owner)
+                owner.name.value == caught and attribute.attr.value in class_attributes(owner)
                 for owner in model.classes
             )
     return False
-
-
-def _class_constants(owner: cst.ClassDef) -> set[str]:
-    return {
-        target.target.value
-        for line in owner.body.body
-        if isinstance(line, cst.SimpleStatementLine)
-        for small in line.body
-        if isinstance(small, cst.Assign)
-        for target in small.targets
-        if isinstance(target.target, cst.Name)
-    }
 
 
 def _bound_values(model: ModuleModel, name: cst.Name, following: _Memo, setting: SettingCall) -> frozenset[_Outcome]:
