@@ -13,6 +13,7 @@ from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.retry.exits import always_leaves
 from idemlint.analysis.retry.loops import classify_loop
 from idemlint.knowledge.http import (
+    COMPUTATION_ENDPOINT_WORDS,
     RELATIVE_CHANGE_KEY,
     REPEAT_SAFE_ENDPOINT_WORDS,
     URL_WORD,
@@ -127,7 +128,30 @@ def repeat_safe_endpoint(model: ModuleModel, call: cst.Call) -> bool:
     texts = [string_value(n) or "" for n in (url, *model.iter_nodes(url)) if isinstance(n, cst.SimpleString)]
     texts += [n.value for n in (url, *model.iter_nodes(url)) if isinstance(n, cst.FormattedStringText)]
     words = {w.lower() for text in texts for w in _WORD.findall(text.replace("_", " "))}
-    return bool(words & REPEAT_SAFE_ENDPOINT_WORDS) or _names_a_read(url) and not _graphql_mutation(model, call)
+    return (
+        bool(words & REPEAT_SAFE_ENDPOINT_WORDS)
+        or _names_a_computation(url)
+        or _names_a_read(url)
+        and not _graphql_mutation(model, call)
+    )
+
+
+def _last_segment(url: cst.BaseExpression) -> str:
+    """The last part of a path written out (`f"{API}/v1/embeddings"` gives "embeddings"), before
+    any query; "" where it is not written (`f"{api}/list/{id}"`)."""
+    if isinstance(url, cst.FormattedString):
+        last = url.parts[-1] if url.parts else None
+        text = last.value if isinstance(last, cst.FormattedStringText) else ""
+    else:
+        text = string_value(url) or ""
+    return text.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] if "/" in text else ""
+
+
+def _names_a_computation(url: cst.BaseExpression) -> bool:
+    """The path's last part is one verb of a computation that keeps nothing (`/predict`,
+    `/v2/translate`): see COMPUTATION_ENDPOINT_WORDS."""
+    words = words_of(_last_segment(url))
+    return len(words) == 1 and words[0] in COMPUTATION_ENDPOINT_WORDS
 
 
 def _names_a_read(url: cst.BaseExpression) -> bool:
@@ -135,13 +159,7 @@ def _names_a_read(url: cst.BaseExpression) -> bool:
     `f"{API}/v1/listInvoices"`): its last segment, written out, is named for a lookup and for
     nothing that acts or takes (`get_or_create_user`, `get_next_number`, `fetchAndLock`). Not
     `/query` or `/count`: an endpoint named by a noun may take writes."""
-    if isinstance(url, cst.FormattedString):
-        last = url.parts[-1] if url.parts else None
-        text = last.value if isinstance(last, cst.FormattedStringText) else ""  # `f"{api}/list/{id}"`: unknown
-    else:
-        text = string_value(url) or ""
-    segment = text.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] if "/" in text else ""
-    words = words_of(segment)
+    words = words_of(_last_segment(url))
     return names_a_lookup(words) and words[0] not in ("query", "count")
 
 

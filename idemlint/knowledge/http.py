@@ -43,6 +43,13 @@ REPEAT_SAFE_ENDPOINT_WORDS = frozenset(
     {"unlink", "revoke", "deactivate", "unsubscribe", "unassign", "disable", "search", "lookup", "validate"}
     | {"preview", "estimate", "exists"}
 )
+# An RPC path's last part that is one verb of a computation answering and keeping nothing:
+# `/predict`, `/translate`, `/embed`; a repeat costs a second answer, it makes nothing twice.
+# The whole last part (not a host, a query's `?embed=`, `/batch_predict`, `/async-inference`,
+# nor a function's name: `embed_and_store` may store), and a verb, not a noun a server may
+# keep rows of (`/rest/v1/embeddings` inserts a row, Replicate's `/v1/predictions` makes a
+# billed prediction, a vault's `/tokenize` a stored token)
+COMPUTATION_ENDPOINT_WORDS = frozenset({"predict", "translate", "embed", "classify", "rerank", "infer", "inference"})
 # What a server answers a create it has made already, by which code that goes on takes the
 # create as done (create-if-absent): 409 Conflict, by number or by name (`HTTPStatus.CONFLICT`,
 # `ALREADY_EXISTS`), an error class named for it (`AlreadyExists`, `ResourceExistsError`,

@@ -62,6 +62,10 @@ RETRY_DECORATORS = {
     "retry.retry": RETRY_PACKAGE,
     "retry.api.retry": RETRY_PACKAGE,
 }
+# decorators that call the function and hand back what it returns: around a generator function
+# that is the generator, made before any of its code runs, so nothing is ever attempted again
+# (stamina re-runs a generator while it is iterated)
+GENERATOR_BLIND = frozenset({TENACITY, BACKOFF, RETRYING, RETRY_PACKAGE})
 # iterators whose every item is one attempt (`for attempt in Retrying(...): with attempt:`)
 RETRY_ITERATORS = {
     "tenacity.Retrying": TENACITY,

@@ -90,17 +90,17 @@ class UnkeyedRetriedSideEffect(Rule):
         "Writes a repeat leaves as the first one left them are not reported: PUT and DELETE, an OAuth token "
         "request, a call that declares itself idempotent (`idempotent=True`), a PATCH whose body is a dict of "
         'literal fields with no relative change (`{"status": "errored"}`, not `{"delta": n}` or JSON '
-        "Patch's `op`), and a request whose path or calling function names a removal, a revocation or a read "
+        "Patch's `op`), a request whose path's last part is one verb of a computation that keeps nothing "
+        "(`/predict`, `/v2/translate`, `/embed`; not a noun a server may keep: `/rest/v1/embeddings`, Replicate's "
+        "`/v1/predictions`), and a request "
+        "whose path or calling function names a removal, a revocation or a read "
         "(`/unlink_users/`, `revoke_token()`, `/_search`, an RPC path whose last part starts with a reading verb: "
         "`/2/sharing/get_shared_link_file`, not `get_or_create_account`; a project function so named passes no side "
         "effect on to its callers: `search()` posting a vector query through `_request('POST', ...)`), or a GraphQL "
-        "query it posts "
-        '(`json={"query": "query '
-        '..."}`; a `mutation` is reported), or a write sent only when a lookup of the same resource, made first '
-        "on each attempt, found nothing "
+        'query it posts (`json={"query": "query ..."}`; a `mutation` is reported), or a write sent only when a '
+        "lookup of the same resource, made first on each attempt, found nothing "
         '(`rules = requests.get(f"{api}/rules").json()`, then `if not rules: requests.post(f"{api}/rules", ...)`, '
-        "or `if found: "
-        "return` before it: create-if-absent, a repeat looks first), or a write in a `try` of its own whose handler "
+        "or `if found: return` before it: create-if-absent, a repeat looks first), or a write in a `try` of its own whose handler "
         "takes the server's duplicate answer as success (`except AlreadyExists: pass`, `if e.status_code == 409: "
         'return`, `if "already exists" not in str(e): raise`; also in a helper the retry calls): the server '
         "refuses the second one. Nor is a call a retry loop makes on its way "

@@ -41,7 +41,12 @@ class UnboundedRetry(PolicyRule):
         "program a person runs (a script, a management command, a file with a `__main__` block or a loop at module "
         "level): one client someone watches, with no herd or fleet behind it. An example module is judged. "
         "Nor is a failover that keeps the candidates it tried and tests them (`if url in tried: break`). Nor is a supervisor, by any retry rule: a retry around a service loop, on a thread's `run()` starting a service "
-        "(`stream.start()`), or on a function looping until stopped (`while not stop.is_set():`): it restarts the service."
+        "(`stream.start()`), or on a function looping until stopped (`while not stop.is_set():`): it restarts the service. Nor, by any retry rule, is a "
+        "decorator of tenacity, backoff, retrying or retry applied directly to a generator function (`yield` in its "
+        "body, `async def` too; also `tenacity.retry(...)(stream)`): the call hands back the generator before any of "
+        "its code runs, so nothing it does is attempted again (stamina's re-runs it and is judged; so is one with a "
+        "decorator between that runs the generator through, `@collecting`). A policy bound to a name is judged where "
+        "it is written, whatever it is applied to."
     )
     why = (
         "An unbounded retry turns a permanent failure into an endless loop: the caller never hears about it, queues "

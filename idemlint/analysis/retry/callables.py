@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, method_of, positional, positional_parameters
 from idemlint.analysis.retry.context import RetryContext
-from idemlint.knowledge.retries import RETRY_DECORATORS, RETRY_ITERATORS
+from idemlint.knowledge.retries import GENERATOR_BLIND, RETRY_DECORATORS, RETRY_ITERATORS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -49,6 +49,14 @@ _PARTIAL = {"functools.partial", "partial"}
 # What a call hands over to be run once per attempt: (the argument, how messages name who runs
 # it, the library whose policy reader reads the settings, the call holding them, if any)
 Handed = tuple["cst.BaseExpression", str, str, "cst.Call | None"]
+
+
+def makes_a_generator(model: ModuleModel, function: cst.FunctionDef | cst.Lambda) -> bool:
+    """A `yield` in the function's own body (not in a function defined inside): calling it runs
+    none of its code, it makes a generator (an async one under `async def`)."""
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    return any(type(node) is cst.Yield for node in model.iter_nodes(function.body))
 
 
 class CallableRetries:
@@ -81,6 +89,8 @@ class CallableRetries:
             if handed is None or target is None or target in seen:
                 continue
             _argument, label, library, config = handed
+            if library in (*GENERATOR_BLIND, "retry_call") and makes_a_generator(self.model, target):
+                continue  # `tenacity.retry(...)(stream)`: the wrapper hands back the generator, retrying nothing
             seen.add(target)
             found.append(RetryContext("callable", library, target, config or call, config, label))
         return found

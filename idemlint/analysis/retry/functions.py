@@ -11,6 +11,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, positional, positional_parameters
 from idemlint.analysis.retry.answers import says_an_outcome
+from idemlint.analysis.retry.callables import makes_a_generator
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.exits import ends_by_raising, writes_here_or_in_helper
 from idemlint.analysis.retry.factories import made_by_factory
@@ -23,6 +24,7 @@ from idemlint.knowledge.retries import (
     CELERY_TASK_KEYWORDS,
     DRAMATIQ,
     EXCEPTION_TESTS,
+    GENERATOR_BLIND,
     HUEY,
     RESULT_TESTS,
     RETRY_DECORATORS,
@@ -87,6 +89,8 @@ def classify_function(
         if library is None and call is None and inherited is not None and inherited.retry_decorator is not None:
             elsewhere = inherited.retry_decorator(expr)  # `from .retry_config import api_retry`, then `@api_retry`
             library, label = RETRY_DECORATORS.get(elsewhere or ""), f"@{model.dotted(expr)} ({elsewhere})"
+        if library in GENERATOR_BLIND and decorator is function.decorators[-1] and makes_a_generator(model, function):
+            return None  # the call hands back a generator at once (no decorator below runs it through)
         if library is not None and call is not None and single_attempt(model, call):
             return None  # `@retry(stop=stop_after_attempt(1))`: one try, nothing runs again
         if library is not None and supervises_a_service(model, function, inherited.thread_class if inherited else None):
