@@ -74,6 +74,9 @@ ARGUMENTS_KEYWORDS = frozenset({"apply_async", "send_with_options"})
 # `job.uuid`); one named for another thing (`invite.account_key`, `export.owner_id`) may name
 # another row (`order.uid` may be the user's id from an identity provider)
 KEY_COLUMN = re.compile(r"^(?:uuid|guid|token|key|slug)$")
+# what turns a key handed as text back into one, or the other way (`int(search_id)`,
+# `uuid.UUID(token)`): a lookup by it finds the same row
+KEY_CONVERSIONS = frozenset({"int", "str", "UUID", "uuid.UUID"})
 # an ORM's lookups that give one row or raise: `Model.objects.get(pk=...)`, SQLAlchemy's
 # `session.get(Model, pk)`, Django's `get_object_or_404(Model, pk=...)`
 ONE_ROW_LOOKUPS = frozenset({"get", "aget", "get_object_or_404", "aget_object_or_404"})

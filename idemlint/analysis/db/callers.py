@@ -13,7 +13,7 @@ from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.records import DbRead
 from idemlint.analysis.flow import just_created
 from idemlint.analysis.model import ModuleModel
-from idemlint.knowledge.orms import ONE_ROW_LOOKUPS, TRANSITION_HOOKS
+from idemlint.knowledge.orms import KEY_CONVERSIONS, ONE_ROW_LOOKUPS, TRANSITION_HOOKS
 from idemlint.knowledge.roles import is_admin_action
 
 if TYPE_CHECKING:
@@ -92,10 +92,6 @@ def _handed_fresh(model: ModuleModel, read: DbRead, node: cst.CSTNode, parameter
     return False
 
 
-# what turns a key handed as text back into one, or the other way: the same key
-_KEY_CONVERSIONS = frozenset({"int", "str", "UUID", "uuid.UUID"})
-
-
 def _unconverted(model: ModuleModel, scope: cst.FunctionDef, value: cst.BaseExpression) -> cst.BaseExpression:
     """The key a lookup is given, past a conversion (`int(search_id)`), also through a name
     bound once to one (`sid = int(search_id)`)."""
@@ -105,7 +101,7 @@ def _unconverted(model: ModuleModel, scope: cst.FunctionDef, value: cst.BaseExpr
             value = bound[0].value
     if (
         isinstance(value, cst.Call)
-        and model.call_name(value) in _KEY_CONVERSIONS
+        and model.call_name(value) in KEY_CONVERSIONS
         and len(value.args) == 1
         and value.args[0].keyword is None
     ):

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.db.scopes import statements_after
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
 from idemlint.analysis.policy.common import (
@@ -142,11 +143,7 @@ def _waits_on_the_way_out(model: ModuleModel, sleep: cst.Call, loop: cst.For | c
     smalls: list[cst.CSTNode] = list(holder.body)
     after = smalls[smalls.index(small) + 1 :] if small in smalls else []
     if not after:
-        block = model.parents.get(holder)
-        body = getattr(block, "body", None)
-        if not isinstance(body, (list, tuple)) or holder not in body:
-            return False
-        rest = body[body.index(holder) + 1 :]
+        rest = statements_after(model, holder) or []
         after = list(rest[0].body) if rest and isinstance(rest[0], cst.SimpleStatementLine) else []
     return bool(after) and _leaves_with_nothing_tried(model, after[0])
 

@@ -44,6 +44,8 @@ WRAPPERS = {
 # are not in the decorator's order (`retry_call(f, fargs, fkwargs, exceptions, tries, ...)`), so
 # their contexts name no library whose policy reader would misread them.
 RETRY_CALLS = frozenset({"retry.api.retry_call", "retry.retry_call"})
+# the library their contexts name: none whose policy reader would read their settings
+RETRY_CALL = "retry_call"
 _PARTIAL = {"functools.partial", "partial"}
 
 # What a call hands over to be run once per attempt: (the argument, how messages name who runs
@@ -89,7 +91,7 @@ class CallableRetries:
             if handed is None or target is None or target in seen:
                 continue
             _argument, label, library, config = handed
-            if library in (*GENERATOR_BLIND, "retry_call") and makes_a_generator(self.model, target):
+            if library in (*GENERATOR_BLIND, RETRY_CALL) and makes_a_generator(self.model, target):
                 continue  # `tenacity.retry(...)(stream)`: the wrapper hands back the generator, retrying nothing
             seen.add(target)
             found.append(RetryContext("callable", library, target, config or call, config, label))
@@ -109,7 +111,7 @@ class CallableRetries:
         name = model.call_name(call) or ""
         if name in RETRY_CALLS:
             given = keyword(call, "f") or positional(call, 0)
-            return (given.value, f"{name.rsplit('.', 1)[-1]}()", "retry_call", None) if given is not None else None
+            return (given.value, f"{name.rsplit('.', 1)[-1]}()", RETRY_CALL, None) if given is not None else None
         written = model.dotted(func)
         if written is None:
             return None
