@@ -9,12 +9,15 @@ package; this module reads it.
 
 A kind's precision is estimated from the general to the particular: the rule's declared
 confidence is a prior worth PRIOR_WEIGHT judged findings, the rule's judged findings update it,
-then the findings with the same evidence (or, without those, in files of the same role), then
-those with the same evidence in the same role. Each step weighs its own count against the
-estimate so far, so a kind judged twice moves its figure a little and one judged forty times
-decides it (empirical Bayes shrinkage: no group of three swings a finding to `high`, and a
-rule nobody has judged keeps what it declares). A finding is `high` where the estimate is at
-least 0.90, `medium` from 0.70, else `low`.
+then the findings with the same evidence; then the file's role moves that by as much as the
+rule's findings of other evidence in files of that role were righter or wronger than those
+anywhere (an example or a migration is judged out of scope far more often than a service's
+module, whatever the evidence); then the findings with the same evidence in the same role. No
+judged finding counts in both of the last two steps. Each step weighs its
+own count against the estimate so far, so a kind judged twice moves its figure a little and
+one judged forty times decides it (empirical Bayes shrinkage: a rule nobody has judged keeps
+what it declares). A finding is `high` where the estimate is at least 0.90, `medium` from
+0.70, else `low`.
 """
 
 from __future__ import annotations
@@ -51,15 +54,31 @@ def estimate(code: str, evidence: str, role: str, declared: str = "medium") -> t
     role, how many judged findings of exactly this kind it rests on)."""
     groups = table().get("rules", {}).get(code, {})
     weight = int(table().get("prior_weight", PRIOR_WEIGHT))
-    precision = DECLARED_PRECISION.get(declared, 0.8)
-    middle = f"{evidence}|{ANY}" if groups.get(f"{evidence}|{ANY}") else f"{ANY}|{role}"
-    judged = 0
-    for key in (f"{ANY}|{ANY}", middle, f"{evidence}|{role}"):
-        counts = groups.get(key) or {}
-        judged = int(counts.get("judged", 0))
-        if judged:
-            precision = (int(counts["true"]) + weight * precision) / (judged + weight)
-    return precision, judged
+
+    def counts(key: str) -> tuple[int, int]:
+        found = groups.get(key) or {}
+        return int(found.get("judged", 0)), int(found.get("true", 0))
+
+    def shrunk(judged: int, true: int, prior: float) -> float:
+        return (true + weight * prior) / (judged + weight) if judged > 0 else prior
+
+    everywhere, by_evidence, by_role, final = f"{ANY}|{ANY}", f"{evidence}|{ANY}", f"{ANY}|{role}", f"{evidence}|{role}"
+    rule_wide = shrunk(*counts(everywhere), DECLARED_PRECISION.get(declared, 0.8))
+    if final == everywhere:
+        return rule_wide, counts(everywhere)[0]
+    if ANY in (evidence, role):  # one group after the rule's own
+        return shrunk(*counts(final), rule_wide), counts(final)[0]
+    if not counts(by_evidence)[0]:
+        precision = shrunk(*counts(by_role), rule_wide)
+    else:
+        precision = shrunk(*counts(by_evidence), rule_wide)
+        # the role's lean, from the rule's findings of other evidence (this kind's own in the role
+        # are the last step's): how much righter or wronger they were there than anywhere
+        others = (counts(everywhere)[0] - counts(by_evidence)[0], counts(everywhere)[1] - counts(by_evidence)[1])
+        in_role = (counts(by_role)[0] - counts(final)[0], counts(by_role)[1] - counts(final)[1])
+        baseline = shrunk(*others, rule_wide)
+        precision = min(1.0, max(0.0, precision + shrunk(*in_role, baseline) - baseline))
+    return shrunk(*counts(final), precision), counts(final)[0]
 
 
 def level(precision: float) -> str:

@@ -48,6 +48,45 @@ def test_a_kind_s_estimate_goes_from_the_rule_to_its_evidence_and_role(calibrati
     assert calibration.calibrated("IDM101", "read in the function", "source", "medium", lowered="low") == "high"
 
 
+def test_a_file_s_role_moves_the_estimate_by_its_own_lean_whatever_the_evidence(calibration_table: Path) -> None:
+    write(
+        calibration_table,
+        {
+            "IDM202": {
+                "*|*": {"judged": 100, "true": 82},
+                "*|source": {"judged": 89, "true": 81},
+                "*|example": {"judged": 11, "true": 1},  # all but one judged out of scope
+                "in the function|*": {"judged": 80, "true": 72},
+                "in the function|source": {"judged": 79, "true": 71},
+                "in the function|example": {"judged": 1, "true": 1},
+            }
+        },
+    )
+    # (82 + 5 * 0.8) / 105 = 0.819, then (72 + 5 * 0.819) / 85 = 0.895. The other evidence's 20
+    # findings (10 true): (10 + 5 * 0.819) / 25 = 0.564 anywhere; its 10 in examples (none true):
+    # (0 + 5 * 0.564) / 15 = 0.188, a lean of -0.376, so 0.519; the one true example: (1 + 5 *
+    # 0.519) / 6 = 0.599
+    precision, judged = calibration.estimate("IDM202", "in the function", "example", "medium")
+    assert (round(precision, 3), judged) == (0.599, 1)
+    assert calibration.calibrated("IDM202", "in the function", "example", "medium") == "low"
+    # in a service's module the other evidence was all true (10 of 10): the lean lifts it
+    assert round(calibration.estimate("IDM202", "in the function", "source", "medium")[0], 3) == 0.905
+    # the rule's own figure counts its findings once
+    assert calibration.estimate("IDM202", "*", "*", "medium") == (pytest.approx(86 / 105), 100)
+
+
+def test_one_judged_finding_alone_does_not_lift_a_kind_a_level(calibration_table: Path) -> None:
+    one = {"judged": 1, "true": 1}
+    write(
+        calibration_table,
+        {"IDM202": {"*|*": one, "*|example": one, "in the function|*": one, "in the function|example": one}},
+    )
+    # (1 + 5 * 0.8) / 6 = 0.833, (1 + 5 * 0.833) / 6 = 0.861; no other finding leans the role;
+    # (1 + 5 * 0.861) / 6 = 0.884: the `medium` the rule declares
+    assert round(calibration.estimate("IDM202", "in the function", "example", "medium")[0], 3) == 0.884
+    assert calibration.calibrated("IDM202", "in the function", "example", "medium") == "medium"
+
+
 def test_a_missing_table_leaves_each_rule_its_declared_confidence(calibration_table: Path) -> None:
     assert not calibration_table.exists()
     assert calibration.calibrated("IDM001", calibration.IN_FUNCTION, "source", "high") == "high"

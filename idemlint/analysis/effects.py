@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.created_if_absent import created_if_absent
 from idemlint.analysis.duplicate_answers import duplicate_answer_absorbed
 from idemlint.analysis.http_methods import literal_method
 from idemlint.analysis.keys import KeySinks
 from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.request_parts import (
     absolute_body,
-    asks_for_a_token,
-    created_if_absent,
+    changes_nothing,
     names_an_address,
     repeat_safe_endpoint,
     request_target,
@@ -73,6 +73,7 @@ class SideEffect:
     keyed: bool | None  # True: sends a key; False: certainly none; None: cannot tell
     retry_safe: bool  # idempotent by nature (PUT, DELETE, declared idempotent)
     target: str | None  # URL literal or expression text, when there is one
+    changes_nothing: bool = False  # leaves the server as it was: a token request, a search
 
 
 @dataclass(frozen=True, eq=False)
@@ -188,10 +189,10 @@ class EffectAnalysis:
     def _effect(self, call: cst.Call, library: str, operation: str, method: str | None, retry_safe: bool) -> SideEffect:
         # An SDK call's "target" is the API object it acts on (stripe.Refund), not an argument.
         target = request_target(self.model, call) if method or library == AWS_SDK else operation.rsplit(".", 1)[0]
-        if method and asks_for_a_token(self.model, call, target):
-            retry_safe = True  # an OAuth token request changes nothing on the server
+        quiet = bool(method) and changes_nothing(self.model, call, target)  # a token request, a search
         if method and (
-            repeat_safe_endpoint(self.model, call)
+            quiet
+            or repeat_safe_endpoint(self.model, call)
             or method == "PATCH"
             and absolute_body(self.model, call)
             or created_if_absent(self.model, call)
@@ -199,7 +200,7 @@ class EffectAnalysis:
             and duplicate_answer_absorbed(self.model, call)  # a 409 on a PATCH is a version clash
         ):
             retry_safe = True
-        return SideEffect(call, library, operation, method, self._keyed(call), retry_safe, target)
+        return SideEffect(call, library, operation, method, self._keyed(call), retry_safe, target, quiet)
 
     def _url_argument(self, call: cst.Call) -> bool:
         """The request's first argument (or url=) looks like a URL or path."""

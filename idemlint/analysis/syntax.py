@@ -17,6 +17,13 @@ else:
     cst = LazyModule("libcst", globals(), "cst")
 
 
+def conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The parts of an `and` (`a and b and c`), or the test itself."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return [*conjuncts(test.left), *conjuncts(test.right)]
+    return [test]
+
+
 def string_value(expr: cst.BaseExpression | None) -> str | None:
     """The value of a plain string literal (implicitly concatenated parts too), or None."""
     parts: list[str] = []

@@ -43,6 +43,11 @@ REPEAT_SAFE_ENDPOINT_WORDS = frozenset(
     {"unlink", "revoke", "deactivate", "unsubscribe", "unassign", "disable", "search", "lookup", "validate"}
     | {"preview", "estimate", "exists"}
 )
+# The last part of a path whose request only answers, changing nothing on the server (so a
+# timeout there hides no effect): a search, a lookup, an existence test, OAuth's token
+# introspection (RFC 7662). Not `validate` or `estimate`, which some APIs act on (an invoice
+# validated, a quote made).
+ANSWERING_ENDPOINT_WORDS = frozenset({"search", "lookup", "exists", "introspect"})
 # An RPC path's last part that is one verb of a computation answering and keeping nothing:
 # `/predict`, `/translate`, `/embed`; a repeat costs a second answer, it makes nothing twice.
 # The whole last part (not a host, a query's `?embed=`, `/batch_predict`, `/async-inference`,

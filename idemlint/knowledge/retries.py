@@ -140,6 +140,9 @@ NOTHING_ARRIVED = re.compile(r"^(Dequeue|Poll|Pop|Take|Receive|Consume|Listen)\w
 # attempt is a `pop()` (a cache drained before it is refilled), a bug elsewhere
 EMPTY_CONTAINER_ERRORS = frozenset({"IndexError", "KeyError"})
 TAKE_METHODS = frozenset({"pop", "popleft", "popitem"})
+# ... and what looking for an item in an answer raises when it holds none (`[n for n in nodes
+# if n.id == sid][0]`, `next(j for j in jobs if ...)`): "not listed yet", a poll's answer
+NOT_FOUND_IN_ANSWER = frozenset({"IndexError", "StopIteration"})
 # ... and a project's own taking method named by its first word (`tasks.pop_task()`); not "take",
 # which also names acts (`take_payment`, `take_snapshot`)
 TAKE_VERBS = frozenset({"pop", "dequeue"})

@@ -94,7 +94,7 @@ class UnkeyedRetriedSideEffect(Rule):
         "(`/predict`, `/v2/translate`, `/embed`; not a noun a server may keep: `/rest/v1/embeddings`, Replicate's "
         "`/v1/predictions`), and a request "
         "whose path or calling function names a removal, a revocation or a read "
-        "(`/unlink_users/`, `revoke_token()`, `/_search`, an RPC path whose last part starts with a reading verb: "
+        "(`/unlink_users/`, `revoke_token()`, `/_search`, OAuth's `/introspect`, an RPC path whose last part starts with a reading verb: "
         "`/2/sharing/get_shared_link_file`, not `get_or_create_account`; a project function so named passes no side "
         "effect on to its callers: `search()` posting a vector query through `_request('POST', ...)`), or a GraphQL "
         'query it posts (`json={"query": "query ..."}`; a `mutation` is reported), or a write sent only when a '
@@ -305,7 +305,11 @@ class TimeoutAsFailure(Rule):
         "failure: sets a failed/declined/cancelled state, refunds, releases stock, cancels, or raises a "
         '"payment failed" error. A handler whose only such act is a database rollback (`db.rollback()`) is '
         "reported at `low` and measured apart: the local transaction is rightly undone, and what is lost is the "
-        "local record of a remote call that may have acted."
+        "local record of a remote call that may have acted. A request that leaves the server as it was is no "
+        "side effect here, whatever its method: an OAuth token request for a new token (a token endpoint, a "
+        "`grant_type` in its body; not `refresh_token`, which may rotate the old token away), a GraphQL query, a "
+        "path whose last part names a search, a lookup, a read or a computation (`/orders/_search`, "
+        "`/oauth/introspect`, `/v1/listInvoices`, `/predict`; not a word in the host)."
     )
     why = (
         "A timeout carries no information about whether the server acted. Treating it as a failure means the "
@@ -418,6 +422,8 @@ def capture(order):
         for node in iter_nodes(block):
             if isinstance(node, cst.Call):
                 effect = effects.by_call.get(node)
+                if effect is not None and effect.changes_nothing:
+                    continue  # a token request, a search: a timeout there hides no effect
                 if effect is not None:
                     return f"{effect.operation}()"
                 callee = ctx.callee(node)

@@ -326,7 +326,8 @@ def _stores_itself(model: ModuleModel, owner: cst.ClassDef) -> bool:
     return bool(found)
 
 
-# Helpers whose result is a new object, not a stored row someone else decided on.
+# Helpers whose result is a new object, not a stored row someone else decided on (a private
+# helper's name too: `self._create_action_plan(...)` makes one as `create_action_plan` does).
 _CONSTRUCTORS = re.compile(r"^(create|make|build|new|copy|clone|construct|init|prepare)(_|$)|(^|\.)create$")
 
 
@@ -370,7 +371,7 @@ def _record_anchor(model: ModuleModel, scope: cst.FunctionDef, name: str) -> tup
             return None
         callee = model.dotted(call.func) or ""
         last = callee.rsplit(".", 1)[-1]
-        if not callee or last[:1].isupper() or _CONSTRUCTORS.search(last) and "_or_update" not in last:
+        if not callee or last[:1].isupper() or _CONSTRUCTORS.search(last.lstrip("_")) and "_or_update" not in last:
             return None
         if _NAMES_A_CLASS.match(last):
             return None  # `self.model()`, `cls()`, `flow.task_class(...)`: a new instance

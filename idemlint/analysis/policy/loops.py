@@ -30,6 +30,7 @@ from idemlint.analysis.policy.outer_bounds import (
     passed_every_round,
     under_a_deadline,
 )
+from idemlint.analysis.policy.poll_waits import paces_a_poll
 from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.policy.sorting import (
     either_branch_leaves,
@@ -107,6 +108,7 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
                 and not retries_a_local_resource(model, node, loop)
                 and not waits_for_another_writer(model, node, loop)
                 and not _waits_on_the_way_out(model, node, loop)
+                and not paces_a_poll(model, node, loop)
             ):
                 fix = jitter_sleep(model, node.args[0].value) if fixed_on_every_way(model, node.args[0].value) else None
                 policy.no_jitter.append(Verdict("fixed-wait", "loop", node, label, fix=fix))

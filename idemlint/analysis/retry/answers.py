@@ -57,6 +57,12 @@ def says_failure(
     return False
 
 
+def says_how_it_went(model: ModuleModel, test: cst.BaseExpression) -> bool:
+    """`says_an_outcome`, but a `status` compared with no HTTP code is a state compared with the
+    one awaited (`stack.status == wanted`), which a poll reads."""
+    return says_an_outcome(model, test, _FAILED)
+
+
 def says_retryable(model: ModuleModel, test: cst.BaseExpression) -> bool:
     """A test that the answer is worth another attempt: a retryable flag or check, a throttle,
     a transient status code (408, 425, 429, 5xx); not a bare status test, which may be a
@@ -333,13 +339,13 @@ def works_on_next_item(model: ModuleModel, loop: cst.For | cst.While, try_node: 
     return False
 
 
-def says_an_outcome(model: ModuleModel, test: cst.BaseExpression) -> bool:
+def says_an_outcome(model: ModuleModel, test: cst.BaseExpression, words: re.Pattern[str] | None = None) -> bool:
     """A test of how the work went rather than of whether it is ready: a failure, a status or
     an HTTP code (`r.status != 200`, `resp.error`), or an answer's key naming a failure (`if
     "error" in response:`, `data.get("errors")`)."""
     return (
         says_failure(model, test)
-        or says_failure(model, test, _OUTCOME, _HTTP_CODE)
+        or says_failure(model, test, words or _OUTCOME, _HTTP_CODE)
         or any(
             isinstance(n, cst.SimpleString) and _ERROR_KEY.match(string_value(n) or "")
             for n in (test, *model.iter_nodes(test))
@@ -349,5 +355,6 @@ def says_an_outcome(model: ModuleModel, test: cst.BaseExpression) -> bool:
 
 # a value that names an outcome rather than a readiness: `r.status != 200`, `resp.error`
 _OUTCOME = re.compile(r"^(status|error|errors|failed|failure)$", re.IGNORECASE)
+_FAILED = re.compile(r"^(error|errors|failed|failure)$", re.IGNORECASE)
 _HTTP_CODE = re.compile(r"^[1-5]\d\d$")
 _ERROR_KEY = re.compile(r"^(error|errors|failed|failure|fault)$", re.IGNORECASE)  # not `status`: a poll reads it

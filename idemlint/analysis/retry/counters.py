@@ -10,6 +10,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, iter_nodes
 from idemlint.analysis.retry.exits import always_leaves, loop_nodes
 from idemlint.analysis.retry.reach import in_unreachable_handler
+from idemlint.analysis.syntax import conjuncts
 from idemlint.knowledge.retries import is_attempt_counter
 
 if TYPE_CHECKING:
@@ -98,15 +99,17 @@ def gives_up_on_last_attempt(model: ModuleModel, loop: cst.For | cst.While, coun
 
 
 def counted_down(loop: cst.While, nodes: Sequence[cst.CSTNode]) -> bool:
-    """`while remaining:` that spends its count (`remaining -= 1`) on every way round: at the top
+    """`while remaining:` (or `while not done and remaining:`) that spends its count (`remaining -= 1`) on every way round: at the top
     of the body, or in each handler of a `try` whose body always leaves, ahead of any
     `continue`. A count reset in the loop, spent by a computed amount (a float budget never
     hits zero) or skipped on one way round (a throttled answer that sleeps and goes round) is
     no bound."""
-    test = loop.test
-    if not isinstance(test, cst.Name):
-        return False
-    name = test.value
+    return any(
+        isinstance(part, cst.Name) and _spent_each_round(loop, nodes, part.value) for part in conjuncts(loop.test)
+    )
+
+
+def _spent_each_round(loop: cst.While, nodes: Sequence[cst.CSTNode], name: str) -> bool:
     spent: set[cst.CSTNode] = set()
     for node in nodes:
         if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and node.target.value == name:
@@ -136,9 +139,11 @@ def _spends(block: Sequence[cst.CSTNode], spent: set[cst.CSTNode]) -> bool:
             if any(isinstance(small, cst.Continue) for small in line):
                 return False
         elif isinstance(statement, cst.Try):
-            if not always_leaves(list(statement.body.body)):
-                return False  # the attempt may go on without spending
-            return all(always_leaves(list(h.body.body)) or _spends(h.body.body, spent) for h in statement.handlers)
+            if always_leaves(list(statement.body.body)):
+                return all(always_leaves(list(h.body.body)) or _spends(h.body.body, spent) for h in statement.handlers)
+            if any(isinstance(n, cst.Continue) for n in iter_nodes(statement)):
+                return False  # the attempt may go round without spending
+            # every way through the `try` that does not leave goes on to what follows it
         elif any(isinstance(n, cst.Continue) for n in iter_nodes(statement)):
             return False  # a `continue` under an `if` ahead of the count
     return False

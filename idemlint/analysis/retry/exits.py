@@ -21,6 +21,7 @@ from idemlint.knowledge.retries import (
     EMPTY_CONTAINER_ERRORS,
     NEVER_RETURNS_ATTRIBUTES,
     NEVER_RETURNS_NAMES,
+    NOT_FOUND_IN_ANSWER,
     NOT_READY_ERRORS,
     TAKE_METHODS,
     TAKE_VERBS,
@@ -319,12 +320,43 @@ def means_not_ready(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptS
     if all(name in NOT_READY_ERRORS for name in names):
         return True
     attempt = model.parents.get(handler)
-    if not all(name in EMPTY_CONTAINER_ERRORS for name in names) or not isinstance(attempt, (cst.Try, cst.TryStar)):
+    if not isinstance(attempt, (cst.Try, cst.TryStar)):
+        return False
+    if all(name in NOT_FOUND_IN_ANSWER for name in names) and _searches_an_answer(model, attempt):
+        return True
+    if not all(name in EMPTY_CONTAINER_ERRORS for name in names):
         return False
     calls = [n for n in model.iter_nodes(attempt.body) if isinstance(n, cst.Call)]
     return any(isinstance(n.func, cst.Attribute) and n.func.attr.value in TAKE_METHODS for n in calls) or (
         len(calls) == 1 and _takes_alone(model, calls[0])
     )
+
+
+def _searches_an_answer(model: ModuleModel, attempt: cst.Try | cst.TryStar) -> bool:
+    """The `try` only reads and looks for an item in what it was given (`[n for n in nodes if
+    n.id == sid][0]`, `next(j for j in jobs if j.name == name)`): an `IndexError` or
+    `StopIteration` there says the answer does not hold it yet (a new server missing from a
+    listing), not that a call failed. One that sends a write first has acted already."""
+    nodes = list(model.iter_nodes(attempt.body))
+    if any(isinstance(n, cst.Call) and writes_here_or_in_helper(model, n) for n in nodes):
+        return False
+    for node in nodes:
+        found = None
+        if isinstance(node, cst.Subscript):
+            found = node.value
+        elif isinstance(node, cst.Call) and model.call_name(node) == "next" and len(node.args) == 1:
+            found = node.args[0].value
+        if isinstance(found, (cst.ListComp, cst.GeneratorExp)) and _filters(found.for_in):
+            return True
+    return False
+
+
+def _filters(clause: cst.CompFor | None) -> bool:
+    while clause is not None:
+        if clause.ifs:
+            return True
+        clause = clause.inner_for_in
+    return False
 
 
 def _takes_alone(model: ModuleModel, call: cst.Call) -> bool:

@@ -50,6 +50,7 @@ from idemlint.analysis.retry.exits import (
 from idemlint.analysis.retry.not_retries import checks_readiness, restarts_a_service
 from idemlint.analysis.retry.reach import in_unreachable_handler
 from idemlint.analysis.retry.safe_repeats import gated_on_idempotency, goes_round_only_when_refused
+from idemlint.analysis.syntax import conjuncts
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.repeats import names_a_lookup, words_of
 from idemlint.knowledge.retries import (
@@ -133,7 +134,10 @@ def _waits_for_readiness(
     stepped = {n.target.value for n in nodes if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
     bound_here = {n.target.value for n in nodes if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name)}
     if any(
-        says_failure(model, test) for test in tests if not _only_counts(model.names_read(test), stepped, bound_here)
+        says_failure(model, part)
+        for test in tests
+        for part in conjuncts(test)  # `while not ready and retry:`: the count is no answer
+        if not _only_counts(model.names_read(part), stepped, bound_here)
     ):
         return False
     exits = [
@@ -143,7 +147,24 @@ def _waits_for_readiness(
         and (leaves_loop(model, n.body) or reads_only and _waits_while_not_ready(model, n, loop))
         and not model.names_read(n.test) <= counters
     ]
-    return bool(exits)
+    # `while instance.status != wanted and retry:` round `instance = nova.get(id)`: the loop's own
+    # test leaves once the answer it reads again says so. Not a loop that writes (it re-sends its
+    # write), nor one whose handler goes round on a failure (`while body is None:` round `try:
+    # body = get(url).json()` retries the read), nor a count (`attempt = attempt + 1`)
+    fetched = {
+        target.value
+        for n in nodes
+        if isinstance(n, cst.Assign) and isinstance(n.value, (cst.Call, cst.Await))
+        for t in n.targets
+        if isinstance(target := t.target, cst.Name)
+    }
+    answered = (
+        isinstance(loop, cst.While)
+        and reads_only
+        and not any(isinstance(n, (cst.Try, cst.TryStar)) and goes_round_on_failure(model, n) for n in nodes)
+        and any(model.names_read(part) & fetched - stepped for part in conjuncts(loop.test))
+    )
+    return bool(exits) or answered
 
 
 def _polls_by_reading(model: ModuleModel, loop: cst.For | cst.While, counter_names: Sequence[str]) -> bool:
