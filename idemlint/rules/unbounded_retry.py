@@ -37,7 +37,7 @@ class UnboundedRetry(PolicyRule):
         "committed, so the retries end. A poll is not a retry context and is not reported: a loop or a retry decorator "
         'that goes round on a successful "not yet" (`while True: job = client.get_job(id); if job["status"] in DONE: break; '
         "sleep(2)`, `@backoff.on_predicate(backoff.expo, lambda state: state != 'green')` on a read) re-reads an answer and repeats no work (the catalogue: polling loops are not retry contexts; on "
-        "repositories never run before, 22 of 23 unbounded polls judged were not bugs), nor is a loop that goes round after its work succeeded too (a periodic task: `await flush(); continue`). A loop read as a poll that "
+        "repositories never run before, 22 of 23 unbounded polls judged were not bugs), nor is a loop that goes round after its work succeeded too (a periodic task: `await flush(); continue`), or that counts and waits but that no success leaves (a feed refreshed until it is stopped; a `return` only in a handler leaves on a failure; `while ok and ...` goes round while it works; `while status != 200 and tries < 5:` leaves by its test once the work goes through, a retry). A loop read as a poll that "
         "also re-sends work (a batch sent again until every item is delivered) is missed with it. Not reported in a "
         "program a person runs (a script, a management command, a file with a `__main__` block or a loop at module "
         "level): one client someone watches, with no herd or fleet behind it. An example module is judged. "

@@ -15,9 +15,9 @@ from idemlint.analysis.retry.callables import makes_a_generator
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.exits import ends_by_raising, writes_here_or_in_helper
 from idemlint.analysis.retry.factories import made_by_factory
-from idemlint.analysis.retry.loops import only_looks_up, raises_until_ready
 from idemlint.analysis.retry.not_retries import supervises_a_service
 from idemlint.analysis.retry.reach import QuietNames, dead_handlers, in_dead_handler
+from idemlint.analysis.retry.read_only import only_looks_up, raises_until_ready
 from idemlint.knowledge.retries import (
     BACKOFF,
     CELERY,

@@ -23,8 +23,8 @@ from idemlint.analysis.retry.answers import (
     goes_round_on_a_failed_answer,
     names_a_state,
     only_waits,
-    says_an_outcome,
     says_failure,
+    tests_a_failed_answer,
     tries_each_once,
     unwrap_await,
     works_on_next_item,
@@ -35,7 +35,6 @@ from idemlint.analysis.retry.exits import (
     always_leaves,
     ends_by_leaving,
     ends_by_raising,
-    ends_by_returning,
     ends_with_continue,
     goes_round_on_failure,
     goes_round_only_when_accepted,
@@ -44,15 +43,13 @@ from idemlint.analysis.retry.exits import (
     leaves_loop,
     loop_nodes,
     means_not_ready,
-    sends_a_write,
     writes_here_or_in_helper,
 )
 from idemlint.analysis.retry.not_retries import checks_readiness, restarts_a_service
 from idemlint.analysis.retry.reach import in_unreachable_handler
+from idemlint.analysis.retry.read_only import only_looks_up, raises_until_ready
 from idemlint.analysis.retry.safe_repeats import gated_on_idempotency, goes_round_only_when_refused
 from idemlint.analysis.syntax import conjuncts
-from idemlint.analysis.timeouts import LOGGING_CALL
-from idemlint.knowledge.repeats import names_a_lookup, words_of
 from idemlint.knowledge.retries import (
     NEXT_ITEM_CALLS,
     NOT_READY_STATES,
@@ -188,34 +185,6 @@ def _may_send_anything(model: ModuleModel, call: cst.Call) -> bool:
     return called_name(call) in ("request", "urlopen") and not http_get(model, call)
 
 
-def only_looks_up(model: ModuleModel, loop: cst.For | cst.While | cst.FunctionDef) -> bool:
-    """Every call in the loop (or function) looks something up by its name (`get_connection(...)`,
-    `count_assets(...)`), reads a value (`len`, `.json()`), logs, or makes the exception it
-    raises: a helper named for an act (`launch_job(spec)`) may send a write each round."""
-    nodes = list(model.iter_nodes(loop.body))  # an inner loop's calls too
-    raised = {n.exc for n in nodes if isinstance(n, cst.Raise)}
-    return all(
-        call in raised
-        or names_a_lookup(words_of(name := _called(call)))
-        or name in _VALUE_READS
-        or LOGGING_CALL.match(model.dotted(call.func) or "")
-        for call in nodes
-        if isinstance(call, cst.Call)
-    )
-
-
-def _called(call: cst.Call) -> str:
-    """The name a call spells last: `get_job` for `api.get_job(id)`, `json` for `get(...).json()`."""
-    func = call.func
-    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-
-
-# what reads a value already fetched (a builtin, an answer's accessors)
-_VALUE_READS = frozenset(
-    {"len", "abs", "str", "int", "float", "bool", "isinstance", "json", "get", "items", "keys", "values"}
-)
-
-
 def _polls_accepted_work(model: ModuleModel, loop: cst.For | cst.While) -> bool:
     """`except E as exc: if exc.code != 202: raise` and `else: break`: the loop goes round only
     while the server says it has the work in hand, and leaves when it answers: a poll."""
@@ -244,41 +213,6 @@ def _waits_while_not_ready(model: ModuleModel, branch: cst.If, loop: cst.For | c
     if not (leaves_after(model, branch) or branch.orelse is not None and leaves_loop(model, branch.orelse)):
         return False
     return names_a_state(model, branch.test, NOT_READY_STATES) or denies_done(model, branch.test)
-
-
-def raises_until_ready(model: ModuleModel, function: cst.FunctionDef | cst.For) -> bool:
-    """A function a retry decorator repeats, or the body of a retrying iterator's loop, that is a poll: it only reads (no write request:
-    no POST, PUT, PATCH or DELETE, no create or send) and raises when a value it read says
-    "not yet" (`if order["status"] != "issued": raise ...`, `if len(chain) < 3: raise ...`),
-    with no test of a failure (a status code, `ok`, a retryable flag) that would make the
-    repetition failure-driven."""
-    nodes = list(model.iter_nodes(function.body))
-    read: set[str] = set()
-    for node in nodes:
-        if isinstance(node, cst.Call) and sends_a_write(model, node):
-            return False  # a write request, or `session.request("POST", url)`
-        if isinstance(node, cst.Assign) and isinstance(node.value, (cst.Call, cst.Await, cst.Subscript, cst.Attribute)):
-            read.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
-    guards = [n for n in nodes if isinstance(n, cst.If) and ends_by_raising(n.body.body)]
-    guards += _returns_before_it_raises(model, function)
-    tests = [n.test for n in nodes if isinstance(n, cst.If)]
-    if not read or any(says_an_outcome(model, t) for t in tests):
-        return False
-    return any(model.names_read(guard.test) & read for guard in guards)
-
-
-def _returns_before_it_raises(model: ModuleModel, function: cst.FunctionDef | cst.For) -> list[cst.If]:
-    """`if alive: return True` as the statement before the body's last, `raise NotYet(...)`: it
-    raises whenever what it read did not let it return. Not where a handler turns a failure
-    into that answer (`except RequestException: alive = False`): a failure would go round."""
-    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
-    if len(body) < 2 or not ends_by_raising(body[-1:]) or not isinstance(body[-2], cst.If):
-        return []
-    guard = body[-2]
-    if guard.orelse is not None or not ends_by_returning(guard.body.body):
-        return []
-    handlers = [n for n in model.iter_nodes(function.body) if isinstance(n, (cst.ExceptHandler, cst.ExceptStarHandler))]
-    return [] if any(not ends_by_raising(h.body.body) for h in handlers) else [guard]
 
 
 def _polls_remote_status(model: ModuleModel, loop: cst.While) -> bool:
@@ -403,7 +337,8 @@ def _computed_from(model: ModuleModel, loop: cst.For | cst.While, try_node: cst.
 
 
 def _sleeps_between_attempts(model: ModuleModel, loop: cst.For | cst.While, counter_names: list[str]) -> bool:
-    """Result-checking retry: an attempt counter, a sleep, and a way out on success."""
+    """Result-checking retry: an attempt counter, a sleep, and a way out on success (not only
+    in a handler)."""
     if not any(is_attempt_counter(name) for name in counter_names):
         return False
     has_sleep = any(
@@ -412,7 +347,75 @@ def _sleeps_between_attempts(model: ModuleModel, loop: cst.For | cst.While, coun
     )
     if not has_sleep and not (isinstance(loop, cst.For) and gives_up_on_last_attempt(model, loop, counter_names)):
         return False
-    return leaves_loop(model, loop.body)
+    if isinstance(loop, cst.While) and _goes_round_until_it_works(model, loop, set(counter_names)):
+        return True  # `while not response.ok and retry:` leaves by its test once the work goes through
+    return _leaves_on_success(model, loop.body)
+
+
+def _goes_round_until_it_works(model: ModuleModel, loop: cst.While, counter_names: set[str]) -> bool:
+    """A part of the loop's `and` test that goes round while the work has not gone through: a
+    failed answer (`not response.ok`, `r.status_code >= 500`), or the denial of a name the loop
+    binds from its work (`status != 200`, `result is None`, `not delivered`; not a count,
+    `attempt = attempt + 1`). Not `while ok and ...`, which goes round while it works, nor a
+    poll's "not yet" (`not ready`, `state != wanted`)."""
+    nodes = loop_nodes(model, loop)
+    stepped = {n.target.value for n in nodes if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
+    bound = (
+        {
+            t.target.value
+            for n in nodes
+            if isinstance(n, cst.Assign)
+            and not model.names_read(n.value) & {t.target.value for t in n.targets if isinstance(t.target, cst.Name)}
+            for t in n.targets
+            if isinstance(t.target, cst.Name)
+        }
+        - stepped
+        - {c for c in counter_names if is_attempt_counter(c)}
+    )
+    counters = stepped | {c for c in counter_names if is_attempt_counter(c)}
+    for part in conjuncts(loop.test):
+        if tests_a_failed_answer(model, part, counters):
+            return True
+        denied: cst.BaseExpression | None
+        if isinstance(part, cst.UnaryOperation) and isinstance(part.operator, cst.Not):
+            denied = None if denies_done(model, part) else part.expression  # `not ready`: a poll's "not yet"
+        elif isinstance(part, cst.Comparison) and len(part.comparisons) == 1:
+            comparison = part.comparisons[0]
+            is_none = isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"
+            a_code = isinstance(comparison.operator, cst.NotEqual) and isinstance(comparison.comparator, cst.Integer)
+            denied = part.left if a_code or is_none and isinstance(comparison.operator, (cst.Is, cst.Equal)) else None
+        else:
+            denied = None
+        if isinstance(denied, cst.Name) and denied.value in bound:
+            return True
+    return False
+
+
+def _leaves_on_success(model: ModuleModel, node: cst.CSTNode) -> bool:
+    """A `return` or a `break` of this loop outside every `except` handler: a way out when the
+    work went through. One only in a handler (`except Unsupported: return`) leaves on a failure;
+    a loop that no success leaves runs on a schedule (a feed updated until stopped)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if (
+            isinstance(current, cst.Return)
+            or isinstance(current, cst.Break)
+            and not _in_inner_loop(model, current, node)
+        ):
+            return True
+        if not isinstance(
+            current, (cst.ExceptHandler, cst.ExceptStarHandler, cst.FunctionDef, cst.ClassDef, cst.Lambda)
+        ):
+            stack.extend(model.children_of(current))
+    return False
+
+
+def _in_inner_loop(model: ModuleModel, node: cst.CSTNode, body: cst.CSTNode) -> bool:
+    """In the body of a loop nested in `body` (a `break` in its `else:` leaves the outer one)."""
+    return any(
+        isinstance(a, (cst.For, cst.While)) and model.is_inside(node, a.body) for a in model.ancestors(node, until=body)
+    )
 
 
 def _bound_call(model: ModuleModel, expr: cst.BaseExpression) -> cst.Call | None:
