@@ -356,8 +356,9 @@ def _goes_round_until_it_works(model: ModuleModel, loop: cst.While, counter_name
     """A part of the loop's `and` test that goes round while the work has not gone through: a
     failed answer (`not response.ok`, `r.status_code >= 500`), or the denial of a name the loop
     binds from its work (`status != 200`, `result is None`, `not delivered`; not a count,
-    `attempt = attempt + 1`). Not `while ok and ...`, which goes round while it works, nor a
-    poll's "not yet" (`not ready`, `state != wanted`)."""
+    `attempt = attempt + 1`; `not delivered` and `result is None` only where the loop sends a
+    write). Not `while ok and ...`, which goes round while it works, nor a poll's "not yet" (`not
+    ready`, `state != wanted`, `not deleted` read from a GET's answer)."""
     nodes = loop_nodes(model, loop)
     stepped = {n.target.value for n in nodes if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
     bound = (
@@ -373,19 +374,20 @@ def _goes_round_until_it_works(model: ModuleModel, loop: cst.While, counter_name
         - {c for c in counter_names if is_attempt_counter(c)}
     )
     counters = stepped | {c for c in counter_names if is_attempt_counter(c)}
+    writes = any(isinstance(n, cst.Call) and writes_here_or_in_helper(model, n) for n in nodes)
     for part in conjuncts(loop.test):
         if tests_a_failed_answer(model, part, counters):
             return True
-        denied: cst.BaseExpression | None
+        denied: cst.BaseExpression | None = None
         if isinstance(part, cst.UnaryOperation) and isinstance(part.operator, cst.Not):
-            denied = None if denies_done(model, part) else part.expression  # `not ready`: a poll's "not yet"
+            if writes and not denies_done(model, part):  # a read awaited is a poll's "not yet"
+                denied = part.expression
         elif isinstance(part, cst.Comparison) and len(part.comparisons) == 1:
             comparison = part.comparisons[0]
             is_none = isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"
             a_code = isinstance(comparison.operator, cst.NotEqual) and isinstance(comparison.comparator, cst.Integer)
-            denied = part.left if a_code or is_none and isinstance(comparison.operator, (cst.Is, cst.Equal)) else None
-        else:
-            denied = None
+            if a_code or writes and is_none and isinstance(comparison.operator, (cst.Is, cst.Equal)):
+                denied = part.left
         if isinstance(denied, cst.Name) and denied.value in bound:
             return True
     return False
