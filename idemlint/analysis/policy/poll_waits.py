@@ -13,7 +13,7 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.retry import SLEEPS
 from idemlint.analysis.retry.answers import says_how_it_went
-from idemlint.analysis.retry.exits import leaves_loop, loop_nodes, writes_here_or_in_helper
+from idemlint.analysis.retry.exits import leaves_loop, loop_nodes, sends_a_write_among
 from idemlint.analysis.syntax import conjuncts
 from idemlint.analysis.timeouts import LOGGING_CALL
 
@@ -29,7 +29,7 @@ def paces_a_poll(model: ModuleModel, sleep: cst.Call, loop: cst.For | cst.While)
     that leaves the loop (`if status == expected: return stack`), and no test on its way says how
     the work went (a status code, `ok`, an error: a failed answer waited out is a retry's
     backoff)."""
-    if any(isinstance(n, cst.Call) and writes_here_or_in_helper(model, n) for n in loop_nodes(model, loop)):
+    if sends_a_write_among(model, loop_nodes(model, loop)):
         return False  # a round that sends a write re-sends it: a retry's wait
     ancestors = list(model.ancestors(sleep, until=loop))
     if any(isinstance(a, (cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally)) for a in ancestors):

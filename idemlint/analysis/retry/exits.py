@@ -6,7 +6,7 @@ Shared by loop classification, the loop policy reader and the database analysis.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
@@ -338,7 +338,7 @@ def _searches_an_answer(model: ModuleModel, attempt: cst.Try | cst.TryStar) -> b
     `StopIteration` there says the answer does not hold it yet (a new server missing from a
     listing), not that a call failed. One that sends a write first has acted already."""
     nodes = list(model.iter_nodes(attempt.body))
-    if any(isinstance(n, cst.Call) and writes_here_or_in_helper(model, n) for n in nodes):
+    if sends_a_write_among(model, nodes):
         return False
     for node in nodes:
         found = None
@@ -398,10 +398,14 @@ def goes_round_only_when_accepted(model: ModuleModel, handler: cst.ExceptHandler
     ):
         return False
     loop = next((a for a in model.ancestors(handler) if isinstance(a, (cst.For, cst.While, cst.FunctionDef))), None)
-    return not any(
-        isinstance(n, cst.Call) and writes_here_or_in_helper(model, n)
-        for n in model.iter_nodes(loop.body if isinstance(loop, (cst.For, cst.While)) else attempt.body)
+    return not sends_a_write_among(
+        model, model.iter_nodes(loop.body if isinstance(loop, (cst.For, cst.While)) else attempt.body)
     )
+
+
+def sends_a_write_among(model: ModuleModel, nodes: Iterable[cst.CSTNode]) -> bool:
+    """Some call among `nodes` sends a write, itself or through a function of this module."""
+    return any(isinstance(n, cst.Call) and writes_here_or_in_helper(model, n) for n in nodes)
 
 
 def writes_here_or_in_helper(model: ModuleModel, call: cst.Call) -> bool:

@@ -43,6 +43,7 @@ from idemlint.analysis.retry.exits import (
     leaves_loop,
     loop_nodes,
     means_not_ready,
+    sends_a_write_among,
     writes_here_or_in_helper,
 )
 from idemlint.analysis.retry.not_retries import checks_readiness, restarts_a_service
@@ -122,13 +123,13 @@ def _waits_for_readiness(
     # ends it on a bad answer rather than sending it round, and `if row["pending"]: sleep();
     # continue` then `return row` leaves once the answer says ready. A loop that sends a write
     # each pass re-sends it: a retry whatever it tests.
-    reads_only = not any(writes_here_or_in_helper(model, n) for n in nodes if isinstance(n, cst.Call))
+    reads_only = not sends_a_write_among(model, nodes)
     if not rides_out and any(isinstance(n, (cst.Try, cst.TryStar)) and goes_round_on_failure(model, n) for n in nodes):
         return False  # an exception from the work sends it round again: failure-driven
     tests = [n.test for n in nodes if isinstance(n, cst.If) and not (reads_only and ends_by_raising(n.body.body))]
     if isinstance(loop, cst.While):
         tests.append(loop.test)
-    stepped = {n.target.value for n in nodes if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
+    stepped = _stepped(nodes)
     bound_here = {n.target.value for n in nodes if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name)}
     if any(
         says_failure(model, part)
@@ -360,21 +361,16 @@ def _goes_round_until_it_works(model: ModuleModel, loop: cst.While, counter_name
     write). Not `while ok and ...`, which goes round while it works, nor a poll's "not yet" (`not
     ready`, `state != wanted`, `not deleted` read from a GET's answer)."""
     nodes = loop_nodes(model, loop)
-    stepped = {n.target.value for n in nodes if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
-    bound = (
-        {
-            t.target.value
-            for n in nodes
-            if isinstance(n, cst.Assign)
-            and not model.names_read(n.value) & {t.target.value for t in n.targets if isinstance(t.target, cst.Name)}
-            for t in n.targets
-            if isinstance(t.target, cst.Name)
-        }
-        - stepped
-        - {c for c in counter_names if is_attempt_counter(c)}
-    )
+    stepped = _stepped(nodes)
     counters = stepped | {c for c in counter_names if is_attempt_counter(c)}
-    writes = any(isinstance(n, cst.Call) and writes_here_or_in_helper(model, n) for n in nodes)
+    bound = {  # not a count that builds on itself, `attempt = attempt + 1`
+        t.target.value
+        for n in nodes
+        if isinstance(n, cst.Assign)
+        for t in n.targets
+        if isinstance(t.target, cst.Name) and t.target.value not in model.names_read(n.value)
+    } - counters
+    writes = sends_a_write_among(model, nodes)
     for part in conjuncts(loop.test):
         if tests_a_failed_answer(model, part, counters):
             return True
@@ -391,6 +387,11 @@ def _goes_round_until_it_works(model: ModuleModel, loop: cst.While, counter_name
         if isinstance(denied, cst.Name) and denied.value in bound:
             return True
     return False
+
+
+def _stepped(nodes: Sequence[cst.CSTNode]) -> set[str]:
+    """The names the loop steps in place (`attempt += 1`)."""
+    return {n.target.value for n in nodes if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
 
 
 def _leaves_on_success(model: ModuleModel, node: cst.CSTNode) -> bool:
