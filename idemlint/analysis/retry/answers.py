@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, called_name, string_value
 from idemlint.analysis.retry.counters import attempt_counters
-from idemlint.analysis.retry.exits import loop_nodes, writes_here_or_in_helper
+from idemlint.analysis.retry.exits import loop_nodes, sends_a_write_among
 from idemlint.knowledge.repeats import words_of
 from idemlint.knowledge.retries import NEXT_ITEM_CALLS, OVER, WAIT_ONLY_CALLS
 
@@ -257,9 +257,7 @@ def tries_each_once(model: ModuleModel, loop: cst.For | cst.While, try_node: cst
     charges the next node after a timeout may charge twice (IDM301 still judges it)."""
     kept_calls, drawn, tests = _candidate_facts(model, loop)
     keeps = [n for n in kept_calls if not model.is_inside(n, try_node)]
-    if not keeps or any(
-        isinstance(n, cst.Call) and writes_here_or_in_helper(model, n) for n in model.iter_nodes(try_node.body)
-    ):
+    if not keeps or sends_a_write_among(model, model.iter_nodes(try_node.body)):
         return False
     drawn_here = {name: value for name, (value, statement) in drawn.items() if not model.is_inside(statement, try_node)}
     worked_on = {n.value for n in model.iter_nodes(try_node.body) if isinstance(n, cst.Name)} & set(drawn_here)

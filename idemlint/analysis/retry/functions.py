@@ -13,7 +13,7 @@ from idemlint.analysis.model import ModuleModel, keyword, local_callee, position
 from idemlint.analysis.retry.answers import says_an_outcome
 from idemlint.analysis.retry.callables import makes_a_generator
 from idemlint.analysis.retry.context import RetryContext
-from idemlint.analysis.retry.exits import ends_by_raising, writes_here_or_in_helper
+from idemlint.analysis.retry.exits import ends_by_raising, sends_a_write_among
 from idemlint.analysis.retry.factories import made_by_factory
 from idemlint.analysis.retry.not_retries import supervises_a_service
 from idemlint.analysis.retry.reach import QuietNames, dead_handlers, in_dead_handler
@@ -134,7 +134,7 @@ def reads_until_answered(model: ModuleModel, library: str, call: cst.Call | None
     answers = [n.test for n in body if isinstance(n, (cst.If, cst.IfExp))]
     answers += [n.value for n in body if isinstance(n, cst.Return) and n.value is not None]
     # `return r.json() if r.status_code == 200 else None`, `return r.ok`: a failed answer goes round too
-    sends = any(isinstance(n, cst.Call) and writes_here_or_in_helper(model, n) for n in body)
+    sends = sends_a_write_among(model, body)
     return not any(says_an_outcome(model, a) for a in answers) and not sends
 
 
