@@ -58,6 +58,25 @@ def names_an_action(name: str) -> bool:
     return not ACTING_WORDS.isdisjoint(words_of(re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", name)))
 
 
+def names_a_read(words: list[str]) -> bool:
+    """Words of a name that say it reads, its first or last word a lookup's (`share_instance_get`,
+    `retrieve_by_key`, `show_port`), and none names an act, a taking or a change
+    (`attach_interface`, `increment_view_count`, `mark_as_read`)."""
+    reads = LOOKUP_WORDS | _READING_WORDS
+    changes = ACTING_WORDS | TAKING_WORDS | _CHANGING_WORDS
+    return bool(words) and (words[0] in reads or words[-1] in reads) and not set(words) & changes
+
+
+# lookups spelt by other verbs, read as a name's first or last word
+_READING_WORDS = frozenset({"retrieve", "show", "describe", "load"})
+# what changes the thing a name reads (`increment_view_count`, `mark_as_read`)
+_CHANGING_WORDS = (
+    frozenset({"increment", "decrement", "incr", "decr", "mark", "set", "save", "reset", "clear", "register"})
+    | frozenset({"assign", "claim", "lock", "acquire", "attach", "detach", "start", "stop", "enable", "disable"})
+    | frozenset({"apply", "place", "process", "execute", "run", "settle", "book", "reserve"})
+)
+
+
 def names_a_lookup(words: list[str]) -> bool:
     """Words of a name (`search_accounts`, `get_shared_link_file`) that say it only looks up:
     the first names a lookup, and none names an act or a taking."""

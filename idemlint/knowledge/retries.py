@@ -143,6 +143,12 @@ TAKE_METHODS = frozenset({"pop", "popleft", "popitem"})
 # ... and what looking for an item in an answer raises when it holds none (`[n for n in nodes
 # if n.id == sid][0]`, `next(j for j in jobs if ...)`): "not listed yet", a poll's answer
 NOT_FOUND_IN_ANSWER = frozenset({"IndexError", "StopIteration"})
+# words of a call that runs a service until told to stop (`serve(stop)`, `consume_forever(stop)`)
+SERVICE_WORDS = frozenset({"serve", "server", "run", "consume", "listen", "loop", "forever", "worker", "agent"})
+# ... and what a lookup raises when the record is not there (`StorageNotFoundError`,
+# `DoesNotExist`, `NoResultFound`, S3's `NoSuchKey`): around a round that only reads, the record
+# another worker makes has not appeared yet
+NOT_THERE = re.compile(r"(NotFound|DoesNotExist|NoResultFound|NoSuchKey)(Error|Exception)?$")
 # ... and a project's own taking method named by its first word (`tasks.pop_task()`); not "take",
 # which also names acts (`take_payment`, `take_snapshot`)
 TAKE_VERBS = frozenset({"pop", "dequeue"})

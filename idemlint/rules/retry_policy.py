@@ -223,7 +223,7 @@ class RetryWithoutJitter(PolicyRule):
         "contexts and are not reported; so is a retry decorator on a function that only reads and raises while a value "
         'it read says "not yet" (`if order["status"] != "issued": raise ...`, or `if alive: return True` just before '
         "the body's last statement, `raise NotYet(...)`, with no handler that does not raise), or that goes round on its "
-        "answer (`retry_on_result=lambda gone: gone is False`, `retry_if_result(lambda r: r is None)`, also `| "
+        "answer (`retry_on_result=lambda gone: gone is False`, `retry_if_result(lambda r: r is None)`, or a function of the module whose body is such a `return`, also `| "
         "retry_if_exception_type(...)` riding out a failed read that no handler of its own turns into an answer, "
         "`on_predicate`) where neither that test nor the function's own tests name a failure (a status code, `ok`, an "
         "error), or on every answer until the call fails (`retry_unless_exception_type(AgentGone)` around a function "
@@ -233,7 +233,7 @@ class RetryWithoutJitter(PolicyRule):
         "`execute` of a `SELECT` is a read), nor a `while` loop that only reads and whose own test reads again what its "
         "round fetched (`while server.status != wanted and retry:` round `server = api.get(id)`), nor a loop whose "
         "`try` looks for an item in a listing and waits when an `IndexError` or `StopIteration` says it is not there "
-        "yet (`[n for n in nodes if n.id == new_id][0]`), nor a failover that keeps the candidates it tried and tests them (`if url "
+        "yet (`[n for n in nodes if n.id == new_id][0]`), or that goes round only on a not-found error (`except RecordNotFound:`, `DoesNotExist`, `NoResultFound`, `NoSuchKey`: the record another worker makes is not there yet) in a round whose every call reads by its name (`get_route`, `share_instance_get`; not `place_order`), nor a decorator that names its predicate (tenacity's `retry_if_result(plugin.is_false)`, retrying's `retry_on_result=is_false`) around a function whose every answer is a yes or no (`True`, `False`, `None`, a comparison, `all(...)`) and whose every call reads by its name (no write, no name of a change such as `increment_view_count`), nor a failover that keeps the candidates it tried and tests them (`if url "
         "in tried: break`; `tried.add(url)`; `try: connect(url)`): each round tries another node, and no rule of this "
         "family judges it, nor a probe that waits against a deadline (every request a GET whose answer is thrown away, `with urlopen(url): return`, in `while time.monotonic() < deadline:` or followed by `raise TimeoutError`), nor a loop that goes round after a success too (`await flush(); continue`: a schedule), nor one that counts and waits but that no success leaves (a feed refreshed until it is stopped; a `return` only in a handler, `except Unsupported: return`, leaves on a failure). Nor is a wait in a handler whose `try` only takes a local file or lock (`fcntl.lockf(...)`, "
         "`open(path)`), or that catches only `FileExistsError` or `BlockingIOError` (a lock file held), or leaves unless the error says a local address is taken (`if err.errno != errno.EADDRINUSE: raise`), and sends no request in the same round: no herd; nor in a handler catching only another writer's conflict (`IntegrityError`, "

@@ -319,9 +319,11 @@ def _tests_membership(test: cst.Comparison, candidate: str, kept: str) -> bool:
 
 
 def works_on_next_item(model: ModuleModel, loop: cst.For | cst.While, try_node: cst.CSTNode) -> bool:
-    """`item = heap.pop()` / `msg = queue.get()` before the try: each pass handles a new
-    item, so a failure moves on rather than re-attempting the same work."""
-    used = {n.value for n in model.iter_nodes(try_node) if isinstance(n, cst.Name)}
+    """`item = heap.pop()` / `msg = queue.get()` before the try, and the attempt works on it
+    (`_worked_on`): each pass handles a new item, so a failure moves on rather than
+    re-attempting the same work."""
+    body = try_node.body if isinstance(try_node, (cst.Try, cst.TryStar)) else try_node
+    used = _worked_on(model, body)
     for name in used:
         for binding in model.bindings_of(model.scope_of(loop), name):
             value = binding.value
@@ -332,9 +334,45 @@ def works_on_next_item(model: ModuleModel, loop: cst.For | cst.While, try_node: 
                 and model.is_inside(binding.statement, loop)
                 and not model.is_inside(binding.statement, try_node)
                 and (model.dotted(value.func) or "").rsplit(".", 1)[-1] in NEXT_ITEM_CALLS
+                and not _names_what_it_gets(value)
             ):
                 return True
     return False
+
+
+def _worked_on(model: ModuleModel, body: cst.CSTNode) -> set[str]:
+    """The names the attempt works on: what a call in it is handed positionally (`fetch(item)`,
+    `get(curr["name"])`) or made on (`item.process()`); not a setting (`timeout=t`), nor what only
+    a handler reads (`sleep(delay)`)."""
+    found: set[str] = set()
+    for node in model.iter_nodes(body):
+        if isinstance(node, cst.Call):
+            parts = [a.value for a in node.args if not (a.keyword and _SETTING.search(a.keyword.value))]
+            parts += [node.func.value] if isinstance(node.func, cst.Attribute) else []
+            found.update(name for part in parts for name in model.names_read(part))
+        elif isinstance(node, cst.Assign):  # `host = mirror.host`, then `get(host)`
+            found.update(model.names_read(node.value))
+    return found - {n for n in found if _SETTING.search(n)}
+
+
+def _names_what_it_gets(call: cst.Call) -> bool:
+    """`session.get(url)`, `cache.get(key)`: a `get` told what to fetch gets that again each
+    round (not `queue.get(True, 5)`, `queue.get(block, timeout)`, `consumer.poll(timeout)`: the
+    next item whatever it is)."""
+    name = call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
+    return name in ("get", "read") and any(a.keyword is None and not _a_setting(a.value) for a in call.args)
+
+
+def _a_setting(value: cst.BaseExpression) -> bool:
+    """A number, `True`/`False`/`None` or a name for one (`timeout`, `block`): how to wait, not what
+    to fetch."""
+    if isinstance(value, cst.Name):
+        return value.value in ("True", "False", "None") or bool(_SETTING.search(value.value))
+    return isinstance(value, (cst.Integer, cst.Float))
+
+
+# names of how long or whether to wait, not of what is fetched
+_SETTING = re.compile(r"timeout|block|wait|interval|delay", re.IGNORECASE)
 
 
 def says_an_outcome(model: ModuleModel, test: cst.BaseExpression, words: re.Pattern[str] | None = None) -> bool:

@@ -352,11 +352,8 @@ def _searches_an_answer(model: ModuleModel, attempt: cst.Try | cst.TryStar) -> b
 
 
 def _filters(clause: cst.CompFor | None) -> bool:
-    while clause is not None:
-        if clause.ifs:
-            return True
-        clause = clause.inner_for_in
-    return False
+    """Some `for` of the comprehension has an `if`."""
+    return clause is not None and (bool(clause.ifs) or _filters(clause.inner_for_in))
 
 
 def _takes_alone(model: ModuleModel, call: cst.Call) -> bool:

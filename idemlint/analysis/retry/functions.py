@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, positional, positional_parameters
+from idemlint.analysis.retry.answer_tests import answers_yes_or_no, returned_test
 from idemlint.analysis.retry.answers import says_an_outcome
 from idemlint.analysis.retry.callables import makes_a_generator
 from idemlint.analysis.retry.context import RetryContext
@@ -17,7 +18,7 @@ from idemlint.analysis.retry.exits import ends_by_raising, sends_a_write_among
 from idemlint.analysis.retry.factories import made_by_factory
 from idemlint.analysis.retry.not_retries import supervises_a_service
 from idemlint.analysis.retry.reach import QuietNames, dead_handlers, in_dead_handler
-from idemlint.analysis.retry.read_only import only_looks_up, raises_until_ready
+from idemlint.analysis.retry.read_only import only_looks_up, raises_until_ready, reads_only
 from idemlint.knowledge.retries import (
     BACKOFF,
     CELERY,
@@ -125,7 +126,13 @@ def reads_until_answered(model: ModuleModel, library: str, call: cst.Call | None
         answers_nothing = all(n.value is None for n in body if isinstance(n, cst.Return))
         return answers_nothing and only_looks_up(model, function)
     test = _result_test(model, library, call)
-    if test is None or says_an_outcome(model, test):
+    if test is None and not (
+        _result_test(model, library, call, by_name=True)
+        and answers_yes_or_no(model, function)
+        and reads_only(model, body)
+    ):
+        return False  # a predicate by name reads only a yes or no the function's own tests gave
+    if test is not None and says_an_outcome(model, test):
         return False
     if any(
         isinstance(n, (cst.ExceptHandler, cst.ExceptStarHandler)) and not ends_by_raising(n.body.body) for n in body
@@ -176,9 +183,12 @@ def tenacity_alternatives(model: ModuleModel, expr: cst.BaseExpression) -> list[
     return [expr]
 
 
-def _result_test(model: ModuleModel, library: str, call: cst.Call | None) -> cst.BaseExpression | None:
+def _result_test(
+    model: ModuleModel, library: str, call: cst.Call | None, by_name: bool = False
+) -> cst.BaseExpression | None:
     """The test of the answer a decorator goes round on, where it is a lambda (backoff's
-    `on_predicate` without one tests for a falsy answer: its own name), else None."""
+    `on_predicate` without one tests for a falsy answer: its own name), else None; `by_name`:
+    where it is a function named instead (`retry_if_result(plugin.is_false)`)."""
     if library == BACKOFF and call is not None and (model.qualname(call.func) or "").endswith("on_predicate"):
         given = keyword(call, "predicate") or positional(call, 1)
         return call.func if given is None else given.value if isinstance(given.value, cst.Lambda) else None
@@ -187,7 +197,10 @@ def _result_test(model: ModuleModel, library: str, call: cst.Call | None) -> cst
         results = [test for test in _calls(_tests(model, call)) if model.call_name(test) in RESULT_TESTS]
         if len(results) == 1:
             argument = results[0].args[0] if results[0].args else None
-    return argument.value if argument is not None and isinstance(argument.value, cst.Lambda) else None
+    if argument is not None and not by_name and isinstance(argument.value, cst.Name):
+        return returned_test(model, argument.value.value)  # `def _is_pending(lb): return lb.status == ...`
+    kind = (cst.Name, cst.Attribute) if by_name else cst.Lambda
+    return argument.value if argument is not None and isinstance(argument.value, kind) else None
 
 
 def single_attempt(model: ModuleModel, call: cst.Call) -> bool:

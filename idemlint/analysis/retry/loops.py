@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.http_methods import http_get
-from idemlint.analysis.model import ModuleModel, called_name
+from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.retry.answers import (
     denies_done,
     goes_round_after_success,
@@ -37,18 +36,22 @@ from idemlint.analysis.retry.exits import (
     ends_by_raising,
     ends_with_continue,
     goes_round_on_failure,
-    goes_round_only_when_accepted,
     guarded_continue,
     leaves_after,
     leaves_loop,
     loop_nodes,
     means_not_ready,
     sends_a_write_among,
-    writes_here_or_in_helper,
 )
 from idemlint.analysis.retry.not_retries import checks_readiness, restarts_a_service
 from idemlint.analysis.retry.reach import in_unreachable_handler
-from idemlint.analysis.retry.read_only import only_looks_up, raises_until_ready
+from idemlint.analysis.retry.read_only import (
+    only_looks_up,
+    polls_accepted_work,
+    polls_by_reading,
+    raises_until_ready,
+    waits_for_a_record,
+)
 from idemlint.analysis.retry.safe_repeats import gated_on_idempotency, goes_round_only_when_refused
 from idemlint.analysis.syntax import conjuncts
 from idemlint.knowledge.retries import (
@@ -86,15 +89,15 @@ def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext
         if isinstance(loop.test, cst.Name):
             counter_names.append(loop.test.value)
     counter_names = counter_names + attempt_counters(model, loop)
-    if restarts_a_service(loop):
+    if restarts_a_service(model, loop):
         return None  # `while True: try: while not stopping: serve() ... except: log; sleep`: a supervisor
     if any(isinstance(n, (cst.Try, cst.TryStar)) and tries_each_once(model, loop, n) for n in loop_nodes(model, loop)):
         return None  # `if url in tried: break; tried.add(url); try: connect(url)`: a failover
-    if checks_readiness(model, loop) or _polls_accepted_work(model, loop):
+    if checks_readiness(model, loop) or polls_accepted_work(model, loop):
         return RetryContext("poll", "loop", loop, loop, None, "polling loop")
     catches = _catches_and_reattempts(model, loop, counter_names)
     if catches or _sleeps_between_attempts(model, loop, counter_names):
-        rides_out = _polls_by_reading(model, loop, counter_names)
+        rides_out = polls_by_reading(model, loop, counter_names) or waits_for_a_record(model, loop)
         if (not catches or rides_out) and _waits_for_readiness(model, loop, counter_names, rides_out):
             return RetryContext("poll", "loop", loop, loop, None, "polling loop")
         refused = goes_round_only_when_refused(model, loop)
@@ -116,7 +119,8 @@ def _waits_for_readiness(
     status code, `ok`, or a retryable flag anywhere in the loop keeps it a retry, and so does
     an exception handler that goes round again, unless the loop only reads: a poll that rides
     out a failed read (`except RequestException: sleep(POLL_INTERVAL); continue`) keeps its
-    cadence, and what it repeats is a read (`rides_out`: `_polls_by_reading` said so)."""
+    cadence, and what it repeats is a read (`rides_out`: `polls_by_reading` said so), as does one
+    waiting for a record to appear (`waits_for_a_record`)."""
     counters = set(counter_names)
     nodes = loop_nodes(model, loop)
     # In a loop that only reads, a failure test that raises (`if r.status_code != 200: raise`)
@@ -162,39 +166,7 @@ def _waits_for_readiness(
         and not any(isinstance(n, (cst.Try, cst.TryStar)) and goes_round_on_failure(model, n) for n in nodes)
         and any(model.names_read(part) & fetched - stepped for part in conjuncts(loop.test))
     )
-    return bool(exits) or answered
-
-
-def _polls_by_reading(model: ModuleModel, loop: cst.For | cst.While, counter_names: Sequence[str]) -> bool:
-    """Every request the loop sends is an HTTP read (`session.get(url)`, `client.request("GET",
-    url)`), there is one, nothing in it writes (here or in a helper of the module), and it waits
-    a fixed interval (no wait grows with the attempt: `sleep(2 ** attempt)` backs off a retry):
-    what a failed round repeats is a read at the poll's cadence."""
-    nodes = loop_nodes(model, loop)
-    calls = [n for n in nodes if isinstance(n, cst.Call)]
-    if not any(http_get(model, c) for c in calls):
-        return False
-    if any(writes_here_or_in_helper(model, c) or _may_send_anything(model, c) for c in calls):
-        return False
-    counters = set(counter_names)
-    return not any((model.qualname(c.func) or "") in SLEEPS and model.names_read(c) & counters for c in calls)
-
-
-def _may_send_anything(model: ModuleModel, call: cst.Call) -> bool:
-    """`session.request(method, url)`, `urlopen(request)`: a request whose method is data (a
-    `send` is a write already)."""
-    return called_name(call) in ("request", "urlopen") and not http_get(model, call)
-
-
-def _polls_accepted_work(model: ModuleModel, loop: cst.For | cst.While) -> bool:
-    """`except E as exc: if exc.code != 202: raise` and `else: break`: the loop goes round only
-    while the server says it has the work in hand, and leaves when it answers: a poll."""
-    return any(
-        isinstance(n, (cst.Try, cst.TryStar))
-        and any(goes_round_only_when_accepted(model, h) for h in n.handlers)
-        and any(ends_by_leaving(list(block.body)) for block in (n.body, *((n.orelse.body,) if n.orelse else ())))
-        for n in loop_nodes(model, loop)
-    )
+    return bool(exits) or answered or rides_out and waits_for_a_record(model, loop)
 
 
 def _only_counts(names: set[str], stepped: set[str], bound_here: set[str]) -> bool:
@@ -261,13 +233,13 @@ def _catches_and_reattempts(model: ModuleModel, loop: cst.For | cst.While, count
         calls = [n for n in model.iter_nodes(try_node.body) if isinstance(n, cst.Call)]
         if not calls or all(only_waits(model, c) for c in calls):
             continue  # nothing attempted, or only a wait: its timeout is the interval passing, not a failure
+        if works_on_next_item(model, loop, try_node) or _tries_next_candidate(model, loop, try_node):
+            continue  # each round takes a new item: a failure moves on, whichever way it goes round
         if any(
             guarded_continue(h.body.body) and not means_not_ready(model, h) for h in try_node.handlers
         ) and leaves_loop(model, loop.body):
             return True  # `except X: if retry.allowed(): continue; raise`, and a way out on success
         if not goes_round_on_failure(model, try_node):
-            continue
-        if works_on_next_item(model, loop, try_node) or _tries_next_candidate(model, loop, try_node):
             continue
         if goes_round_after_success(model, try_node, loop):
             continue  # a periodic loop: a success waits for the next round too

@@ -10,15 +10,17 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.http_methods import http_get
-from idemlint.analysis.model import ModuleModel
-from idemlint.analysis.retry.exits import loop_nodes
+from idemlint.analysis.model import ModuleModel, called_name
+from idemlint.analysis.retry.exits import loop_nodes, sends_a_write
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.keys import CLOCK_CALLS
+from idemlint.knowledge.repeats import names_an_action, words_of
 from idemlint.knowledge.retries import (
     READINESS_CALL,
     READINESS_PATH,
     SERVICE_LIFE,
     SERVICE_STARTS,
+    SERVICE_WORDS,
     SLEEPS,
     THREAD_CLASSES,
     is_attempt_counter,
@@ -30,16 +32,57 @@ else:
     cst = LazyModule("libcst", globals(), "cst")
 
 
-def restarts_a_service(loop: cst.For | cst.While) -> bool:
-    """A loop whose `try` runs a service loop of its own (`while True:`, `while not shutdown:`)
+def restarts_a_service(model: ModuleModel, loop: cst.For | cst.While) -> bool:
+    """A loop whose `try` runs a service loop of its own (`while True:`, `while not shutdown:`),
+    or work it hands its own stop flag (`while not exit_event.is_set(): try: serve(exit_event)`),
     and catches what escapes it: it restarts the service after a crash, it does not re-attempt
     one operation (a batch in a `for` over items is one, and stays a retry)."""
+    stop = _stop_flag(loop.test) if isinstance(loop, cst.While) else None
     for statement in loop.body.body:
         if isinstance(statement, cst.Try) and any(
-            isinstance(inner, cst.While) and _runs_until_stopped(inner.test) for inner in statement.body.body
+            isinstance(inner, cst.While) and _runs_until_stopped(inner.test) or stop and _hands_over(model, inner, stop)
+            for inner in statement.body.body
         ):
             return True
     return False
+
+
+def _stop_flag(test: cst.BaseExpression) -> str | None:
+    """`exit_event` of `while not exit_event.is_set():`: the name a service's life is tested by."""
+    if not _stopped_from_outside(test):
+        return None
+    while not isinstance(test, cst.Name):
+        if isinstance(test, cst.UnaryOperation):
+            test = test.expression
+        elif isinstance(test, cst.Call):
+            test = test.func
+        elif isinstance(test, cst.Attribute):
+            test = test.value
+        else:
+            return None
+    return test.value if test.value not in ("self", "cls") else None
+
+
+def _hands_over(model: ModuleModel, statement: cst.CSTNode, stop: str) -> bool:
+    """`serve(exit_event)`: the statement runs work handed the loop's own stop flag, a service
+    that runs until it is set (one operation is not told when to stop): a callable the function
+    was handed (`function(exit_event)`) or one named for serving (`serve`, `consume`, `listen`),
+    not a write, nor a call named for an act (`gateway.settle(invoice, stop)`)."""
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and statement.body else None
+    call = small.value if isinstance(small, cst.Expr) else None
+    call = call.expression if isinstance(call, cst.Await) else call
+    if not isinstance(call, cst.Call) or sends_a_write(model, call) or names_an_action(called_name(call)):
+        return False  # `client.post(..., cancel)`: one request, told when to give up
+    handed_in = isinstance(call.func, cst.Name) and call.func.value in _parameters(model, statement)
+    serves = bool(set(words_of(called_name(call))) & SERVICE_WORDS)
+    return (handed_in or serves) and any(
+        arg.keyword is None and isinstance(arg.value, cst.Name) and arg.value.value == stop for arg in call.args
+    )
+
+
+def _parameters(model: ModuleModel, node: cst.CSTNode) -> set[str]:
+    function = model.enclosing_function(node)
+    return {p.name.value for p in function.params.params} if function is not None else set()
 
 
 def supervises_a_service(

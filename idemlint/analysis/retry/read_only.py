@@ -1,16 +1,32 @@
-"""Functions and loop bodies that only read and raise until an answer says "ready": a retry
-decorator or a retrying iterator that repeats one is a poll, not a retry."""
+"""Functions and loop bodies that only read until an answer says "ready": a retry decorator or a
+retrying iterator that repeats one is a poll, not a retry, and so is a loop that repeats only an
+HTTP read at a fixed cadence, goes round only while the server says it has the work in hand, or
+waits for a record another worker makes to appear."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import ModuleModel
+from idemlint.analysis.http_methods import http_get
+from idemlint.analysis.model import ModuleModel, called_name
 from idemlint.analysis.retry.answers import says_an_outcome
-from idemlint.analysis.retry.exits import ends_by_raising, ends_by_returning, sends_a_write
+from idemlint.analysis.retry.exits import (
+    always_leaves,
+    ends_by_leaving,
+    ends_by_raising,
+    ends_by_returning,
+    goes_round_only_when_accepted,
+    loop_nodes,
+    means_not_ready,
+    sends_a_write,
+    writes_here_or_in_helper,
+)
+from idemlint.analysis.syntax import caught_classes
 from idemlint.analysis.timeouts import LOGGING_CALL
-from idemlint.knowledge.repeats import names_a_lookup, words_of
+from idemlint.knowledge.repeats import names_a_lookup, names_a_read, names_an_action, words_of
+from idemlint.knowledge.retries import NOT_THERE, SLEEPS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -79,3 +95,111 @@ def _returns_before_it_raises(model: ModuleModel, function: cst.FunctionDef | cs
         return []
     handlers = [n for n in model.iter_nodes(function.body) if isinstance(n, (cst.ExceptHandler, cst.ExceptStarHandler))]
     return [] if any(not ends_by_raising(h.body.body) for h in handlers) else [guard]
+
+
+def polls_by_reading(model: ModuleModel, loop: cst.For | cst.While, counter_names: Sequence[str]) -> bool:
+    """Every request the loop sends is an HTTP read (`session.get(url)`, `client.request("GET",
+    url)`), there is one, nothing in it writes (here or in a helper of the module), and it waits
+    a fixed interval (no wait grows with the attempt: `sleep(2 ** attempt)` backs off a retry):
+    what a failed round repeats is a read at the poll's cadence."""
+    nodes = loop_nodes(model, loop)
+    calls = [n for n in nodes if isinstance(n, cst.Call)]
+    if not any(http_get(model, c) for c in calls):
+        return False
+    if any(writes_here_or_in_helper(model, c) or _may_send_anything(model, c) for c in calls):
+        return False
+    counters = set(counter_names)
+    return not any((model.qualname(c.func) or "") in SLEEPS and model.names_read(c) & counters for c in calls)
+
+
+def _may_send_anything(model: ModuleModel, call: cst.Call) -> bool:
+    """`session.request(method, url)`, `urlopen(request)`: a request whose method is data (a
+    `send` is a write already)."""
+    return called_name(call) in ("request", "urlopen") and not http_get(model, call)
+
+
+def polls_accepted_work(model: ModuleModel, loop: cst.For | cst.While) -> bool:
+    """`except E as exc: if exc.code != 202: raise` and `else: break`: the loop goes round only
+    while the server says it has the work in hand, and leaves when it answers: a poll."""
+    return any(
+        isinstance(n, (cst.Try, cst.TryStar))
+        and any(goes_round_only_when_accepted(model, h) for h in n.handlers)
+        and any(ends_by_leaving(list(block.body)) for block in (n.body, *((n.orelse.body,) if n.orelse else ())))
+        for n in loop_nodes(model, loop)
+    )
+
+
+def waits_for_a_record(model: ModuleModel, loop: cst.For | cst.While) -> bool:
+    """A round that only reads, and goes round only where the record it looks up is not there
+    yet (`except RecordNotFound: sleep(1)`, `DoesNotExist`, `NoResultFound`): it waits for
+    another worker to make it. Every call of the loop reads by its name (`get_route`,
+    `share_instance_get`), logs, waits, reads a value or makes what it raises: one named for
+    nothing it reads (`place_order`, `attach_interface`) may act each round."""
+    nodes = loop_nodes(model, loop)
+    staying = [
+        h
+        for t in nodes
+        if isinstance(t, (cst.Try, cst.TryStar))
+        for h in t.handlers
+        if not always_leaves(h.body.body) and not means_not_ready(model, h)
+    ]
+    if not staying or not all(_catches_only_missing(model, h) for h in staying):
+        return False
+    return reads_only(model, nodes)
+
+
+def reads_only(model: ModuleModel, nodes: Sequence[cst.CSTNode]) -> bool:
+    """Every call among `nodes` reads by its name (`get_route`, `share_instance_get`, `show_port`;
+    a link of a chain, `clients.client("neutron").show_port(id)`, by the chain's last call), logs,
+    waits, reads the clock or a value, or makes what it raises or a value (a class): one named
+    for nothing it reads (`place_order`, `attach_interface`) may act."""
+    raised = {n.exc for n in nodes if isinstance(n, cst.Raise)}
+    return all(
+        call in raised
+        or not sends_a_write(model, call)
+        and (
+            names_a_read(words_of(name := _called(call)))
+            or name in _VALUE_READS | _BUILTIN_READS
+            or _an_error_or_value(model, call, name)
+            or (model.qualname(call.func) or "") in SLEEPS | _CLOCK
+            or LOGGING_CALL.match(model.dotted(call.func) or "")
+            or _a_chain_link(model, call, name)
+        )
+        for call in nodes
+        if isinstance(call, cst.Call)
+    )
+
+
+def _an_error_or_value(model: ModuleModel, call: cst.Call, name: str) -> bool:
+    """`TimeoutError(...)`, `Decimal(x)`: a class of the module's or one it imports, or one named
+    for an error; not a remote method spelt in capitals (`stub.CreateOrder(request)`)."""
+    if name.endswith(("Error", "Exception")):
+        return True
+    return isinstance(call.func, cst.Name) and (
+        isinstance(model.module_defs.get(name), cst.ClassDef) or name in model.imports
+    )
+
+
+def _a_chain_link(model: ModuleModel, call: cst.Call, name: str) -> bool:
+    """The call gives what the next call of a chain is made on, handed at most a constant
+    (`client("neutron")` of `client("neutron").show_port(id)`), and is named for no act."""
+    link = model.parents.get(call)
+    return (
+        isinstance(link, cst.Attribute)
+        and isinstance(outer := model.parents.get(link), cst.Call)
+        and outer.func is link
+        and not names_an_action(name)
+        and all(isinstance(a.value, (cst.SimpleString, cst.Integer)) for a in call.args)
+    )
+
+
+def _catches_only_missing(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    caught = caught_classes(handler.type) if handler.type is not None else []
+    return bool(caught) and all(NOT_THERE.search((model.dotted(e) or "").rsplit(".", 1)[-1]) for e in caught)
+
+
+_CLOCK = frozenset({"time.time", "time.monotonic"})
+# builtins that read what they are given, and gettext's `_("...")`
+_BUILTIN_READS = frozenset(
+    {"_", "getattr", "hasattr", "all", "any", "set", "list", "dict", "tuple", "sorted", "min", "max", "sum"}
+)

@@ -44,6 +44,8 @@ def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryConte
         if not isinstance(node, cst.Call):
             continue
         callee = _sibling_called(node, method)
+        if callee == name and not method and _binds_again(model, function, name):
+            continue  # `from units import minutes_of` in the handler: another function of the name
         trampoline = _trampoline(model, function, callee, method) if callee and callee != name else None
         if (
             callee != name
@@ -79,6 +81,19 @@ def _sibling_called(call: cst.Call, method: bool) -> str | None:
     if method and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
         return func.attr.value if func.value.value in ("self", "cls") else None
     return func.value if isinstance(func, cst.Name) and not method else None
+
+
+def _binds_again(model: ModuleModel, function: cst.FunctionDef, name: str) -> bool:
+    """The function binds its own name in its body (an import, an assignment, a nested `def`), so
+    a call by that name there runs what was bound, not the function."""
+    if model.bindings_of(function, name):
+        return True
+    for node in model.iter_nodes(function.body):
+        if isinstance(node, cst.ImportAlias):
+            bound = node.asname.name if node.asname is not None else node.name
+            if isinstance(bound, cst.Name) and bound.value == name:
+                return True
+    return False
 
 
 def _trampoline(model: ModuleModel, function: cst.FunctionDef, callee: str, method: bool) -> cst.FunctionDef | None:
