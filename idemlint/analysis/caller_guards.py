@@ -237,8 +237,11 @@ def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozens
         returning.update(returns)
         via.update((known(key), returner, known(function)) for key, returner, function in calls_via)
     returners = chosen_row_returners(returning, definitions)
+    locked_returners = _by_either_name(locked_row_returners((facts[7] for facts in files), definitions), definitions)
     for key, returner, function in via:
-        if returner not in returners:
+        if returner in locked_returners:
+            guarded.add(key)  # `table = handler.get_table_for_update(pk)`: read under the row's lock
+        elif returner not in returners:
             callers.setdefault(key, set()).add(function)  # a record of unknown choice: a plain call
         elif locked:
             unlocked.add(key)  # rows a filter chose, read without a lock
@@ -282,6 +285,19 @@ def join_call_facts(files: Iterable[CallFacts], locked: bool = False) -> frozens
         if not more:
             return frozenset(decided)
         decided |= more
+
+
+def _by_either_name(functions: frozenset[str], definitions: dict[str, int]) -> frozenset[str]:
+    """The functions, also by their own name where every method of that name is one of them
+    (`get_table_for_update` for `TableHandler.get_table_for_update`, as a call on an object spells it)."""
+    methods = [name for name in definitions if "." in name and not name.startswith(_CLASS)]
+    bare = {_base(f) for f in functions if "." in f}
+    return functions | {
+        b
+        for b in bare
+        if all(m in functions for m in methods if _base(m) == b)
+        and definitions.get(b, 0) == sum(1 for m in methods if _base(m) == b)  # no module function of the name
+    }
 
 
 def _names_a_lock(decorator: ast.expr) -> bool:

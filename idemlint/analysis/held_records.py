@@ -9,7 +9,8 @@ Req.objects.get(pk=pk, state=S)`, `get_object_or_404(Req, state=S)`), one a func
 (`req = barrier.get_pending()`: decided where that function returns only such rows), its
 class (`Review.objects.get(...)`, `Review(...)`). A name bound again in any way (unpacked,
 `except ... as`, a `match` capture, a walrus, in a branch or a loop's body) holds none of it
-any more. Lookups go up a chain of blocks, so a long function costs no more than its length."""
+any more. A row read in a `try` whose every handler leaves (`except Hook.DoesNotExist: return`) is held
+after it as if read inline: only the body's success goes on. Lookups go up a chain of blocks, so a long function costs no more than its length."""
 
 from __future__ import annotations
 
@@ -66,6 +67,10 @@ class Records:
             block = block.parent
         return _NOTHING
 
+    def copy(self) -> Records:
+        """What the block knows now, kept apart from what it learns next."""
+        return Records(self.parent, set(self.locks), dict(self.names), self.bound_cache)
+
     def forget(self, keys: set[str] | frozenset[str]) -> None:
         for key in keys:
             self.names[key] = _NOTHING
@@ -106,8 +111,21 @@ def calls_in(body: list[ast.stmt], records: Records) -> Iterator[tuple[ast.Call,
             inner.forget({name for item in statement.items for name in records.bound(item)})  # `as req`
             yield from calls_in(statement.body, inner)
         elif isinstance(statement, ast.Try) or type(statement).__name__ == "TryStar":
-            yield from calls_in(statement.body, records.inner())  # type: ignore[attr-defined]
             tried = {name for s in statement.body for name in records.bound(s)}  # type: ignore[attr-defined]
+            before = records.copy()  # what the handlers and `finally` start from
+            if statement.handlers and all(_leaves(h.body) for h in statement.handlers):  # type: ignore[attr-defined]
+                # every failure leaves: past the `try` its body and `else` ran, as if inline
+                yield from calls_in(statement.body + statement.orelse, records)  # type: ignore[attr-defined]
+                for handler in statement.handlers:  # type: ignore[attr-defined]
+                    inner = before.inner()
+                    inner.forget(tried | ({handler.name} if handler.name else set()))
+                    yield from calls_in(handler.body, inner)
+                inner = before.inner()
+                inner.forget(tried)
+                yield from calls_in(statement.finalbody, inner)  # type: ignore[attr-defined]
+                records.forget({name for s in statement.finalbody for name in records.bound(s)})  # type: ignore[attr-defined]
+                continue
+            yield from calls_in(statement.body, records.inner())  # type: ignore[attr-defined]
             for handler in statement.handlers:  # type: ignore[attr-defined]
                 inner = records.inner()
                 inner.forget(tried | ({handler.name} if handler.name else set()))  # `except Exception as req`
@@ -136,6 +154,15 @@ def calls_in(body: list[ast.stmt], records: Records) -> Iterator[tuple[ast.Call,
                 records.locks.add(ROW_LOCK)  # `select_for_update().get(...)`: the rest of the block holds the row
             continue
         records.forget(records.bound(statement))  # a name bound in a branch may hold anything after it
+
+
+def _leaves(body: list[ast.stmt]) -> bool:
+    """The block ends by leaving (`return`, `raise`, `continue`, `break`), on every branch of a
+    last `if`."""
+    last = body[-1] if body else None
+    if isinstance(last, ast.If):
+        return _leaves(last.body) and _leaves(last.orelse)
+    return isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break))
 
 
 def bound_names(node: ast.AST, cache: dict[int, frozenset[str]] | None = None) -> frozenset[str]:
@@ -211,8 +238,9 @@ def _how(call: ast.Call, records: Records) -> str:
     receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
     if ROW_LOCK in records.locks or LOCK in records.locks and _read_under_lock(receiver, records):
         return LOCKED_CALL
-    if isinstance(receiver, ast.Call):
+    if isinstance(receiver, ast.Call) and not called_name(receiver)[:1].isupper():
         return chosen_or_returned(receiver)  # `Req.objects.pending(b).accept()` (one read under a lock returned above)
+    # `TableHandler().add_columns(table)`: a helper object made for the call acts on what it is handed
     arguments = [*call.args, *(k.value for k in call.keywords)]
     own = records.held(_key(receiver)) if receiver is not None else _NOTHING
     # a record's own method acts on the record (`waiver.approve(change)`: on the waiver); a

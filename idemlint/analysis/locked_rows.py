@@ -18,10 +18,12 @@ from idemlint.knowledge.locks import (
     ENDS_THE_TRANSACTION,
     LETS_OTHERS_ON,
     LOCKING_KEYWORDS,
+    LOCKS_A_ROW,
     ROW_LOCK_METHODS,
     names_a_transaction,
 )
 from idemlint.knowledge.orms import ROW_FILTERS, ROW_QUERY_METHODS, STATEMENT_RUNS
+from idemlint.knowledge.repeats import names_a_lookup, words_of
 
 # per definition: (its name, the functions whose rows it returns in turn: empty where it loads them itself)
 LockedReturns = tuple[tuple[str, tuple[str, ...]], ...]
@@ -58,13 +60,23 @@ def returns_locked_rows(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tup
 def loads_locked(call: ast.Call) -> bool:
     """`X.objects.select_for_update().get(...)`, `session.query(X).with_for_update().one()`,
     `get_object_or_404(X.objects.select_for_update(), ...)`, `frappe.get_doc(..., for_update=
-    True)`: a load that locks what it gives (with `skip_locked=True` a racing run skips the row);
+    True)`, a getter handed a locked query (`get_table(pk, base_queryset=Table.objects.
+    select_for_update())`, also under `cast(...)`): a load that locks what it gives (with `skip_locked=True` a racing run skips the row);
     not a shared lock (`with_for_update(read=True)`, `with_lockmode("read")`), which lets a
     racing run read it too, nor what a locked row's own method gives (`.get_parent()`)."""
     if any(k.arg in LOCKING_KEYWORDS and _true(k.value) for k in call.keywords):
         return True  # `for_update=True`; not `for_update=for_update`, which locks only when asked
     if called_name(call) in SHORTCUTS and call.args and isinstance(call.args[0], ast.Call):
         return loads_locked(call.args[0])
+    if called_name(call) == "cast" and len(call.args) == 2 and isinstance(call.args[1], ast.Call):
+        return loads_locked(call.args[1])  # `cast(TableForUpdate, ...)`: the value as it was
+    if _a_getter(called_name(call)) and any(
+        isinstance(given, ast.Call)
+        and called_name(given) not in LOCKS_A_ROW | _ROW_TERMINALS  # a query handed over, not a row
+        and loads_locked(given)
+        for given in (*call.args, *(k.value for k in call.keywords))
+    ):
+        return True  # `get_table(pk, base_queryset=Table.objects.select_for_update())`: a row of the locked query
     link: ast.expr = call
     while isinstance(link, ast.Call) and isinstance(link.func, ast.Attribute):
         if link.func.attr in ROW_LOCK_METHODS:
@@ -77,6 +89,16 @@ def loads_locked(call: ast.Call) -> bool:
         if isinstance(link, ast.Await):
             link = link.value
     return False
+
+
+# what runs a query for one row (`first()`), besides what locks the row it finds (LOCKS_A_ROW)
+_ROW_TERMINALS = frozenset({"first", "last", "one_or_none", "afirst", "alast", "scalar_one_or_none"})
+
+
+def _a_getter(name: str) -> bool:
+    """`get_table`, `load_account`, `_fetch_job`: a function named for giving back what it looks up."""
+    words = words_of(name.lstrip("_"))
+    return names_a_lookup(words) or words[:1] in (["load"], ["retrieve"])
 
 
 def _true(value: ast.expr) -> bool:

@@ -11,6 +11,18 @@ URL_WORD = re.compile(r"(^|_)(url|uri|endpoint)s?(_|$)|^urljoin$", re.IGNORECASE
 # a network address by name: `address`, `server_address` (not `address_book_id`)
 ADDRESS_WORD = re.compile(r"(^|_)(address|addr)$", re.IGNORECASE)
 
+# a value that is an HTTP status (`falcon.HTTP_204`, `status.HTTP_201_CREATED`, `HTTPStatus.OK`,
+# `"204 No Content"`), set on a record named for a response (`resp`, `response`, `api_response`):
+# a response's status, not a record's state
+HTTP_STATUS_VALUE = re.compile(r"(^|\.)HTTP_\d{3}(_[A-Z_]+)?$|(^|\.)HTTPStatus\.\w+$|^[1-5]\d\d [A-Z]")
+RESPONSE_NAME = re.compile(r"(^|_)(resp|response)$")
+
+
+def is_response_status(record: str | None, value: str) -> bool:
+    """`resp.status = falcon.HTTP_204`: an HTTP status set on a record named for a response."""
+    return bool(RESPONSE_NAME.search(record or "") and HTTP_STATUS_VALUE.search(value))
+
+
 # the methods that change something on the server (upper case, as a request names them)
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 # of those, the ones a second identical request can apply twice (PUT and DELETE are

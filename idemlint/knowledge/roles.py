@@ -68,3 +68,8 @@ def is_admin_action(params: list[str], decorators: list[str], owner_bases: list[
     if params[:1] == [ADMIN_FIRST_PARAMETER] or ADMIN_ACTION_DECORATOR in decorators:
         return True
     return tuple(params[1:3]) == ADMIN_ACTION_PARAMETERS and any(b.endswith("Admin") for b in owner_bases)
+
+
+# what an RPC server's endpoint class declares (`target = oslo_messaging.Target(version=...)`):
+# its public methods are dispatched from messages a cast sends at most once, never redelivered
+RPC_ENDPOINT_TARGETS = frozenset({"oslo_messaging.Target", "oslo.messaging.Target"})

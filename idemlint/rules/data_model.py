@@ -11,8 +11,8 @@ from idemlint.analysis.db import (
     Race,
     claim_won_before,
     compared_values,
+    decided_elsewhere,
     held_by_callers,
-    in_an_admin_action,
     made_by_every_caller,
     races,
     saved_at_its_version,
@@ -22,10 +22,11 @@ from idemlint.analysis.db.preconditions import carried_companions, precondition
 from idemlint.analysis.db.scopes import persisted_together
 from idemlint.analysis.machines import Declared, backward_from, never_backward, predecessors, written_state
 from idemlint.analysis.summary_records import Step
+from idemlint.knowledge.http import is_response_status
 from idemlint.knowledge.states import PRIMARY_STATES, STATE_COLUMNS
 from idemlint.knowledge.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS
 from idemlint.rule import Report, Rule
-from idemlint.rules.data_wording import arithmetic_hint, condition_hint, lower_confidence, race_message
+from idemlint.rules.data_wording import arithmetic_hint, condition_hint, lower_confidence, race_message, spelt_state
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -95,7 +96,7 @@ class ReadDecideWrite(Rule):
         "`self.cached_permalink = client.chat_getPermalink(...)[...]`); so is a new instance (`self.model()`, `cls()`), "
         "and a test on columns the function set from elsewhere first (`self.order = fresh.order`; not `x.n -= amount`); "
         "and a method whose every caller in the project holds the row's lock around the call (after "
-        "`select_for_update()`, inside `with cache.lock(...)` or a lock decorator such as huey's `lock_task`), also a "
+        "`select_for_update()`, also read in a `try` whose every handler leaves, or a row a locking getter gave, `Handler().get_for_update(pk)` or `get_table(pk, base_queryset=Table.objects.select_for_update())`; inside `with cache.lock(...)` or a lock decorator such as huey's `lock_task`), also a "
         "method of a name several classes define, where every call of the name is so made. An instance of a model whose "
         "ORM writes compare a version column (SQLAlchemy's `__mapper_args__ = {'version_id_col': ...}`, "
         "django-concurrency's `IntegerVersionField`), or a frappe document saved with `save()` (it compares the row's "
@@ -239,6 +240,7 @@ def _inserts_after_absence(ctx: FileContext) -> Iterator[Report]:
 
 # how IDM101 found the read that decides (its confidence is measured per kind)
 LOST_UPDATE = "a sum on a column's unlocked value"  # measured apart from decisions
+_STATES = ("literal", "constant")  # the value kinds a state written names
 _RECORD_EVIDENCE = {
     "self": "read by a caller (the method's own row)",
     "parameter": "read by a caller (an instance passed in)",
@@ -322,7 +324,7 @@ class NonMonotonicTransition(Rule):
         "on the way: `sid = int(search_id)`); a method several classes define counts where every call of its name is on such a "
         "row): only that run writes the row. A Django admin action (`def mark_paid(modeladmin, request, queryset)`, "
         "a `ModelAdmin`'s `(self, request, queryset)`, `@admin.action`) sets the state its operator chose for the "
-        "rows they picked: its writes, and a method only such actions call, are not reported. A setter handed the "
+        "rows they picked: its writes, and a method only such actions call, are not reported; nor is a method defined in an RPC server's endpoint class (`target = oslo_messaging.Target(...)`; not a private helper, nor a function nested in a method), run for one message a cast sends at most once after the API claimed the move (cinder's `conditional_update`), nor a status set to an HTTP status on a record named for a response (`resp.status = HTTP_204`; a model's `status = '404'` is still a state). A setter handed the "
         "record (`def update_status(cls, order, new)`) that tests it and leaves before it writes (also in a leading "
         "`try:` whose handlers leave, or a `with`, after copying a re-read state onto it) checks the state first as "
         "a method testing `self` does (a test of a local read from it counts: `old = self.status; allowed = "
@@ -402,11 +404,11 @@ def ship(conn, order_id):
 
         carried = carried_companions(ctx, judge)
         for write in db.writes:
-            if id(write) in racy or write.guarded or write.judged_in_method or in_an_admin_action(model, write.node):
+            if id(write) in racy or write.guarded or write.judged_in_method or decided_elsewhere(model, write.node):
                 continue  # IDM101's; the setter checks the state; the method is reported; an operator chose the state
             for column, (kind, text) in write.sets.items():
-                if not db.is_state_column(column) or kind not in ("literal", "constant"):
-                    continue
+                if not db.is_state_column(column) or kind not in _STATES or is_response_status(write.instance, text):
+                    continue  # not a state column, not a state written, or a response's `status = HTTP_204`
                 if column not in PRIMARY_STATES and id(write) in carried:
                     continue  # moved with a main state that has its precondition (`rollback_status` with `status`)
                 has_one, read = judge(write, column, kind, text)
@@ -434,17 +436,13 @@ def ship(conn, order_id):
             more = f" (and {others} more write{'s' * (others != 1)} of it in this function)" if others else ""
             yield Report(
                 write.statement,
-                f"{write.described()} sets {column} to {_spelt(kind, text)} with no "
+                f"{write.described()} sets {column} to {spelt_state(kind, text)} with no "
                 f"precondition on its current value{more}{backward_from(declared)}",
                 suggestion=condition_hint(ctx, write, predecessors(declared, kind, text), column),
                 confidence=lower_confidence(ctx, read),
                 evidence="the project's state machine" if declared else None,
                 related=tuple(
-                    Step(f"also sets {o[1]} to {_spelt(o[2], o[3])}", node=o[0].statement)
+                    Step(f"also sets {o[1]} to {spelt_state(o[2], o[3])}", node=o[0].statement)
                     for o in (*writes[1:], *companions.get(spot, ()))
                 ),
             )
-
-
-def _spelt(kind: str, text: str) -> str:  # a constant as written, a literal quoted
-    return text if kind == "constant" else repr(text)

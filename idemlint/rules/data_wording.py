@@ -103,3 +103,8 @@ def writes_through_sqlalchemy(ctx: FileContext) -> bool:
     instances are written by a session's flush."""
     modules = ctx.model.imports.values()
     return any(SQLALCHEMY_MODULES.match(m) for m in modules) and not any(DJANGO_MODULES.match(m) for m in modules)
+
+
+def spelt_state(kind: str, text: str) -> str:
+    """A state as a message spells it: a constant as written, a literal quoted."""
+    return text if kind == "constant" else repr(text)

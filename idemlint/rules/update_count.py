@@ -78,8 +78,8 @@ class IgnoredUpdateCount(Rule):
         '`stock=F("stock") - 1`) is a claim its caller must know it lost, and a version condition the update '
         "bumps (an optimistic lock) tells a stale writer its write was lost: both are still reported. What "
         "acts is a call after the write on its way on (not in another branch, not in the handler of a `try` "
-        "that holds it), other than logging, serialising (`json.dumps`), a getter, a response, or a "
-        "repeat-safe write (a removal, a create-if-absent, a queryset `update()` to fixed values). The in-memory "
+        "that holds it), other than logging, serialising (`json.dumps`), a getter, a read through a query chain "
+        "(`session.query(Flavor).filter_by(**f).one()`), a response, or a repeat-safe write (a removal, a create-if-absent, a queryset `update()` to fixed values). The in-memory "
         "twin is reported too: a state setter that every definition in the project guards but that returns, as a "
         "move made returns, when the record holds the state asked for already (`if new == self.status: return`), "
         "called on a record the function loaded, with a call after it that acts: an outside effect idemlint knows (an HTTP write, an SDK's, "

@@ -20,6 +20,7 @@ WHERE/filter constrains, and whether its row count is read. A *read* is a SELECT
 
 from idemlint.analysis.db.callers import (
     decided_by_its_callers,
+    decided_elsewhere,
     first_or_framework_move,
     held_by_callers,
     in_an_admin_action,
@@ -84,6 +85,7 @@ __all__ = [
     "loaded_read",
     "decided_by_its_callers",
     "first_or_framework_move",
+    "decided_elsewhere",
     "in_an_admin_action",
     "held_by_callers",
     "made_by_every_caller",

@@ -14,7 +14,7 @@ from idemlint.analysis.db.records import DbRead
 from idemlint.analysis.flow import just_created
 from idemlint.analysis.model import ModuleModel
 from idemlint.knowledge.orms import KEY_CONVERSIONS, ONE_ROW_LOOKUPS, TRANSITION_HOOKS
-from idemlint.knowledge.roles import is_admin_action
+from idemlint.knowledge.roles import RPC_ENDPOINT_TARGETS, is_admin_action
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -131,6 +131,35 @@ def in_an_admin_action(model: ModuleModel, node: cst.CSTNode) -> bool:
     owner = model.enclosing_class(function)
     bases = [model.dotted(b.value) or "" for b in owner.bases] if owner is not None else []
     return is_admin_action(params, decorators, bases)
+
+
+def decided_elsewhere(model: ModuleModel, node: cst.CSTNode) -> bool:
+    """`node` writes a state someone chose for it: an operator's admin action, or an RPC
+    endpoint's method, reached by a message sent at most once (`dispatched_at_most_once`)."""
+    return in_an_admin_action(model, node) or dispatched_at_most_once(model, node)
+
+
+def dispatched_at_most_once(model: ModuleModel, node: cst.CSTNode) -> bool:
+    """`node` is in a public method of an RPC server's endpoint class (`class VolumeManager:
+    target = oslo_messaging.Target(version=...)`): the message that runs it is sent at most
+    once and never redelivered, and the API that sent it chose the move (cinder's and nova's
+    `conditional_update` claims), so no duplicate of it moves the record back."""
+    function = model.enclosing_function(node)
+    owner = model.enclosing_class(function) if function is not None else None
+    if owner is None or function is None or function.name.value.startswith("_"):
+        return False
+    block = model.parents.get(function)
+    if block is None or model.parents.get(block) is not owner:
+        return False  # a function nested in a method runs when that method says
+    return any(
+        isinstance(small, cst.Assign)
+        and any(isinstance(t.target, cst.Name) and t.target.value == "target" for t in small.targets)
+        and isinstance(small.value, cst.Call)
+        and (model.qualname(small.value.func) or "") in RPC_ENDPOINT_TARGETS
+        for statement in owner.body.body
+        if isinstance(statement, cst.SimpleStatementLine)
+        for small in statement.body
+    )
 
 
 def runs_once_per_move(model: ModuleModel, node: cst.CSTNode) -> bool:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS, SESSION, DbWrite
+from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS, SA_READ_TERMINALS, SESSION, DbWrite
 from idemlint.analysis.db.repeat_safe import repeat_safe
 from idemlint.analysis.db.scopes import persisting_helper_argument, source_order, statements_after
 from idemlint.analysis.flow import origin_nodes
@@ -178,9 +178,31 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite], depth
         or repeat_safe(model, node, called)
         or method in SESSION_READS
         and _a_database_session(model, node, receiver)  # `db.query(Profile)`: SQLAlchemy's read
+        or method in _QUERY_READS
+        and _reads_through_a_query(model, node)  # `db.query(Flavor).filter_by(**f).one()`
         or depth < 2
         and _only_computes(model, node, depth)
     )
+
+
+# what a SQLAlchemy query chain reads through: narrowing it, and running it for rows
+_QUERY_READS = frozenset(
+    DJANGO_CHAIN | SA_READ_TERMINALS | {"filter_by", "join", "outerjoin", "options", "limit", "offset", "count"}
+)
+
+
+def _reads_through_a_query(model: ModuleModel, call: cst.Call) -> bool:
+    """`session.query(Flavor).filter_by(**filters).one()`: each call of the chain narrows or runs a
+    query a database session started (a read), down to the session's `query(...)`."""
+    node: cst.BaseExpression = call
+    while type(node) is cst.Call and type(node.func) is cst.Attribute:
+        method = node.func.attr.value
+        if method in SESSION_READS:
+            return _a_database_session(model, node, model.dotted(node.func.value))
+        if method not in _QUERY_READS:
+            return False
+        node = node.func.value
+    return False
 
 
 def _a_database_session(model: ModuleModel, call: cst.Call, receiver: str | None) -> bool:
