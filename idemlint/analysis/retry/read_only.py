@@ -181,16 +181,23 @@ def _an_error_or_value(model: ModuleModel, call: cst.Call, name: str) -> bool:
 
 
 def _a_chain_link(model: ModuleModel, call: cst.Call, name: str) -> bool:
-    """The call gives what the next call of a chain is made on, handed at most a constant
-    (`client("neutron")` of `client("neutron").show_port(id)`), and is named for no act."""
-    link = model.parents.get(call)
-    return (
-        isinstance(link, cst.Attribute)
-        and isinstance(outer := model.parents.get(link), cst.Call)
-        and outer.func is link
-        and not names_an_action(name)
-        and all(isinstance(a.value, (cst.SimpleString, cst.Integer)) for a in call.args)
-    )
+    """The call gives what the next call of a chain is made on, handed only constants
+    (`client("neutron")` of `client("neutron").show_port(id)`, `client(version=V1_18).containers.
+    network_list(id)`), and is named for no act."""
+    link: cst.CSTNode | None = model.parents.get(call)
+    if not isinstance(link, cst.Attribute) or names_an_action(name) or not all(_a_constant(a.value) for a in call.args):
+        return False
+    while isinstance(above := model.parents.get(link), cst.Attribute):  # `client(...).containers.network_list`
+        link = above
+    return isinstance(above, cst.Call) and above.func is link
+
+
+def _a_constant(value: cst.BaseExpression) -> bool:
+    """`"neutron"`, `2`, `self.V1_18`, `API_VERSION`: a literal or a name in capitals."""
+    if isinstance(value, (cst.SimpleString, cst.Integer)):
+        return True
+    last = value.attr.value if isinstance(value, cst.Attribute) else value.value if isinstance(value, cst.Name) else ""
+    return last.isupper()
 
 
 def _catches_only_missing(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
