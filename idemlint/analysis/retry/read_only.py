@@ -150,7 +150,8 @@ def waits_for_a_record(model: ModuleModel, loop: cst.For | cst.While) -> bool:
 
 def reads_only(model: ModuleModel, nodes: Sequence[cst.CSTNode]) -> bool:
     """Every call among `nodes` reads by its name (`get_route`, `share_instance_get`, `show_port`;
-    a link of a chain, `clients.client("neutron").show_port(id)`, by the chain's last call), logs,
+    a link of a chain, `clients.client("neutron").show_port(id)`, by the chain's last call; a
+    context the round opens, `with profile.session() as session:`, by what it runs inside), logs,
     waits, reads the clock or a value, or makes what it raises or a value (a class): one named
     for nothing it reads (`place_order`, `attach_interface`) may act."""
     raised = {n.exc for n in nodes if isinstance(n, cst.Raise)}
@@ -164,6 +165,8 @@ def reads_only(model: ModuleModel, nodes: Sequence[cst.CSTNode]) -> bool:
             or (model.qualname(call.func) or "") in SLEEPS | _CLOCK
             or LOGGING_CALL.match(model.dotted(call.func) or "")
             or _a_chain_link(model, call, name)
+            or isinstance(model.parents.get(call), cst.WithItem)
+            and not names_an_action(name)  # `with db.session() as s:`
         )
         for call in nodes
         if isinstance(call, cst.Call)
