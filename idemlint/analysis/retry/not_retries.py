@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.http_methods import http_get
-from idemlint.analysis.model import ModuleModel, called_name
+from idemlint.analysis.model import ModuleModel, called_name, positional_parameters
 from idemlint.analysis.retry.exits import loop_nodes, sends_a_write
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.keys import CLOCK_CALLS
@@ -73,16 +73,16 @@ def _hands_over(model: ModuleModel, statement: cst.CSTNode, stop: str) -> bool:
     call = call.expression if isinstance(call, cst.Await) else call
     if not isinstance(call, cst.Call) or sends_a_write(model, call) or names_an_action(called_name(call)):
         return False  # `client.post(..., cancel)`: one request, told when to give up
-    handed_in = isinstance(call.func, cst.Name) and call.func.value in _parameters(model, statement)
+    function = model.enclosing_function(statement)
+    handed_in = (
+        function is not None
+        and isinstance(call.func, cst.Name)
+        and call.func.value in positional_parameters(model, function)
+    )
     serves = bool(set(words_of(called_name(call))) & SERVICE_WORDS)
     return (handed_in or serves) and any(
         arg.keyword is None and isinstance(arg.value, cst.Name) and arg.value.value == stop for arg in call.args
     )
-
-
-def _parameters(model: ModuleModel, node: cst.CSTNode) -> set[str]:
-    function = model.enclosing_function(node)
-    return {p.name.value for p in function.params.params} if function is not None else set()
 
 
 def supervises_a_service(

@@ -42,18 +42,12 @@ def only_looks_up(model: ModuleModel, loop: cst.For | cst.While | cst.FunctionDe
     raised = {n.exc for n in nodes if isinstance(n, cst.Raise)}
     return all(
         call in raised
-        or names_a_lookup(words_of(name := _called(call)))
+        or names_a_lookup(words_of(name := called_name(call)))
         or name in _VALUE_READS
         or LOGGING_CALL.match(model.dotted(call.func) or "")
         for call in nodes
         if isinstance(call, cst.Call)
     )
-
-
-def _called(call: cst.Call) -> str:
-    """The name a call spells last: `get_job` for `api.get_job(id)`, `json` for `get(...).json()`."""
-    func = call.func
-    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
 
 
 # what reads a value already fetched (a builtin, an answer's accessors)
@@ -159,7 +153,7 @@ def reads_only(model: ModuleModel, nodes: Sequence[cst.CSTNode]) -> bool:
         call in raised
         or not sends_a_write(model, call)
         and (
-            names_a_read(words_of(name := _called(call)))
+            names_a_read(words_of(name := called_name(call)))
             or name in _VALUE_READS | _BUILTIN_READS
             or _an_error_or_value(model, call, name)
             or (model.qualname(call.func) or "") in SLEEPS | _CLOCK
