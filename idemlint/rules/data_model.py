@@ -52,7 +52,7 @@ class ReadDecideWrite(Rule):
         "lock every process honours over both read and write (`with advisory_lock(key):`, `with cache.lock(key):`; not "
         "`threading.Lock()`) and the write does not re-check the decision in its own WHERE/filter (`WHERE status = "
         "'created'`, `.filter(status=...)`, a version compare, a column it sets held to the value read, its count read: "
-        "`.filter(pk=p.pk, due_at=p.due_at)`). A method of the class that only returns its own fields "
+        "`.filter(pk=p.pk, due_at=p.due_at)`, SQLAlchemy's `.filter_by(uses=left)` with `left = row.uses`). A method of the class that only returns its own fields "
         "(`if new not in self.available_statuses():`), or other such methods (`def can_pay(self): return "
         "self.is_approved()`), reads those fields; a row found only while in a state (`order = "
         "Order.objects.filter(pk=pk, status='pending').first()`, then `if order:`) is decided by that state; a model "

@@ -309,11 +309,12 @@ def sa_predicates(model: ModuleModel, call: cst.Call) -> list[Predicate]:
             elif (
                 isinstance(node, cst.Call)
                 and isinstance(node.func, cst.Attribute)
-                and node.func.attr.value in ("in_", "is_", "isnot", "is_not", "between")
+                and node.func.attr.value in ("in_", "is_", "isnot", "is_not", "between", "not_in", "notin_")
             ):
                 column = model.dotted(node.func.value)
+                op = "ne" if node.func.attr.value in ("not_in", "notin_") else "in"  # `status.not_in(FINAL)`: like `!=`
                 if column and "." in column:
-                    found.append(Predicate(column.rsplit(".", 1)[-1].lower(), "in", "literal"))
+                    found.append(Predicate(column.rsplit(".", 1)[-1].lower(), op, "literal"))
     return found
 
 

@@ -25,7 +25,7 @@ from idemlint.analysis.db.side_effects import apart, side_effect_in
 from idemlint.analysis.flow import line_of, origin_nodes, runs_before
 from idemlint.analysis.model import ModuleModel, method_of, string_value
 from idemlint.analysis.retry.exits import always_leaves
-from idemlint.knowledge.orms import DJANGO
+from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -372,21 +372,48 @@ def _rechecks(db: DbAnalysis, write: DbWrite, columns: tuple[str, ...]) -> bool:
 
 
 def _compares_and_sets(model: ModuleModel, write: DbWrite, read: DbRead) -> bool:
-    """A Django update whose filter holds a column it sets to the value this run read of it
-    (`filter(id=p.id, next_report_date=p.next_report_date).update(next_report_date=...)`, also
-    through the query's name), whose count the function reads: an optimistic lock, which another
-    writer's change makes match no row, and the run that loses learns it. Not where the record is
-    loaded again first (`refresh_from_db()`): the filter then holds the later value."""
-    if write.kind != DJANGO or write.call is None or read.instance is None or not write.count_read:
+    """An update whose filter holds a column it sets to the value this run read of it (Django's
+    `filter(id=p.id, next_report_date=p.next_report_date).update(next_report_date=...)`, also
+    through the query's name; SQLAlchemy's `filter_by(remaining_uses=remaining)` or
+    `filter(Trust.remaining_uses == remaining)`, `remaining` bound once to what the read gave),
+    whose count the function reads: an optimistic lock, which another writer's change makes
+    match no row, and the run that loses learns it. Not where the record is loaded again first
+    (`refresh_from_db()`): the filter then holds the later value."""
+    if write.kind not in (DJANGO, SQLALCHEMY) or write.call is None or read.instance is None or not write.count_read:
         return False
     scope = model.scope_of(write.node)
     if any(type(n) is cst.Call and loads_again(model, n, read.instance) for n in model.iter_nodes(scope)):
         return False
     return any(
-        arg.keyword is not None
-        and arg.keyword.value in write.sets
-        and model.dotted(arg.value) == f"{read.instance}.{arg.keyword.value}"
+        column in write.sets and _holds_what_was_read(model, value, read.instance, column)
         for link in full_chain(model, write.call)
-        if link is not write.call and isinstance(link.func, cst.Attribute) and link.func.attr.value in ("filter", "get")
-        for arg in link.args
+        if link is not write.call
+        for column, value in _pinned_columns(link)
     )
+
+
+def _pinned_columns(link: cst.Call) -> list[tuple[str, cst.BaseExpression]]:
+    """What a filter of the chain pins each column to: `filter(col=v)`, `get(col=v)`,
+    `filter_by(col=v)`, `filter(Model.col == v)`, `where(Model.col == v)`."""
+    name = link.func.attr.value if isinstance(link.func, cst.Attribute) else ""
+    if name not in ("filter", "get", "filter_by", "where"):
+        return []
+    pinned = [(a.keyword.value, a.value) for a in link.args if a.keyword is not None]
+    for arg in link.args:
+        test = arg.value
+        if (
+            arg.keyword is None
+            and isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)
+            and isinstance(test.left, cst.Attribute)
+        ):
+            pinned.append((test.left.attr.value, test.comparisons[0].comparator))
+    return pinned
+
+
+def _holds_what_was_read(model: ModuleModel, value: cst.BaseExpression, instance: str, column: str) -> bool:
+    """`p.next_report_date`, or a name bound once to it (`remaining = row.remaining_uses`)."""
+    if isinstance(value, cst.Name) and (bound := model.sole_value(value)) is not None:
+        value = bound
+    return model.dotted(value) == f"{instance}.{column}"
