@@ -14,6 +14,7 @@ from idemlint.analysis.model import ModuleModel, string_value
 from idemlint.analysis.request_parts import WORD, static_text, url_argument
 from idemlint.analysis.retry.exits import always_leaves
 from idemlint.analysis.retry.loops import classify_loop
+from idemlint.knowledge.http import READ_METHODS
 from idemlint.knowledge.repeats import names_a_lookup
 
 if TYPE_CHECKING:
@@ -153,7 +154,7 @@ def _same_resource(model: ModuleModel, read: cst.Call, write: cst.Call) -> bool:
     name = (model.call_name(read) or model.dotted(read.func) or "").rsplit(".", 1)[-1]
     if name in ("get", "request"):
         plain = [a.value for a in read.args if a.keyword is None]
-        if name == "request" and plain and (string_value(plain[0]) or "").upper() in ("GET", "HEAD"):
+        if name == "request" and plain and (string_value(plain[0]) or "").upper() in READ_METHODS:
             plain = plain[1:]  # `client.request("GET", url)`
         address = next((a.value for a in read.args if a.keyword is not None and a.keyword.value == "url"), None)
         address = address if address is not None else plain[0] if plain else None

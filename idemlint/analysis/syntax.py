@@ -24,6 +24,13 @@ def conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [test]
 
 
+def disjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The parts of an `or` (`a or b or c`), or the test itself."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return [*disjuncts(test.left), *disjuncts(test.right)]
+    return [test]
+
+
 def string_value(expr: cst.BaseExpression | None) -> str | None:
     """The value of a plain string literal (implicitly concatenated parts too), or None."""
     parts: list[str] = []

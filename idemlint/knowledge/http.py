@@ -25,6 +25,8 @@ def is_response_status(record: str | None, value: str) -> bool:
 
 # the methods that change something on the server (upper case, as a request names them)
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+# the methods that only read (RFC 9110 9.2.1, safe methods)
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 # of those, the ones a second identical request can apply twice (PUT and DELETE are
 # idempotent by definition, RFC 9110 9.2.2)
 NOT_IDEMPOTENT_METHODS = frozenset({"POST", "PATCH"})

@@ -165,6 +165,8 @@ NEXT_ITEM_CALLS = frozenset(
     | PROMPT_CALLS
 )
 
+# an address that reaches this machine (IPv4 127/8, IPv6 ::1, `localhost`)
+LOOPBACK = re.compile(r"^(127(\.\d{1,3}){3}|::1|localhost)$", re.I)
 # operations on this machine's files: a retry of one (a file lock taken again, a file opened
 # again) waits for another local process, not for a shared service, so no herd of clients
 # comes back at once and a fixed wait needs no jitter
@@ -269,6 +271,10 @@ WAIT_WORDS = re.compile(r"sleep|wait|backoff|delay|pause|retry|next_attempt", re
 # else that times out has waited its interval, it has not failed (`asyncio.wait_for(stop.wait(),
 # timeout=interval)` in a loop that does its work every interval)
 WAIT_ONLY_CALLS = frozenset({"wait", "wait_for", "sleep"})
+# calls that wait, for as long as they are told, for work already in flight (a future's
+# `f.result(timeout=60)`, a thread's `join(5)`, `as_completed(fs, timeout=60)`): their timeout
+# ends the wait, and waiting again sends nothing
+IN_FLIGHT_WAITS = frozenset({"result", "exception", "join", "as_completed"})
 # a server's readiness or health endpoint (`/.well-known/ready`, `/healthz`, `/readyz`,
 # `/livez`, `/ping`, or a relative `"healthcheck"`): a loop that asks only this waits for the
 # server to come up

@@ -221,7 +221,8 @@ class RetryWithoutJitter(PolicyRule):
         "makes at most two attempts, does something about the failure first (reconnects, refreshes a token), or retries "
         "a lost race (measured apart: `medium` until judged). Polling, consumer loops and per-item pacing are not retry "
         "contexts and are not reported; so is a retry decorator on a function that only reads and raises while a value "
-        'it read says "not yet" (`if order["status"] != "issued": raise ...`, or `if alive: return True` just before '
+        'it read says "not yet" (`if order["status"] != "issued": raise ...`, a `match job.status:` case that raises (not a '
+        "match on a status code), or `if alive: return True` just before "
         "the body's last statement, `raise NotYet(...)`, with no handler that does not raise), or that goes round on its "
         "answer (`retry_on_result=lambda gone: gone is False`, `retry_if_result(lambda r: r is None)`, or a function of the module whose body is such a `return`, also `| "
         "retry_if_exception_type(...)` riding out a failed read that no handler of its own turns into an answer, "
@@ -230,17 +231,23 @@ class RetryWithoutJitter(PolicyRule):
         "that answers nothing and only looks up, by the names of its calls: `get_commands_status(node)`): a poll "
         "(IDM203 does not judge it either), nor a loop that goes round while the answer it read is not yet over (`if not "
         "rows or not is_complete: sleep(...); continue`; not `not ok`, `not succeeded`, which deny an outcome; an "
-        "`execute` of a `SELECT` is a read), nor a `while` loop that only reads and whose own test reads again what its "
-        "round fetched (`while server.status != wanted and retry:` round `server = api.get(id)`), nor a loop whose "
+        "`execute` of a `SELECT` is a read, and so is a sender told to `GET`), nor a `while` loop that only reads and whose own test reads again what its "
+        "round fetched (`while server.status != wanted and retry:` round `server = api.get(id)`), nor a loop that only "
+        "reads whose inner loop over the answer returns once it shows what is awaited (`for vol in volumes: if "
+        'vol["name"] == name: return True`; a count the loop steps, `for retry in range(4)` or `n = n + 1`, is no '
+        "answer), nor a loop whose "
         "`try` looks for an item in a listing and waits when an `IndexError` or `StopIteration` says it is not there "
         "yet (`[n for n in nodes if n.id == new_id][0]`), or that goes round only on a not-found error (`except RecordNotFound:`, `DoesNotExist`, `NoResultFound`, `NoSuchKey`: the record another worker makes is not there yet) in a round whose every call reads by its name (`get_route`, `share_instance_get`; not `place_order`), nor a decorator that names its predicate (tenacity's `retry_if_result(plugin.is_false)`, retrying's `retry_on_result=is_false`) around a function whose every answer is a yes or no (`True`, `False`, `None`, a comparison, `all(...)`) and whose every call reads by its name (no write, no name of a change such as `increment_view_count`), nor a failover that keeps the candidates it tried and tests them (`if url "
         "in tried: break`; `tried.add(url)`; `try: connect(url)`): each round tries another node, and no rule of this "
         "family judges it, nor a probe that waits against a deadline (every request a GET whose answer is thrown away, `with urlopen(url): return`, in `while time.monotonic() < deadline:` or followed by `raise TimeoutError`), nor a loop that goes round after a success too (`await flush(); continue`: a schedule), nor one that counts and waits but that no success leaves (a feed refreshed until it is stopped; a `return` only in a handler, `except Unsupported: return`, leaves on a failure). Nor is a wait in a handler whose `try` only takes a local file or lock (`fcntl.lockf(...)`, "
-        "`open(path)`), or that catches only `FileExistsError` or `BlockingIOError` (a lock file held), or leaves unless the error says a local address is taken (`if err.errno != errno.EADDRINUSE: raise`), and sends no request in the same round: no herd; nor in a handler catching only another writer's conflict (`IntegrityError`, "
+        "`open(path)`), or that catches only `FileExistsError` or `BlockingIOError` (a lock file held), or leaves unless the error says a local address is taken (`if err.errno != errno.EADDRINUSE: raise`), or only connects to a loopback address (`asyncio.open_connection('127.0.0.1', port)`: a service this machine started), and sends no request in the same round: no herd; nor in a handler catching only another writer's conflict (`IntegrityError`, "
         "`X.DoesNotExist`, a lost race), nor one in a `try`'s body after the round's read and a test of what it "
         "gave that leaves the loop (`stack = heat.get(id)`; `if stack.status == wanted: return stack`; `sleep(5)`): "
         "the poll's pace, not a backoff after a failure (a test of a status code, `ok` or an error on the way keeps "
-        "it one). Not reported in a program a person runs (a script, a management command, a "
+        "it one); nor, anywhere in the round outside a handler, a wait in a `while` loop whose own test awaits a state "
+        'the round reads again and that sends no write (`while snapshot.status != "available":` round `snapshot = '
+        "cloud.get_snapshot(id)`, a lazily made client's chain `self.get_cinder().get_snapshot(id)` included): IDM201 "
+        "still reports a catch-all there. Not reported in a program a person runs (a script, a management command, a "
         "file with a `__main__` block or a loop at module level): one client someone watches, with no herd or fleet "
         "behind it. An example module, which users copy into their services, is judged."
     )

@@ -1,5 +1,6 @@
 """Waits that no shared service sees: a retry of this machine's own resources (a lock file, a
-file another process holds, a local port still bound), where jitter breaks up no herd."""
+file another process holds, a local port still bound or not yet listening), where jitter breaks
+up no herd."""
 
 from __future__ import annotations
 
@@ -7,13 +8,19 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.http_methods import http_get
-from idemlint.analysis.model import ModuleModel, iter_nodes
+from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
 from idemlint.analysis.policy.common import handler_around
 from idemlint.analysis.retry import SLEEPS, always_leaves
-from idemlint.analysis.retry.exits import sends_a_write
+from idemlint.analysis.retry.sends import sends_a_write
 from idemlint.analysis.syntax import caught_classes, excluded_values
 from idemlint.analysis.timeouts import LOGGING_CALL
-from idemlint.knowledge.retries import LOCAL_CONTENTION_ERRNOS, LOCAL_CONTENTION_ERRORS, LOCAL_FILE_OPERATIONS
+from idemlint.knowledge.retries import (
+    LOCAL_CONTENTION_ERRNOS,
+    LOCAL_CONTENTION_ERRORS,
+    LOCAL_FILE_OPERATIONS,
+    LOOPBACK,
+    TIMEOUT_WRAPPERS,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -25,7 +32,8 @@ def retries_a_local_resource(model: ModuleModel, sleep: cst.Call, loop: cst.For 
     """The wait is in a handler whose `try` attempts only this machine's file operations
     (`fcntl.lockf(fd, LOCK_NB)`, `os.link(...)`, `FileStorage(io.open(path))`), or that catches
     only what a file another local process holds raises (`except FileExistsError:` round a
-    helper creating a lock file), or that leaves unless the error says a local address is
+    helper creating a lock file), or that only connects to a loopback address (a local service
+    coming up), or that leaves unless the error says a local address is
     taken (`if err.errno != errno.EADDRINUSE: raise`): no herd of clients comes back to a
     shared service at once."""
     handler = handler_around(model, sleep)
@@ -48,8 +56,20 @@ def retries_a_local_resource(model: ModuleModel, sleep: cst.Call, loop: cst.For 
         and model.call_name(n) not in SLEEPS
         and not LOGGING_CALL.match(model.dotted(n.func) or "")
     ]
-    local = [c for c in calls if model.call_name(c) in LOCAL_FILE_OPERATIONS]
-    return bool(local) and all(c in local or _reads_a_local_result(model, c, local) for c in calls)
+    local = [c for c in calls if model.call_name(c) in LOCAL_FILE_OPERATIONS or _connects_to_this_machine(model, c)]
+    return bool(local) and all(
+        c in local or _reads_a_local_result(model, c, local) or model.call_name(c) in TIMEOUT_WRAPPERS for c in calls
+    )
+
+
+def _connects_to_this_machine(model: ModuleModel, call: cst.Call) -> bool:
+    """`asyncio.open_connection("127.0.0.1", port)`, `socket.create_connection(("localhost", port))`:
+    a loopback address reaches a process on this machine (a service it just started)."""
+    if "connect" not in (model.call_name(call) or "").rsplit(".", 1)[-1].lower():
+        return False
+    values = [a.value for a in call.args]
+    values += [e.value for v in values if isinstance(v, cst.Tuple) for e in v.elements]
+    return any(LOOPBACK.match(string_value(v) or "") for v in values)
 
 
 def _reads_a_local_result(model: ModuleModel, call: cst.Call, local: list[cst.Call]) -> bool:

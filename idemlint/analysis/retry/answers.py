@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, called_name, string_value
 from idemlint.analysis.retry.counters import attempt_counters
-from idemlint.analysis.retry.exits import loop_nodes, sends_a_write_among
+from idemlint.analysis.retry.exits import loop_nodes
+from idemlint.analysis.retry.sends import sends_a_write_among
 from idemlint.knowledge.repeats import words_of
-from idemlint.knowledge.retries import NEXT_ITEM_CALLS, OVER, WAIT_ONLY_CALLS
+from idemlint.knowledge.retries import IN_FLIGHT_WAITS, NEXT_ITEM_CALLS, OVER, WAIT_ONLY_CALLS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -71,15 +72,42 @@ def says_retryable(model: ModuleModel, test: cst.BaseExpression) -> bool:
 
 
 def only_waits(model: ModuleModel, call: cst.Call) -> bool:
-    """`stop.wait()`, `time.sleep(n)`, `asyncio.wait_for(stop.wait(), timeout)`: a wait for an
-    event or a time, not for the answer to a request (`wait_for(request, 10)` waits for one)."""
+    """`stop.wait()`, `time.sleep(n)`, `asyncio.wait_for(stop.wait(), timeout)`, a future's
+    `result(timeout=60)`: a wait for an event, a time or work already in flight, not for the
+    answer to a request (`wait_for(request, 10)` waits for one)."""
     name = (model.call_name(call) or model.dotted(call.func) or "").rsplit(".", 1)[-1]
+    if name in IN_FLIGHT_WAITS:
+        return _waits_on_work_in_flight(model, call, name)
     if name not in WAIT_ONLY_CALLS:
         return False
     if name != "wait_for":
         return True
     awaited = call.args[0].value if call.args else None
     return isinstance(awaited, cst.Call) and only_waits(model, awaited)
+
+
+def _waits_on_work_in_flight(model: ModuleModel, call: cst.Call, name: str) -> bool:
+    """`f.result(timeout=60)`, `thread.join(5)`, `as_completed(fs, timeout=60)`: a wait given a
+    time (a `timeout=`, or a number in its place; `", ".join(parts)` is none) for work made
+    before the loop it is in: a future submitted in the same round is the work sent again."""
+    position = 1 if name == "as_completed" else 0
+    timed = any(
+        arg.keyword is not None
+        and arg.keyword.value == "timeout"
+        or arg.keyword is None
+        and index == position
+        and isinstance(arg.value, (cst.Integer, cst.Float))
+        for index, arg in enumerate(call.args)
+    )
+    if not timed:
+        return False
+    awaited = call.args[0].value if name == "as_completed" and call.args else call.func
+    if isinstance(awaited, cst.Attribute):
+        awaited = awaited.value
+    loop = next((a for a in model.ancestors(call) if isinstance(a, (cst.For, cst.While, cst.FunctionDef))), None)
+    if not isinstance(loop, (cst.For, cst.While)):
+        return True
+    return isinstance(awaited, cst.Name) and awaited.value not in model.bound_inside(loop.body)
 
 
 def unwrap_await(expr: cst.BaseExpression) -> cst.BaseExpression:

@@ -147,3 +147,21 @@ def _spends(block: Sequence[cst.CSTNode], spent: set[cst.CSTNode]) -> bool:
         elif any(isinstance(n, cst.Continue) for n in iter_nodes(statement)):
             return False  # a `continue` under an `if` ahead of the count
     return False
+
+
+def stepped_names(nodes: Sequence[cst.CSTNode]) -> set[str]:
+    """The names the loop steps in place (`attempt += 1`, `retryCount = retryCount + 1`)."""
+    augmented = {n.target.value for n in nodes if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
+    return augmented | {name for n in nodes if (name := steps(n))}
+
+
+def steps(node: cst.CSTNode) -> str | None:
+    """The name `count = count + 1` (or `- 1`) steps by itself."""
+    if not isinstance(node, cst.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+        return None
+    name = node.targets[0].target.value
+    value = node.value
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract)):
+        if isinstance(value.left, cst.Name) and value.left.value == name and isinstance(value.right, cst.Integer):
+            return name
+    return None

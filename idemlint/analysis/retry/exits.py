@@ -11,11 +11,10 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.flow import leaves
-from idemlint.analysis.model import ModuleModel, local_callee, method_of, string_value
+from idemlint.analysis.model import ModuleModel, local_callee, method_of
 from idemlint.analysis.retry.reach import catches_what_its_try_cannot_raise
-from idemlint.analysis.sql import only_reads, sql_text
+from idemlint.analysis.retry.sends import sends_a_write_among
 from idemlint.analysis.syntax import caught_classes
-from idemlint.knowledge.http import WRITE_METHOD_FUNCTIONS, WRITE_METHODS
 from idemlint.knowledge.repeats import words_of
 from idemlint.knowledge.retries import (
     EMPTY_CONTAINER_ERRORS,
@@ -400,47 +399,13 @@ def goes_round_only_when_accepted(model: ModuleModel, handler: cst.ExceptHandler
     )
 
 
-def sends_a_write_among(model: ModuleModel, nodes: Iterable[cst.CSTNode]) -> bool:
-    """Some call among `nodes` sends a write, itself or through a function of this module."""
-    return any(isinstance(n, cst.Call) and writes_here_or_in_helper(model, n) for n in nodes)
-
-
-def writes_here_or_in_helper(model: ModuleModel, call: cst.Call) -> bool:
-    """The call sends a write, or runs a function of this module that does (`_file_report()`)."""
-    if sends_a_write(model, call):
-        return True
-    helper = local_callee(model, call)
-    return helper is not None and any(
-        isinstance(n, cst.Call) and sends_a_write(model, n) for n in model.iter_nodes(helper.body)
-    )
-
-
-def sends_a_write(model: ModuleModel, call: cst.Call) -> bool:
-    """A call that sends or stores something: a writing HTTP method or verb (`post`, `create`,
-    `send`...), or `session.request("POST", url)`; not an `execute` of a query that only reads
-    (`cursor.execute("SELECT ...")`, also through a name bound to the text)."""
-    if _WRITING.search((model.call_name(call) or "").rsplit(".", 1)[-1]):
-        return not _only_selects(model, call)
-    return any((string_value(arg.value) or "").upper() in WRITE_METHODS for arg in call.args)
-
-
-def _only_selects(model: ModuleModel, call: cst.Call) -> bool:
-    """`execute("SELECT ... FROM ...")`, also through a name every binding of which is such
-    text: a read (`sql.only_reads` says which statements change nothing)."""
-    if not call.args or call.args[0].keyword is not None:
-        return False
-    given = call.args[0].value
-    values: list[cst.BaseExpression | None] = [given]
-    if isinstance(given, cst.Name):
-        bindings = model.resolve(model.scope_of(given), given.value)
-        values = [b.value if b.kind == "assign" else None for b in bindings]
-    texts = [sql_text(model, v) if v is not None else None for v in values]
-    return bool(texts) and all(t is not None and only_reads(t) for t in texts)
-
-
-# what a function that writes calls: a writing HTTP method or a verb that makes, sends,
-# stores or moves something
-_WRITING = re.compile(
-    rf"^({'|'.join(sorted(WRITE_METHOD_FUNCTIONS))}|create|send|submit|charge|execute|enqueue|publish|save|commit|"
-    r"refund|transfer|pay|capture|cancel|update|insert|write|upload|order)(_\w+)?$"
-)
+def answers_bound(nodes: Iterable[cst.CSTNode]) -> set[str]:
+    """The names the nodes bind to a call's answer (`snapshot = cloud.get_snapshot(id)`, `body =
+    await fetch(url)`): what a round reads again."""
+    return {
+        target.value
+        for n in nodes
+        if isinstance(n, cst.Assign) and isinstance(n.value, (cst.Call, cst.Await))
+        for t in n.targets
+        if isinstance(target := t.target, cst.Name)
+    }

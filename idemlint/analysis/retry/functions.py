@@ -14,11 +14,12 @@ from idemlint.analysis.retry.answer_tests import answers_yes_or_no, returned_tes
 from idemlint.analysis.retry.answers import says_an_outcome
 from idemlint.analysis.retry.callables import makes_a_generator
 from idemlint.analysis.retry.context import RetryContext
-from idemlint.analysis.retry.exits import ends_by_raising, sends_a_write_among
+from idemlint.analysis.retry.exits import ends_by_raising
 from idemlint.analysis.retry.factories import made_by_factory
 from idemlint.analysis.retry.not_retries import supervises_a_service
 from idemlint.analysis.retry.reach import QuietNames, dead_handlers, in_dead_handler
 from idemlint.analysis.retry.read_only import only_looks_up, raises_until_ready, reads_only
+from idemlint.analysis.retry.sends import sends_a_write_among
 from idemlint.knowledge.retries import (
     BACKOFF,
     CELERY,

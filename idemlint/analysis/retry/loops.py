@@ -29,11 +29,19 @@ from idemlint.analysis.retry.answers import (
     works_on_next_item,
 )
 from idemlint.analysis.retry.context import RetryContext
-from idemlint.analysis.retry.counters import attempt_counters, gives_up_on_last_attempt, spends_an_attempt_flag
+from idemlint.analysis.retry.counters import (
+    attempt_counters,
+    gives_up_on_last_attempt,
+    spends_an_attempt_flag,
+    stepped_names,
+    steps,
+)
 from idemlint.analysis.retry.exits import (
     always_leaves,
+    answers_bound,
     ends_by_leaving,
     ends_by_raising,
+    ends_by_returning,
     ends_with_continue,
     goes_round_on_failure,
     guarded_continue,
@@ -41,7 +49,7 @@ from idemlint.analysis.retry.exits import (
     leaves_loop,
     loop_nodes,
     means_not_ready,
-    sends_a_write_among,
+    tests_leaving_every_loop,
 )
 from idemlint.analysis.retry.not_retries import checks_readiness, restarts_a_service
 from idemlint.analysis.retry.reach import in_unreachable_handler
@@ -53,7 +61,8 @@ from idemlint.analysis.retry.read_only import (
     waits_for_a_record,
 )
 from idemlint.analysis.retry.safe_repeats import gated_on_idempotency, goes_round_only_when_refused
-from idemlint.analysis.syntax import conjuncts
+from idemlint.analysis.retry.sends import sends_a_write_among
+from idemlint.analysis.syntax import conjuncts, disjuncts
 from idemlint.knowledge.retries import (
     NEXT_ITEM_CALLS,
     NOT_READY_STATES,
@@ -133,18 +142,32 @@ def _waits_for_readiness(
     tests = [n.test for n in nodes if isinstance(n, cst.If) and not (reads_only and ends_by_raising(n.body.body))]
     if isinstance(loop, cst.While):
         tests.append(loop.test)
-    stepped = _stepped(nodes)
-    bound_here = {n.target.value for n in nodes if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name)}
+    stepped = stepped_names(nodes)
+    if isinstance(loop, cst.For):  # `for retry in range(4):` ... `if retry == 3:` tests the count
+        stepped |= {n.value for n in (loop.target, *model.iter_nodes(loop.target)) if isinstance(n, cst.Name)}
+    bound_here = _bound_other_than_by_a_step(model, loop)
     if any(
         says_failure(model, part)
         for test in tests
-        for part in conjuncts(test)  # `while not ready and retry:`: the count is no answer
+        for whole in conjuncts(test)  # `while not ready and retry:`: the count is no answer
+        for part in disjuncts(whole)  # `if resp.status < 500 or attempt == 4:`: the status is one
         if not _only_counts(model.names_read(part), stepped, bound_here)
     ):
         return False
+    # `for volume in volumes: if volume["name"] == name: return True`: in a loop that only reads
+    # (its inner loops too), an inner loop over the answer returns once it shows what is awaited
+    found = (
+        [
+            n
+            for n in tests_leaving_every_loop(model, loop)
+            if ends_by_returning(n.body.body) and not says_failure(model, n.test)
+        ]
+        if reads_only and not sends_a_write_among(model, model.iter_nodes(loop.body))
+        else []
+    )
     exits = [
         n
-        for n in nodes
+        for n in [*nodes, *found]
         if isinstance(n, cst.If)
         and (leaves_loop(model, n.body) or reads_only and _waits_while_not_ready(model, n, loop))
         and not model.names_read(n.test) <= counters
@@ -153,13 +176,7 @@ def _waits_for_readiness(
     # test leaves once the answer it reads again says so. Not a loop that writes (it re-sends its
     # write), nor one whose handler goes round on a failure (`while body is None:` round `try:
     # body = get(url).json()` retries the read), nor a count (`attempt = attempt + 1`)
-    fetched = {
-        target.value
-        for n in nodes
-        if isinstance(n, cst.Assign) and isinstance(n.value, (cst.Call, cst.Await))
-        for t in n.targets
-        if isinstance(target := t.target, cst.Name)
-    }
+    fetched = answers_bound(nodes)
     answered = (
         isinstance(loop, cst.While)
         and reads_only
@@ -167,6 +184,23 @@ def _waits_for_readiness(
         and any(model.names_read(part) & fetched - stepped for part in conjuncts(loop.test))
     )
     return bool(exits) or answered or rides_out and waits_for_a_record(model, loop)
+
+
+def _bound_other_than_by_a_step(model: ModuleModel, loop: cst.For | cst.While) -> set[str]:
+    """The names the loop's body binds (`=`, `with ... as`, `:=`, an inner `for`), but not those
+    it only steps (`attempt += 1`, `retryCount = retryCount + 1`)."""
+    scope = model.scope_of(loop)
+    return {
+        name
+        for name in model.bound_inside(loop.body)
+        if any(
+            model.is_inside(b.statement, loop.body) and not _a_step(b.statement) for b in model.bindings_of(scope, name)
+        )
+    }
+
+
+def _a_step(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.AugAssign) or steps(statement) is not None
 
 
 def _only_counts(names: set[str], stepped: set[str], bound_here: set[str]) -> bool:
@@ -333,7 +367,7 @@ def _goes_round_until_it_works(model: ModuleModel, loop: cst.While, counter_name
     write). Not `while ok and ...`, which goes round while it works, nor a poll's "not yet" (`not
     ready`, `state != wanted`, `not deleted` read from a GET's answer)."""
     nodes = loop_nodes(model, loop)
-    stepped = _stepped(nodes)
+    stepped = stepped_names(nodes)
     counters = stepped | {c for c in counter_names if is_attempt_counter(c)}
     bound = {  # not a count that builds on itself, `attempt = attempt + 1`
         t.target.value
@@ -359,11 +393,6 @@ def _goes_round_until_it_works(model: ModuleModel, loop: cst.While, counter_name
         if isinstance(denied, cst.Name) and denied.value in bound:
             return True
     return False
-
-
-def _stepped(nodes: Sequence[cst.CSTNode]) -> set[str]:
-    """The names the loop steps in place (`attempt += 1`)."""
-    return {n.target.value for n in nodes if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
 
 
 def _leaves_on_success(model: ModuleModel, node: cst.CSTNode) -> bool:

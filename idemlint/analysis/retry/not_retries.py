@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.http_methods import http_get
 from idemlint.analysis.model import ModuleModel, called_name, positional_parameters
-from idemlint.analysis.retry.exits import loop_nodes, sends_a_write
+from idemlint.analysis.retry.exits import loop_nodes
+from idemlint.analysis.retry.sends import sends_a_write
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.keys import CLOCK_CALLS
 from idemlint.knowledge.repeats import names_an_action, words_of

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.http_methods import http_get
 from idemlint.analysis.model import ModuleModel, called_name
-from idemlint.analysis.retry.answers import says_an_outcome
+from idemlint.analysis.retry.answers import says_an_outcome, says_how_it_went
+from idemlint.analysis.retry.chains import gives_a_receiver
 from idemlint.analysis.retry.exits import (
     always_leaves,
     ends_by_leaving,
@@ -20,9 +21,8 @@ from idemlint.analysis.retry.exits import (
     goes_round_only_when_accepted,
     loop_nodes,
     means_not_ready,
-    sends_a_write,
-    writes_here_or_in_helper,
 )
+from idemlint.analysis.retry.sends import sends_a_write, writes_here_or_in_helper
 from idemlint.analysis.syntax import caught_classes
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.repeats import names_a_lookup, names_a_read, names_an_action, words_of
@@ -37,11 +37,12 @@ else:
 def only_looks_up(model: ModuleModel, loop: cst.For | cst.While | cst.FunctionDef) -> bool:
     """Every call in the loop (or function) looks something up by its name (`get_connection(...)`,
     `count_assets(...)`), reads a value (`len`, `.json()`), logs, or makes the exception it
-    raises: a helper named for an act (`launch_job(spec)`) may send a write each round."""
+    raises (and its message): a helper named for an act (`launch_job(spec)`) may send a write each round."""
     nodes = list(model.iter_nodes(loop.body))  # an inner loop's calls too
-    raised = {n.exc for n in nodes if isinstance(n, cst.Raise)}
+    raises = [n for n in nodes if isinstance(n, cst.Raise)]
     return all(
-        call in raised
+        any(model.is_inside(call, r) for r in raises)  # the error raised, and what its message is made of
+        and not names_an_action(called_name(call))
         or names_a_lookup(words_of(name := called_name(call)))
         or name in _VALUE_READS
         or LOGGING_CALL.match(model.dotted(call.func) or "")
@@ -59,7 +60,8 @@ _VALUE_READS = frozenset(
 def raises_until_ready(model: ModuleModel, function: cst.FunctionDef | cst.For) -> bool:
     """A function a retry decorator repeats, or the body of a retrying iterator's loop, that is a poll: it only reads (no write request:
     no POST, PUT, PATCH or DELETE, no create or send) and raises when a value it read says
-    "not yet" (`if order["status"] != "issued": raise ...`, `if len(chain) < 3: raise ...`),
+    "not yet" (`if order["status"] != "issued": raise ...`, `if len(chain) < 3: raise ...`, a
+    `match job.status:` case that raises),
     with no test of a failure (a status code, `ok`, a retryable flag) that would make the
     repetition failure-driven."""
     nodes = list(model.iter_nodes(function.body))
@@ -69,12 +71,22 @@ def raises_until_ready(model: ModuleModel, function: cst.FunctionDef | cst.For) 
             return False  # a write request, or `session.request("POST", url)`
         if isinstance(node, cst.Assign) and isinstance(node.value, (cst.Call, cst.Await, cst.Subscript, cst.Attribute)):
             read.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
-    guards = [n for n in nodes if isinstance(n, cst.If) and ends_by_raising(n.body.body)]
-    guards += _returns_before_it_raises(model, function)
+    guards = [n.test for n in nodes if isinstance(n, cst.If) and ends_by_raising(n.body.body)]
+    guards += [n.test for n in _returns_before_it_raises(model, function)]
+    # `match job.status:` with a case that raises (`case "running": raise TryAgain`)
+    guards += [n.subject for n in nodes if isinstance(n, cst.Match) and any(_raises(c) for c in n.cases)]
     tests = [n.test for n in nodes if isinstance(n, cst.If)]
-    if not read or any(says_an_outcome(model, t) for t in tests):
+    # `match resp.status_code:` with `case 503:`: a match on how the work went (a state matched
+    # against the states awaited, `match job.status:`, is what a poll reads)
+    matched = [n.subject for n in nodes if isinstance(n, cst.Match)]
+    matched += [n.value for n in nodes if isinstance(n, cst.MatchValue)]
+    if not read or any(says_an_outcome(model, t) for t in tests) or any(says_how_it_went(model, t) for t in matched):
         return False
-    return any(model.names_read(guard.test) & read for guard in guards)
+    return any(model.names_read(guard) & read for guard in guards)
+
+
+def _raises(case: cst.MatchCase) -> bool:
+    return isinstance(case.body, cst.IndentedBlock) and ends_by_raising(case.body.body)
 
 
 def _returns_before_it_raises(model: ModuleModel, function: cst.FunctionDef | cst.For) -> list[cst.If]:
@@ -158,7 +170,7 @@ def reads_only(model: ModuleModel, nodes: Sequence[cst.CSTNode]) -> bool:
             or _an_error_or_value(model, call, name)
             or (model.qualname(call.func) or "") in SLEEPS | _CLOCK
             or LOGGING_CALL.match(model.dotted(call.func) or "")
-            or _a_chain_link(model, call, name)
+            or gives_a_receiver(model, call, name)
             or isinstance(model.parents.get(call), cst.WithItem)
             and not names_an_action(name)  # `with db.session() as s:`
         )
@@ -175,26 +187,6 @@ def _an_error_or_value(model: ModuleModel, call: cst.Call, name: str) -> bool:
     return isinstance(call.func, cst.Name) and (
         isinstance(model.module_defs.get(name), cst.ClassDef) or name in model.imports
     )
-
-
-def _a_chain_link(model: ModuleModel, call: cst.Call, name: str) -> bool:
-    """The call gives what the next call of a chain is made on, handed only constants
-    (`client("neutron")` of `client("neutron").show_port(id)`, `client(version=V1_18).containers.
-    network_list(id)`), and is named for no act."""
-    link: cst.CSTNode | None = model.parents.get(call)
-    if not isinstance(link, cst.Attribute) or names_an_action(name) or not all(_a_constant(a.value) for a in call.args):
-        return False
-    while isinstance(above := model.parents.get(link), cst.Attribute):  # `client(...).containers.network_list`
-        link = above
-    return isinstance(above, cst.Call) and above.func is link
-
-
-def _a_constant(value: cst.BaseExpression) -> bool:
-    """`"neutron"`, `2`, `self.V1_18`, `API_VERSION`: a literal or a name in capitals."""
-    if isinstance(value, (cst.SimpleString, cst.Integer)):
-        return True
-    last = value.attr.value if isinstance(value, cst.Attribute) else value.value if isinstance(value, cst.Name) else ""
-    return last.isupper()
 
 
 def _catches_only_missing(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
