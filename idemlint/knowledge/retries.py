@@ -198,6 +198,9 @@ LOCAL_FILE_OPERATIONS = frozenset(
 # errors only this machine's files raise when another local process holds one: a file created
 # with O_EXCL that exists (a lock file), a non-blocking lock that is taken
 LOCAL_CONTENTION_ERRORS = frozenset({"FileExistsError", "BlockingIOError"})
+# a database in a file on this machine: its errors (`sqlite3.OperationalError`, "database is
+# locked", "no such column") come from no service, and no herd of clients comes back to one
+LOCAL_DATABASE_MODULES = ("sqlite3.",)
 # ... and the error number that says so of a local address still bound (not EEXIST, which a
 # remote file system's client raises too)
 LOCAL_CONTENTION_ERRNOS = frozenset({"EADDRINUSE"})

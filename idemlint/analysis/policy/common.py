@@ -19,7 +19,7 @@ from idemlint.knowledge.http import (
     STATUS_FIELDS,
     URLLIB_STATUS_ERRORS,
 )
-from idemlint.knowledge.retries import CATCH_ALL
+from idemlint.knowledge.retries import CATCH_ALL, LOCAL_DATABASE_MODULES
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -265,3 +265,10 @@ def _key_texts(model: ModuleModel, scope: cst.CSTNode, key: cst.BaseExpression) 
     values = [b.value for b in model.resolve(scope, key.value)]
     texts = [string_value(v) if v is not None else None for v in values]
     return [t for t in texts if t is not None] if values and None not in texts else []
+
+
+def local_database_errors(model: ModuleModel, caught: cst.BaseExpression) -> bool:
+    """`except sqlite3.OperationalError:` (or a tuple of such): errors of a database kept in a
+    file on this machine, which no shared service raises."""
+    classes = caught_classes(caught)
+    return bool(classes) and all((model.qualname(e) or "").startswith(LOCAL_DATABASE_MODULES) for e in classes)

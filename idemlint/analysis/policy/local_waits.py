@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.http_methods import http_get
 from idemlint.analysis.model import ModuleModel, iter_nodes, string_value
-from idemlint.analysis.policy.common import handler_around
+from idemlint.analysis.policy.common import handler_around, local_database_errors
 from idemlint.analysis.retry import SLEEPS, always_leaves
 from idemlint.analysis.retry.sends import sends_a_write
 from idemlint.analysis.syntax import caught_classes, excluded_values
@@ -47,6 +47,8 @@ def retries_a_local_resource(model: ModuleModel, sleep: cst.Call, loop: cst.For 
     )  # a round that also sends a request comes back to a shared service
     if caught and all((model.dotted(e) or "").rsplit(".", 1)[-1] in LOCAL_CONTENTION_ERRORS for e in caught):
         return not requests  # `except FileExistsError:` round a lock file's create: another local process holds it
+    if handler.type is not None and local_database_errors(model, handler.type):
+        return not requests  # `except sqlite3.OperationalError:` ("database is locked"): a file of this machine
     if _leaves_unless_taken(model, handler):
         return not requests  # `if err.errno != errno.EADDRINUSE: raise`: a port another local process holds
     calls = [  # a helper that sleeps may also send: only a wait or a log line is no attempt

@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, iter_nodes, local_callee
-from idemlint.analysis.policy.common import caught_expression, expr_nodes, handler_around, handler_catches_all
+from idemlint.analysis.policy.common import (
+    caught_expression,
+    expr_nodes,
+    handler_around,
+    handler_catches_all,
+    local_database_errors,
+)
 from idemlint.analysis.retry import SLEEPS, always_leaves
 from idemlint.analysis.retry.exits import guarded_continue
 from idemlint.analysis.timeouts import LOGGING_CALL
@@ -155,8 +161,8 @@ def _fails_remotely(model: ModuleModel, handler: cst.ExceptHandler, try_node: cs
     caught_type = caught_expression(model, handler)
     if caught_type is not None:
         caught = " ".join(model.qualname(n) or "" for n in expr_nodes(caught_type) if isinstance(n, cst.BaseExpression))
-        if LOST_RACE_ERRORS.search(caught):
-            return False
+        if LOST_RACE_ERRORS.search(caught) or local_database_errors(model, caught_type):
+            return False  # a lost race, or a database file of this machine (`sqlite3.OperationalError`)
         names = [  # the classes caught, not the modules that hold them (`concurrent.futures`)
             name
             for e in expr_nodes(caught_type)

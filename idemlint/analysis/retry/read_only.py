@@ -76,10 +76,11 @@ def raises_until_ready(model: ModuleModel, function: cst.FunctionDef | cst.For) 
     # `match job.status:` with a case that raises (`case "running": raise TryAgain`)
     guards += [n.subject for n in nodes if isinstance(n, cst.Match) and any(_raises(c) for c in n.cases)]
     tests = [n.test for n in nodes if isinstance(n, cst.If)]
-    # `match resp.status_code:` with `case 503:`: a match on how the work went (a state matched
-    # against the states awaited, `match job.status:`, is what a poll reads)
+    # `match resp.status_code:`, or a `case 503:`: a match on how the work went (a state matched
+    # against the states awaited, `match job.status:` with `case JobStatus.FAILED: raise`, is what
+    # a poll reads)
     matched = [n.subject for n in nodes if isinstance(n, cst.Match)]
-    matched += [n.value for n in nodes if isinstance(n, cst.MatchValue)]
+    matched += [n.value for n in nodes if isinstance(n, cst.MatchValue) and isinstance(n.value, cst.Integer)]
     if not read or any(says_an_outcome(model, t) for t in tests) or any(says_how_it_went(model, t) for t in matched):
         return False
     return any(model.names_read(guard) & read for guard in guards)
