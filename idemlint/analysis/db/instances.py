@@ -26,9 +26,10 @@ from idemlint.analysis.db.object_records import (
 )
 from idemlint.analysis.db.records import DbRead, DbWrite, record_name
 from idemlint.analysis.db.sa_filters import rows_chosen_by, selected_model, with_statement
-from idemlint.analysis.db.scopes import first_persist_after, source_order
+from idemlint.analysis.db.scopes import expected_by_the_save, first_persist_after, source_order
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, string_value
+from idemlint.analysis.sql import Predicate
 from idemlint.knowledge.orms import ROW_QUERY_METHODS, VIEW_FRAMEWORKS, is_row_base
 
 if TYPE_CHECKING:
@@ -251,6 +252,7 @@ def attribute_writes(model: ModuleModel, reads: list[DbRead], writes: list[DbWri
             continue
         if _cloned_before(model, scope, instance, statement):
             continue  # `x.pk = None` first: the save inserts a copy, it updates no row
+        expected = expected_by_the_save(model, scope, instance, statement)
         found.append(
             DbWrite(
                 statement,
@@ -258,7 +260,7 @@ def attribute_writes(model: ModuleModel, reads: list[DbRead], writes: list[DbWri
                 "attribute",
                 read.table if read else None,
                 {target.attr.value.lower(): python_value_kind(model, value)},
-                (),
+                tuple(Predicate(column, "in", "literal") for column in expected),
                 True,
                 instance,
                 values={target.attr.value.lower(): value},

@@ -47,6 +47,8 @@ def precondition(ctx: FileContext, write: DbWrite, column: str, kind: str, text:
         read = loaded_read(model, db, write)
         if read is None or read.locked and column in read.columns:
             return True, read  # not loaded here (may be new), or claimed by a locked filtered read
+        if any(p.column == column or db.is_state_column(p.column) for p in write.where):
+            return True, read  # `instance.save(expected_task_state=[None])`: the save compares and sets
         if any(p.column == column for p in read.filters) or via_manager(model, read.call, column, filtering):
             return True, read  # found only in the states its query (or its manager) names: a precondition
         if read.record and is_locked(model, db, read):
@@ -95,6 +97,8 @@ def refuses_a_repeat(ctx: FileContext, write: DbWrite, column: str, kind: str, t
         read = loaded_read(model, db, write)
         if read is None or any(p.column == column for p in read.filters):
             return True
+        if any(p.column == column or db.is_state_column(p.column) for p in write.where):
+            return True  # the save expects a state: a repeat finds it moved, and the save raises
         if via_manager(model, read.call, column, ctx.project.manager_filters):
             return True
         if decided_by_its_callers(

@@ -113,3 +113,24 @@ def first_persist_after(model: ModuleModel, scope: cst.CSTNode, instance: str, s
         ),
         default=None,
     )
+
+
+def expected_by_the_save(
+    model: ModuleModel, scope: cst.CSTNode, instance: str, statement: cst.CSTNode
+) -> tuple[str, ...]:
+    """The columns the first `instance.save(...)` after the statement names as expected
+    (`instance.save(expected_task_state=[None])`, oslo.versionedobjects' conditional save:
+    the store writes only while the row holds that value, and raises otherwise)."""
+    start = source_order(model, scope).get(statement, 0)
+    saves = sorted(
+        (index, call)
+        for index, owner, method, call in persist_calls(model, scope)
+        if index > start and method.startswith(("save", "asave")) and owner == instance
+    )
+    if not saves:
+        return ()
+    return tuple(
+        arg.keyword.value.removeprefix("expected_").lower()
+        for arg in saves[0][1].args
+        if arg.keyword is not None and arg.keyword.value.startswith("expected_")
+    )
