@@ -120,7 +120,8 @@ def expected_by_the_save(
 ) -> tuple[str, ...]:
     """The columns the first `instance.save(...)` after the statement names as expected
     (`instance.save(expected_task_state=[None])`, oslo.versionedobjects' conditional save:
-    the store writes only while the row holds that value, and raises otherwise)."""
+    the store writes only while the row holds that value, and raises otherwise; `=None` is the
+    default, no expectation)."""
     start = source_order(model, scope).get(statement, 0)
     saves = sorted(
         (index, call)
@@ -132,5 +133,7 @@ def expected_by_the_save(
     return tuple(
         arg.keyword.value.removeprefix("expected_").lower()
         for arg in saves[0][1].args
-        if arg.keyword is not None and arg.keyword.value.startswith("expected_")
+        if arg.keyword is not None
+        and arg.keyword.value.startswith("expected_")
+        and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")  # the default: no expectation
     )
