@@ -129,13 +129,19 @@ CELERY_TASK_KEYWORDS = {
 }
 # the module an RQ `Retry(...)` comes from, and Dramatiq's, as a qualified name starts
 RQ_PREFIX = "rq."
-# the calls that wait between attempts, in every concurrency library
-# Exceptions that say "nothing there yet" rather than "the work failed" (`queue.Empty`,
-# `asyncio.QueueEmpty`, a non-blocking read): a loop that goes round on them waits for input.
-NOT_READY_ERRORS = frozenset({"Empty", "QueueEmpty", "Full", "QueueFull", "BlockingIOError"})
-# a consumer's wait that ended with nothing to take (`DequeueTimeout`, `PollTimeout`): the
-# attempt itself waited; nothing failed (not `ReadTimeout`, a request that got no answer)
-NOTHING_ARRIVED = re.compile(r"^(Dequeue|Poll|Pop|Take|Receive|Consume|Listen)\w*Timeout$|^\w*Empty$")
+# Exceptions that say "nothing there yet" rather than "the work failed": an empty or full queue
+# (`queue.Empty`, `asyncio.QueueFull`), a non-blocking read, or a wait that ended with nothing to
+# take or hold (`DequeueTimeout`, `ConsumerTimeout`, `LockTimeout`): the attempt itself waited, and
+# a loop that goes round on them waits for input (not `ReadTimeout`, a request that got no answer)
+NOT_READY_ERRORS = re.compile(
+    r"^(\w*Empty|\w*Full|BlockingIOError|(Dequeue|Poll|Pop|Take|Receive|Consume|Listen|Lock|Acquire|Wait)\w*Timeout)$"
+)
+# calls that wait to take or hold something for as long as they are told (`drain_events(timeout=5)`,
+# `consumer.poll(timeout)`, `sock.recv(n)` on a socket given a timeout, `lock.acquire(timeout=5)`):
+# a bare `TimeoutError` from one of these is a wait that ended with nothing, not a failed request
+TIMED_TAKES = re.compile(
+    r"^_*(drain(_events)?|poll\w*|consume\w*|receive\w*|recv\w*|dequeue\w*|acquire|listen|get_message)$"
+)
 # ... and what taking from an empty list, deque or dict raises: "nothing there yet" where the
 # attempt is a `pop()` (a cache drained before it is refilled), a bug elsewhere
 EMPTY_CONTAINER_ERRORS = frozenset({"IndexError", "KeyError"})

@@ -30,12 +30,11 @@ from idemlint.analysis.policy.common import (
     local_database_errors,
 )
 from idemlint.analysis.retry import SLEEPS, always_leaves
-from idemlint.analysis.retry.exits import guarded_continue
+from idemlint.analysis.retry.exits import guarded_continue, means_not_ready
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.http import NETWORK_ERRORS
 from idemlint.knowledge.retries import (
     LOST_RACE_ERRORS,
-    NOTHING_ARRIVED,
     RECOVERY,
     REMOTE_RECEIVER,
     SHARED_CLIENT,
@@ -169,7 +168,7 @@ def _fails_remotely(model: ModuleModel, handler: cst.ExceptHandler, try_node: cs
             if isinstance(e, cst.Name | cst.Attribute)
             and (name := (model.dotted(e) or "").rsplit(".", 1)[-1])[:1].isupper()
         ]
-        if names and all(NOTHING_ARRIVED.match(name) for name in names):
+        if means_not_ready(model, handler):
             return False  # `except DequeueTimeout:` the take itself waited, and nothing failed
         # a timeout of no network library (the builtin, asyncio's, concurrent.futures', a lock's)
         bare_timeout = all(name in ("Timeout", "TimeoutError") for name in names) and not NETWORK_ERRORS.search(

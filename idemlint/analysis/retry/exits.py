@@ -24,6 +24,7 @@ from idemlint.knowledge.retries import (
     NOT_READY_ERRORS,
     TAKE_METHODS,
     TAKE_VERBS,
+    TIMED_TAKES,
 )
 
 if TYPE_CHECKING:
@@ -316,11 +317,13 @@ def means_not_ready(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptS
         return False
     elements = caught_classes(caught)
     names = [(model.dotted(e) or "").rsplit(".", 1)[-1] for e in elements]
-    if all(name in NOT_READY_ERRORS for name in names):
+    if all(NOT_READY_ERRORS.match(name) for name in names):
         return True
     attempt = model.parents.get(handler)
     if not isinstance(attempt, (cst.Try, cst.TryStar)):
         return False
+    if all(name.lower() in ("timeout", "timeouterror") for name in names) and _only_takes_in_time(model, attempt):
+        return True
     if all(name in NOT_FOUND_IN_ANSWER for name in names) and _searches_an_answer(model, attempt):
         return True
     if not all(name in EMPTY_CONTAINER_ERRORS for name in names):
@@ -328,6 +331,38 @@ def means_not_ready(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptS
     calls = [n for n in model.iter_nodes(attempt.body) if isinstance(n, cst.Call)]
     return any(isinstance(n.func, cst.Attribute) and n.func.attr.value in TAKE_METHODS for n in calls) or (
         len(calls) == 1 and _takes_alone(model, calls[0])
+    )
+
+
+def _only_takes_in_time(model: ModuleModel, attempt: cst.Try | cst.TryStar) -> bool:
+    """The `try` waits to take something, for a time it was given (`drain_events(timeout=5)`,
+    `consumer.poll(poll_timeout)`, `sock.recv(n)` after `sock.settimeout(...)`), and sends
+    nothing: a timeout there is a wait that ended with nothing, not a request left unanswered."""
+    calls = [n for n in model.iter_nodes(attempt.body) if isinstance(n, cst.Call)]
+    takes = [c for c in calls if TIMED_TAKES.match((model.dotted(c.func) or "").rsplit(".", 1)[-1])]
+    return bool(takes) and all(_given_a_time(model, c) for c in takes) and not sends_a_write_among(model, calls)
+
+
+def _given_a_time(model: ModuleModel, call: cst.Call) -> bool:
+    """A `timeout=`, an argument named for one (`poll_timeout`), or a receiver whose timeout the
+    function set (`sock.settimeout(5)`)."""
+    if any(
+        (model.dotted(a.value) or "").lower().endswith("timeout") or (a.keyword and a.keyword.value == "timeout")
+        for a in call.args
+    ):
+        return True
+    receiver = model.dotted(call.func.value) if isinstance(call.func, cst.Attribute) else None
+    function = model.enclosing_function(call)
+    return (
+        receiver is not None
+        and function is not None
+        and any(
+            isinstance(n, cst.Call)
+            and isinstance(n.func, cst.Attribute)
+            and n.func.attr.value == "settimeout"
+            and model.dotted(n.func.value) == receiver
+            for n in model.iter_nodes(function)
+        )
     )
 
 
