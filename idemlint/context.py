@@ -122,9 +122,18 @@ class FileContext:
 
     @cached_property
     def policies(self) -> PolicyAnalysis:
+        from idemlint.analysis.calls import call_target
         from idemlint.analysis.policy import PolicyAnalysis
 
-        return PolicyAnalysis(self.model, self.retry, self.callee, self._raisers)
+        project, module = self._project, self.module_name
+
+        def retry_class(call: cst.Call) -> frozenset[str] | None:
+            if not project.retry_config_classes:
+                return None
+            target = call_target(self.model, call, module)
+            return project.retry_config_classes.get(project.defined_as(target)) if target else None
+
+        return PolicyAnalysis(self.model, self.retry, self.callee, self._raisers, retry_class)
 
     @property
     def _raisers(self) -> ProjectRaisers | None:

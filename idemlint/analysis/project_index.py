@@ -284,6 +284,19 @@ class ProjectIndex:
         return tuple(dict.fromkeys(found))
 
     @cached_property
+    def retry_config_classes(self) -> dict[str, frozenset[str]]:
+        """The project's subclasses of urllib3's `Retry`, each with the methods it and its
+        project bases define (a `def is_retry` decides each retry itself)."""
+        from idemlint.knowledge.retries import URLLIB3_RETRY
+
+        found: dict[str, frozenset[str]] = {}
+        for name in self.classes:
+            chain = self.ancestors(name)
+            if URLLIB3_RETRY.intersection(chain):
+                found[name] = frozenset().union(*(self.classes.get(c, ((), frozenset()))[1] for c in (name, *chain)))
+        return found
+
+    @cached_property
     def thread_classes(self) -> frozenset[str]:
         """The project's classes that are threads or processes through their bases."""
         from idemlint.knowledge.retries import THREAD_CLASSES

@@ -47,7 +47,7 @@ from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.policy.recursion import read_recursion
 from idemlint.analysis.policy.requeue import requeue_waits
 from idemlint.analysis.policy.tenacity import read_retrying, read_tenacity
-from idemlint.analysis.policy.urllib3 import read_urllib3_retry, retry_subclass_settings
+from idemlint.analysis.policy.urllib3 import read_urllib3_retry, retry_subclass_settings, settings_of
 from idemlint.analysis.retry import RetryAnalysis, RetryContext
 from idemlint.analysis.retry.functions import bound_retry_decorators, single_attempt
 from idemlint.knowledge.retries import (
@@ -92,9 +92,12 @@ class PolicyAnalysis:
         retry: RetryAnalysis,
         callee: Callable[[cst.Call], Callee | None] | None = None,
         raisers: ProjectRaisers | None = None,
+        retry_class: Callable[[cst.Call], frozenset[str] | None] | None = None,
     ) -> None:
         """`raisers`: what the project index knows of the functions that may let an HTTP status
-        error out (`raises_status_error`), or None where no index was built."""
+        error out (`raises_status_error`), or None where no index was built; `retry_class`: for
+        a call that builds one of the project's subclasses of urllib3's `Retry`, the methods
+        that class defines (None for any other call)."""
         self.model = model
         self.callee = callee
         self.raisers = raisers
@@ -123,6 +126,8 @@ class PolicyAnalysis:
                 self.policies.append(read_urllib3_retry(model, call))
             elif (subclassed := retry_subclass_settings(model, call)) is not None:
                 self.policies.append(read_urllib3_retry(model, call, subclassed))
+            elif retry_class is not None and (methods := retry_class(call)) is not None:
+                self.policies.append(read_urllib3_retry(model, call, settings_of(call, methods)))
         for verdict in requeue_waits(model, self.setting):
             self.policies.append(Policy(None, verdict.node, [], [], [verdict], []))
         retried = {c.node for c in retry.contexts}

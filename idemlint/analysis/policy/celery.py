@@ -24,8 +24,9 @@ from idemlint.analysis.policy.records import Policy, Verdict
 from idemlint.analysis.policy.sorting import retries_only_what_it_sorts
 from idemlint.analysis.retry import ClassSetting, RetryContext, class_settings, task_keywords
 from idemlint.analysis.retry.answers import names_a_state, says_failure, says_retryable, tests_a_failed_answer
-from idemlint.analysis.retry.exits import always_leaves, means_not_ready
+from idemlint.analysis.retry.exits import always_leaves
 from idemlint.analysis.retry.functions import inherited_base
+from idemlint.analysis.retry.not_ready import means_not_ready
 from idemlint.analysis.retry.reach import in_dead_handler
 from idemlint.analysis.retry.sends import sends_a_write
 from idemlint.analysis.status_errors import ProjectRaisers, hooked_module, may_raise_status_error

@@ -30,7 +30,8 @@ from idemlint.analysis.policy.common import (
     local_database_errors,
 )
 from idemlint.analysis.retry import SLEEPS, always_leaves
-from idemlint.analysis.retry.exits import guarded_continue, means_not_ready
+from idemlint.analysis.retry.exits import guarded_continue
+from idemlint.analysis.retry.not_ready import means_not_ready
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.http import NETWORK_ERRORS
 from idemlint.knowledge.retries import (

@@ -3,7 +3,7 @@ backoff, and its total. The object is a policy of its own: where it is mounted i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
@@ -118,13 +118,19 @@ def retry_subclass_settings(model: ModuleModel, call: cst.Call) -> Callable[[str
         ):
             assigned[name] = value
 
-    # a subclass that decides each retry itself (`def increment(...)`, `def is_retry(...)`) may
-    # retry a listed status only when the response says so (a 403 that is a rate limit)
-    decides = {
-        statement.name.value
-        for statement in owner.body.body
-        if isinstance(statement, cst.FunctionDef) and statement.name.value in ("increment", "is_retry")
-    }
+    methods = {statement.name.value for statement in owner.body.body if isinstance(statement, cst.FunctionDef)}
+    return settings_of(call, methods, assigned)
+
+
+def settings_of(
+    call: cst.Call, methods: Iterable[str], assigned: Mapping[str, cst.BaseExpression] | None = None
+) -> Callable[[str], cst.Arg | None]:
+    """The settings a call that builds a subclass of `Retry` gives it, from its keywords and
+    from what its `__init__` puts in the `**kwargs` it passes on (`assigned`). A subclass that
+    decides each retry itself (`methods` has `increment` or `is_retry`) may retry a listed status
+    only when the response says so (a 403 that is a rate limit): its list is not read."""
+    decides = bool({"increment", "is_retry"}.intersection(methods))
+    assigned = assigned or {}
 
     def setting(name: str) -> cst.Arg | None:
         if name == "status_forcelist" and decides:

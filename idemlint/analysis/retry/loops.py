@@ -43,15 +43,15 @@ from idemlint.analysis.retry.exits import (
     ends_by_raising,
     ends_by_returning,
     ends_with_continue,
-    goes_round_on_failure,
     guarded_continue,
     leaves_after,
     leaves_loop,
     loop_nodes,
-    means_not_ready,
+    runs_once,
     tests_leaving_every_loop,
 )
-from idemlint.analysis.retry.not_retries import checks_readiness, restarts_a_service
+from idemlint.analysis.retry.not_ready import goes_round_on_failure, means_not_ready
+from idemlint.analysis.retry.not_retries import checks_readiness, restarts_a_service, tries_next_candidate
 from idemlint.analysis.retry.reach import in_unreachable_handler
 from idemlint.analysis.retry.read_only import (
     only_looks_up,
@@ -100,6 +100,8 @@ def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext
     counter_names = counter_names + attempt_counters(model, loop)
     if restarts_a_service(model, loop):
         return None  # `while True: try: while not stopping: serve() ... except: log; sleep`: a supervisor
+    if runs_once(model, loop):
+        return None  # every pass ends by leaving: the first failure ends the loop
     if any(isinstance(n, (cst.Try, cst.TryStar)) and tries_each_once(model, loop, n) for n in loop_nodes(model, loop)):
         return None  # `if url in tried: break; tried.add(url); try: connect(url)`: a failover
     if checks_readiness(model, loop) or polls_accepted_work(model, loop):
@@ -267,7 +269,7 @@ def _catches_and_reattempts(model: ModuleModel, loop: cst.For | cst.While, count
         calls = [n for n in model.iter_nodes(try_node.body) if isinstance(n, cst.Call)]
         if not calls or all(only_waits(model, c) for c in calls):
             continue  # nothing attempted, or only a wait: its timeout is the interval passing, not a failure
-        if works_on_next_item(model, loop, try_node) or _tries_next_candidate(model, loop, try_node):
+        if works_on_next_item(model, loop, try_node) or tries_next_candidate(model, loop, try_node):
             continue  # each round takes a new item: a failure moves on, whichever way it goes round
         if any(
             guarded_continue(h.body.body) and not means_not_ready(model, h) for h in try_node.handlers
@@ -296,51 +298,6 @@ def _catches_and_reattempts(model: ModuleModel, loop: cst.For | cst.While, count
         ):
             return True
     return False
-
-
-def _tries_next_candidate(model: ModuleModel, loop: cst.For | cst.While, try_node: cst.Try | cst.TryStar) -> bool:
-    """`for n in range(100): try: mkdir(f"{prefix}{n}")`, or `while counter < LIMIT:` whose
-    handler moves `counter` on: each pass tries a different input, so a failure moves on to
-    the next candidate (a search, not a retry). Only the candidate's use in the work itself
-    counts (not in a log line), directly or through a value the loop computes from it before
-    the try (`digest = sha256(msg + counter)`). A name that counts attempts is no candidate."""
-    if isinstance(loop, cst.For):
-        counters = {n.value for n in (loop.target, *model.iter_nodes(loop.target)) if isinstance(n, cst.Name)}
-    else:
-        tested = {n.value for n in (loop.test, *model.iter_nodes(loop.test)) if isinstance(n, cst.Name)}
-        moved = {
-            n.target.value
-            for handler in try_node.handlers
-            for n in model.iter_nodes(handler.body)
-            if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)
-        }
-        counters = {name for name in tested & moved if not is_attempt_counter(name)}
-        counters |= _computed_from(model, loop, try_node, counters)
-    for node in model.iter_nodes(try_node.body):
-        if isinstance(node, cst.Name) and node.value in counters:
-            if any(isinstance(a, cst.Comparison) for a in model.ancestors(node, until=try_node)):
-                continue  # `if i < attempts:` checks the bound, it is not the work's input
-            call = next((a for a in model.ancestors(node) if isinstance(a, cst.Call)), None)
-            callee = (model.dotted(call.func) or "") if call is not None else ""
-            if not re.search(r"(^|\.)(log|logger|logging|print|warn|info|debug|warning|error)\b", callee):
-                return True
-    return False
-
-
-def _computed_from(model: ModuleModel, loop: cst.For | cst.While, try_node: cst.CSTNode, sources: set[str]) -> set[str]:
-    """Names the loop's body assigns, before the try, from one of `sources`."""
-    found: set[str] = set()
-    if not sources:
-        return found
-    for statement in loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ():
-        if statement is try_node:
-            break
-        for node in model.iter_nodes(statement):
-            if isinstance(node, cst.Assign) and any(
-                isinstance(n, cst.Name) and n.value in sources for n in model.iter_nodes(node.value)
-            ):
-                found.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
-    return found
 
 
 def _sleeps_between_attempts(model: ModuleModel, loop: cst.For | cst.While, counter_names: list[str]) -> bool:

@@ -232,3 +232,50 @@ def _discarded(model: ModuleModel, call: cst.Call) -> bool:
         checked = model.parents.get(parent)
         parent = model.parents.get(checked) if checked is not None else None
     return isinstance(parent, cst.Expr) or isinstance(parent, cst.WithItem) and parent.asname is None
+
+
+def tries_next_candidate(model: ModuleModel, loop: cst.For | cst.While, try_node: cst.Try | cst.TryStar) -> bool:
+    """`for n in range(100): try: mkdir(f"{prefix}{n}")`, or `while counter < LIMIT:` whose
+    handler moves `counter` on: each pass tries a different input, so a failure moves on to
+    the next candidate (a search, not a retry). Only the candidate's use in the work itself
+    counts (not in a log line), directly or through a value the loop computes from it before
+    the try (`digest = sha256(msg + counter)`). A name that counts attempts is no candidate."""
+    if isinstance(loop, cst.For):
+        counters = {n.value for n in (loop.target, *model.iter_nodes(loop.target)) if isinstance(n, cst.Name)}
+    else:
+        tested = {n.value for n in (loop.test, *model.iter_nodes(loop.test)) if isinstance(n, cst.Name)}
+        moved = {
+            n.target.value
+            for handler in try_node.handlers
+            for n in model.iter_nodes(handler.body)
+            if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)
+        }
+        counters = {name for name in tested & moved if not is_attempt_counter(name)}
+        counters |= computed_before_the_try(model, loop, try_node, counters)
+    for node in model.iter_nodes(try_node.body):
+        if isinstance(node, cst.Name) and node.value in counters:
+            if any(isinstance(a, cst.Comparison) for a in model.ancestors(node, until=try_node)):
+                continue  # `if i < attempts:` checks the bound, it is not the work's input
+            call = next((a for a in model.ancestors(node) if isinstance(a, cst.Call)), None)
+            callee = (model.dotted(call.func) or "") if call is not None else ""
+            if not re.search(r"(^|\.)(log|logger|logging|print|warn|info|debug|warning|error)\b", callee):
+                return True
+    return False
+
+
+def computed_before_the_try(
+    model: ModuleModel, loop: cst.For | cst.While, try_node: cst.CSTNode, sources: set[str]
+) -> set[str]:
+    """Names the loop's body assigns, before the try, from one of `sources`."""
+    found: set[str] = set()
+    if not sources:
+        return found
+    for statement in loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ():
+        if statement is try_node:
+            break
+        for node in model.iter_nodes(statement):
+            if isinstance(node, cst.Assign) and any(
+                isinstance(n, cst.Name) and n.value in sources for n in model.iter_nodes(node.value)
+            ):
+                found.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+    return found

@@ -13,15 +13,8 @@ from idemlint.analysis.http_methods import http_get
 from idemlint.analysis.model import ModuleModel, called_name
 from idemlint.analysis.retry.answers import says_an_outcome, says_how_it_went
 from idemlint.analysis.retry.chains import gives_a_receiver
-from idemlint.analysis.retry.exits import (
-    always_leaves,
-    ends_by_leaving,
-    ends_by_raising,
-    ends_by_returning,
-    goes_round_only_when_accepted,
-    loop_nodes,
-    means_not_ready,
-)
+from idemlint.analysis.retry.exits import always_leaves, ends_by_leaving, ends_by_raising, ends_by_returning, loop_nodes
+from idemlint.analysis.retry.not_ready import goes_round_only_when_accepted, means_not_ready
 from idemlint.analysis.retry.sends import sends_a_write, writes_here_or_in_helper
 from idemlint.analysis.syntax import caught_classes
 from idemlint.analysis.timeouts import LOGGING_CALL

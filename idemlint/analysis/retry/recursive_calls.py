@@ -12,7 +12,8 @@ from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, positional_parameters
 from idemlint.analysis.retry.answers import says_retryable
 from idemlint.analysis.retry.context import RetryContext
-from idemlint.analysis.retry.exits import always_leaves, means_not_ready
+from idemlint.analysis.retry.exits import always_leaves
+from idemlint.analysis.retry.not_ready import means_not_ready
 from idemlint.knowledge.keys import CLOCK_CALLS
 from idemlint.knowledge.retries import PROMPT_CALLS, is_attempt_counter
 

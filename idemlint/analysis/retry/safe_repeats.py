@@ -9,13 +9,8 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel
-from idemlint.analysis.retry.exits import (
-    always_leaves,
-    ends_with_continue,
-    goes_round_on_failure,
-    guarded_continue,
-    loop_nodes,
-)
+from idemlint.analysis.retry.exits import always_leaves, ends_with_continue, guarded_continue, loop_nodes
+from idemlint.analysis.retry.not_ready import goes_round_on_failure
 from idemlint.analysis.syntax import excluded_values
 from idemlint.knowledge.http import RATE_LIMIT_WORDS, REFUSED_STATUSES
 
