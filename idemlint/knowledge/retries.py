@@ -130,11 +130,11 @@ CELERY_TASK_KEYWORDS = {
 # the module an RQ `Retry(...)` comes from, and Dramatiq's, as a qualified name starts
 RQ_PREFIX = "rq."
 # Exceptions that say "nothing there yet" rather than "the work failed": an empty or full queue
-# (`queue.Empty`, `asyncio.QueueFull`), a non-blocking read, or a wait that ended with nothing to
+# (`queue.Empty`, `asyncio.QueueFull`, a producer's local `BufferError`), a non-blocking read, or a wait that ended with nothing to
 # take or hold (`DequeueTimeout`, `ConsumerTimeout`, `LockTimeout`): the attempt itself waited, and
 # a loop that goes round on them waits for input (not `ReadTimeout`, a request that got no answer)
 NOT_READY_ERRORS = re.compile(
-    r"^(\w*Empty|\w*Full|BlockingIOError|(Dequeue|Poll|Pop|Take|Receive|Consume|Listen|Lock|Acquire|Wait)\w*Timeout)$"
+    r"^(\w*Empty|\w*Full|BlockingIOError|BufferError|(Dequeue|Poll|Pop|Take|Receive|Consume|Listen|Lock|Acquire|Wait)\w*Timeout)$"
 )
 # calls that wait to take or hold something for as long as they are told (`drain_events(timeout=5)`,
 # `consumer.poll(timeout)`, `sock.recv(n)` on a socket given a timeout, `lock.acquire(timeout=5)`):
@@ -218,6 +218,7 @@ LOCAL_CONTENTION_ERRNOS = frozenset({"EADDRINUSE"})
 LOST_RACE_ERRORS = re.compile(
     r"(?:Write|Version|Edit|Update|Revision|Concurrency|Transaction)Conflict"
     r"|StaleData|StaleObject|OptimisticLock|ConcurrentModification|ConcurrentUpdate|SerializationFailure|Deadlock"
+    r"|WatchError"  # Redis: a key watched for a MULTI transaction changed
 )
 
 # ... and what another writer of the same database causes, by the ORM's class names: a

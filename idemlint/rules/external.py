@@ -55,7 +55,7 @@ class UnkeyedRetriedSideEffect(Rule):
         "urllib3; payment SDK calls that create, charge, capture, refund, transfer or pay (stripe, braintree, "
         "adyen, square, ...); boto3 `send_message`/`publish` to FIFO queues and topics without "
         "`MessageDeduplicationId`. A urllib3 `Retry(allowed_methods=...)` (also through `**retry_args`) that lets POST or PATCH be re-sent "
-        "retries them at the transport (low confidence), also where a project's subclass of `Retry` sets them "
+        "retries them at the transport (low confidence), also when it is a project's own subclass of `Retry` built in another module (through the project index), and where a project's subclass of `Retry` sets them "
         'for its callers (`kwargs["allowed_methods"] = ... | {"POST"}` before `super().__init__(**kwargs)`); '
         "not in a client class that sends nothing a repeat would do twice through it (only GETs, or a POST to a "
         "search path, held in `self.search_url`). "

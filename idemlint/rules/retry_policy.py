@@ -207,7 +207,7 @@ class RetryWithoutJitter(PolicyRule):
     what_it_does = (
         "Flags waits between attempts that have no random part: a constant or computed `time.sleep` / `asyncio.sleep` in a retry loop (`sleep(1)`, `sleep(2 ** attempt)`), tenacity `wait_fixed` / `wait_exponential` / "
         "`wait_incrementing` without a `wait_random*` or `wait_exponential_jitter` part (or no `wait=` at all), `backoff` with `jitter=None`, `stamina` with `wait_jitter=0`, urllib3 `Retry(backoff_factor=...)` without "
-        "`backoff_jitter` (also through `**retry_args`, a dict written once), a project's own retry policy built with a wait but without its jitter where the constructor's jitter defaults to none (`HttpxRetry(backoff_factor=0.5)` "
+        "`backoff_jitter` (also through `**retry_args`, a dict written once, and for a project's own subclass of `Retry` in any module, through the project index), a project's own retry policy built with a wait but without its jitter where the constructor's jitter defaults to none (`HttpxRetry(backoff_factor=0.5)` "
         "for `def __init__(self, ..., backoff_jitter=0)`), Celery `self.retry(countdown=...)` computed without randomness, or a `self.retry()` that passes no `countdown=` after a failure (it waits the task's fixed "
         "`default_retry_delay`, 180 s unless set: `retry_backoff` shapes only `autoretry_for`'s retries), `default_retry_delay` "
         "with no backoff (not where every `self.retry()` polls: `if action.status != 'done': self.retry()`), an `autoretry_for` task without `retry_backoff` (its retries wait the fixed "
@@ -271,7 +271,8 @@ class RetryWithoutJitter(PolicyRule):
         "`Retry-After` (`retry_after or 2 ** attempt`, a default overridden only when the header is there) is, and no "
         "fix is offered for it (jittering the server's value could retry before it said). A wait in a loop that goes "
         'round only on `queue.Empty` (or another "nothing there yet" exception, as a `pop()` from an emptied cache '
-        "raises) is a poll interval, as is one in a loop that only sends an HTTP read (`session.get(url)`) and leaves on "
+        "raises, a lock or a consumer's wait that timed out with nothing: `LockTimeout`, `ConsumerTimeout`, or a "
+        "bare `TimeoutError` from `drain_events(timeout=...)`) is a poll interval, as is one in a loop that only sends an HTTP read (`session.get(url)`) and leaves on "
         'a ready answer (`if task["status"] == "SUCCESS": return ...`), also where a failed read goes round at the same fixed interval (`except '
         "RequestException: sleep(POLL_INTERVAL); continue`); one that sends a write each round (or through a helper), or backs off with the attempt, stays a retry. A retry loop that waits by calling a helper (`sleep(500)` wrapping `time.sleep(ms "
         "/ 1000)`, a policy object's `handle_retry()`) is reported when the helper sleeps on every call for a delay "

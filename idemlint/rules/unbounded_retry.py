@@ -50,7 +50,16 @@ class UnboundedRetry(PolicyRule):
         "body, `async def` too; also `tenacity.retry(...)(stream)`): the call hands back the generator before any of "
         "its code runs, so nothing it does is attempted again (stamina's re-runs it and is judged; so is one with a "
         "decorator between that runs the generator through, `@collecting`). A policy bound to a name is judged where "
-        "it is written, whatever it is applied to."
+        "it is written, whatever it is applied to. A wait that ended with nothing is not a failed attempt: a lock not "
+        "free in time (`except LockTimeout:`), a consumer's empty poll window (`except ConsumerTimeout:`), a bare "
+        "`TimeoutError` from a take given a time (`drain_events(timeout=...)`, `recv` after `settimeout`), a producer's "
+        "full local queue (`except BufferError:`): a loop that goes round only on these waits, as a blocking take "
+        "would. A Redis WATCH/MULTI loop that goes round on `WatchError` goes round on a lost race. A loop whose every "
+        "pass ends by leaving (the handler falls through to a `raise`) runs once, whatever its header says. A `continue` "
+        "held in a `with` block (`async with session.get(url) as r: if r.status == 429 and retries: retries -= 1; "
+        "continue`) is bounded by the count it spends, and a test named for a limit reached (`if "
+        "self._retry_limit_reached(): break`) by the helper that owns it. A loop that sends a write (`http_client.post"
+        "(...)`) talks to another system even when it neither sleeps nor names a network error."
     )
     why = (
         "An unbounded retry turns a permanent failure into an endless loop: the caller never hears about it, queues "

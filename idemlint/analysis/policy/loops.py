@@ -41,6 +41,7 @@ from idemlint.analysis.policy.sorting import (
 from idemlint.analysis.policy.success_only import retries_every_failure
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
 from idemlint.analysis.retry.exits import leaves_or_raises, tests_leaving_every_loop
+from idemlint.analysis.retry.sends import sends_a_write_among
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.http import AUTH_STATUSES, NETWORK_ERRORS, THROTTLE_HEADER, THROTTLE_STATUS
 from idemlint.knowledge.retries import (
@@ -56,7 +57,13 @@ if TYPE_CHECKING:
 else:
     cst = LazyModule("libcst", globals(), "cst")
 
-BOUND_WORDS = re.compile(r"timeout|deadline|give_?up|expired|max_(attempts|tries|retries)|start_time", re.I)
+# what a test that bounds a loop is named for: a time, or a count reached (`self._retry_limit_reached()`,
+# `attempts_exhausted`, `too_many_failures`), not a rate limit the server set
+BOUND_WORDS = re.compile(
+    r"timeout|deadline|give_?up|expired|max_(attempts|tries|retries)|start_time"
+    r"|(retry|retries|attempts?|tries)_?limit|limit_(reached|exceeded)|exhausted|too_many_(attempts|tries|retries|failures|errors)",
+    re.I,
+)
 
 
 def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting: SettingCall = no_setting) -> None:
@@ -64,9 +71,12 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
     assert isinstance(loop, (cst.For, cst.While))
     label = context.label
     nodes = loop_nodes(model, loop)
-    # a `while` loop that neither waits, nor talks to the network, nor counts attempts spins
-    # on a local condition (a keypress, a non-blocking read): not a retry of a failure
-    talks = _waits_or_talks(model, [*nodes, *(expr_nodes(loop.test) if isinstance(loop, cst.While) else ())])
+    # a `while` loop that neither waits, nor talks to the network (a write it sends is talk),
+    # nor counts attempts spins on a local condition (a keypress, a non-blocking read): not a
+    # retry of a failure
+    talks = _waits_or_talks(
+        model, [*nodes, *(expr_nodes(loop.test) if isinstance(loop, cst.While) else ())]
+    ) or sends_a_write_among(model, nodes)
     spins = isinstance(loop, cst.While) and not talks and not _loop_bounded(model, loop, nodes)
     # a loop that only reconnects (`sock.connect(addr)`, `pubsub.resubscribe()`) keeps a link up:
     # catching every error there is catching connection errors, and it may go on as long as the process

@@ -57,9 +57,12 @@ def goes_round_only_when_counted(
 ) -> bool:
     """`while True: ...; retry = policy.should_retry(attempt=n); if retry: sleep(...); continue`,
     then `break` or `return`: the loop goes round only through tests computed from an attempt
-    it counts (`n += 1`), so the test (a retry policy's method, often) owns the bound. A test
-    on anything else (`if resp.status == 503: continue`) bounds nothing."""
+    it counts (`n += 1`, `retries -= 1`), so the test (a retry policy's method, often) owns the
+    bound. A test on anything else (`if resp.status == 503: continue`) bounds nothing. A pass
+    held in one `with` block is read inside it."""
     body = list(loop.body.body)
+    while len(body) == 1 and isinstance(body[0], cst.With):  # `async with session.get(url) as r:` holds the pass
+        body = list(body[0].body.body)
     counted = set(counters) - _reset_each_pass(nodes)
     if not counted or not guarded_continue(body):
         return False
