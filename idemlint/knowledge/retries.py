@@ -130,22 +130,46 @@ CELERY_TASK_KEYWORDS = {
 # the module an RQ `Retry(...)` comes from, and Dramatiq's, as a qualified name starts
 RQ_PREFIX = "rq."
 # Exceptions that say "nothing there yet" rather than "the work failed": an empty or full queue
-# (`queue.Empty`, `asyncio.QueueFull`, a producer's local `BufferError`), a non-blocking read, or a wait that ended with nothing to
-# take or hold (`DequeueTimeout`, `ConsumerTimeout`, `LockTimeout`): the attempt itself waited, and
-# a loop that goes round on them waits for input (not `ReadTimeout`, a request that got no answer)
+# (`queue.Empty`, `asyncio.QueueFull`, a producer's local `BufferError`), a non-blocking read, or a
+# wait that ended with nothing to take or hold (`DequeueTimeout`, `ConsumerTimeout`, `LockTimeout`):
+# the attempt itself waited, and a loop that goes round on them waits for input (not
+# `ReadTimeout`, a request that got no answer, nor a `StorageFull` the service answered)
 NOT_READY_ERRORS = re.compile(
-    r"^(\w*Empty|\w*Full|BlockingIOError|BufferError|(Dequeue|Poll|Pop|Take|Receive|Consume|Listen|Lock|Acquire|Wait)\w*Timeout)$"
-)
-# calls that wait to take or hold something for as long as they are told (`drain_events(timeout=5)`,
-# `consumer.poll(timeout)`, `sock.recv(n)` on a socket given a timeout, `lock.acquire(timeout=5)`):
-# a bare `TimeoutError` from one of these is a wait that ended with nothing, not a failed request
-TIMED_TAKES = re.compile(
-    r"^_*(drain(_events)?|poll\w*|consume\w*|receive\w*|recv\w*|dequeue\w*|acquire|listen|get_message)$"
+    r"^(\w*Queue(Empty|Full)|Empty|Full|BlockingIOError|BufferError"
+    r"|(Dequeue|Poll|Pop|Take|Receive|Consume|Listen|Lock|Acquire|Wait)\w*Timeout)$"
 )
 # ... and what taking from an empty list, deque or dict raises: "nothing there yet" where the
 # attempt is a `pop()` (a cache drained before it is refilled), a bug elsewhere
 EMPTY_CONTAINER_ERRORS = frozenset({"IndexError", "KeyError"})
 TAKE_METHODS = frozenset({"pop", "popleft", "popitem"})
+# ... and a bare timeout (the builtin's, a socket's, asyncio's) from a call that only waits to take
+# or hold something for as long as it is told (`drain_events(timeout=5)`, `consumer.poll(timeout)`,
+# `sock.recv(n)` on a socket given a timeout, `lock.acquire(timeout=5)`): a wait that ended with
+# nothing, not a request left unanswered. By the called name, whole.
+TIMED_TAKES = frozenset(
+    {
+        "drain_events",
+        "drain",
+        "poll",
+        "consume",
+        "receive",
+        "recv",
+        "recv_into",
+        "dequeue",
+        "acquire",
+        "listen",
+        "get_message",
+    }
+)
+BARE_TIMEOUTS = frozenset(
+    {
+        "TimeoutError",
+        "builtins.TimeoutError",
+        "socket.timeout",
+        "asyncio.TimeoutError",
+        "concurrent.futures.TimeoutError",
+    }
+)
 # ... and what looking for an item in an answer raises when it holds none (`[n for n in nodes
 # if n.id == sid][0]`, `next(j for j in jobs if ...)`): "not listed yet", a poll's answer
 NOT_FOUND_IN_ANSWER = frozenset({"IndexError", "StopIteration"})
@@ -218,7 +242,7 @@ LOCAL_CONTENTION_ERRNOS = frozenset({"EADDRINUSE"})
 LOST_RACE_ERRORS = re.compile(
     r"(?:Write|Version|Edit|Update|Revision|Concurrency|Transaction)Conflict"
     r"|StaleData|StaleObject|OptimisticLock|ConcurrentModification|ConcurrentUpdate|SerializationFailure|Deadlock"
-    r"|WatchError"  # Redis: a key watched for a MULTI transaction changed
+    r"|(?<![A-Za-z])WatchError"  # Redis: a key watched for a MULTI transaction changed
 )
 
 # ... and what another writer of the same database causes, by the ORM's class names: a

@@ -126,7 +126,8 @@ class PolicyAnalysis:
                 self.policies.append(read_urllib3_retry(model, call))
             elif (subclassed := retry_subclass_settings(model, call)) is not None:
                 self.policies.append(read_urllib3_retry(model, call, subclassed))
-            elif retry_class is not None and (methods := retry_class(call)) is not None:
+            elif retry_class is not None and (methods := retry_class(call)) is not None and "__init__" not in methods:
+                # a subclass whose `__init__` sets its own settings is read where it calls `super().__init__`
                 self.policies.append(read_urllib3_retry(model, call, settings_of(call, methods)))
         for verdict in requeue_waits(model, self.setting):
             self.policies.append(Policy(None, verdict.node, [], [], [verdict], []))

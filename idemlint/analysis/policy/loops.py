@@ -57,11 +57,12 @@ if TYPE_CHECKING:
 else:
     cst = LazyModule("libcst", globals(), "cst")
 
-# what a test that bounds a loop is named for: a time, or a count reached (`self._retry_limit_reached()`,
-# `attempts_exhausted`, `too_many_failures`), not a rate limit the server set
+# what a test that bounds a loop is named for: a time, or a count of its own attempts reached
+# (`self._retry_limit_reached()`, `retries_exhausted`, `too_many_failures`), not a rate limit or
+# a quota the server set (`rate_limit_exceeded`, `QuotaExhausted`)
 BOUND_WORDS = re.compile(
     r"timeout|deadline|give_?up|expired|max_(attempts|tries|retries)|start_time"
-    r"|(retry|retries|attempts?|tries)_?limit|limit_(reached|exceeded)|exhausted|too_many_(attempts|tries|retries|failures|errors)",
+    r"|(?<![a-z])(retry|retries|attempts?|tries)_?(limit|exhausted)|too_many_(attempts|tries|retries|failures|errors)",
     re.I,
 )
 

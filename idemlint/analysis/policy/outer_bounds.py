@@ -64,6 +64,7 @@ def goes_round_only_when_counted(
     while len(body) == 1 and isinstance(body[0], cst.With):  # `async with session.get(url) as r:` holds the pass
         body = list(body[0].body.body)
     counted = set(counters) - _reset_each_pass(nodes)
+    growing = _only_grows(model, nodes)
     if not counted or not guarded_continue(body):
         return False
     assigns = [n for n in nodes if isinstance(n, cst.Assign)]
@@ -76,8 +77,22 @@ def goes_round_only_when_counted(
     return (
         bool(guards)
         and all(any(model.is_inside(c, g.body) for g in guards) for c in continues)
-        and all(_decides_on(model, g.test, counted) for g in guards)
+        and all(_decides_on(model, g.test, counted, growing) for g in guards)
     )
+
+
+def _only_grows(model: ModuleModel, nodes: list[cst.CSTNode]) -> set[str]:
+    """Counts stepped up (`attempts += 1`) and compared with nothing in the loop: tested for
+    truth (`if attempts: continue`), such a count is never spent, so it bounds nothing."""
+    up = {
+        n.target.value
+        for n in nodes
+        if isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.AddAssign) and isinstance(n.target, cst.Name)
+    }
+    compared = {
+        x.value for n in nodes if isinstance(n, cst.Comparison) for x in model.iter_nodes(n) if isinstance(x, cst.Name)
+    }
+    return up - compared
 
 
 def _reset_each_pass(nodes: list[cst.CSTNode]) -> set[str]:
@@ -91,16 +106,21 @@ def _reset_each_pass(nodes: list[cst.CSTNode]) -> set[str]:
     }
 
 
-def _decides_on(model: ModuleModel, expr: cst.BaseExpression, counted: set[str]) -> bool:
+def _decides_on(
+    model: ModuleModel, expr: cst.BaseExpression, counted: set[str], growing: frozenset[str] | set[str] = frozenset()
+) -> bool:
     """A test or value that decides by a counted attempt: a counted name itself (`if retry:`),
     a comparison that reads one (`n < limit`), or a call named for the decision that is handed
     one as it is (`policy.should_retry(resp, attempt=n)`; not `get(url, timeout=5 * n)`)."""
     if isinstance(expr, cst.Name):
-        return expr.value in counted
+        return expr.value in counted and expr.value not in growing
     if isinstance(expr, cst.UnaryOperation):
-        return _decides_on(model, expr.expression, counted)
-    if isinstance(expr, cst.BooleanOperation):
-        return _decides_on(model, expr.left, counted) or _decides_on(model, expr.right, counted)
+        return _decides_on(model, expr.expression, counted, growing)
+    if isinstance(
+        expr, cst.BooleanOperation
+    ):  # `status == 429 and retries` needs the count; `or` goes round without it
+        sides = (_decides_on(model, expr.left, counted, growing), _decides_on(model, expr.right, counted, growing))
+        return any(sides) if isinstance(expr.operator, cst.And) else all(sides)
     if isinstance(expr, cst.Comparison):
         return any(isinstance(n, cst.Name) and n.value in counted for n in expr_nodes(expr))
     if isinstance(expr, cst.Call):

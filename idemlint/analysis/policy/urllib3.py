@@ -125,15 +125,19 @@ def retry_subclass_settings(model: ModuleModel, call: cst.Call) -> Callable[[str
 def settings_of(
     call: cst.Call, methods: Iterable[str], assigned: Mapping[str, cst.BaseExpression] | None = None
 ) -> Callable[[str], cst.Arg | None]:
-    """The settings a call that builds a subclass of `Retry` gives it, from its keywords and
-    from what its `__init__` puts in the `**kwargs` it passes on (`assigned`). A subclass that
-    decides each retry itself (`methods` has `increment` or `is_retry`) may retry a listed status
-    only when the response says so (a 403 that is a rate limit): its list is not read."""
-    decides = bool({"increment", "is_retry"}.intersection(methods))
+    """The settings a call that builds a subclass of `Retry` gives it: its keywords and, for a
+    `super().__init__(**kwargs)` in the subclass, what its `__init__` puts in those `kwargs`
+    (`assigned`). A subclass that decides each retry itself (`methods` has `increment` or
+    `is_retry`) may retry a listed status only when the response says so (a 403 that is a rate
+    limit): its list is not read; one that computes its own wait (`get_backoff_time`, `sleep`)
+    may add the jitter: its backoff is not read."""
+    methods = set(methods)
+    decides = bool({"increment", "is_retry"} & methods)
+    waits_itself = bool({"get_backoff_time", "sleep", "_sleep_backoff"} & methods)
     assigned = assigned or {}
 
     def setting(name: str) -> cst.Arg | None:
-        if name == "status_forcelist" and decides:
+        if name == "status_forcelist" and decides or name == "backoff_factor" and waits_itself:
             return None
         found = keyword(call, name)
         if found is None and name in assigned:

@@ -15,6 +15,7 @@ from idemlint.analysis.retry.sends import sends_a_write_among
 from idemlint.analysis.syntax import caught_classes
 from idemlint.knowledge.repeats import words_of
 from idemlint.knowledge.retries import (
+    BARE_TIMEOUTS,
     EMPTY_CONTAINER_ERRORS,
     NOT_FOUND_IN_ANSWER,
     NOT_READY_ERRORS,
@@ -43,8 +44,10 @@ def goes_round_on_failure(model: ModuleModel, try_node: cst.Try | cst.TryStar) -
 
 def means_not_ready(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
     """What the handler lets go round is "nothing there yet", not a failure: an empty queue
-    (`except queue.Empty:`), or, on a request that only reads, an answer of 202 Accepted (`if
-    exc.code != HTTPStatus.ACCEPTED: raise`: the server has the work in hand and not done)."""
+    (`except queue.Empty:`), a wait that ended with nothing (`except LockTimeout:`, or a bare
+    `TimeoutError` from a take given a time, `drain_events(timeout=5)`), or, on a request that only
+    reads, an answer of 202 Accepted (`if exc.code != HTTPStatus.ACCEPTED: raise`: the server has
+    the work in hand and not done)."""
     if goes_round_only_when_accepted(model, handler):
         return True
     caught = handler.type
@@ -57,7 +60,7 @@ def means_not_ready(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptS
     attempt = model.parents.get(handler)
     if not isinstance(attempt, (cst.Try, cst.TryStar)):
         return False
-    if all(name.lower() in ("timeout", "timeouterror") for name in names) and _only_takes_in_time(model, attempt):
+    if all((model.qualname(e) or "") in BARE_TIMEOUTS for e in elements) and _only_takes_in_time(model, attempt):
         return True
     if all(name in NOT_FOUND_IN_ANSWER for name in names) and _searches_an_answer(model, attempt):
         return True
@@ -74,7 +77,7 @@ def _only_takes_in_time(model: ModuleModel, attempt: cst.Try | cst.TryStar) -> b
     `consumer.poll(poll_timeout)`, `sock.recv(n)` after `sock.settimeout(...)`), and sends
     nothing: a timeout there is a wait that ended with nothing, not a request left unanswered."""
     calls = [n for n in model.iter_nodes(attempt.body) if isinstance(n, cst.Call)]
-    takes = [c for c in calls if TIMED_TAKES.match((model.dotted(c.func) or "").rsplit(".", 1)[-1])]
+    takes = [c for c in calls if (model.dotted(c.func) or "").rsplit(".", 1)[-1] in TIMED_TAKES]
     return bool(takes) and all(_given_a_time(model, c) for c in takes) and not sends_a_write_among(model, calls)
 
 
