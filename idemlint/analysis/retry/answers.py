@@ -90,16 +90,7 @@ def _waits_on_work_in_flight(model: ModuleModel, call: cst.Call, name: str) -> b
     """`f.result(timeout=60)`, `thread.join(5)`, `as_completed(fs, timeout=60)`: a wait given a
     time (a `timeout=`, or a number in its place; `", ".join(parts)` is none) for work made
     before the loop it is in: a future submitted in the same round is the work sent again."""
-    position = 1 if name == "as_completed" else 0
-    timed = any(
-        arg.keyword is not None
-        and arg.keyword.value == "timeout"
-        or arg.keyword is None
-        and index == position
-        and isinstance(arg.value, (cst.Integer, cst.Float))
-        for index, arg in enumerate(call.args)
-    )
-    if not timed:
+    if not given_a_time(model, call, 1 if name == "as_completed" else 0):
         return False
     awaited = call.args[0].value if name == "as_completed" and call.args else call.func
     if isinstance(awaited, cst.Attribute):
@@ -108,6 +99,32 @@ def _waits_on_work_in_flight(model: ModuleModel, call: cst.Call, name: str) -> b
     if not isinstance(loop, (cst.For, cst.While)):
         return True
     return isinstance(awaited, cst.Name) and awaited.value not in model.bound_inside(loop.body)
+
+
+def given_a_time(model: ModuleModel, call: cst.Call, position: int | None = None) -> bool:
+    """A wait told how long: a `timeout=`, an argument named for one (`poll_timeout`), a number at
+    `position` (`thread.join(5)`; `", ".join(parts)` is none), or a receiver whose timeout the
+    function set (`sock.settimeout(5)`, then `sock.recv(n)`)."""
+    for index, arg in enumerate(call.args):
+        if arg.keyword is not None and arg.keyword.value == "timeout":
+            return True
+        if (model.dotted(arg.value) or "").lower().endswith("timeout"):
+            return True
+        if arg.keyword is None and index == position and isinstance(arg.value, (cst.Integer, cst.Float)):
+            return True
+    receiver = model.dotted(call.func.value) if isinstance(call.func, cst.Attribute) else None
+    function = model.enclosing_function(call)
+    return (
+        receiver is not None
+        and function is not None
+        and any(
+            isinstance(n, cst.Call)
+            and isinstance(n.func, cst.Attribute)
+            and n.func.attr.value == "settimeout"
+            and model.dotted(n.func.value) == receiver
+            for n in model.iter_nodes(function)
+        )
+    )
 
 
 def unwrap_await(expr: cst.BaseExpression) -> cst.BaseExpression:

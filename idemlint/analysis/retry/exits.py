@@ -295,11 +295,7 @@ def runs_once(model: ModuleModel, loop: cst.For | cst.While) -> bool:
     """Every pass of the loop ends by leaving it and nothing in it goes round by a `continue`
     (`try: return run(cmd)` / `except Exception: sleep(5)`, then `raise Failed(...)`): whatever
     its header says, the first failure ends it, so nothing is retried."""
-    return always_leaves(list(loop.body.body)) and not any(
-        isinstance(n, cst.Continue)
-        and next(a for a in model.ancestors(n) if isinstance(a, (cst.For, cst.While, cst.FunctionDef))) is loop
-        for n in model.iter_nodes(loop.body)
-    )
+    return always_leaves(list(loop.body.body)) and not leaves(model, loop.body, (), (cst.Continue,))
 
 
 def answers_bound(nodes: Iterable[cst.CSTNode]) -> set[str]:

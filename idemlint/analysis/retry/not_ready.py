@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel
+from idemlint.analysis.retry.answers import given_a_time
 from idemlint.analysis.retry.exits import always_leaves
 from idemlint.analysis.retry.reach import catches_what_its_try_cannot_raise
 from idemlint.analysis.retry.sends import sends_a_write_among
@@ -78,30 +79,7 @@ def _only_takes_in_time(model: ModuleModel, attempt: cst.Try | cst.TryStar) -> b
     nothing: a timeout there is a wait that ended with nothing, not a request left unanswered."""
     calls = [n for n in model.iter_nodes(attempt.body) if isinstance(n, cst.Call)]
     takes = [c for c in calls if (model.dotted(c.func) or "").rsplit(".", 1)[-1] in TIMED_TAKES]
-    return bool(takes) and all(_given_a_time(model, c) for c in takes) and not sends_a_write_among(model, calls)
-
-
-def _given_a_time(model: ModuleModel, call: cst.Call) -> bool:
-    """A `timeout=`, an argument named for one (`poll_timeout`), or a receiver whose timeout the
-    function set (`sock.settimeout(5)`)."""
-    if any(
-        (model.dotted(a.value) or "").lower().endswith("timeout") or (a.keyword and a.keyword.value == "timeout")
-        for a in call.args
-    ):
-        return True
-    receiver = model.dotted(call.func.value) if isinstance(call.func, cst.Attribute) else None
-    function = model.enclosing_function(call)
-    return (
-        receiver is not None
-        and function is not None
-        and any(
-            isinstance(n, cst.Call)
-            and isinstance(n.func, cst.Attribute)
-            and n.func.attr.value == "settimeout"
-            and model.dotted(n.func.value) == receiver
-            for n in model.iter_nodes(function)
-        )
-    )
+    return bool(takes) and all(given_a_time(model, c) for c in takes) and not sends_a_write_among(model, calls)
 
 
 def _searches_an_answer(model: ModuleModel, attempt: cst.Try | cst.TryStar) -> bool:
