@@ -47,15 +47,16 @@ class FileContext:
         """The project index, or (for a file checked alone, as flake8 does) this module's own facts."""
         if self._project is not EMPTY:
             return self._project
-        from idemlint.analysis.managers import join_manager_filters, model_facts
+        from idemlint.analysis.managers import join_manager_filters, join_related_names, model_facts
 
         facts = setter_facts(self.source, self.model.vocabulary)
-        unique_keys, versioned, (managers, declared) = model_facts(self.source)
+        unique_keys, versioned, (managers, declared), related = model_facts(self.source)
         return ProjectIndex(
             *by_verdict(facts),
             unique_keys=unique_keys,
             versioned_models=frozenset(model for model, is_versioned in versioned.items() if is_versioned),
             manager_filters=join_manager_filters([managers], [declared]),
+            related_managers=join_related_names([related]),
         )
 
     @cached_property

@@ -78,4 +78,8 @@ def inherit(
         take("returns_count", callee.returns_count)
     if site.status_errors_leave:
         take("raises_status_error", callee.raises_status_error)
+    if not site.duplicates_absorbed and callee.inserts_row:
+        if take("inserts_row", callee.inserts_row):
+            caller = replace(caller, inserted_model=callee.inserted_model)
+        caller = replace(caller, inserted_models=tuple(sorted({*caller.inserted_models, *callee.inserted_models})))
     return caller

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 from idemlint.analysis.calls import absolute
 from idemlint.analysis.syntax import parsed_if
@@ -33,6 +34,9 @@ from idemlint.analysis.unique_keys import (
 ManagerColumns = Mapping[str, frozenset[str]]  # manager class -> the columns its get_queryset() filters on
 ModelManagers = Mapping[str, Mapping[str, str]]  # model -> manager attribute (`objects`) -> manager class
 ManagerFilters = dict[str, dict[str, frozenset[str]]]  # model -> manager attribute -> the columns filtered
+RelatedNames = Mapping[str, set[tuple[str, str]]]  # related name -> {(model, foreign key column)}
+# the fields whose `related_name` names a manager of many rows (a one-to-one's names one row)
+_FOREIGN_KEYS = frozenset({"ForeignKey", "ParentalKey"})
 
 _MENTIONS = re.compile(rb"get_queryset|Manager\(|Field\(|ForeignKey\(|class Meta")
 # what a file must name to declare a model's keys or managers: either module's test
@@ -87,16 +91,61 @@ def declared_managers(
     return managers, declared
 
 
-def model_facts(
-    source: bytes | str, module: str = "", is_package: bool = False
-) -> tuple[UniqueKeys, Versioned, tuple[dict[str, frozenset[str]], dict[str, dict[str, str]]]]:
-    """What a file declares of its models, from one parse: their unique keys, whether each
-    compares a version column (`unique_keys.declared_keys`), and its managers."""
+class ModelFacts(NamedTuple):
+    """What a file declares of its models."""
+
+    unique_keys: UniqueKeys  # `unique_keys.declared_keys`
+    versioned: Versioned  # whether each compares a version column
+    managers: tuple[dict[str, frozenset[str]], dict[str, dict[str, str]]]  # `declared_managers`
+    related: RelatedNames  # `related_names`
+
+
+def model_facts(source: bytes | str, module: str = "", is_package: bool = False) -> ModelFacts:
+    """What a file declares of its models, from one parse."""
     tree = parsed_if(source, _MODEL_MENTIONS)
     if tree is None:
-        return {}, {}, ({}, {})
+        return ModelFacts({}, {}, ({}, {}), {})
     unique_keys, versioned = declared_keys(source, tree)
-    return unique_keys, versioned, declared_managers(source, tree, module, is_package)
+    return ModelFacts(unique_keys, versioned, declared_managers(source, tree, module, is_package), related_names(tree))
+
+
+def related_names(tree: ast.Module) -> RelatedNames:
+    """The reverse managers a file's foreign keys name (`run = ForeignKey(TestRun,
+    related_name="executions")` in `TestExecution`): `run.executions` queries the model that
+    declares the key, and only its rows whose key column is the instance. related name ->
+    {(model, lower-cased as tables are named; the key column)}. A name with a placeholder
+    (`"%(class)s_set"`) or none (`"+"`) names no manager; the default `<model>_set` is read
+    where it is used (`analysis/db/chains.py`)."""
+    found: dict[str, set[tuple[str, str]]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for statement in node.body:
+            value = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
+            targets = statement.targets if isinstance(statement, ast.Assign) else [getattr(statement, "target", None)]
+            if not isinstance(value, ast.Call) or len(targets) != 1 or not isinstance(targets[0], ast.Name):
+                continue
+            if callee_name(value) not in _FOREIGN_KEYS:
+                continue
+            for keyword in value.keywords:
+                name = keyword.value.value if isinstance(keyword.value, ast.Constant) else None
+                if keyword.arg == "related_name" and isinstance(name, str) and name.isidentifier():
+                    found.setdefault(name, set()).add((node.name.lower(), targets[0].id))
+    return found
+
+
+def join_related_names(parts: Iterable[RelatedNames]) -> dict[str, tuple[str, frozenset[str]]]:
+    """related name -> (the model its manager queries, the key columns that may bind it): a
+    name two models give their keys (`tags` on two models) stays unknown."""
+    joined: dict[str, set[tuple[str, str]]] = {}
+    for part in parts:
+        for name, keys in part.items():
+            joined.setdefault(name, set()).update(keys)
+    return {
+        name: (next(iter(models)), frozenset(column for _m, column in keys))
+        for name, keys in sorted(joined.items())
+        if len(models := {model for model, _c in keys}) == 1
+    }
 
 
 def _imported_names(tree: ast.Module, module: str, is_package: bool) -> dict[str, str]:

@@ -20,7 +20,14 @@ from idemlint.analysis.caller_guards import NO_CALLS, CallFacts, call_facts, joi
 from idemlint.analysis.final_states import Evidence, evidence_of, join_evidence, parse_state_tests
 from idemlint.analysis.fresh_records import NO_FRESH, FreshFacts, fresh_facts, join_fresh_facts
 from idemlint.analysis.machines import Moves, declared_moves, join
-from idemlint.analysis.managers import ManagerColumns, ModelManagers, join_manager_filters, model_facts
+from idemlint.analysis.managers import (
+    ManagerColumns,
+    ModelManagers,
+    RelatedNames,
+    join_manager_filters,
+    join_related_names,
+    model_facts,
+)
 from idemlint.analysis.module_names import module_aliases, nested_package_names, package_reexports
 from idemlint.analysis.project_index import ProjectIndex, renamed_as, spelled_name
 from idemlint.analysis.quiet_functions import QuietFacts, join_quiet, quiet_facts
@@ -67,6 +74,7 @@ class FileFacts:
     quiet: QuietFacts = ()  # its functions, and whether each lets no exception out (production code)
     unreached: UnreachedFacts = NO_UNREACHED  # what it defines that nothing else may call, the names it uses
     schedules: ScheduleFacts = NO_SCHEDULE_FACTS  # the task names it schedules and those it queues
+    related: RelatedNames = field(default_factory=dict)  # the reverse managers its foreign keys name
 
 
 def file_facts(
@@ -91,7 +99,7 @@ def file_facts(
         roots = config.src if config is not None else ("src",)
         machines = declared_moves(source, relative) if summarise else {}
         tree = parse_state_tests(source, relative) if summarise else None
-        unique_keys, versioned, managers = model_facts(
+        unique_keys, versioned, managers, related = model_facts(
             source, module_name(relative, roots), relative.endswith("__init__.py")
         )
         return FileFacts(
@@ -112,6 +120,7 @@ def file_facts(
             quiet_facts(source, module_name(relative, roots), tree) if summarise else (),
             unreached_facts(source, module_name(relative, roots), summarise, relative.endswith("__init__.py")),
             schedule_facts(source),
+            related,
         )
     except Exception:  # a bug on odd input: the index goes on without this file; its own check reports the error
         return FileFacts()
@@ -154,6 +163,7 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         unique_keys=keys,
         versioned_models=versioned_models(f.versioned for f in files),
         manager_filters=join_manager_filters((f.managers[0] for f in files), (f.managers[1] for f in files)),
+        related_managers=join_related_names(f.related for f in files),
         module_aliases=aliases,
         named_header_attributes=frozenset().union(*(f.headers.named for f in files)),
         key_reads=_modules_by_key(files),
@@ -283,6 +293,12 @@ _SUMMARY_SIGNS: tuple[tuple[tuple[bytes, ...], re.Pattern[bytes]], ...] = tuple(
         (
             tuple(column.encode() for column in sorted(STATE_COLUMNS)),
             rb"^[ \t]+\w+\.\w*(?:" + "|".join(sorted(STATE_COLUMNS)).encode() + rb")\w*[ \t]*(?::[^=\n]*)?=[^=]",
+        ),
+        # an insert a caller may make after finding the row absent (`inserts_row`): a model's
+        # `objects.create(`, a reverse manager's (`self.executions.create(`), a session's `add(`
+        (
+            (b"create(", b".add("),
+            rb"\.objects\.a?(?:bulk_)?create\(|\b[a-z_]\w*\.[a-z_]\w*\.a?create\(|\b(?:session|db)\.add(?:_all)?\(",
         ),
         # a sum on a column of a bare name, in a module that stores rows (`builds_on`): `self.credits
         # += n`, `a.n = a.n - 1`, then `.save(` or `.commit(`

@@ -78,6 +78,9 @@ class ProjectIndex:
     versioned_models: frozenset[str] = frozenset()
     # the columns a model's managers filter every query on (`analysis/managers.py`): model -> attribute -> columns
     manager_filters: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
+    # the reverse managers foreign keys name (`analysis/managers.related_names`): related name ->
+    # (the model it queries, the key columns that may bind it to the instance)
+    related_managers: Mapping[str, tuple[str, frozenset[str]]] = field(default_factory=dict)
     # modules imported under a name (`import trio as event_loop` in `pkg/compat.py`):
     # `pkg.compat.event_loop` -> `trio`
     module_aliases: Mapping[str, str] = field(default_factory=dict)
@@ -141,6 +144,7 @@ class ProjectIndex:
                         (m, sorted((a, sorted(c)) for a, c in by.items())) for m, by in self.manager_filters.items()
                     ),
                     sorted(self.module_aliases.items()),
+                    sorted((name, model, sorted(keys)) for name, (model, keys) in self.related_managers.items()),
                     sorted(self.named_header_attributes),
                     sorted((key, sorted(modules)) for key, modules in self.key_reads.items()),
                     sorted(self.quiet_functions),

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.calls import call_target
+from idemlint.analysis.db.absent_rows import inserted_rows
 from idemlint.analysis.db.adding_methods import built_writes
 from idemlint.analysis.db.decisions import guarding_tests
 from idemlint.analysis.direct_facts import (
@@ -132,6 +133,10 @@ def summarise(
     for function, (columns, chain, owner) in (built_writes(model, db) if db is not None else {}).items():
         direct[function] = replace(
             direct.get(function, Summary()), builds_on=columns, built_chain=chain, built_owner=owner
+        )
+    for function, (models, chain) in inserted_rows(model).items():
+        direct[function] = replace(
+            direct.get(function, Summary()), inserts_row=chain, inserted_model=models[0], inserted_models=models
         )
     for function in model.functions:
         facts = direct.get(function, Summary())

@@ -134,6 +134,13 @@ class Summary:
     builds_on: tuple[str, ...] = ()
     built_chain: Chain | None = None
     built_owner: str = "self"
+    # inserts a row of these models on some way through it, itself or through what it calls, with no
+    # duplicate error handled there (`def add_execution(self, case): return Execution.objects.create(
+    # run=self, case=case)`): a caller that found that row absent inserts it (`analysis/db/absent_rows.py`).
+    # The chain leads to the first insert found, of `inserted_model`; `inserted_models` are all, sorted.
+    inserts_row: Chain | None = None
+    inserted_model: str = ""
+    inserted_models: tuple[str, ...] = ()
 
     def slot_name(self, slot: str) -> str:
         """The parameter an argument slot (`#0` by position, or a keyword) binds."""

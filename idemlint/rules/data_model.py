@@ -26,7 +26,14 @@ from idemlint.knowledge.http import is_response_status
 from idemlint.knowledge.states import PRIMARY_STATES, STATE_COLUMNS
 from idemlint.knowledge.triggers import DATABASE, DB_READ, DB_WRITE, RECORDS
 from idemlint.rule import Report, Rule
-from idemlint.rules.data_wording import arithmetic_hint, condition_hint, lower_confidence, race_message, spelt_state
+from idemlint.rules.data_wording import (
+    absence_reports,
+    arithmetic_hint,
+    condition_hint,
+    lower_confidence,
+    race_message,
+    spelt_state,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -104,7 +111,9 @@ class ReadDecideWrite(Rule):
         "assignments are not reported; a bulk `update()` of it still is. A record loaded with a lock by keyword "
         "(`frappe.get_doc(..., for_update=True)`) is read under that lock. A row the function inserts after a query "
         "found it absent (`if Vote.objects.filter(user=u, poll=p).exists(): return`, then `Vote.objects.create(...)`; "
-        "`session.add(...)`) is the same race on a row that does not exist yet (the rule says low confidence; the "
+        "`session.add(...)`; the query may go through a reverse manager a foreign key names, `copy.loans.filter(member=m)`, "
+        "and the insert through a function of the project that inserts that model's row, `copy.lend_to(m)`, unless it "
+        "takes the duplicate error itself) is the same race on a row that does not exist yet (the rule says low confidence; the "
         "shipped table measures this kind), reported for a model the project defines with no unique key on the queried "
         "columns nor on those the insert names (nor a primary key among them; a named `Index(name, *columns, "
         "unique=True)` keeps its columns unique, not one over an expression or with a condition), no lock on the query "
@@ -161,7 +170,7 @@ def on_payment_succeeded(event):
     triggers = (DB_WRITE, (*DB_READ, *RECORDS, "objects."), (*DATABASE, *RECORDS))
     skips_migrations = True
     needs_project = True  # a model method that writes the state (`order.ship()`)
-    project_facts = ("state_chain", "built_chain")
+    project_facts = ("state_chain", "built_chain", "inserts_row")
     project_groups = frozenset({0})
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
@@ -208,34 +217,7 @@ def on_payment_succeeded(event):
                 if race.computed
                 else _RECORD_EVIDENCE.get(read.record or "", "read in the function"),
             )
-        yield from _inserts_after_absence(ctx)
-
-
-ABSENCE_CHECK = "an absence check before an insert"
-
-
-def _inserts_after_absence(ctx: FileContext) -> Iterator[Report]:
-    """Check-then-insert: a query found no row and the function inserts one (see
-    `analysis/db/absent_rows.py`). Low confidence until measured: whether a duplicate row
-    does harm depends on what the row means."""
-    from idemlint.analysis.db.absent_rows import absent_row_inserts
-
-    for found in absent_row_inserts(ctx.model, ctx.db, ctx.project.unique_keys):
-        columns = ", ".join(dict.fromkeys(p.column for p in found.read.filters))
-        inserted = ctx.module.code_for_node(found.insert.func)
-        yield Report(
-            found.insert,
-            f"{inserted}() inserts the {found.read.table} row that the query on line $where found absent by "
-            f"({columns}), with no lock and no unique key on those columns: two runs of the same request both "
-            "find none and both insert",
-            suggestion=(
-                f"Add a unique constraint on ({columns}) and treat the IntegrityError as the duplicate (or use "
-                "get_or_create() backed by it); or lock a parent row (`select_for_update()`) before the query."
-            ),
-            lines=(("where", found.read.call),),
-            confidence="low",
-            evidence=ABSENCE_CHECK,
-        )
+        yield from absence_reports(ctx)
 
 
 # how IDM101 found the read that decides (its confidence is measured per kind)

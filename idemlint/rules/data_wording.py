@@ -1,15 +1,21 @@
 """How data-model findings (IDM101-IDM103) are weighed and worded: the confidence a file's role
-or a record's origin lowers, and the fix in the write's own library and SQL dialect."""
+or a record's origin lowers, the fix in the write's own library and SQL dialect, and the reports of
+check-then-insert."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint.knowledge.orms import DJANGO, DJANGO_MODULES, SQLALCHEMY, SQLALCHEMY_MODULES
+from idemlint.rule import Report
 
 if TYPE_CHECKING:
+    import libcst as cst
+
     from idemlint.analysis.db import DbRead, DbWrite
     from idemlint.analysis.db.races import Race
+    from idemlint.analysis.summary_records import Chain
     from idemlint.context import FileContext
 
 # where IDM101's read came from, for a record the function did not load itself
@@ -108,3 +114,47 @@ def writes_through_sqlalchemy(ctx: FileContext) -> bool:
 def spelt_state(kind: str, text: str) -> str:
     """A state as a message spells it: a constant as written, a literal quoted."""
     return text if kind == "constant" else repr(text)
+
+
+ABSENCE_CHECK = "an absence check before an insert"
+
+
+def absence_reports(ctx: FileContext) -> Iterator[Report]:
+    """Check-then-insert: a query found no row and the function inserts one (see
+    `analysis/db/absent_rows.py`). Low confidence until measured: whether a duplicate row
+    does harm depends on what the row means."""
+    from idemlint.analysis.db.absent_rows import absent_row_inserts, resolved
+    from idemlint.analysis.summaries import related_steps
+
+    related = ctx.project.related_managers
+
+    def inserted_by(call: cst.Call, table: str) -> Chain | None:
+        """The chain to the insert of a `table` row the called function makes; () when it makes one
+        by another way than its first insert shows."""
+        callee = ctx.callee(call)
+        summary = callee.summary if callee is not None else None
+        if summary is None or not summary.inserts_row:
+            return None
+        if resolved(summary.inserted_model, related) == table:
+            return summary.inserts_row
+        return () if any(resolved(m, related) == table for m in summary.inserted_models) else None
+
+    for found in absent_row_inserts(ctx.model, ctx.db, ctx.project.unique_keys, inserted_by, related):
+        columns = ", ".join(dict.fromkeys(p.column for p in found.read.filters))
+        inserted = ctx.module.code_for_node(found.insert.func)
+        callee = ctx.callee(found.insert) if found.chain is not None else None
+        through = f" (through {' -> '.join(step.text for step in found.chain)})" if found.chain else ""
+        yield Report(
+            found.insert,
+            f"{inserted}() inserts the {found.read.table} row{through} that the query on line $where found absent by "
+            f"({columns}), with no lock and no unique key on those columns: two runs of the same request both "
+            "find none and both insert",
+            suggestion=(
+                f"Add a unique constraint on ({columns}) and treat the IntegrityError as the duplicate (or use "
+                "get_or_create() backed by it); or lock a parent row (`select_for_update()`) before the query."
+            ),
+            lines=(("where", found.read.call),),
+            confidence="low",
+            related=related_steps(callee, found.chain) if callee is not None and found.chain else (),
+            evidence=ABSENCE_CHECK,
+        )

@@ -13,18 +13,23 @@ name) names columns we cannot read, perhaps a unique key: it is not judged.
 
 The decision is an `if` on the query's result (`if existing: return`, `if not qs.exists():`,
 `if count == 0:`) after which, on the "absent" side only, the function inserts: a model's
-`objects.create()` / `bulk_create()`, a constructed instance's `save()`, or `session.add()`.
-An insert of another model than the one queried is another row, and is left alone.
+`objects.create()` / `bulk_create()`, a constructed instance's `save()`, or `session.add()`,
+itself or through a function of the project whose summary says it inserts that model's row
+(`copy.lend_to(member)`; `inserted_rows` is where those summaries start). The query may go
+through a reverse manager a foreign key names (`copy.loans.filter(member=member)`: the loan's
+`copy` key is one more filter). An insert of another model than the one queried is another
+row, and is left alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Literal
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.db.chains import chain_calls
+from idemlint.analysis.db.chains import chain_calls, manager_owner
 from idemlint.analysis.db.locks import row_locked_first
 from idemlint.analysis.db.made_rows import finds_only_rows_made_here
 from idemlint.analysis.db.records import SESSION, DbRead
@@ -33,6 +38,7 @@ from idemlint.analysis.flow import runs_before
 from idemlint.analysis.keys import fresh_value_name
 from idemlint.analysis.model import string_value
 from idemlint.analysis.retry.exits import always_leaves
+from idemlint.analysis.summary_records import Chain, Step
 from idemlint.analysis.unique_keys import kept_unique
 from idemlint.knowledge.orms import CREATES_A_ROW
 
@@ -45,6 +51,10 @@ else:
     cst = LazyModule("libcst", globals(), "cst")
 
 _CREATES = CREATES_A_ROW | {"bulk_create", "abulk_create"}
+RELATED_MARK = "~"  # an insert through a reverse manager, named by the manager until the project resolves it
+Related = Mapping[
+    str, tuple[str, frozenset[str]]
+]  # related name -> (model, key columns): `ProjectIndex.related_managers`
 _ADDS = frozenset({"add", "add_all"})
 
 
@@ -54,11 +64,23 @@ class AbsentRowInsert:
     read: DbRead  # the query that found no row
     test: cst.If  # the decision on its result
     model: str | None  # the inserted model, when known
+    chain: Chain | None = None  # through a function of the project: the calls down to its insert, when known
+
+
+# whether a call of a project function inserts a row of a model (from its summary): the chain
+# down to that insert, () when its summary shows the way to another, None when it inserts none
+InsertedBy = Callable[[cst.Call, str], "Chain | None"]
 
 
 def absent_row_inserts(
-    model: ModuleModel, db: DbAnalysis, unique_keys: Mapping[str, tuple[frozenset[str], ...]]
+    model: ModuleModel,
+    db: DbAnalysis,
+    unique_keys: Mapping[str, tuple[frozenset[str], ...]],
+    inserted_by: InsertedBy | None = None,
+    related: Related = MappingProxyType({}),
 ) -> Iterator[AbsentRowInsert]:
+    """See the module's docstring; `inserted_by` says what a call of a project function
+    inserts (`run.add_execution(case)` inserts an execution row, from its summary)."""
     for read in db.reads:
         if read.locked or read.record or not read.table or not read.filters:
             continue
@@ -71,17 +93,55 @@ def absent_row_inserts(
         if decision is None:
             continue
         test, absent_side = decision
-        for insert, inserted in inserts_in(model, absent_side):
+        owner = manager_owner(read.call, related) if isinstance(read.call, cst.Call) else None
+        if owner is not None and not _loaded_here(model, db, owner[0]):
+            continue  # the parent row came from a caller or a helper: its lock, if any, is out of view
+        followed = inserted_by if owner is not None else None  # a helper's insert, only under a parent in view
+        for insert, inserted, chain in _inserts_after(model, absent_side, read.table, followed, related):
             if inserted is not None and inserted != read.table:
                 continue  # another model's row
             if _handles_duplicates(model, insert, test) or row_locked_first(model, db, read, insert):
                 continue  # the duplicate error handled, or a row lock every duplicate takes first
             if isinstance(read.call, cst.Call) and finds_only_rows_made_here(model, read.call, insert):
                 continue  # keyed on a row this run made: a duplicate run finds (and fills) its own
-            if kept_unique(keys, _inserted_columns(model, insert)):
+            if chain is None and kept_unique(keys, _inserted_columns(model, insert)):
                 break  # the row it inserts is kept unique (`Intake(name=..., project=...)`): a second insert fails
-            yield AbsentRowInsert(insert, read, test, inserted)
+            yield AbsentRowInsert(insert, read, test, inserted, chain)
             break
+
+
+def _loaded_here(model: ModuleModel, db: DbAnalysis, name: cst.Name) -> bool:
+    """`name` holds only a row the function loaded itself, without a lock (`copy =
+    Copy.objects.get(pk=pk)`): no caller or helper may hold that row's lock around the query."""
+    scope = model.scope_of(name)
+    bindings = model.bindings_of(scope, name.value)
+    loads = {
+        id(r.call) for r in db.reads if not r.locked and r.instance == name.value and model.scope_of(r.call) is scope
+    }
+    return bool(bindings) and all(
+        b.value is not None and any(id(n) in loads for n in (b.value, *model.iter_nodes(b.value))) for b in bindings
+    )
+
+
+def _inserts_after(
+    model: ModuleModel,
+    absent_side: list[cst.CSTNode],
+    table: str,
+    inserted_by: InsertedBy | None,
+    related: Related,
+) -> Iterator[tuple[cst.Call, str | None, Chain | None]]:
+    """The inserts on the absent side: its own first (no chain), then the calls of project
+    functions that insert a `table` row (the chain to it)."""
+    for insert, inserted in inserts_in(model, absent_side, related):
+        yield insert, inserted, None
+    if inserted_by is None:
+        return
+    for root in absent_side:
+        for node in (root, *model.iter_nodes(root)):
+            if isinstance(node, cst.Call) and _inserted_by(model, node) is False:
+                chain = inserted_by(node, table)
+                if chain is not None:
+                    yield node, table, chain
 
 
 def _hides_columns(call: cst.CSTNode) -> bool:
@@ -167,22 +227,66 @@ def _absent_side(model: ModuleModel, decision: cst.If, found: bool | None) -> tu
     return (decision, after) if after is not None else None
 
 
-def inserts_in(model: ModuleModel, roots: list[cst.CSTNode]) -> Iterator[tuple[cst.Call, str | None]]:
-    """The inserts in these statements: (the call, the model inserted when known)."""
+def inserts_in(
+    model: ModuleModel, roots: list[cst.CSTNode], related: Related = MappingProxyType({})
+) -> Iterator[tuple[cst.Call, str | None]]:
+    """The inserts in these statements: (the call, the model inserted when known). One through
+    a reverse manager (`run.executions.create(...)`) counts where `related` names its model."""
     for root in roots:
         for node in (root, *model.iter_nodes(root)):
-            if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
-                continue
-            method = node.func.attr.value
-            receiver = node.func.value
-            if method in _CREATES and isinstance(receiver, cst.Attribute) and receiver.attr.value == "objects":
-                yield node, (model.dotted(receiver.value) or "").rsplit(".", 1)[-1].lower() or None
-            elif method in _ADDS and SESSION.search(model.dotted(receiver) or "") and node.args:
-                yield node, _constructed_model(model, node.args[0].value)
-            elif method == "save" and isinstance(receiver, cst.Name):
-                built = _constructed_model(model, receiver)
-                if built is not None:
-                    yield node, built
+            if isinstance(node, cst.Call) and (inserted := resolved(_inserted_by(model, node), related)) is not False:
+                yield node, inserted
+
+
+def resolved(inserted: str | None | Literal[False], related: Related) -> str | None | Literal[False]:
+    """The model a reverse manager's insert (`~executions`, as `_inserted_by` marks it before the
+    project's related names are known) inserts, by the project's related names; False when
+    they do not name it (`self.client.create(...)` is no insert)."""
+    if inserted and inserted.startswith(RELATED_MARK):
+        found = related.get(inserted[len(RELATED_MARK) :])
+        return found[0] if found is not None else False
+    return inserted
+
+
+def _inserted_by(model: ModuleModel, call: cst.Call) -> str | None | Literal[False]:
+    """The model (lower-cased; None when unknown) a call inserts a row of: a model's
+    `objects.create()`, `session.add(Model(...))`, a constructed instance's `save()`, or a
+    reverse manager's marked name (`run.executions.create()`: `~executions`); False for any
+    other call."""
+    if not isinstance(call.func, cst.Attribute):
+        return False
+    method = call.func.attr.value
+    receiver = call.func.value
+    if method in _CREATES and isinstance(receiver, cst.Attribute) and receiver.attr.value == "objects":
+        return (model.dotted(receiver.value) or "").rsplit(".", 1)[-1].lower() or None
+    if method in _CREATES and isinstance(receiver, cst.Attribute) and receiver.attr.value[:1].islower():
+        owner = receiver.value
+        while isinstance(owner, cst.Attribute):
+            owner = owner.value
+        if isinstance(owner, cst.Name) and owner.value[:1].islower():
+            return RELATED_MARK + receiver.attr.value
+    if method in _ADDS and SESSION.search(model.dotted(receiver) or "") and call.args:
+        return _constructed_model(model, call.args[0].value)
+    if method == "save" and isinstance(receiver, cst.Name):
+        return _constructed_model(model, receiver) or False
+    return False
+
+
+def inserted_rows(model: ModuleModel) -> dict[cst.CSTNode, tuple[tuple[str, ...], Chain]]:
+    """The functions that insert a row of a known model on some way through them, where no
+    handler of theirs takes the duplicate error (`except IntegrityError:`): {function: (the
+    models, the first first; the chain to the first insert)}. Their callers inherit them
+    (`Summary.inserts_row`)."""
+    found: dict[cst.CSTNode, tuple[tuple[str, ...], Chain]] = {}
+    for call in model.calls:
+        scope = model.scope_of(call)
+        inserted = _inserted_by(model, call) if type(scope) is cst.FunctionDef else None
+        if not inserted or _handles_duplicates(model, call, scope):
+            continue
+        models, chain = found.get(scope, ((), (Step(f"{model.module.code_for_node(call.func)}()", call),)))
+        if inserted not in models:
+            found[scope] = ((*models, inserted), chain)
+    return found
 
 
 def unique_insert_first(
@@ -264,8 +368,8 @@ def _constructed_model(model: ModuleModel, expr: cst.BaseExpression) -> str | No
     return None
 
 
-def _handles_duplicates(model: ModuleModel, insert: cst.Call, decision: cst.If) -> bool:
-    """The insert runs in a `try` whose handler names the database's duplicate error."""
+def _handles_duplicates(model: ModuleModel, insert: cst.Call, decision: cst.CSTNode) -> bool:
+    """The insert runs, below `decision`, in a `try` whose handler names the database's duplicate error."""
     for node in model.ancestors(insert):
         if node is decision:
             break

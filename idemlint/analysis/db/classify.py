@@ -23,6 +23,7 @@ from idemlint.analysis.db.chains import (
     locks,
     model_name,
     python_value_kind,
+    related_manager,
     values_sets,
 )
 from idemlint.analysis.db.instances import attribute_writes, record_reads, related_reads
@@ -123,6 +124,8 @@ class DbAnalysis:
             self._django_read(call)  # Order.objects.filter(...)[0], list(Order.objects.select_for_update()...)
         elif method in SA_READ_TERMINALS | _FLASK_TERMINALS and self._sqlalchemy_read(call):
             pass
+        elif method in DJANGO_READ_TERMINALS and (related := related_manager(call, self.project.related_managers)):
+            self._django_read(call, related)  # `run.executions.filter(case=case).exists()`
         elif _custom_manager_read(model, call, method):
             self._django_read(call)  # `Order.objects.get_by_reference_number(ref)`
         elif method in CURSOR_FETCH and isinstance(func.value, (cst.Name, cst.Attribute)):
@@ -156,14 +159,18 @@ class DbAnalysis:
             )
         )
 
-    def _django_read(self, call: cst.Call) -> None:
-        chain = full_chain(self.model, call)
+    def _django_read(self, call: cst.Call, related: tuple[str, frozenset[str]] | None = None) -> None:
+        """A queryset read; through a reverse manager (`related`: its model and key columns), the
+        chain ends at the manager, and the key binding the instance is one more filter."""
         model = self.model
+        chain = full_chain(model, call) if related is None else chain_calls(call)
         filters = tuple(django_predicates(model, chain))
+        if related is not None:
+            filters += tuple(Predicate(column, "eq", "param") for column in sorted(related[1]))
         self.reads.append(
             DbRead(
                 call,
-                chain_model(model, chain),
+                chain_model(model, chain) if related is None else related[0],
                 locks(chain),
                 tuple(p.column for p in filters),
                 assigned_name(model, call),
