@@ -144,8 +144,9 @@ EMPTY_CONTAINER_ERRORS = frozenset({"IndexError", "KeyError"})
 TAKE_METHODS = frozenset({"pop", "popleft", "popitem"})
 # ... and a bare timeout (the builtin's, a socket's, asyncio's) from a call that only waits to take
 # or hold something for as long as it is told (`drain_events(timeout=5)`, `consumer.poll(timeout)`,
-# `sock.recv(n)` on a socket given a timeout, `lock.acquire(timeout=5)`): a wait that ended with
-# nothing, not a request left unanswered. By the called name, whole.
+# `sock.recv(n)` on a socket given a timeout, `lock.acquire(timeout=5)`, `await asyncio.wait_for(
+# loop.sock_recv(sock, n), timeout=5)`): a wait that ended with nothing, not a request left
+# unanswered. By the called name, whole.
 TIMED_TAKES = frozenset(
     {
         "drain_events",
@@ -155,6 +156,11 @@ TIMED_TAKES = frozenset(
         "receive",
         "recv",
         "recv_into",
+        "recvfrom",
+        "sock_recv",
+        "sock_recv_into",
+        "accept",
+        "sock_accept",
         "dequeue",
         "acquire",
         "listen",

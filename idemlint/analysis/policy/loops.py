@@ -40,7 +40,7 @@ from idemlint.analysis.policy.sorting import (
 )
 from idemlint.analysis.policy.success_only import retries_every_failure
 from idemlint.analysis.retry import SLEEPS, RetryContext, always_leaves, loop_nodes
-from idemlint.analysis.retry.exits import leaves_or_raises, tests_leaving_every_loop
+from idemlint.analysis.retry.exits import fails_the_loop_test, leaves_or_raises, tests_leaving_every_loop
 from idemlint.analysis.retry.sends import sends_a_write_among
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.http import AUTH_STATUSES, NETWORK_ERRORS, THROTTLE_HEADER, THROTTLE_STATUS
@@ -93,6 +93,7 @@ def read_loop(model: ModuleModel, context: RetryContext, policy: Policy, setting
             and not _inside_handler(model, node, loop)
             and not _guards_a_step(model, node, loop)
             and not _leaves_after(model, node, loop)
+            and not fails_the_loop_test(model, node)
         ):
             if handler_catches_all(model, node):
                 caught = "" if node.type is None else model.dotted(node.type) or "Exception"

@@ -103,8 +103,9 @@ def _waits_on_work_in_flight(model: ModuleModel, call: cst.Call, name: str) -> b
 
 def given_a_time(model: ModuleModel, call: cst.Call, position: int | None = None) -> bool:
     """A wait told how long: a `timeout=`, an argument named for one (`poll_timeout`), a number at
-    `position` (`thread.join(5)`; `", ".join(parts)` is none), or a receiver whose timeout the
-    function set (`sock.settimeout(5)`, then `sock.recv(n)`)."""
+    `position` (`thread.join(5)`; `", ".join(parts)` is none), a receiver or first argument whose
+    timeout the function set (`sock.settimeout(5)`, then `sock.recv(n)` or `recv(sock, n)`), or
+    a wait inside `asyncio.wait_for(..., timeout)`, which gives it that time."""
     for index, arg in enumerate(call.args):
         if arg.keyword is not None and arg.keyword.value == "timeout":
             return True
@@ -112,16 +113,24 @@ def given_a_time(model: ModuleModel, call: cst.Call, position: int | None = None
             return True
         if arg.keyword is None and index == position and isinstance(arg.value, (cst.Integer, cst.Float)):
             return True
-    receiver = model.dotted(call.func.value) if isinstance(call.func, cst.Attribute) else None
+    argument = model.parents.get(call)
+    wrapper = model.parents.get(argument) if isinstance(argument, cst.Arg) else None
+    if isinstance(wrapper, cst.Call) and (model.qualname(wrapper.func) or "") == "asyncio.wait_for":
+        return len(wrapper.args) > 1 and model.module.code_for_node(wrapper.args[1].value) != "None"
+    handed = [a.value for a in call.args[:1] if a.keyword is None and not a.star]
+    receivers = {
+        model.dotted(r) for r in (*([call.func.value] if isinstance(call.func, cst.Attribute) else []), *handed)
+    }
+    receivers.discard(None)
     function = model.enclosing_function(call)
     return (
-        receiver is not None
+        bool(receivers)
         and function is not None
         and any(
             isinstance(n, cst.Call)
             and isinstance(n.func, cst.Attribute)
             and n.func.attr.value == "settimeout"
-            and model.dotted(n.func.value) == receiver
+            and model.dotted(n.func.value) in receivers
             for n in model.iter_nodes(function)
         )
     )

@@ -308,3 +308,60 @@ def answers_bound(nodes: Iterable[cst.CSTNode]) -> set[str]:
         for t in n.targets
         if isinstance(target := t.target, cst.Name)
     }
+
+
+def fails_the_loop_test(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    """After this handler the pass reaches its `while` test with a flag the pass cleared before
+    its attempt, and nothing after the failure sets again (`while should_retry: try: should_retry
+    = False; call() except Exception: log()`): a failure ends the loop, it does not go round."""
+    attempt = model.parents.get(handler)
+    block = model.parents.get(attempt) if attempt is not None else None
+    loop = model.parents.get(block) if block is not None else None
+    if not isinstance(attempt, (cst.Try, cst.TryStar)) or not isinstance(loop, cst.While):
+        return False
+    flags = _conjunct_flags(loop.test)
+    siblings = list(loop.body.body)
+    if attempt not in siblings:
+        return False
+    before = [*siblings[: siblings.index(attempt)], *attempt.body.body[:1]]
+    cleared = {
+        target.target.value
+        for statement in before
+        if isinstance(statement, cst.SimpleStatementLine)
+        for small in statement.body
+        if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name)
+        for target in small.targets
+        if isinstance(target.target, cst.Name) and flags.get(target.target.value) == small.value.value
+    }
+    after = [
+        handler.body,
+        *([attempt.finalbody] if attempt.finalbody else []),
+        *siblings[siblings.index(attempt) + 1 :],
+    ]
+    return any(
+        not any(
+            isinstance(n, cst.Name)
+            and n.value == flag
+            and isinstance(model.parents.get(n), (cst.AssignTarget, cst.AugAssign))
+            for block in after
+            for n in model.iter_nodes(block)
+        )
+        and not any(isinstance(n, cst.Continue) for n in model.iter_nodes(handler.body))
+        for flag in cleared
+    )
+
+
+def _conjunct_flags(test: cst.BaseExpression) -> dict[str, str]:
+    """The names a `while` test needs true (`should_retry`, -> "False" clears it) or false
+    (`not done`, -> "True" clears it), as conjuncts of an `and`."""
+    if isinstance(test, cst.Name):
+        return {test.value: "False"}
+    if (
+        isinstance(test, cst.UnaryOperation)
+        and isinstance(test.operator, cst.Not)
+        and isinstance(test.expression, cst.Name)
+    ):
+        return {test.expression.value: "True"}
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return {**_conjunct_flags(test.left), **_conjunct_flags(test.right)}
+    return {}

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.retry.answers import given_a_time
-from idemlint.analysis.retry.exits import always_leaves
+from idemlint.analysis.retry.exits import always_leaves, fails_the_loop_test
 from idemlint.analysis.retry.reach import catches_what_its_try_cannot_raise
 from idemlint.analysis.retry.sends import sends_a_write_among
 from idemlint.analysis.syntax import caught_classes
@@ -37,6 +37,7 @@ def goes_round_on_failure(model: ModuleModel, try_node: cst.Try | cst.TryStar) -
     nor one of what the `try` cannot raise."""
     return any(
         not always_leaves(handler.body.body)
+        and not fails_the_loop_test(model, handler)
         and not means_not_ready(model, handler)
         and not catches_what_its_try_cannot_raise(model, handler)
         for handler in try_node.handlers
