@@ -45,6 +45,10 @@ from idemlint.knowledge.orms import CREATES_A_ROW
 if TYPE_CHECKING:
     import libcst as cst
 
+    # whether a call of a project function inserts a row of a model (from its summary): the chain
+    # down to that insert, () when its summary shows the way to another, None when it inserts none
+    InsertedBy = Callable[[cst.Call, str], Chain | None]
+
     from idemlint.analysis.db import DbAnalysis
     from idemlint.analysis.model import ModuleModel
 else:
@@ -65,11 +69,6 @@ class AbsentRowInsert:
     test: cst.If  # the decision on its result
     model: str | None  # the inserted model, when known
     chain: Chain | None = None  # through a function of the project: the calls down to its insert, when known
-
-
-# whether a call of a project function inserts a row of a model (from its summary): the chain
-# down to that insert, () when its summary shows the way to another, None when it inserts none
-InsertedBy = Callable[[cst.Call, str], "Chain | None"]
 
 
 def absent_row_inserts(
