@@ -50,13 +50,14 @@ class FileContext:
         from idemlint.analysis.managers import join_manager_filters, join_related_names, model_facts
 
         facts = setter_facts(self.source, self.model.vocabulary)
-        unique_keys, versioned, (managers, declared), related = model_facts(self.source)
+        unique_keys, versioned, (managers, declared), related, private = model_facts(self.source)
         return ProjectIndex(
             *by_verdict(facts),
             unique_keys=unique_keys,
             versioned_models=frozenset(model for model, is_versioned in versioned.items() if is_versioned),
             manager_filters=join_manager_filters([managers], [declared]),
             related_managers=join_related_names([related]),
+            private_columns=private,
         )
 
     @cached_property
@@ -171,17 +172,19 @@ class FileContext:
 
     @cached_property
     def role(self) -> str:
-        """What the file is (`paths.ROLES`): by its path, or a program or test support by its code."""
-        from idemlint.paths import role_of
+        """What the file is (`paths.ROLES`), by its path and its code (`analysis/programs.py`)."""
+        from idemlint.analysis.programs import file_role
 
-        return self.model.role(role_of(self.path))
+        return file_role(self.model, self.path)
 
     @cached_property
     def program_run_by_hand(self) -> bool:
         """A program a person runs, one watched client: a script or management command by its
         path, or a file run as a program (a `__main__` block, a loop at module level) wherever
         it lives. Not an example module, which users copy into their services."""
-        return self.role in ("script", "management command") or self.model.runs_as_program()
+        from idemlint.analysis.programs import runs_as_program
+
+        return self.role in ("script", "management command") or runs_as_program(self.model)
 
     @cached_property
     def run_by_hand(self) -> bool:

@@ -112,10 +112,11 @@ def _check_source(
 
 
 def _supports_tests(ctx: FileContext, anchor: str) -> bool:
-    """A module whose code, not its path, says it is test support (`ModuleModel.supports_tests`)."""
+    """A module whose code, not its path, says it is test support (`analysis/programs.py`)."""
+    from idemlint.analysis.programs import supports_tests
     from idemlint.paths import role_of
 
-    return role_of(anchor) == "source" and ctx.model.supports_tests()
+    return role_of(anchor) == "source" and supports_tests(ctx.model)
 
 
 def _unused_suppressions(
@@ -141,11 +142,11 @@ def _findings(
     Those in a definition a later one of the same name replaces come second: that copy never
     runs, so they are not reported, but a suppression of one is not unused."""
     from idemlint import stakes
+    from idemlint.analysis.programs import file_role
     from idemlint.analysis.shadowed import shadowed_definitions
     from idemlint.calibration import IN_FUNCTION, THROUGH_PROJECT, calibrated
     from idemlint.fix_offsets import line_starts, resolve_fix
     from idemlint.parsing import positions as resolve_positions
-    from idemlint.paths import role_of
 
     try:
         positions = resolve_positions(ctx.module)
@@ -153,7 +154,7 @@ def _findings(
         return Rejected("too deeply nested to locate findings", help=HELP_LIMIT)
     lines = split_lines(ctx.source)
     starts: list[int] = []  # line offsets, computed once per file (per fix, it was quadratic)
-    role = ctx.model.role(role_of(anchor))
+    role = file_role(ctx.model, anchor)
     dead = shadowed_definitions(ctx.model)
     unreached = ctx.project.unreached if ctx.indexed else frozenset()
     findings: list[Finding] = []

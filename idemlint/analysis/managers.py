@@ -98,15 +98,34 @@ class ModelFacts(NamedTuple):
     versioned: Versioned  # whether each compares a version column
     managers: tuple[dict[str, frozenset[str]], dict[str, dict[str, str]]]  # `declared_managers`
     related: RelatedNames  # `related_names`
+    private: frozenset[str]  # `private_fields`
 
 
 def model_facts(source: bytes | str, module: str = "", is_package: bool = False) -> ModelFacts:
     """What a file declares of its models, from one parse."""
     tree = parsed_if(source, _MODEL_MENTIONS)
     if tree is None:
-        return ModelFacts({}, {}, ({}, {}), {})
+        return ModelFacts({}, {}, ({}, {}), {}, frozenset())
     unique_keys, versioned = declared_keys(source, tree)
-    return ModelFacts(unique_keys, versioned, declared_managers(source, tree, module, is_package), related_names(tree))
+    managers = declared_managers(source, tree, module, is_package)
+    return ModelFacts(unique_keys, versioned, managers, related_names(tree), private_fields(tree))
+
+
+def private_fields(tree: ast.Module) -> frozenset[str]:
+    """The fields or columns a file's models declare under a name with a leading underscore
+    (`_status = Column("status", ...)`, behind a hybrid property): only those of such names
+    are stored; any other (`review._close_description = ...`) the object keeps in memory."""
+    return frozenset(
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and defines_fields(node)
+        for statement in node.body
+        if isinstance(statement, (ast.Assign, ast.AnnAssign))
+        and isinstance(statement.value, ast.Call)
+        and FIELD_CALL.search(callee_name(statement.value))
+        for target in (statement.targets if isinstance(statement, ast.Assign) else [statement.target])
+        if isinstance(target, ast.Name) and target.id.startswith("_")
+    )
 
 
 def related_names(tree: ast.Module) -> RelatedNames:

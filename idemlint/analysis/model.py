@@ -139,17 +139,6 @@ class ModuleModel:
             current = ancestor
         return current
 
-    def runs_as_program(self) -> bool:
-        """Whether the file is a program run by hand rather than a module imported by the
-        product: it has an `if __name__ == "__main__":` block, or loops at module level (a
-        wait-for-the-database script). Its findings are a script's, whatever its path."""
-        for statement in self.module.body:
-            if isinstance(statement, cst.While):
-                return True
-            if isinstance(statement, cst.If) and _tests_main_name(statement.test):
-                return True
-        return False
-
     def names_read(self, expr: cst.CSTNode) -> set[str]:
         """The names an expression reads, itself included when it is a bare name (`if done:`)."""
         return {x.value for x in (expr, *self.iter_nodes(expr)) if isinstance(x, cst.Name)}
@@ -158,34 +147,6 @@ class ModuleModel:
         """The value of a name assigned exactly once (`x = ...`) in the scope that reads it."""
         bindings = self.bindings_of(self.scope_of(name), name.value)
         return bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
-
-    def supports_tests(self) -> bool:
-        """Whether the module is test support by what it imports at its top and defines:
-        pytest's fixtures, or factory_boy's model factories (a class built on one of its
-        factory classes; a project module of the same name, Flask's `factory.py`, is not it). A
-        function's own `import pytest` (a `test` command that runs the suite) says nothing."""
-        from idemlint.knowledge.roles import TEST_FACTORY_BASES, TEST_SUPPORT_IMPORTS
-
-        imported: set[str] = set()
-        for statement in self.module.body:
-            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-                if isinstance(small, cst.Import):
-                    imported.update((self.dotted(alias.name) or "").split(".", 1)[0] for alias in small.names)
-                elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
-                    imported.add((self.dotted(small.module) or "").split(".", 1)[0])
-        if imported & TEST_SUPPORT_IMPORTS:
-            return True
-        bases = (self.qualname(base.value) or "" for node in self.classes for base in node.bases)
-        return any(b in TEST_FACTORY_BASES for b in bases)
-
-    def role(self, path_role: str) -> str:
-        """The file's role: its path's, unless the code says it is a program run by hand or
-        test support."""
-        if path_role != "source":
-            return path_role
-        if self.runs_as_program():
-            return "script"
-        return "test" if self.supports_tests() else path_role
 
     # -- names ------------------------------------------------------------------------
 
@@ -438,13 +399,3 @@ def local_callee(model: ModuleModel, call: cst.Call) -> cst.FunctionDef | None:
         owner = model.enclosing_class(call)
         return method_of(owner, func.attr.value) if owner is not None else None
     return None
-
-
-def _tests_main_name(test: cst.BaseExpression) -> bool:
-    """`__name__ == "__main__"`, either way round."""
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return False
-    sides = (test.left, test.comparisons[0].comparator)
-    names = [side.value for side in sides if isinstance(side, cst.Name)]
-    strings = [string_value(side) for side in sides if isinstance(side, cst.SimpleString)]
-    return names == ["__name__"] and strings == ["__main__"]

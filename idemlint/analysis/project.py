@@ -75,6 +75,7 @@ class FileFacts:
     unreached: UnreachedFacts = NO_UNREACHED  # what it defines that nothing else may call, the names it uses
     schedules: ScheduleFacts = NO_SCHEDULE_FACTS  # the task names it schedules and those it queues
     related: RelatedNames = field(default_factory=dict)  # the reverse managers its foreign keys name
+    private_fields: frozenset[str] = frozenset()  # the fields its models declare under a name with `_`
 
 
 def file_facts(
@@ -99,7 +100,7 @@ def file_facts(
         roots = config.src if config is not None else ("src",)
         machines = declared_moves(source, relative) if summarise else {}
         tree = parse_state_tests(source, relative) if summarise else None
-        unique_keys, versioned, managers, related = model_facts(
+        unique_keys, versioned, managers, related, private = model_facts(
             source, module_name(relative, roots), relative.endswith("__init__.py")
         )
         return FileFacts(
@@ -121,6 +122,7 @@ def file_facts(
             unreached_facts(source, module_name(relative, roots), summarise, relative.endswith("__init__.py")),
             schedule_facts(source),
             related,
+            private,
         )
     except Exception:  # a bug on odd input: the index goes on without this file; its own check reports the error
         return FileFacts()
@@ -164,6 +166,7 @@ def reduce_facts(files: Iterable[FileFacts], root: Path | None = None) -> Projec
         versioned_models=versioned_models(f.versioned for f in files),
         manager_filters=join_manager_filters((f.managers[0] for f in files), (f.managers[1] for f in files)),
         related_managers=join_related_names(f.related for f in files),
+        private_columns=frozenset().union(*(f.private_fields for f in files)),
         module_aliases=aliases,
         named_header_attributes=frozenset().union(*(f.headers.named for f in files)),
         key_reads=_modules_by_key(files),

@@ -81,6 +81,9 @@ class ProjectIndex:
     # the reverse managers foreign keys name (`analysis/managers.related_names`): related name ->
     # (the model it queries, the key columns that may bind it to the instance)
     related_managers: Mapping[str, tuple[str, frozenset[str]]] = field(default_factory=dict)
+    # the fields the project's models declare under a name with a leading underscore: any other
+    # such attribute (`order._cached_total = ...`) is the object's own, not a column
+    private_columns: frozenset[str] = frozenset()
     # modules imported under a name (`import trio as event_loop` in `pkg/compat.py`):
     # `pkg.compat.event_loop` -> `trio`
     module_aliases: Mapping[str, str] = field(default_factory=dict)
@@ -145,6 +148,7 @@ class ProjectIndex:
                     ),
                     sorted(self.module_aliases.items()),
                     sorted((name, model, sorted(keys)) for name, (model, keys) in self.related_managers.items()),
+                    sorted(self.private_columns),
                     sorted(self.named_header_attributes),
                     sorted((key, sorted(modules)) for key, modules in self.key_reads.items()),
                     sorted(self.quiet_functions),

@@ -8,6 +8,10 @@ import re
 # wherever the file sits (`app/factories.py`, `core/factory.py`): a module importing pytest at
 # its top, or defining a class on one of factory_boy's factory classes
 TEST_SUPPORT_IMPORTS = frozenset({"pytest"})
+# what a program calls to run until it is stopped: an event loop's `run_forever()`, a socket
+# server's `serve_forever()`. Such a program is a service (a daemon, a bot), not a script someone
+# runs and watches to its end
+SERVES_FOREVER = frozenset({"run_forever", "serve_forever"})
 TEST_FACTORY_BASES = frozenset(
     {
         "factory.Factory",

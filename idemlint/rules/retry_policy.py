@@ -61,9 +61,10 @@ class RetryNonRetryable(PolicyRule):
         "a value taken from it (`status = status_of(err)`, then `if not should_retry(status): raise`), or hands it to a "
         "project function that may raise (`on_error(exc, deadline)`; a loop's or a recursive retry's), classifies the "
         "failure and is not reported; nor is one after which the same pass goes on to more work (`try: old.close() except Exception: log(...)`, then a "
-        "new connection is opened): it guards a step of the attempt, not the attempt. Not reported in a program a "
+        "new connection is opened): it guards a step of the attempt, not the attempt; nor one in a `while should_retry:` "
+        "loop whose pass clears the flag before its attempt: the failure ends the loop. Not reported in a program a "
         "person runs (a script, a management command, a file with a `__main__` block or a loop at module level): one "
-        "client someone watches, with no herd or fleet behind it. An example module, which users copy into their services, "
+        "client someone watches, with no herd or fleet behind it. A program that runs until it is stopped (`loop.run_forever()`, `serve_forever()`, a `python -m bot` service) is a service and is judged; an example module, which users copy into their services, "
         "is judged."
     )
     why = (
@@ -250,7 +251,7 @@ class RetryWithoutJitter(PolicyRule):
         "cloud.get_snapshot(id)`, a lazily made client's chain `self.get_cinder().get_snapshot(id)` included): IDM201 "
         "still reports a catch-all there. Not reported in a program a person runs (a script, a management command, a "
         "file with a `__main__` block or a loop at module level): one client someone watches, with no herd or fleet "
-        "behind it. An example module, which users copy into their services, is judged."
+        "behind it. A program that runs until it is stopped (`loop.run_forever()`, `serve_forever()`, a `python -m bot` service) is a service and is judged; an example module, which users copy into their services, is judged."
     )
     why = (
         "When a dependency blips, every client fails at the same moment. Without jitter they all retry at the same "

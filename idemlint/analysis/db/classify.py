@@ -47,6 +47,7 @@ from idemlint.analysis.model import ModuleModel, keyword
 from idemlint.analysis.project_index import EMPTY, ProjectIndex
 from idemlint.analysis.sql import Predicate, classify, sql_text
 from idemlint.knowledge.orms import DJANGO, GET_OR_404, SQLALCHEMY
+from idemlint.knowledge.repeats import names_an_action
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -81,7 +82,7 @@ class DbAnalysis:
             self._classify_call(call)
         self.reads.extend(record_reads(model, self.reads, self.writes, project.locked_row_returners))
         self.reads.extend(related_reads(model, self.reads))
-        self.writes.extend(attribute_writes(model, self.reads, self.writes))
+        self.writes.extend(attribute_writes(model, self.reads, self.writes, project))
 
     # -- classification --------------------------------------------------------------------
 
@@ -398,9 +399,13 @@ def _evaluated(model: ModuleModel, call: cst.Call) -> bool:
 
 def _custom_manager_read(model: ModuleModel, call: cst.Call, method: str) -> bool:
     """A method of a model's manager, other than the writes, whose result is kept in a
-    name: a custom lookup that loads one row (`Order.objects.get_by_reference_number(r)`)."""
+    name: a custom lookup that loads one row (`Order.objects.get_by_reference_number(r)`); not
+    one named for an act (`User.objects.create_user(...)`, `Invoice.objects.add_line(...)`),
+    which makes the row it gives back."""
     func = call.func
     if method in _MANAGER_WRITES or method in DJANGO_CHAIN or not isinstance(func, cst.Attribute):
+        return False
+    if names_an_action(method):
         return False
     owner = model.dotted(func.value) or ""
     head, _, manager = owner.rpartition(".")

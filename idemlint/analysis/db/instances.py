@@ -29,6 +29,7 @@ from idemlint.analysis.db.sa_filters import rows_chosen_by, selected_model, with
 from idemlint.analysis.db.scopes import expected_by_the_save, first_persist_after, source_order
 from idemlint.analysis.flow import origin_nodes
 from idemlint.analysis.model import ModuleModel, keyword, local_callee, string_value
+from idemlint.analysis.project_index import EMPTY, ProjectIndex
 from idemlint.analysis.sql import Predicate
 from idemlint.knowledge.orms import ROW_QUERY_METHODS, VIEW_FRAMEWORKS, is_row_base
 
@@ -232,8 +233,11 @@ def _set_then_stored(model: ModuleModel, scope: cst.CSTNode, statement: cst.CSTN
     return any(order.get(model.statement_of(call), -1) > at for call in calls)
 
 
-def attribute_writes(model: ModuleModel, reads: list[DbRead], writes: list[DbWrite]) -> list[DbWrite]:
-    """`order.status = "paid"` followed by `order.save()` or `session.commit()`."""
+def attribute_writes(
+    model: ModuleModel, reads: list[DbRead], writes: list[DbWrite], project: ProjectIndex = EMPTY
+) -> list[DbWrite]:
+    """`order.status = "paid"` followed by `order.save()` or `session.commit()`; not an attribute
+    the object keeps in memory (`_kept_in_memory`)."""
     found: list[DbWrite] = []
     loaded = {(model.scope_of(r.call), r.instance): r for r in reads if r.instance}
     setters: dict[tuple[cst.CSTNode, str | None], list[cst.CSTNode]] = {}
@@ -246,6 +250,8 @@ def attribute_writes(model: ModuleModel, reads: list[DbRead], writes: list[DbWri
             continue
         scope = model.scope_of(target)
         read = loaded.get((scope, instance))
+        if _kept_in_memory(model, target, read, project):
+            continue
         if first_persist_after(model, scope, instance, statement) is None and not _set_then_stored(
             model, scope, statement, setters.get((scope, instance), [])
         ):
@@ -267,6 +273,20 @@ def attribute_writes(model: ModuleModel, reads: list[DbRead], writes: list[DbWri
             )
         )
     return found
+
+
+def _kept_in_memory(model: ModuleModel, target: cst.Attribute, read: DbRead | None, project: ProjectIndex) -> bool:
+    """An attribute named with a leading underscore that no model of the project declares
+    (`review._close_description = text`, kept for the response), on an instance of one of the
+    project's models or of no class known: only where the project's models are known, and not
+    on `self` of a class that is none of them (another ORM's document may store any name)."""
+    name = target.attr.value
+    if name[:1] != "_" or name in project.private_columns or not project.unique_keys:
+        return False
+    if type(target.value) is cst.Name and target.value.value == "self":
+        owner = model.enclosing_class(target)
+        return owner is not None and owner.name.value.lower() in project.unique_keys
+    return read is None or read.table is None or read.table in project.unique_keys
 
 
 def _cloned_before(model: ModuleModel, scope: cst.CSTNode, instance: str, statement: cst.CSTNode) -> bool:
