@@ -167,6 +167,10 @@ TIMED_TAKES = frozenset(
         "get_message",
     }
 )
+# of those, a socket's own reads, which time out only where the socket was given a time; and
+# what sends on one (a round that sends, then reads, timed out waiting for an answer to it)
+SOCKET_READS = frozenset({"recv", "recv_into", "recvfrom", "recvfrom_into", "accept"})
+SOCKET_SENDS = frozenset({"send", "sendall", "sendto", "sendmsg", "write"})
 BARE_TIMEOUTS = frozenset(
     {
         "TimeoutError",

@@ -20,6 +20,8 @@ from idemlint.knowledge.retries import (
     EMPTY_CONTAINER_ERRORS,
     NOT_FOUND_IN_ANSWER,
     NOT_READY_ERRORS,
+    SOCKET_READS,
+    SOCKET_SENDS,
     TAKE_METHODS,
     TAKE_VERBS,
     TIMED_TAKES,
@@ -76,11 +78,24 @@ def means_not_ready(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptS
 
 def _only_takes_in_time(model: ModuleModel, attempt: cst.Try | cst.TryStar) -> bool:
     """The `try` waits to take something, for a time it was given (`drain_events(timeout=5)`,
-    `consumer.poll(poll_timeout)`, `sock.recv(n)` after `sock.settimeout(...)`), and sends
-    nothing: a timeout there is a wait that ended with nothing, not a request left unanswered."""
+    `consumer.poll(poll_timeout)`, `sock.recv(n)` after `sock.settimeout(...)`; a socket method's
+    own read, `self.sock.recv(n)`, times out only where its socket was given a time, wherever
+    that was), and sends nothing: a timeout there is a wait that ended with nothing, not a
+    request left unanswered."""
     calls = [n for n in model.iter_nodes(attempt.body) if isinstance(n, cst.Call)]
-    takes = [c for c in calls if (model.dotted(c.func) or "").rsplit(".", 1)[-1] in TIMED_TAKES]
-    return bool(takes) and all(given_a_time(model, c) for c in takes) and not sends_a_write_among(model, calls)
+    names = [(model.dotted(c.func) or "").rsplit(".", 1)[-1] for c in calls]
+    takes = [c for c, name in zip(calls, names, strict=True) if name in TIMED_TAKES]
+    sends = any(name in SOCKET_SENDS for name in names)
+    return (
+        bool(takes)
+        and all(_socket_read(c) and not sends or given_a_time(model, c) for c in takes)
+        and not sends_a_write_among(model, calls)
+    )
+
+
+def _socket_read(call: cst.Call) -> bool:
+    """A socket's own read method called on it (`self.__socket.recv(128)`)."""
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in SOCKET_READS
 
 
 def _searches_an_answer(model: ModuleModel, attempt: cst.Try | cst.TryStar) -> bool:
