@@ -231,7 +231,7 @@ def prune_stores(folder: Path, kind: str) -> None:
             old.unlink()
 
 
-INDEX_MAGIC = b"idemlint-index-63\n"  # bump with the index format: tests/test_warm_path.py pins it
+INDEX_MAGIC = b"idemlint-index-64\n"  # bump with the index format: tests/test_warm_path.py pins it
 
 Manifest = tuple[tuple[str, "Stamp | None", bytes], ...]  # (file, stat or None, content hash) each
 IndexDigests = tuple[str, dict[str, str]]

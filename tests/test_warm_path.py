@@ -300,7 +300,7 @@ def test_the_index_format_is_pinned_to_its_magic() -> None:
     shape = repr([[f.name for f in dataclasses.fields(c)] for c in classes]) + repr(
         [machines._TABLE_ROW.pattern, machines._DECORATOR.pattern]
     )
-    assert (INDEX_MAGIC, hashlib.sha256(shape.encode()).hexdigest()[:12]) == (b"idemlint-index-63\n", "628aadc0c44e")
+    assert (INDEX_MAGIC, hashlib.sha256(shape.encode()).hexdigest()[:12]) == (b"idemlint-index-64\n", "628aadc0c44e")
 
 
 def test_the_index_key_follows_the_catalogue_and_the_summary_signs(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -34,7 +34,10 @@ from idemlint.analysis.unique_keys import (
 ManagerColumns = Mapping[str, frozenset[str]]  # manager class -> the columns its get_queryset() filters on
 ModelManagers = Mapping[str, Mapping[str, str]]  # model -> manager attribute (`objects`) -> manager class
 ManagerFilters = dict[str, dict[str, frozenset[str]]]  # model -> manager attribute -> the columns filtered
-RelatedNames = Mapping[str, set[tuple[str, str]]]  # related name -> {(model, foreign key column)}
+# related name -> {(model, foreign key column, the model the key points to)}
+RelatedNames = Mapping[str, set[tuple[str, str, str]]]
+# related name -> (the model its manager queries, ((key column, the model it points to), ...))
+RelatedManagers = dict[str, tuple[str, tuple[tuple[str, str], ...]]]
 # the fields whose `related_name` names a manager of many rows (a one-to-one's names one row)
 _FOREIGN_KEYS = frozenset({"ForeignKey", "ParentalKey"})
 
@@ -132,10 +135,10 @@ def related_names(tree: ast.Module) -> RelatedNames:
     """The reverse managers a file's foreign keys name (`run = ForeignKey(TestRun,
     related_name="executions")` in `TestExecution`): `run.executions` queries the model that
     declares the key, and only its rows whose key column is the instance. related name ->
-    {(model, lower-cased as tables are named; the key column)}. A name with a placeholder
-    (`"%(class)s_set"`) or none (`"+"`) names no manager; the default `<model>_set` is read
-    where it is used (`analysis/db/chains.py`)."""
-    found: dict[str, set[tuple[str, str]]] = {}
+    {(model, lower-cased as tables are named; the key column; the model it points to)}. A name
+    with a placeholder (`"%(class)s_set"`) or none (`"+"`) names no manager; the default
+    `<model>_set` is read where it is used (`analysis/db/chains.py`)."""
+    found: dict[str, set[tuple[str, str, str]]] = {}
     for node in ast.walk(tree):
         if not isinstance(node, ast.ClassDef):
             continue
@@ -149,21 +152,33 @@ def related_names(tree: ast.Module) -> RelatedNames:
             for keyword in value.keywords:
                 name = keyword.value.value if isinstance(keyword.value, ast.Constant) else None
                 if keyword.arg == "related_name" and isinstance(name, str) and name.isidentifier():
-                    found.setdefault(name, set()).add((node.name.lower(), targets[0].id))
+                    found.setdefault(name, set()).add((node.name.lower(), targets[0].id, _key_target(value, node)))
     return found
 
 
-def join_related_names(parts: Iterable[RelatedNames]) -> dict[str, tuple[str, frozenset[str]]]:
-    """related name -> (the model its manager queries, the key columns that may bind it): a
-    name two models give their keys (`tags` on two models) stays unknown."""
-    joined: dict[str, set[tuple[str, str]]] = {}
+def _key_target(field: ast.Call, owner: ast.ClassDef) -> str:
+    """The model a foreign key points to, lower-cased: `ForeignKey(TestRun, ...)`,
+    `ForeignKey("testruns.TestRun", ...)`, `to=...`, `"self"`; "" when unknown."""
+    given = field.args[0] if field.args else next((k.value for k in field.keywords if k.arg == "to"), None)
+    if isinstance(given, ast.Constant) and isinstance(given.value, str):
+        name = given.value.rsplit(".", 1)[-1]
+        return owner.name.lower() if name == "self" else name.lower()
+    if isinstance(given, ast.Name):
+        return given.id.lower()
+    return given.attr.lower() if isinstance(given, ast.Attribute) else ""
+
+
+def join_related_names(parts: Iterable[RelatedNames]) -> RelatedManagers:
+    """related name -> (the model its manager queries, its keys: (column, the model each points
+    to), sorted): a name two models give their keys (`tags` on two models) stays unknown."""
+    joined: dict[str, set[tuple[str, str, str]]] = {}
     for part in parts:
         for name, keys in part.items():
             joined.setdefault(name, set()).update(keys)
     return {
-        name: (next(iter(models)), frozenset(column for _m, column in keys))
+        name: (next(iter(models)), tuple(sorted((column, target) for _m, column, target in keys)))
         for name, keys in sorted(joined.items())
-        if len(models := {model for model, _c in keys}) == 1
+        if len(models := {model for model, _c, _t in keys}) == 1
     }
 
 

@@ -414,7 +414,7 @@ def follow_calls(index: ProjectIndex, modules: list[ModuleFacts]) -> ProjectInde
             )
             chains: dict[str, Chain] = {}
             updated = inherit(current, inner, site, chains, names_a_lookup(words_of(caller.rsplit(".", 1)[-1])))
-            if chains:
+            if chains or updated != current:  # a new chain, or more of a fact it had (the models it inserts)
                 functions[caller] = (replace(updated, **chains), path, def_line)  # type: ignore[arg-type]
                 changed = True
         if not changed:

@@ -79,8 +79,8 @@ class ProjectIndex:
     # the columns a model's managers filter every query on (`analysis/managers.py`): model -> attribute -> columns
     manager_filters: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
     # the reverse managers foreign keys name (`analysis/managers.related_names`): related name ->
-    # (the model it queries, the key columns that may bind it to the instance)
-    related_managers: Mapping[str, tuple[str, frozenset[str]]] = field(default_factory=dict)
+    # (the model it queries, its keys: (column, the model the key points to), sorted)
+    related_managers: Mapping[str, tuple[str, tuple[tuple[str, str], ...]]] = field(default_factory=dict)
     # the fields the project's models declare under a name with a leading underscore: any other
     # such attribute (`order._cached_total = ...`) is the object's own, not a column
     private_columns: frozenset[str] = frozenset()
@@ -147,7 +147,7 @@ class ProjectIndex:
                         (m, sorted((a, sorted(c)) for a, c in by.items())) for m, by in self.manager_filters.items()
                     ),
                     sorted(self.module_aliases.items()),
-                    sorted((name, model, sorted(keys)) for name, (model, keys) in self.related_managers.items()),
+                    sorted(self.related_managers.items()),
                     sorted(self.private_columns),
                     sorted(self.named_header_attributes),
                     sorted((key, sorted(modules)) for key, modules in self.key_reads.items()),

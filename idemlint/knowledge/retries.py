@@ -159,7 +159,6 @@ TIMED_TAKES = frozenset(
         "recvfrom",
         "sock_recv",
         "sock_recv_into",
-        "accept",
         "sock_accept",
         "dequeue",
         "acquire",
@@ -169,7 +168,7 @@ TIMED_TAKES = frozenset(
 )
 # of those, a socket's own reads, which time out only where the socket was given a time; and
 # what sends on one (a round that sends, then reads, timed out waiting for an answer to it)
-SOCKET_READS = frozenset({"recv", "recv_into", "recvfrom", "recvfrom_into", "accept"})
+SOCKET_READS = frozenset({"recv", "recv_into", "recvfrom", "recvfrom_into"})
 SOCKET_SENDS = frozenset({"send", "sendall", "sendto", "sendmsg", "write"})
 BARE_TIMEOUTS = frozenset(
     {

@@ -64,7 +64,7 @@ class RetryNonRetryable(PolicyRule):
         "new connection is opened): it guards a step of the attempt, not the attempt; nor one in a `while should_retry:` "
         "loop whose pass clears the flag before its attempt: the failure ends the loop. Not reported in a program a "
         "person runs (a script, a management command, a file with a `__main__` block or a loop at module level): one "
-        "client someone watches, with no herd or fleet behind it. A program that runs until it is stopped (`loop.run_forever()`, `serve_forever()`, a `python -m bot` service) is a service and is judged; an example module, which users copy into their services, "
+        "client someone watches, with no herd or fleet behind it. A `__main__.py`, or a file with a `__main__` block, that runs until it is stopped (`loop.run_forever()`, `serve_forever()`: a `python -m bot` service) is a service and is judged (a script by its folder, `scripts/`, `bin/`, stays one); an example module, which users copy into their services, "
         "is judged."
     )
     why = (
@@ -251,7 +251,7 @@ class RetryWithoutJitter(PolicyRule):
         "cloud.get_snapshot(id)`, a lazily made client's chain `self.get_cinder().get_snapshot(id)` included): IDM201 "
         "still reports a catch-all there. Not reported in a program a person runs (a script, a management command, a "
         "file with a `__main__` block or a loop at module level): one client someone watches, with no herd or fleet "
-        "behind it. A program that runs until it is stopped (`loop.run_forever()`, `serve_forever()`, a `python -m bot` service) is a service and is judged; an example module, which users copy into their services, is judged."
+        "behind it. A `__main__.py`, or a file with a `__main__` block, that runs until it is stopped (`loop.run_forever()`, `serve_forever()`: a `python -m bot` service) is a service and is judged (a script by its folder, `scripts/`, `bin/`, stays one); an example module, which users copy into their services, is judged."
     )
     why = (
         "When a dependency blips, every client fails at the same moment. Without jitter they all retry at the same "

@@ -40,7 +40,7 @@ class UnboundedRetry(PolicyRule):
         "repositories never run before, 22 of 23 unbounded polls judged were not bugs), nor is a loop that goes round after its work succeeded too (a periodic task: `await flush(); continue`), or that counts and waits but that no success leaves (a feed refreshed until it is stopped; a `return` only in a handler leaves on a failure; `while ok and ...` goes round while it works; `while status != 200 and tries < 5:` leaves by its test once the work goes through, a retry). A loop read as a poll that "
         "also re-sends work (a batch sent again until every item is delivered) is missed with it. Not reported in a "
         "program a person runs (a script, a management command, a file with a `__main__` block or a loop at module "
-        "level): one client someone watches, with no herd or fleet behind it. A program that runs until it is stopped (`loop.run_forever()`, `serve_forever()`) is a service and is judged, as is an example module. "
+        "level): one client someone watches, with no herd or fleet behind it. A `__main__.py`, or a file with a `__main__` block, that runs until it is stopped (`loop.run_forever()`, `serve_forever()`) is a service and is judged (a script by its folder stays one), as is an example module. "
         "Nor is a failover that keeps the candidates it tried and tests them (`if url in tried: break`). Nor is a wait "
         "again, given a time, for work made before the loop (`while True: try: return future.result(timeout=60)`, "
         "`thread.join(5)`, `as_completed(fs, timeout=60)`): nothing is re-attempted; a future submitted in the same "

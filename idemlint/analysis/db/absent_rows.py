@@ -29,10 +29,11 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.db.chains import chain_calls, manager_owner
+from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.locks import row_locked_first
 from idemlint.analysis.db.made_rows import finds_only_rows_made_here
 from idemlint.analysis.db.records import SESSION, DbRead
+from idemlint.analysis.db.related_managers import Related, instance_model, key_columns, manager_owner
 from idemlint.analysis.db.scopes import source_order, statements_after
 from idemlint.analysis.flow import runs_before
 from idemlint.analysis.keys import fresh_value_name
@@ -56,9 +57,6 @@ else:
 
 _CREATES = CREATES_A_ROW | {"bulk_create", "abulk_create"}
 RELATED_MARK = "~"  # an insert through a reverse manager, named by the manager until the project resolves it
-Related = Mapping[
-    str, tuple[str, frozenset[str]]
-]  # related name -> (model, key columns): `ProjectIndex.related_managers`
 _ADDS = frozenset({"add", "add_all"})
 
 
@@ -103,7 +101,9 @@ def absent_row_inserts(
                 continue  # the duplicate error handled, or a row lock every duplicate takes first
             if isinstance(read.call, cst.Call) and finds_only_rows_made_here(model, read.call, insert):
                 continue  # keyed on a row this run made: a duplicate run finds (and fills) its own
-            if chain is None and kept_unique(keys, _inserted_columns(model, insert)):
+            if chain is not None and any(keys):
+                continue  # a project function's insert, of a model with a unique key its columns may name
+            if chain is None and kept_unique(keys, _inserted_columns(model, insert, related)):
                 break  # the row it inserts is kept unique (`Intake(name=..., project=...)`): a second insert fails
             yield AbsentRowInsert(insert, read, test, inserted, chain)
             break
@@ -312,14 +312,22 @@ def unique_insert_first(
     return False
 
 
-def _inserted_columns(model: ModuleModel, insert: cst.Call) -> list[str]:
+def _inserted_columns(model: ModuleModel, insert: cst.Call, related: Related = MappingProxyType({})) -> list[str]:
     """The columns the insert gives what a duplicate run gives them too: `create(a=..., b=...)`'s
     keywords (and the keys of a dict it spreads, `create(**defaults)` of `defaults = {"name":
-    ...}`), or those of the `Model(a=..., b=...)` it adds or saves; not one given what a call
-    makes (`reference=uuid4().hex`, `created=now()`): two runs insert two values, and a key on
-    that column stops neither."""
+    ...}`), or those of the `Model(a=..., b=...)` it adds or saves, and the key a reverse
+    manager's `create` fills (`copy.holds.create(member=m)` gives `copy`); not one given what a
+    call makes (`reference=uuid4().hex`, `created=now()`): two runs insert two values, and a key
+    on that column stops neither."""
     built: cst.BaseExpression | None = insert
     method = insert.func.attr.value if isinstance(insert.func, cst.Attribute) else ""
+    keyed: list[str] = []
+    if (
+        method in _CREATES
+        and isinstance(insert.func, cst.Attribute)
+        and (owner := manager_owner(insert.func.value, related))
+    ):
+        keyed = sorted(key_columns(related[owner[1]][1], instance_model(model, owner[0])))
     if method in _ADDS and insert.args:
         built = insert.args[0].value
     elif method == "save" and isinstance(insert.func, cst.Attribute):
@@ -327,8 +335,10 @@ def _inserted_columns(model: ModuleModel, insert: cst.Call) -> list[str]:
     if isinstance(built, cst.Name):
         built = model.sole_value(built)
     if not isinstance(built, cst.Call):
-        return []
-    named = [a.keyword.value for a in built.args if a.keyword is not None and _same_on_every_run(model, a.value)]
+        return keyed
+    named = keyed + [
+        a.keyword.value for a in built.args if a.keyword is not None and _same_on_every_run(model, a.value)
+    ]
     for spread in (a.value for a in built.args if a.star == "**" and isinstance(a.value, cst.Name)):
         held = model.sole_value(spread)
         if isinstance(held, cst.Dict):

@@ -8,7 +8,7 @@ which model; its filters as `Predicate`s; and the kind of a value written or com
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
@@ -109,41 +109,6 @@ def is_queryset(model: ModuleModel, expr: cst.BaseExpression, allow_manager: boo
             ):
                 return True
     return False
-
-
-def related_manager(
-    expr: cst.BaseExpression, related: Mapping[str, tuple[str, frozenset[str]]]
-) -> tuple[str, frozenset[str]] | None:
-    """The model and key columns of the reverse manager a queryset chain starts from
-    (`run.executions.filter(case=case)`, where a foreign key of the project names `executions`
-    as its related name), when every call on it is a queryset's; None otherwise. The manager
-    hangs off an instance (`run`, `self.run`), not a class (`TestRun.executions` is the field),
-    and takes lookups by keyword (a dict's `headers.get("x")`, a list's `items.count(x)` do not)."""
-    found = manager_owner(expr, related)
-    return related[found[1]] if found is not None else None
-
-
-def manager_owner(
-    expr: cst.BaseExpression, related: Mapping[str, tuple[str, frozenset[str]]]
-) -> tuple[cst.Name, str] | None:
-    """The instance a reverse manager's queryset chain hangs off (the name `run` roots, of
-    `run.executions.filter(...)`) and the manager's name; see `related_manager`."""
-    node = expr
-    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        method = node.func.attr.value
-        if method not in DJANGO_CHAIN | DJANGO_READ_TERMINALS or (
-            method not in ("filter", "exclude") and any(a.keyword is None and not a.star for a in node.args)
-        ):
-            return None
-        node = node.func.value
-    if not isinstance(node, cst.Attribute) or node.attr.value not in related:
-        return None
-    owner = node.value
-    while isinstance(owner, cst.Attribute):
-        owner = owner.value
-    if not isinstance(owner, cst.Name) or owner.value[:1].isupper():
-        return None
-    return owner, node.attr.value
 
 
 def chain_model(model: ModuleModel, chain: list[cst.Call], depth: int = 0) -> str | None:

@@ -23,7 +23,6 @@ from idemlint.analysis.db.chains import (
     locks,
     model_name,
     python_value_kind,
-    related_manager,
     values_sets,
 )
 from idemlint.analysis.db.instances import attribute_writes, record_reads, related_reads
@@ -40,6 +39,7 @@ from idemlint.analysis.db.records import (
     DbRead,
     DbWrite,
 )
+from idemlint.analysis.db.related_managers import related_manager
 from idemlint.analysis.db.rowcount import executor_of, result_used, rowcount_read_after
 from idemlint.analysis.db.sa_filters import flask_query_model, sa_filters, with_statement
 from idemlint.analysis.db.setter_calls import setter_write
@@ -47,7 +47,7 @@ from idemlint.analysis.model import ModuleModel, keyword
 from idemlint.analysis.project_index import EMPTY, ProjectIndex
 from idemlint.analysis.sql import Predicate, classify, sql_text
 from idemlint.knowledge.orms import DJANGO, GET_OR_404, SQLALCHEMY
-from idemlint.knowledge.repeats import names_an_action
+from idemlint.knowledge.repeats import ACTING_WORDS, words_of
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -125,7 +125,9 @@ class DbAnalysis:
             self._django_read(call)  # Order.objects.filter(...)[0], list(Order.objects.select_for_update()...)
         elif method in SA_READ_TERMINALS | _FLASK_TERMINALS and self._sqlalchemy_read(call):
             pass
-        elif method in DJANGO_READ_TERMINALS and (related := related_manager(call, self.project.related_managers)):
+        elif method in DJANGO_READ_TERMINALS and (
+            related := related_manager(model, call, self.project.related_managers)
+        ):
             self._django_read(call, related)  # `run.executions.filter(case=case).exists()`
         elif _custom_manager_read(model, call, method):
             self._django_read(call)  # `Order.objects.get_by_reference_number(ref)`
@@ -400,13 +402,13 @@ def _evaluated(model: ModuleModel, call: cst.Call) -> bool:
 def _custom_manager_read(model: ModuleModel, call: cst.Call, method: str) -> bool:
     """A method of a model's manager, other than the writes, whose result is kept in a
     name: a custom lookup that loads one row (`Order.objects.get_by_reference_number(r)`); not
-    one named for an act (`User.objects.create_user(...)`, `Invoice.objects.add_line(...)`),
+    one whose first word is an act (`User.objects.create_user(...)`, `Invoice.objects.add_line(...)`),
     which makes the row it gives back."""
     func = call.func
     if method in _MANAGER_WRITES or method in DJANGO_CHAIN or not isinstance(func, cst.Attribute):
         return False
-    if names_an_action(method):
-        return False
+    if words_of(method)[:1] and words_of(method)[0] in ACTING_WORDS:
+        return False  # `create_user`, `add_line`: not `get_by_charge_id`, whose act is a noun
     owner = model.dotted(func.value) or ""
     head, _, manager = owner.rpartition(".")
     return manager == "objects" and head.rsplit(".", 1)[-1][:1].isupper() and assigned_name(model, call) is not None

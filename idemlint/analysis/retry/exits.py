@@ -338,15 +338,13 @@ def fails_the_loop_test(model: ModuleModel, handler: cst.ExceptHandler | cst.Exc
         *([attempt.finalbody] if attempt.finalbody else []),
         *siblings[siblings.index(attempt) + 1 :],
     ]
+    if any(isinstance(n, cst.Continue) for n in model.iter_nodes(handler.body)):
+        return False
+    scope = model.scope_of(loop)
     return any(
-        not any(
-            isinstance(n, cst.Name)
-            and n.value == flag
-            and isinstance(model.parents.get(n), (cst.AssignTarget, cst.AugAssign))
-            for block in after
-            for n in model.iter_nodes(block)
+        not any(  # bound again on the way back to the test, by any form (`flag, delay = True, 1`, `flag: bool = True`)
+            model.is_inside(binding.statement, block) for binding in model.bindings_of(scope, flag) for block in after
         )
-        and not any(isinstance(n, cst.Continue) for n in model.iter_nodes(handler.body))
         for flag in cleared
     )
 

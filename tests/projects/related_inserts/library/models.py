@@ -32,6 +32,9 @@ class Copy(models.Model):
     def note_visit(self, member):
         return Visit.objects.create(copy=self, member=member)
 
+    def book(self, member, day):
+        return self.bookings.create(member=member, day=day)
+
 
 class Loan(models.Model):
     copy = models.ForeignKey(Copy, related_name="loans", on_delete=models.CASCADE)
@@ -67,3 +70,27 @@ class Label(models.Model):
 
 class Sticker(models.Model):
     member = models.ForeignKey(Member, related_name="labels", on_delete=models.CASCADE)
+
+
+class Booking(models.Model):
+    copy = models.ForeignKey(Copy, related_name="bookings", on_delete=models.CASCADE)
+    member = models.ForeignKey(Member, on_delete=models.CASCADE)
+    day = models.DateField()
+
+    class Meta:
+        unique_together = ("copy", "member", "day")
+
+
+class Branch(models.Model):
+    name = models.CharField(max_length=80)
+
+
+class Request(models.Model):
+    member = models.ForeignKey(Member, related_name="requests", on_delete=models.CASCADE)
+    branch = models.ForeignKey("library.Branch", related_name="requests", on_delete=models.CASCADE)
+    title = models.CharField(max_length=80)
+
+
+class AuditEntry(models.Model):
+    copy = models.ForeignKey(Copy, on_delete=models.CASCADE)
+    member = models.ForeignKey(Member, on_delete=models.CASCADE)
