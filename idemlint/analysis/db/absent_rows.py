@@ -33,7 +33,7 @@ from idemlint.analysis.db.chains import chain_calls
 from idemlint.analysis.db.locks import row_locked_first
 from idemlint.analysis.db.made_rows import finds_only_rows_made_here
 from idemlint.analysis.db.records import SESSION, DbRead
-from idemlint.analysis.db.related_managers import Related, instance_model, key_columns, manager_owner
+from idemlint.analysis.db.related_managers import Related, instance_root, manager_owner, related_manager
 from idemlint.analysis.db.scopes import source_order, statements_after
 from idemlint.analysis.flow import runs_before
 from idemlint.analysis.keys import fresh_value_name
@@ -259,10 +259,7 @@ def _inserted_by(model: ModuleModel, call: cst.Call) -> str | None | Literal[Fal
     if method in _CREATES and isinstance(receiver, cst.Attribute) and receiver.attr.value == "objects":
         return (model.dotted(receiver.value) or "").rsplit(".", 1)[-1].lower() or None
     if method in _CREATES and isinstance(receiver, cst.Attribute) and receiver.attr.value[:1].islower():
-        owner = receiver.value
-        while isinstance(owner, cst.Attribute):
-            owner = owner.value
-        if isinstance(owner, cst.Name) and owner.value[:1].islower():
+        if instance_root(receiver.value) is not None:
             return RELATED_MARK + receiver.attr.value
     if method in _ADDS and SESSION.search(model.dotted(receiver) or "") and call.args:
         return _constructed_model(model, call.args[0].value)
@@ -321,13 +318,12 @@ def _inserted_columns(model: ModuleModel, insert: cst.Call, related: Related = M
     on that column stops neither."""
     built: cst.BaseExpression | None = insert
     method = insert.func.attr.value if isinstance(insert.func, cst.Attribute) else ""
-    keyed: list[str] = []
-    if (
-        method in _CREATES
-        and isinstance(insert.func, cst.Attribute)
-        and (owner := manager_owner(insert.func.value, related))
-    ):
-        keyed = sorted(key_columns(related[owner[1]][1], instance_model(model, owner[0])))
+    manager = (
+        related_manager(model, insert.func.value, related)
+        if method in _CREATES and isinstance(insert.func, cst.Attribute)
+        else None
+    )
+    keyed = sorted(manager[1]) if manager is not None else []
     if method in _ADDS and insert.args:
         built = insert.args[0].value
     elif method == "save" and isinstance(insert.func, cst.Attribute):

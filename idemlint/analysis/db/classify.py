@@ -407,7 +407,7 @@ def _custom_manager_read(model: ModuleModel, call: cst.Call, method: str) -> boo
     func = call.func
     if method in _MANAGER_WRITES or method in DJANGO_CHAIN or not isinstance(func, cst.Attribute):
         return False
-    if words_of(method)[:1] and words_of(method)[0] in ACTING_WORDS:
+    if not ACTING_WORDS.isdisjoint(words_of(method)[:1]):
         return False  # `create_user`, `add_line`: not `get_by_charge_id`, whose act is a noun
     owner = model.dotted(func.value) or ""
     head, _, manager = owner.rpartition(".")

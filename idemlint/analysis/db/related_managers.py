@@ -37,17 +37,17 @@ def related_manager(
         return None
     owner, name = found
     table, keys = related[name]
-    return table, key_columns(keys, instance_model(model, owner))
+    return table, _key_columns(keys, _instance_model(model, owner))
 
 
-def key_columns(keys: tuple[tuple[str, str], ...], owner: str | None) -> frozenset[str]:
+def _key_columns(keys: tuple[tuple[str, str], ...], owner: str | None) -> frozenset[str]:
     """The columns of a reverse manager's keys that point to the owner's model (all of them
     where none does or the owner's model is unknown)."""
     pointing = frozenset(column for column, target in keys if target and target == owner)
     return pointing or frozenset(column for column, _target in keys)
 
 
-def instance_model(model: ModuleModel, name: cst.Name) -> str | None:
+def _instance_model(model: ModuleModel, name: cst.Name) -> str | None:
     """The model an instance holds, lower-cased: `self` in a model's method (its class), a name
     bound once to a query's row (`run = TestRun.objects.get(pk=pk)`); None when unknown."""
     if name.value == "self":
@@ -73,9 +73,13 @@ def manager_owner(expr: cst.BaseExpression, related: Related) -> tuple[cst.Name,
         node = node.func.value
     if not isinstance(node, cst.Attribute) or node.attr.value not in related:
         return None
-    owner = node.value
-    while isinstance(owner, cst.Attribute):
-        owner = owner.value
-    if not isinstance(owner, cst.Name) or owner.value[:1].isupper():
-        return None
-    return owner, node.attr.value
+    owner = instance_root(node.value)
+    return (owner, node.attr.value) if owner is not None else None
+
+
+def instance_root(expr: cst.BaseExpression) -> cst.Name | None:
+    """The name an attribute chain starts from when it names an instance (`run` of `run`,
+    `self` of `self.run`), not a class (`TestRun`)."""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return expr if isinstance(expr, cst.Name) and not expr.value[:1].isupper() else None
