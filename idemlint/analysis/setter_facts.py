@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from idemlint.analysis.final_states import is_state_attribute
 from idemlint.analysis.handed_calls import bound_only_by
 from idemlint.analysis.syntax import own_nodes, parameter_names, stdlib_tree
+from idemlint.knowledge.orms import ROW_QUERY_METHODS
 from idemlint.knowledge.states import STATE_COLUMNS, STATE_SETTER_DEFINITION
 from idemlint.knowledge.vocabulary import DEFAULT, Vocabulary
 
@@ -132,6 +133,8 @@ def _may_write_state(
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
+                if _writes_a_document(target, node, vocabulary):
+                    continue
                 for part in ast.walk(target):
                     if isinstance(part, ast.Subscript) and isinstance(part.value, (ast.Attribute, ast.Name)):
                         if not isinstance(part.value, ast.Name) or part.value.id == "self":
@@ -155,6 +158,8 @@ def _may_write_state(
                 continue
             quiet = (
                 name in _PURE_CALLS
+                or "log" in name.lower().split("_")  # `log_json(msg=..., id=pk)`: a log line's text
+                or _reads_rows(node)
                 or isinstance(receiver, ast.Name)
                 and (receiver.id in opened or "log" in receiver.id.lower())
             )
@@ -164,6 +169,47 @@ def _may_write_state(
             if not quiet and isinstance(receiver, ast.Attribute) and name not in _ROW_ONLY:
                 return True  # `self.store.write(...)`, `frappe.db.set_value(...)`: another object acts
     return False
+
+
+# what a manager's query chain may end in and only read (not `create`, `get_or_create`)
+_ROW_READS = ROW_QUERY_METHODS - {"create", "get_or_create", "update_or_create"}
+
+
+def _reads_rows(call: ast.Call) -> bool:
+    """`Manifest.objects.select_for_update().get(id=manifest_id)`: a read through a model's
+    manager, handed a parameter as its key; it writes nothing."""
+    node: ast.expr = call
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr not in _ROW_READS:
+            return False
+        node = node.func.value
+        if isinstance(node, ast.Attribute) and node.attr == "objects":
+            return True
+    return False
+
+
+def _writes_a_document(target: ast.expr, statement: ast.stmt, vocabulary: Vocabulary) -> bool:
+    """`manifest.state[step][interval] = now`, `manifest.state = {}`: an attribute named like a
+    state that holds a mapping (per-step times, a journal), written by entry or emptied. No
+    record moves from one state to another there; `self.data["state"] = new` (a state kept
+    under a key of another attribute) and `self.state = new` still do."""
+    base, entries = target, 0
+    while isinstance(base, ast.Subscript):
+        base, entries = base.value, entries + 1
+    if not isinstance(base, ast.Attribute) or not _named_as_state(base.attr, vocabulary):
+        return False
+    if entries:
+        return True
+    value = getattr(statement, "value", None)
+    return isinstance(statement, ast.Assign) and (
+        isinstance(value, (ast.Dict, ast.List))
+        and not (value.keys if isinstance(value, ast.Dict) else value.elts)
+        or isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in ("dict", "list")
+        and not value.args
+        and not value.keywords
+    )
 
 
 def _named_as_state(attribute: str, vocabulary: Vocabulary) -> bool:

@@ -49,6 +49,10 @@ class SqlStatement:
 _DEEPEST = 6
 
 
+# a driver's statement object built from its text: `SimpleStatement("SELECT ...")`, `BoundQuery(...)`
+_STATEMENT_CLASS = re.compile(r"^[A-Z]\w*(Statement|Query)$")
+
+
 def sql_text(model: ModuleModel, expr: cst.BaseExpression | None, depth: int = 0) -> str | None:
     """The SQL an expression evaluates to, with holes, or None when it is not SQL text."""
     if expr is None or depth > _DEEPEST:
@@ -87,8 +91,17 @@ def _text(model: ModuleModel, expr: cst.BaseExpression, depth: int) -> str | Non
             base = _text(model, expr.func.value, depth + 1)
             return _FORMAT_HOLE.sub("__hole__", base) if base is not None else None
         name = model.call_name(expr) or ""
-        if name.endswith("text") and expr.args:  # sqlalchemy.text("...")
-            return _text(model, expr.args[0].value, depth + 1)
+        last = name.rsplit(".", 1)[-1]
+        if (name.endswith("text") or _STATEMENT_CLASS.match(last)) and expr.args:
+            return _text(model, expr.args[0].value, depth + 1)  # `sqlalchemy.text("...")`, `SimpleStatement("...")`
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value in ("self", "cls"):
+        owner = model.enclosing_class(expr)  # `self._SELECT_SESSIONS`: a constant the class body binds
+        for line in owner.body.body if owner is not None else ():
+            for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign) and any(
+                    isinstance(t.target, cst.Name) and t.target.value == expr.attr.value for t in small.targets
+                ):
+                    return _text(model, small.value, depth + 1)
     if isinstance(expr, cst.Name):
         scope = model.scope_of(expr)
         bindings = model.resolve(scope, expr.value)

@@ -233,7 +233,10 @@ class RetryWithoutJitter(PolicyRule):
         "that answers nothing and only looks up, by the names of its calls: `get_commands_status(node)`): a poll "
         "(IDM203 does not judge it either), nor a loop that goes round while the answer it read is not yet over (`if not "
         "rows or not is_complete: sleep(...); continue`; not `not ok`, `not succeeded`, which deny an outcome; an "
-        "`execute` of a `SELECT` is a read, and so is a sender told to `GET`), nor a `while` loop that only reads and whose own test reads again what its "
+        "`execute` of a `SELECT` is a read, also one kept as a class constant or wrapped in a statement object "
+        "(`self._execute(SimpleStatement(self._SELECT_SESSION))`, whatever the helper sends it with), and so is a sender told to `GET`), "
+        "nor a loop whose handler rebinds an input of the work from the error it caught (`except Moved as m: url = "
+        'm.location`, `transaction["data"] = resolve(lookup.payload)`): it follows a redirect the answer named, nor a `while` loop that only reads and whose own test reads again what its '
         "round fetched (`while server.status != wanted and retry:` round `server = api.get(id)`), nor a loop that only "
         "reads whose inner loop over the answer returns once it shows what is awaited (`for vol in volumes: if "
         'vol["name"] == name: return True`; a count the loop steps, `for retry in range(4)` or `n = n + 1`, is no '

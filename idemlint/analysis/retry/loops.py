@@ -51,7 +51,12 @@ from idemlint.analysis.retry.exits import (
     tests_leaving_every_loop,
 )
 from idemlint.analysis.retry.not_ready import goes_round_on_failure, means_not_ready
-from idemlint.analysis.retry.not_retries import checks_readiness, restarts_a_service, tries_next_candidate
+from idemlint.analysis.retry.not_retries import (
+    checks_readiness,
+    follows_what_it_caught,
+    restarts_a_service,
+    tries_next_candidate,
+)
 from idemlint.analysis.retry.reach import in_unreachable_handler
 from idemlint.analysis.retry.read_only import (
     only_looks_up,
@@ -102,8 +107,11 @@ def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext
         return None  # `while True: try: while not stopping: serve() ... except: log; sleep`: a supervisor
     if runs_once(model, loop):
         return None  # every pass ends by leaving: the first failure ends the loop
-    if any(isinstance(n, (cst.Try, cst.TryStar)) and tries_each_once(model, loop, n) for n in loop_nodes(model, loop)):
-        return None  # `if url in tried: break; tried.add(url); try: connect(url)`: a failover
+    if any(
+        isinstance(n, (cst.Try, cst.TryStar)) and (tries_each_once(model, loop, n) or follows_what_it_caught(model, n))
+        for n in loop_nodes(model, loop)
+    ):
+        return None  # `if url in tried: break; tried.add(url); try: connect(url)`: a failover; a redirect followed
     if checks_readiness(model, loop) or polls_accepted_work(model, loop):
         return RetryContext("poll", "loop", loop, loop, None, "polling loop")
     catches = _catches_and_reattempts(model, loop, counter_names)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.http_methods import http_get
 from idemlint.analysis.model import ModuleModel, called_name, positional_parameters
-from idemlint.analysis.retry.exits import loop_nodes
+from idemlint.analysis.retry.exits import always_leaves, loop_nodes
 from idemlint.analysis.retry.sends import sends_a_write
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.keys import CLOCK_CALLS
@@ -279,3 +279,42 @@ def computed_before_the_try(
             ):
                 found.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
     return found
+
+
+def follows_what_it_caught(model: ModuleModel, try_node: cst.Try | cst.TryStar) -> bool:
+    """`except Moved as moved: url = moved.location`, `except OffchainLookup as e:
+    transaction["data"] = resolve(e.payload)`: each handler that goes round again rebinds an
+    input of the work from the error it caught (directly or through names it binds from it), so
+    the next round sends what the last answer asked for: a redirect followed, not a retry. A
+    handler that goes round with the same input (the error logged, kept in a name the work does
+    not read) makes it a retry again."""
+    used = model.names_read(try_node.body)
+    followed = False
+    for handler in try_node.handlers:
+        if always_leaves(list(handler.body.body)):
+            continue
+        name = handler.name.name if handler.name is not None else None
+        if not isinstance(name, cst.Name) or not _rebinds_from(model, handler.body, name.value, used):
+            return False
+        followed = True
+    return followed
+
+
+def _rebinds_from(model: ModuleModel, body: cst.BaseSuite, caught: str, used: set[str]) -> bool:
+    """Some assignment in `body` stores, into a name `used` reads (or an item or attribute of
+    one), a value computed from `caught` or from a name bound from it before."""
+    derived = {caught}
+    for node in model.iter_nodes(body):
+        if not isinstance(node, cst.Assign) or not model.names_read(node.value) & derived:
+            continue
+        for target in node.targets:
+            root: cst.BaseExpression = target.target
+            while isinstance(root, (cst.Subscript, cst.Attribute)):
+                root = root.value
+            if not isinstance(root, cst.Name):
+                continue
+            if root.value in used and root.value != caught:
+                return True
+            if root is target.target:
+                derived.add(root.value)
+    return False

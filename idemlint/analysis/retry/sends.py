@@ -33,7 +33,7 @@ def writes_here_or_in_helper(model: ModuleModel, call: cst.Call) -> bool:
     if sends_a_write(model, call):
         return True
     helper = local_callee(model, call)
-    if helper is None:
+    if helper is None or _only_selects(model, call):  # `self._execute(SELECT_ROW, ...)`: it runs the read it is handed
         return False
     link = gives_a_receiver(model, call, helper.name.value)
     return any(

@@ -3,7 +3,7 @@ from django.db import transaction
 
 from shop.ledger import book
 from shop.mail import notify_customer, send_receipt_once, validate_email
-from shop.models import Export, Import, Order, OrderStatus, Payout, Refund, RefundStatus
+from shop.models import Export, Import, ManifestAccessor, ManifestState, ManifestStep, Order, OrderStatus, Payout, Refund, RefundStatus
 from shop.services import OrderService, RefundDesk
 
 
@@ -209,3 +209,11 @@ def on_refund_announced(refund_id, topic):
     # an acronym first, then the act: a publish all the same
     refund.set_status(RefundStatus.ACCEPTED)  # expect: IDM102 "so SNSPublish() on line 211 acts again"
     topic.SNSPublish(refund.pk)
+
+
+def on_download_started(manifest_id):
+    ManifestAccessor().update_manifest_state(ManifestStep.DOWNLOAD, ManifestState.START, manifest_id)  # ok: IDM103 the setter writes an entry of a document, no state
+
+
+def on_summary_stage(manifest_id):
+    ManifestAccessor().update_manifest_stage(ManifestStep.SUMMARY, manifest_id)  # expect: IDM103 "sets stage to ManifestStep.SUMMARY with no precondition"

@@ -75,3 +75,43 @@ class Import(models.Model):
     def mark_status(self, value):
         setattr(self, "status", value)
         self.save(update_fields=["status"])
+
+
+class ManifestStep(models.TextChoices):
+    DOWNLOAD = "download"
+    SUMMARY = "summary"
+
+
+class ManifestState(models.TextChoices):
+    START = "start"
+    END = "end"
+
+
+class Manifest(models.Model):
+    """`state` is a document, not a state: a mapping from each step to the times it started and
+    ended. Writing an entry of it (or emptying it) moves no record from one state to another."""
+
+    state = models.JSONField(default=dict)
+    stage = models.CharField(max_length=20)
+
+
+def log_json(**fields):
+    return fields
+
+
+class ManifestAccessor:
+    def update_manifest_state(self, step, interval, manifest_id):
+        manifest = Manifest.objects.select_for_update().get(id=manifest_id)
+        print(log_json(msg="updating the manifest's times", manifest_id=manifest_id))
+        if not manifest.state:
+            manifest.state = {}
+        if interval == ManifestState.START:
+            manifest.state[step] = {}
+        manifest.state[step][interval] = "2026-01-01T00:00:00"
+        manifest.save(update_fields=["state"])
+
+    def update_manifest_stage(self, stage, manifest_id):
+        """The twin keeps a real state: the stage it is handed replaces the one held."""
+        manifest = Manifest.objects.get(id=manifest_id)
+        manifest.stage = stage
+        manifest.save(update_fields=["stage"])
