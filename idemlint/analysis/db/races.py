@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.chains import full_chain
+from idemlint.analysis.db.changes import records_a_change
 from idemlint.analysis.db.decisions import (
     decided_columns,
     decides_state,
@@ -97,8 +98,9 @@ def races(model: ModuleModel, db: DbAnalysis) -> dict[int, Race]:
             continue
         for write in writes:  # each write with what its own run does: a sibling branch's act is not its
             together = [w for w in writes if not apart(model, w.node, [write])]
-            if all(_converges(model, db, race, w) for w in together) and not side_effect_in(
-                model, db, race.test, [write], writes
+            changed = all(records_a_change(model, db, race.test, w) for w in together)  # `if new != x.email:`
+            if (changed or all(_converges(model, db, race, w) for w in together)) and not side_effect_in(
+                model, db, race.test, [write], writes, changed
             ):
                 del found[id(write)]
     memo[id(db)] = found

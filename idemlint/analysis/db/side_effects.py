@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.db.changes import computes_a_written_value, passes_the_change_on
 from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS, SA_READ_TERMINALS, SESSION, DbWrite
 from idemlint.analysis.db.repeat_safe import repeat_safe
 from idemlint.analysis.db.scopes import persisting_helper_argument, source_order, statements_after
@@ -102,10 +103,11 @@ _QUIET_METHODS = (
 )
 
 
-def side_effect_in(model: ModuleModel, db: DbAnalysis, test: cst.BaseExpression, writes: list[DbWrite], decided: list[DbWrite] | None = None) -> bool:  # fmt: skip
+def side_effect_in(model: ModuleModel, db: DbAnalysis, test: cst.BaseExpression, writes: list[DbWrite], decided: list[DbWrite] | None = None, changed: bool = False) -> bool:  # fmt: skip
     """Whether the code a test decides calls anything beyond the writes it decides (`decided`,
     `writes` by default) that may act outside the process (another row, a message, a signal, a
-    payment) where `writes` run: a call in the other branch of an `if` holding them is not."""
+    payment) where `writes` run: a call in the other branch of an `if` holding them is not. Where
+    the writes record a change (`changed`: `analysis/db/changes.py`), a call passing it on is not."""
     guard = model.parents.get(test)
     if not isinstance(guard, cst.If):
         return True
@@ -120,7 +122,13 @@ def side_effect_in(model: ModuleModel, db: DbAnalysis, test: cst.BaseExpression,
         # a call in a further test (`elif workflow.num_graded() >= n:`) computes the decision
         tests = [n.test for n in (root, *model.iter_nodes(root)) if type(n) is cst.If]
         for node in model.iter_nodes(root):
-            if type(node) is cst.Call and id(node) not in own and not _quiet_call(model, node, decided or writes):
+            if (
+                type(node) is cst.Call
+                and id(node) not in own
+                and not _quiet_call(model, node, decided or writes)
+                and not computes_a_written_value(model, node, decided or writes, tests)
+                and not (changed and passes_the_change_on(model, node, decided or writes))
+            ):
                 if not any(model.is_inside(node, test) for test in tests) and not apart(model, node, writes, root):
                     return True
     return False

@@ -1,0 +1,128 @@
+"""Writes that record a change rather than decide one.
+
+`if new_email != user.email: user.email = new_email` tests whether the value it is given (or
+looked up) differs from the one held, then stores exactly that value: every run that passes
+stores the same thing, and a call that passes the change on (`backend.update_email(user)`,
+`provider.update_account(source)`, a set by its verb, handed the record or the value) sets the
+same thing again, so racing runs agree. Another act (`reassign_orders(user)`) still runs twice.
+A fixed value is no change given (`if x.flag != "on": x.flag = "on"; mail(x)` decides to act
+once), and a state column is not read this way: moving a lifecycle is a decision. And a call that computes a written value through
+a local (`chosen = select_file(members)`, then `x.file = chosen`) computes, as it would inline,
+when nothing but the writes and the tests deciding them reads that local."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from idemlint._lazy import LazyModule
+from idemlint.analysis.db.repeat_safe import absolute_value
+from idemlint.knowledge.repeats import names_an_action, words_of
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from idemlint.analysis.db.classify import DbAnalysis
+    from idemlint.analysis.db.records import DbWrite
+    from idemlint.analysis.model import ModuleModel
+else:
+    cst = LazyModule("libcst", globals(), "cst")
+
+
+def records_a_change(model: ModuleModel, db: DbAnalysis, test: cst.BaseExpression, write: DbWrite) -> bool:
+    """The write runs in the body of `if <value> != <record>.<column>:` (either side, `is not`
+    too) and stores `<value>`, spelt the same, in each column it sets; no column is a state."""
+    owner = model.parents.get(test)
+    if type(owner) is not cst.If or not model.is_inside(write.node, owner.body) or not write.values:
+        return False
+    code = model.module.code_for_node
+    for column, value in write.values.items():
+        if (
+            db.is_state_column(column)
+            or absolute_value(model, value)
+            or not any(code(other) == code(value) for other in _compared_with(model, test, write.instance, column))
+        ):
+            return False
+    return True
+
+
+def _compared_with(
+    model: ModuleModel, test: cst.BaseExpression, instance: str | None, column: str
+) -> list[cst.BaseExpression]:
+    """What `test` (or a part of an `and` of it) says `instance.column` differs from."""
+    parts = [test]
+    while parts and type(parts[-1]) is cst.BooleanOperation and type(parts[-1].operator) is cst.And:
+        last = parts.pop()
+        parts += [last.left, last.right]  # type: ignore[attr-defined]
+    found = []
+    for part in parts:
+        if type(part) is not cst.Comparison or len(part.comparisons) != 1:
+            continue
+        if type(part.comparisons[0].operator) not in (cst.NotEqual, cst.IsNot):
+            continue
+        left, right = part.left, part.comparisons[0].comparator
+        for side, other in ((left, right), (right, left)):
+            if (
+                type(side) is cst.Attribute
+                and side.attr.value.lower() == column
+                and instance is not None
+                and model.dotted(side.value) == instance
+            ):
+                found.append(other)
+    return found
+
+
+def computes_a_written_value(
+    model: ModuleModel, call: cst.Call, writes: list[DbWrite], tests: Sequence[cst.CSTNode]
+) -> bool:
+    """`chosen = select_file(members)`, a call not named for an act, where every read of `chosen`
+    in the function is inside a value `writes` store or one of `tests` (`if chosen:`): the call
+    computes what is written."""
+    statement = model.parents.get(call)
+    if type(statement) is not cst.Assign or len(statement.targets) != 1:
+        return False
+    if names_an_action((model.call_name(call) or "").rsplit(".", 1)[-1].lstrip("_")):
+        return False  # `response = session.post(...)`: it acts, whatever is kept of its answer
+    target = statement.targets[0].target
+    if type(target) is not cst.Name:
+        return False
+    scope = model.scope_of(call)
+    inside = [*(v for w in writes for v in w.values.values()), *tests]
+    reads = [
+        n
+        for n in model.iter_nodes(scope)
+        if type(n) is cst.Name and n.value == target.value and not _is_a_target(model, n)
+    ]
+    return bool(reads) and all(any(model.is_inside(n, where) for where in inside) for n in reads)
+
+
+def _is_a_target(model: ModuleModel, name: cst.Name) -> bool:
+    """Not a read of the local: it is bound there, or it is an attribute's name (`x.chosen`)."""
+    parent = model.parents.get(name)
+    return (
+        type(parent) is cst.AssignTarget
+        or type(parent) in (cst.AugAssign, cst.AnnAssign)
+        and parent.target is name  # type: ignore[union-attr]
+        or type(parent) is cst.Attribute
+        and parent.attr is name
+    )
+
+
+# the verbs of a call that passes a changed value on: it sets, it does not add
+_SETS = frozenset({"update", "set", "sync", "change"})
+
+
+def passes_the_change_on(model: ModuleModel, call: cst.Call, writes: list[DbWrite]) -> bool:
+    """`backend.update_email(user)`, `builder.update_account(source)`: a call named for setting,
+    handed the record written (or the value it stores)."""
+    name = (model.call_name(call) or "").rsplit(".", 1)[-1]
+    words = words_of(name.lstrip("_"))
+    if not words or words[0] not in _SETS:
+        return False
+    code = model.module.code_for_node
+    handed = {w.instance for w in writes if w.instance} | {code(v) for w in writes for v in w.values.values()}
+    return any(
+        (given := model.dotted(a.value) or code(a.value)) in handed
+        or any(given.startswith(f"{h}.") for h in handed)  # `source.pk`
+        for a in call.args
+    )
