@@ -221,7 +221,8 @@ class RetryWithoutJitter(PolicyRule):
         "client, session or connection; the caught tuple may be held in a name) is reported at that handler, unless it "
         "makes at most two attempts, does something about the failure first (reconnects, refreshes a token), retries "
         "a lost race, or catches only the errors of a database kept in a file on this machine (`sqlite3.OperationalError`) "
-        "(measured apart: `medium` until judged). Polling, consumer loops and per-item pacing are not retry "
+        "(measured apart: `medium` until judged). Polling, consumer loops (a `try` that only waits to take the next message for a time it was given, "
+        "`get_message(timeout=1.0)`, and sends nothing) and per-item pacing are not retry "
         "contexts and are not reported; so is a retry decorator on a function that only reads and raises while a value "
         'it read says "not yet" (`if order["status"] != "issued": raise ...`, a `match job.status:` case that raises (not a '
         "match on a status code), or `if alive: return True` just before "

@@ -50,7 +50,7 @@ from idemlint.analysis.retry.exits import (
     runs_once,
     tests_leaving_every_loop,
 )
-from idemlint.analysis.retry.not_ready import goes_round_on_failure, means_not_ready
+from idemlint.analysis.retry.not_ready import goes_round_on_failure, means_not_ready, waits_for_messages
 from idemlint.analysis.retry.not_retries import (
     checks_readiness,
     follows_what_it_caught,
@@ -105,6 +105,8 @@ def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext
     counter_names = counter_names + attempt_counters(model, loop)
     if restarts_a_service(model, loop):
         return None  # `while True: try: while not stopping: serve() ... except: log; sleep`: a supervisor
+    if waits_for_messages(model, loop):
+        return None  # `msg = sub.get_message(timeout=1.0)` round and round: a consumer, not a retry
     if runs_once(model, loop):
         return None  # every pass ends by leaving: the first failure ends the loop
     if any(

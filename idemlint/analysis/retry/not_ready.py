@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel
 from idemlint.analysis.retry.answers import given_a_time
-from idemlint.analysis.retry.exits import always_leaves, fails_the_loop_test
+from idemlint.analysis.retry.exits import always_leaves, fails_the_loop_test, loop_nodes
 from idemlint.analysis.retry.reach import catches_what_its_try_cannot_raise
 from idemlint.analysis.retry.sends import sends_a_write_among
 from idemlint.analysis.syntax import caught_classes
@@ -76,6 +76,14 @@ def means_not_ready(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptS
     )
 
 
+def waits_for_messages(model: ModuleModel, loop: cst.For | cst.While) -> bool:
+    """A `try` of the loop only waits to take the next message for a time it was given, and
+    sends nothing (`msg = await sub.get_message(timeout=1.0)`, `consumer.poll(timeout_ms=500)`):
+    a consumer, which goes round to wait again (after subscribing again where the wait failed),
+    re-attempting nothing another system acts on."""
+    return any(isinstance(n, (cst.Try, cst.TryStar)) and _only_takes_in_time(model, n) for n in loop_nodes(model, loop))
+
+
 def _only_takes_in_time(model: ModuleModel, attempt: cst.Try | cst.TryStar) -> bool:
     """The `try` waits to take something, for a time it was given (`drain_events(timeout=5)`,
     `consumer.poll(poll_timeout)`, `sock.recv(n)` after `sock.settimeout(...)`; a socket method's
@@ -83,7 +91,10 @@ def _only_takes_in_time(model: ModuleModel, attempt: cst.Try | cst.TryStar) -> b
     that was), and sends nothing: a timeout there is a wait that ended with nothing, not a
     request left unanswered."""
     calls = [n for n in model.iter_nodes(attempt.body) if isinstance(n, cst.Call)]
-    names = [(model.dotted(c.func) or "").rsplit(".", 1)[-1] for c in calls]
+    names = [  # by the method's own name: `subs[channel].get_message(...)` too
+        c.func.attr.value if isinstance(c.func, cst.Attribute) else (model.dotted(c.func) or "").rsplit(".", 1)[-1]
+        for c in calls
+    ]
     takes = [c for c, name in zip(calls, names, strict=True) if name in TIMED_TAKES]
     sends = any(name in SOCKET_SENDS for name in names)
     return (
