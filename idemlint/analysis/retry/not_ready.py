@@ -91,22 +91,27 @@ def _only_takes_in_time(model: ModuleModel, attempt: cst.Try | cst.TryStar) -> b
     that was), and sends nothing: a timeout there is a wait that ended with nothing, not a
     request left unanswered."""
     calls = [n for n in model.iter_nodes(attempt.body) if isinstance(n, cst.Call)]
-    names = [  # by the method's own name: `subs[channel].get_message(...)` too
-        c.func.attr.value if isinstance(c.func, cst.Attribute) else (model.dotted(c.func) or "").rsplit(".", 1)[-1]
-        for c in calls
-    ]
+    names = [_method_name(model, c) for c in calls]
     takes = [c for c, name in zip(calls, names, strict=True) if name in TIMED_TAKES]
     sends = any(name in SOCKET_SENDS for name in names)
     return (
         bool(takes)
-        and all(_socket_read(c) and not sends or given_a_time(model, c) for c in takes)
+        and all(
+            name in SOCKET_READS and not sends or given_a_time(model, c)
+            for c, name in zip(calls, names, strict=True)
+            if c in takes
+        )
         and not sends_a_write_among(model, calls)
     )
 
 
-def _socket_read(call: cst.Call) -> bool:
-    """A socket's own read method called on it (`self.__socket.recv(128)`)."""
-    return isinstance(call.func, cst.Attribute) and call.func.attr.value in SOCKET_READS
+def _method_name(model: ModuleModel, call: cst.Call) -> str:
+    """The called method's own name, on any receiver (`subs[channel].get_message(...)`), also
+    through a local alias of it (`_recv = ctx.socket.recv`, then `_recv(4096)`)."""
+    func = call.func
+    if isinstance(func, cst.Name) and isinstance(alias := model.sole_value(func), cst.Attribute):
+        func = alias
+    return func.attr.value if isinstance(func, cst.Attribute) else (model.dotted(func) or "").rsplit(".", 1)[-1]
 
 
 def _searches_an_answer(model: ModuleModel, attempt: cst.Try | cst.TryStar) -> bool:
