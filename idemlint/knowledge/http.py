@@ -51,10 +51,10 @@ REFUSED_STATUSES = frozenset({"429"})
 RATE_LIMIT_WORDS = re.compile(r"rate_?limit|throttl|retry_?after|too_?many_?requests", re.I)
 # Writes that a repeat leaves as the first one left them, whatever the method says: the words
 # of an endpoint's path (`/users/unlink/`, `/orders/_search`) or of the function that calls
-# it (`revoke_token()`, `search_documents()`): removals and revocations, and POSTs that only
+# it (`revoke_token()`, `search_documents()`): removals, revocations, a cache's purge, and POSTs that only
 # read. Not "remove" or "delete" alone in a function's name: `remove_funds` acts.
 REPEAT_SAFE_ENDPOINT_WORDS = frozenset(
-    {"unlink", "revoke", "deactivate", "unsubscribe", "unassign", "disable", "search", "lookup", "validate"}
+    {"unlink", "revoke", "deactivate", "unsubscribe", "unassign", "disable", "purge", "search", "lookup", "validate"}
     | {"preview", "estimate", "exists"}
 )
 # The last part of a path whose request only answers, changing nothing on the server (so a

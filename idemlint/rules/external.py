@@ -93,8 +93,8 @@ class UnkeyedRetriedSideEffect(Rule):
         "Patch's `op`), a request whose path's last part is one verb of a computation that keeps nothing "
         "(`/predict`, `/v2/translate`, `/embed`; not a noun a server may keep: `/rest/v1/embeddings`, Replicate's "
         "`/v1/predictions`), and a request "
-        "whose path or calling function names a removal, a revocation or a read "
-        "(`/unlink_users/`, `revoke_token()`, `/_search`, OAuth's `/introspect`, an RPC path whose last part starts with a reading verb: "
+        "whose path or calling function names a removal, a revocation, a cache purge or a read "
+        "(`/unlink_users/`, `revoke_token()`, `/purge/{key}`, `/_search`, OAuth's `/introspect`, an RPC path whose last part starts with a reading verb: "
         "`/2/sharing/get_shared_link_file`, not `get_or_create_account`; a project function so named passes no side "
         "effect on to its callers: `search()` posting a vector query through `_request('POST', ...)`), or a GraphQL "
         'query it posts (`json={"query": "query ..."}`; a `mutation` is reported), or a write sent only when a '
