@@ -133,7 +133,7 @@ def _may_write_state(
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                if _writes_a_document(target, node, vocabulary):
+                if _writes_a_document(target, node, vocabulary, set(parameter_names(method)) - {"self", "cls"}):
                     continue
                 for part in ast.walk(target):
                     if isinstance(part, ast.Subscript) and isinstance(part.value, (ast.Attribute, ast.Name)):
@@ -158,7 +158,7 @@ def _may_write_state(
                 continue
             quiet = (
                 name in _PURE_CALLS
-                or "log" in name.lower().split("_")  # `log_json(msg=..., id=pk)`: a log line's text
+                or _log_line(node, name)
                 or _reads_rows(node)
                 or isinstance(receiver, ast.Name)
                 and (receiver.id in opened or "log" in receiver.id.lower())
@@ -188,19 +188,32 @@ def _reads_rows(call: ast.Call) -> bool:
     return False
 
 
-def _writes_a_document(target: ast.expr, statement: ast.stmt, vocabulary: Vocabulary) -> bool:
+def _log_line(call: ast.Call, name: str) -> bool:
+    """`log_json(msg="...", manifest_id=manifest_id)`: a call named for logging, its first word
+    `log`, handed only keywords or text and not the record (`transition_and_log(self, status)`
+    may write it)."""
+    return (
+        name.lower().split("_", 1)[0] == "log"
+        and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in call.args)
+        and not any(isinstance(k.value, ast.Name) and k.value.id == "self" for k in call.keywords)
+    )
+
+
+def _writes_a_document(target: ast.expr, statement: ast.stmt, vocabulary: Vocabulary, params: set[str]) -> bool:
     """`manifest.state[step][interval] = now`, `manifest.state = {}`: an attribute named like a
     state that holds a mapping (per-step times, a journal), written by entry or emptied. No
-    record moves from one state to another there; `self.data["state"] = new` (a state kept
-    under a key of another attribute) and `self.state = new` still do."""
+    record moves from one state to another there. Not an entry that stores a state: a value the
+    setter is handed (`self.step_status[step] = status`), text or a constant (`= Status.DONE`),
+    outside the keys that pick the entry; and `self.data["state"] = new` (a state kept under a
+    key of another attribute) and `self.state = new` still write one."""
     base, entries = target, 0
     while isinstance(base, ast.Subscript):
         base, entries = base.value, entries + 1
     if not isinstance(base, ast.Attribute) or not _named_as_state(base.attr, vocabulary):
         return False
-    if entries:
-        return True
     value = getattr(statement, "value", None)
+    if entries:
+        return value is not None and not _may_hold_a_state(value, params)
     return isinstance(statement, ast.Assign) and (
         isinstance(value, (ast.Dict, ast.List))
         and not (value.keys if isinstance(value, ast.Dict) else value.elts)
@@ -210,6 +223,22 @@ def _writes_a_document(target: ast.expr, statement: ast.stmt, vocabulary: Vocabu
         and not value.args
         and not value.keywords
     )
+
+
+def _may_hold_a_state(value: ast.expr, params: set[str]) -> bool:
+    """Text, a constant (`Status.DONE`, `DONE`) or a parameter, outside the keys of a subscript
+    (`state[step][START]` picks an entry): what may be a state's name."""
+    keys = {id(n) for node in ast.walk(value) if isinstance(node, ast.Subscript) for n in ast.walk(node.slice)}
+    for node in ast.walk(value):
+        if id(node) in keys:
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return True
+        if isinstance(node, ast.Name) and (node.id in params or node.id.isupper()):
+            return True
+        if isinstance(node, ast.Attribute) and (node.attr.isupper() or node.attr[:1].isupper()):
+            return True
+    return False
 
 
 def _named_as_state(attribute: str, vocabulary: Vocabulary) -> bool:

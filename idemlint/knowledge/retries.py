@@ -170,6 +170,9 @@ TIMED_TAKES = frozenset(
 # what sends on one (a round that sends, then reads, timed out waiting for an answer to it)
 SOCKET_READS = frozenset({"recv", "recv_into", "recvfrom", "recvfrom_into"})
 SOCKET_SENDS = frozenset({"send", "sendall", "sendto", "sendmsg", "write"})
+# the words of a call that sends something on (`basic_publish`, `produce`, `sendall`): a round
+# that makes one is a request waiting for its answer, not a consumer waiting for a message
+SENDING_WORDS = frozenset({"publish", "send", "sendall", "post", "produce", "emit", "enqueue", "push", "put", "write"})
 BARE_TIMEOUTS = frozenset(
     {
         "TimeoutError",

@@ -12,12 +12,11 @@ when nothing but the writes and the tests deciding them reads that local."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
 from idemlint.analysis.db.repeat_safe import absolute_value
-from idemlint.knowledge.repeats import names_an_action, words_of
+from idemlint.knowledge.repeats import names_a_read, names_an_action, words_of
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -39,11 +38,30 @@ def records_a_change(model: ModuleModel, db: DbAnalysis, test: cst.BaseExpressio
     for column, value in write.values.items():
         if (
             db.is_state_column(column)
-            or absolute_value(model, value)
+            or absolute_value(model, value)  # a fixed value: a decision to act once
+            or _reads_the_record(model, value, write)  # `tags = [t for t in x.tags if t != tag]`: built from the row
             or not any(code(other) == code(value) for other in _compared_with(model, test, write.instance, column))
         ):
             return False
     return True
+
+
+def _reads_the_record(model: ModuleModel, value: cst.BaseExpression, write: DbWrite) -> bool:
+    """The value reads the record written (`x.quantity - 1`), directly or through a local the
+    function binds from it (`tags = [t for t in x.tags if t != tag]`): built on what was read."""
+    root = (write.instance or "").split(".", 1)[0]
+    if not root:
+        return True
+    scope = model.scope_of(write.node)
+    names = model.names_read(value)
+    if root in names:
+        return True
+    return any(
+        b.value is not None and root in model.names_read(b.value)
+        for name in names
+        for b in model.bindings_of(scope, name)
+        if b.kind == "assign"
+    )
 
 
 def _compared_with(
@@ -72,28 +90,39 @@ def _compared_with(
     return found
 
 
-def computes_a_written_value(
-    model: ModuleModel, call: cst.Call, writes: list[DbWrite], tests: Sequence[cst.CSTNode]
-) -> bool:
-    """`chosen = select_file(members)`, a call not named for an act, where every read of `chosen`
-    in the function is inside a value `writes` store or one of `tests` (`if chosen:`): the call
-    computes what is written."""
+def computes_a_written_value(model: ModuleModel, call: cst.Call, deciding: set[int]) -> bool:
+    """`chosen = select_file(members)`, a call named for reading or choosing, where every read of
+    `chosen` in the function is inside a value the writes store or a test deciding them (`if
+    chosen:`; `deciding` holds their ids): the call computes what is written. `url = cloud.provision_database(...)` acts."""
     statement = model.parents.get(call)
     if type(statement) is not cst.Assign or len(statement.targets) != 1:
         return False
-    if names_an_action((model.call_name(call) or "").rsplit(".", 1)[-1].lstrip("_")):
-        return False  # `response = session.post(...)`: it acts, whatever is kept of its answer
     target = statement.targets[0].target
     if type(target) is not cst.Name:
         return False
-    scope = model.scope_of(call)
-    inside = [*(v for w in writes for v in w.values.values()), *tests]
-    reads = [
-        n
-        for n in model.iter_nodes(scope)
-        if type(n) is cst.Name and n.value == target.value and not _is_a_target(model, n)
-    ]
-    return bool(reads) and all(any(model.is_inside(n, where) for where in inside) for n in reads)
+    words = words_of((model.call_name(call) or "").rsplit(".", 1)[-1].lstrip("_"))
+    if not names_a_read(words) and not (
+        words and words[0] in _COMPUTING_WORDS and not names_an_action("_".join(words))
+    ):
+        return False
+    reads = _reads_of(model, model.scope_of(call)).get(target.value, [])
+    return bool(reads) and all(any(id(a) in deciding for a in (n, *model.ancestors(n))) for n in reads)
+
+
+# the first words of a call that works a value out of what it is given (`select_screenshot_file`)
+_COMPUTING_WORDS = frozenset({"select", "choose", "pick", "compute", "calculate", "derive", "determine", "detect"})
+
+
+def _reads_of(model: ModuleModel, scope: cst.CSTNode) -> dict[str, list[cst.Name]]:
+    """Each local's reads in a function, indexed once per function (each call of each write asks)."""
+    memo = model.memo.setdefault("db.local_reads", {})
+    if id(scope) not in memo:
+        found: dict[str, list[cst.Name]] = {}
+        for node in model.iter_nodes(scope):
+            if type(node) is cst.Name and not _is_a_target(model, node):
+                found.setdefault(node.value, []).append(node)
+        memo[id(scope)] = found
+    return memo[id(scope)]
 
 
 def _is_a_target(model: ModuleModel, name: cst.Name) -> bool:
@@ -113,16 +142,19 @@ _SETS = frozenset({"update", "set", "sync", "change"})
 
 
 def passes_the_change_on(model: ModuleModel, call: cst.Call, writes: list[DbWrite]) -> bool:
-    """`backend.update_email(user)`, `builder.update_account(source)`: a call named for setting,
-    handed the record written (or the value it stores)."""
+    """`backend.update_email(user)`, `client.update_account(source.pk, name=source.name)`: a
+    call named for setting, every argument of which is the record written, its key, the value
+    it stores or the column written read back (not `update_stock(line.product_id, -delta)`)."""
     name = (model.call_name(call) or "").rsplit(".", 1)[-1]
     words = words_of(name.lstrip("_"))
     if not words or words[0] not in _SETS:
         return False
     code = model.module.code_for_node
-    handed = {w.instance for w in writes if w.instance} | {code(v) for w in writes for v in w.values.values()}
-    return any(
-        (given := model.dotted(a.value) or code(a.value)) in handed
-        or any(given.startswith(f"{h}.") for h in handed)  # `source.pk`
-        for a in call.args
+    records = {w.instance for w in writes if w.instance}
+    handed = (
+        records
+        | {f"{r}.{key}" for r in records for key in ("pk", "id")}
+        | {f"{w.instance}.{c}" for w in writes for c in w.values if w.instance}
+        | {code(v) for w in writes for v in w.values.values()}
     )
+    return bool(call.args) and all((model.dotted(a.value) or code(a.value)) in handed for a in call.args)

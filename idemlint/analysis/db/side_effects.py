@@ -121,12 +121,13 @@ def side_effect_in(model: ModuleModel, db: DbAnalysis, test: cst.BaseExpression,
     for root in region:
         # a call in a further test (`elif workflow.num_graded() >= n:`) computes the decision
         tests = [n.test for n in (root, *model.iter_nodes(root)) if type(n) is cst.If]
+        deciding = {id(v) for w in (decided or writes) for v in w.values.values()} | {id(t) for t in tests}
         for node in model.iter_nodes(root):
             if (
                 type(node) is cst.Call
                 and id(node) not in own
                 and not _quiet_call(model, node, decided or writes)
-                and not computes_a_written_value(model, node, decided or writes, tests)
+                and not computes_a_written_value(model, node, deciding)
                 and not (changed and passes_the_change_on(model, node, decided or writes))
             ):
                 if not any(model.is_inside(node, test) for test in tests) and not apart(model, node, writes, root):
@@ -180,7 +181,9 @@ def _quiet_call(model: ModuleModel, node: cst.Call, writes: list[DbWrite], depth
         )  # a class built: `MongoClient(url)`, `pymongo.MongoClient(url)`, the error raised:
         # `raise serializers.ValidationError(...)` (not `raise escalate(order)`, which may page first)
         or not names_an_action(called)  # computes the value written, unless it acts: `x.id = api.create_x().id`
-        and any(model.is_inside(node, v) for w in writes for v in w.values.values())
+        and bool(
+            {id(node), *(id(a) for a in model.ancestors(node))} & {id(v) for w in writes for v in w.values.values()}
+        )
         or persisting_helper_argument(node) in {w.instance for w in writes if w.instance}
         or _local_container(model, node)
         or repeat_safe(model, node, called)

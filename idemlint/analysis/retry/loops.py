@@ -53,7 +53,7 @@ from idemlint.analysis.retry.exits import (
 from idemlint.analysis.retry.not_ready import goes_round_on_failure, means_not_ready, waits_for_messages
 from idemlint.analysis.retry.not_retries import (
     checks_readiness,
-    follows_what_it_caught,
+    follows_what_each_failure_names,
     restarts_a_service,
     tries_next_candidate,
 )
@@ -109,11 +109,10 @@ def classify_loop(model: ModuleModel, loop: cst.For | cst.While) -> RetryContext
         return None  # `msg = sub.get_message(timeout=1.0)` round and round: a consumer, not a retry
     if runs_once(model, loop):
         return None  # every pass ends by leaving: the first failure ends the loop
-    if any(
-        isinstance(n, (cst.Try, cst.TryStar)) and (tries_each_once(model, loop, n) or follows_what_it_caught(model, n))
-        for n in loop_nodes(model, loop)
-    ):
-        return None  # `if url in tried: break; tried.add(url); try: connect(url)`: a failover; a redirect followed
+    if any(isinstance(n, (cst.Try, cst.TryStar)) and tries_each_once(model, loop, n) for n in loop_nodes(model, loop)):
+        return None  # `if url in tried: break; tried.add(url); try: connect(url)`: a failover
+    if follows_what_each_failure_names(model, loop):
+        return None  # `except Moved as m: url = m.location`: a redirect followed
     if checks_readiness(model, loop) or polls_accepted_work(model, loop):
         return RetryContext("poll", "loop", loop, loop, None, "polling loop")
     catches = _catches_and_reattempts(model, loop, counter_names)

@@ -20,6 +20,7 @@ from idemlint.knowledge.retries import (
     EMPTY_CONTAINER_ERRORS,
     NOT_FOUND_IN_ANSWER,
     NOT_READY_ERRORS,
+    SENDING_WORDS,
     SOCKET_READS,
     SOCKET_SENDS,
     TAKE_METHODS,
@@ -77,11 +78,34 @@ def means_not_ready(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptS
 
 
 def waits_for_messages(model: ModuleModel, loop: cst.For | cst.While) -> bool:
-    """A `try` of the loop only waits to take the next message for a time it was given, and
-    sends nothing (`msg = await sub.get_message(timeout=1.0)`, `consumer.poll(timeout_ms=500)`):
-    a consumer, which goes round to wait again (after subscribing again where the wait failed),
-    re-attempting nothing another system acts on."""
-    return any(isinstance(n, (cst.Try, cst.TryStar)) and _only_takes_in_time(model, n) for n in loop_nodes(model, loop))
+    """Every `try` of the loop with a handler that goes round only waits to take the next
+    message for a time it was given (`msg = await sub.get_message(timeout=1.0)`,
+    `consumer.poll(timeout_ms=500)`; not a lock's `acquire`, after which work follows), and
+    nothing in the loop sends (`basic_publish(...)` then `drain_events(timeout=5)` is a request
+    and its answer): a consumer, which goes round to wait again (after subscribing again where
+    the wait failed), re-attempting nothing another system acts on."""
+    nodes = loop_nodes(model, loop)
+    going = [
+        n
+        for n in nodes
+        if isinstance(n, (cst.Try, cst.TryStar)) and any(not always_leaves(list(h.body.body)) for h in n.handlers)
+    ]
+    calls = [n for n in nodes if isinstance(n, cst.Call)]
+    if (
+        not going
+        or sends_a_write_among(model, calls)
+        or any(SENDING_WORDS & set(words_of(_method_name(model, c))) for c in calls)
+    ):
+        return False
+    return all(
+        _only_takes_in_time(model, n)
+        and any(
+            _method_name(model, c) in TIMED_TAKES - {"acquire"}
+            for c in model.iter_nodes(n.body)
+            if isinstance(c, cst.Call)
+        )
+        for n in going
+    )
 
 
 def _only_takes_in_time(model: ModuleModel, attempt: cst.Try | cst.TryStar) -> bool:

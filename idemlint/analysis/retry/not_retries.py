@@ -281,40 +281,72 @@ def computed_before_the_try(
     return found
 
 
+def follows_what_each_failure_names(model: ModuleModel, loop: cst.For | cst.While) -> bool:
+    """Every `try` of the loop with a handler that goes round follows what its failure named
+    (`follows_what_it_caught`): the loop walks redirects, it retries nothing."""
+    going = [
+        n
+        for n in loop_nodes(model, loop)
+        if isinstance(n, (cst.Try, cst.TryStar)) and any(not always_leaves(list(h.body.body)) for h in n.handlers)
+    ]
+    return bool(going) and all(follows_what_it_caught(model, n) for n in going)
+
+
 def follows_what_it_caught(model: ModuleModel, try_node: cst.Try | cst.TryStar) -> bool:
     """`except Moved as moved: url = moved.location`, `except OffchainLookup as e:
-    transaction["data"] = resolve(e.payload)`: each handler that goes round again rebinds an
-    input of the work from the error it caught (directly or through names it binds from it), so
-    the next round sends what the last answer asked for: a redirect followed, not a retry. A
-    handler that goes round with the same input (the error logged, kept in a name the work does
-    not read) makes it a retry again."""
-    used = model.names_read(try_node.body)
+    transaction["data"] = resolve(e.payload)`: each handler that goes round again rebinds, on
+    every way through it (a statement of its own body, not under an `if`), an input the work is
+    handed (`work_inputs`) from the error it caught (directly or through names it binds from it),
+    so the next round sends what the last answer asked for: a redirect followed, not a retry. A
+    handler that goes round with the same input (the error logged, kept in `self.last_error` or
+    in a delay only a sleep reads) makes it a retry again."""
+    inputs = work_inputs(model, try_node.body)
     followed = False
     for handler in try_node.handlers:
         if always_leaves(list(handler.body.body)):
             continue
         name = handler.name.name if handler.name is not None else None
-        if not isinstance(name, cst.Name) or not _rebinds_from(model, handler.body, name.value, used):
+        if not isinstance(name, cst.Name) or not _rebinds_from(model, handler.body, name.value, inputs):
             return False
         followed = True
     return followed
 
 
-def _rebinds_from(model: ModuleModel, body: cst.BaseSuite, caught: str, used: set[str]) -> bool:
-    """Some assignment in `body` stores, into a name `used` reads (or an item or attribute of
-    one), a value computed from `caught` or from a name bound from it before."""
-    derived = {caught}
-    for node in model.iter_nodes(body):
-        if not isinstance(node, cst.Assign) or not model.names_read(node.value) & derived:
+def work_inputs(model: ModuleModel, body: cst.CSTNode) -> set[str]:
+    """What the work in `body` is handed: the names and attribute chains (`url`, `transaction`,
+    `self.url`) in the arguments and receivers of its calls, not a sleep's, a log line's or the
+    clock's, and not an attribute's own name (`status_code` of `resp.status_code`)."""
+    found: set[str] = set()
+    for call in (n for n in model.iter_nodes(body) if isinstance(n, cst.Call)):
+        name = model.call_name(call) or ""
+        if name in SLEEPS or name in CLOCK_CALLS or LOGGING_CALL.match(model.dotted(call.func) or ""):
             continue
-        for target in node.targets:
-            root: cst.BaseExpression = target.target
-            while isinstance(root, (cst.Subscript, cst.Attribute)):
-                root = root.value
-            if not isinstance(root, cst.Name):
+        parts = [a.value for a in call.args] + ([call.func.value] if isinstance(call.func, cst.Attribute) else [])
+        for part in parts:
+            for node in (part, *model.iter_nodes(part)):
+                parent = model.parents.get(node)
+                if isinstance(parent, cst.Attribute) and parent.attr is node:
+                    continue
+                if isinstance(node, (cst.Name, cst.Attribute)) and (dotted := model.dotted(node)):
+                    found.add(dotted)
+    return found
+
+
+def _rebinds_from(model: ModuleModel, body: cst.BaseSuite, caught: str, inputs: set[str]) -> bool:
+    """A statement of `body` itself stores, into an input of the work (or an item of one), a
+    value computed from `caught` or from a name an earlier statement bound from it."""
+    derived = {caught}
+    for line in body.body:
+        for node in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+            if not isinstance(node, cst.Assign) or not model.names_read(node.value) & derived:
                 continue
-            if root.value in used and root.value != caught:
-                return True
-            if root is target.target:
-                derived.add(root.value)
+            for target in node.targets:
+                stored: cst.BaseExpression = target.target
+                while isinstance(stored, cst.Subscript):
+                    stored = stored.value  # `transaction["data"] = ...` changes `transaction`
+                dotted = model.dotted(stored)
+                if dotted in inputs and dotted != caught:
+                    return True
+                if isinstance(target.target, cst.Name):
+                    derived.add(target.target.value)
     return False

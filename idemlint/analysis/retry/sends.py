@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import ModuleModel, local_callee, string_value
+from idemlint.analysis.model import ModuleModel, local_callee, positional_parameters, string_value
 from idemlint.analysis.retry.chains import gives_a_receiver
 from idemlint.analysis.sql import only_reads, sql_text
 from idemlint.knowledge.http import READ_METHODS, WRITE_METHOD_FUNCTIONS, WRITE_METHODS
@@ -29,17 +29,34 @@ def writes_here_or_in_helper(model: ModuleModel, call: cst.Call) -> bool:
     A link of a chain whose helper only makes what the next call is made on, and keeps it
     (`self.get_cinder().get_snapshot(id)`, `get_cinder` running `self.cinder = self.create_cinder()`
     the first time), sends nothing itself; one that returns a write's answer does
-    (`self._order_request().json()`)."""
+    (`self._order_request().json()`). A helper handed a `SELECT` (`self._execute(SELECT_ROW,
+    ...)`) runs that read: what it sends with the statement, or with what it made of it
+    (`future = make_future(statement)`, then `future.send_request()`), is the read; any other
+    write it sends (an `INSERT` of its own) is one."""
     if sends_a_write(model, call):
         return True
     helper = local_callee(model, call)
-    if helper is None or _only_selects(model, call):  # `self._execute(SELECT_ROW, ...)`: it runs the read it is handed
+    if helper is None:
         return False
     link = gives_a_receiver(model, call, helper.name.value)
+    statement = _statement_and_derived(model, helper) if _only_selects(model, call) else set()
     return any(
-        isinstance(n, cst.Call) and sends_a_write(model, n) and not (link and _kept_on_the_instance(model, n))
+        isinstance(n, cst.Call)
+        and sends_a_write(model, n)
+        and not (link and _kept_on_the_instance(model, n))
+        and not model.names_read(n) & statement
         for n in model.iter_nodes(helper.body)
     )
+
+
+def _statement_and_derived(model: ModuleModel, helper: cst.FunctionDef) -> set[str]:
+    """The helper's first parameter (the statement it is handed) and the names it binds from it."""
+    params = positional_parameters(model, helper)
+    derived = set(params[:1])
+    for node in model.iter_nodes(helper.body):
+        if isinstance(node, cst.Assign) and model.names_read(node.value) & derived:
+            derived |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+    return derived
 
 
 def _kept_on_the_instance(model: ModuleModel, call: cst.Call) -> bool:

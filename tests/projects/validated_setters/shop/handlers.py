@@ -3,7 +3,7 @@ from django.db import transaction
 
 from shop.ledger import book
 from shop.mail import notify_customer, send_receipt_once, validate_email
-from shop.models import Export, Import, ManifestAccessor, ManifestState, ManifestStep, Order, OrderStatus, Payout, Refund, RefundStatus
+from shop.models import Export, Import, ManifestAccessor, ManifestState, ManifestStep, Order, OrderStatus, Payout, Pipeline, Refund, RefundStatus, Shipment, StepStatus
 from shop.services import OrderService, RefundDesk
 
 
@@ -217,3 +217,13 @@ def on_download_started(manifest_id):
 
 def on_summary_stage(manifest_id):
     ManifestAccessor().update_manifest_stage(ManifestStep.SUMMARY, manifest_id)  # expect: IDM103 "sets stage to ManifestStep.SUMMARY with no precondition"
+
+
+def on_step_running(pipeline_id, step):
+    pipeline = Pipeline.objects.get(pk=pipeline_id)
+    pipeline.set_step_status(step, StepStatus.RUNNING)  # expect: IDM103 "sets status to StepStatus.RUNNING with no precondition"
+
+
+def on_shipped_logged(shipment_id):
+    shipment = Shipment.objects.get(pk=shipment_id)
+    shipment.set_shipment_status(OrderStatus.SHIPPED)  # expect: IDM103 "sets status to OrderStatus.SHIPPED with no precondition"

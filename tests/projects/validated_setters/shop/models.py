@@ -99,6 +99,10 @@ def log_json(**fields):
     return fields
 
 
+def now_text():
+    return "2026-01-01T00:00:00"
+
+
 class ManifestAccessor:
     def update_manifest_state(self, step, interval, manifest_id):
         manifest = Manifest.objects.select_for_update().get(id=manifest_id)
@@ -107,7 +111,7 @@ class ManifestAccessor:
             manifest.state = {}
         if interval == ManifestState.START:
             manifest.state[step] = {}
-        manifest.state[step][interval] = "2026-01-01T00:00:00"
+        manifest.state[step][interval] = now_text()
         manifest.save(update_fields=["state"])
 
     def update_manifest_stage(self, stage, manifest_id):
@@ -115,3 +119,33 @@ class ManifestAccessor:
         manifest = Manifest.objects.get(id=manifest_id)
         manifest.stage = stage
         manifest.save(update_fields=["stage"])
+
+
+class StepStatus(models.TextChoices):
+    RUNNING = "running"
+    DONE = "done"
+
+
+class Pipeline(models.Model):
+    """The twin of the manifest's document: each entry holds a step's state, and the setter
+    stores the state it is handed there, so a late message moves a step back."""
+
+    step_status = models.JSONField(default=dict)
+
+    def set_step_status(self, step, status):
+        self.step_status[step] = status
+        self.save(update_fields=["step_status"])
+
+
+def transition_and_log(shipment, status):
+    shipment.status = status
+    shipment.save(update_fields=["status"])
+
+
+class Shipment(models.Model):
+    """A call named for logging that is handed the record and its state may write it."""
+
+    status = models.CharField(max_length=20)
+
+    def set_shipment_status(self, status):
+        transition_and_log(self, status)
