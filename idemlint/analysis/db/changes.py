@@ -48,17 +48,23 @@ def records_a_change(model: ModuleModel, db: DbAnalysis, test: cst.BaseExpressio
 
 def _reads_the_record(model: ModuleModel, value: cst.BaseExpression, write: DbWrite) -> bool:
     """The value reads the record written (`x.quantity - 1`), directly or through a local the
-    function binds from it (`tags = [t for t in x.tags if t != tag]`): built on what was read."""
-    root = (write.instance or "").split(".", 1)[0]
-    if not root:
+    function binds from it (`tags = [t for t in x.tags if t != tag]`): built on what was read.
+    The record is its whole chain (`self.user`): `self.cleaned_data` is another object."""
+    record = write.instance
+    if not record:
         return True
     scope = model.scope_of(write.node)
-    names = model.names_read(value)
-    if root in names:
-        return True
-    return any(
-        b.value is not None and root in model.names_read(b.value)
-        for name in names
+
+    def reads(expr: cst.BaseExpression) -> bool:
+        return any(
+            (dotted := model.dotted(n)) is not None and (dotted == record or dotted.startswith(f"{record}."))
+            for n in (expr, *model.iter_nodes(expr))
+            if isinstance(n, (cst.Name, cst.Attribute))
+        )
+
+    return reads(value) or any(
+        b.value is not None and reads(b.value)
+        for name in model.names_read(value)
         for b in model.bindings_of(scope, name)
         if b.kind == "assign"
     )
