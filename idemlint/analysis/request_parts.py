@@ -197,9 +197,28 @@ def _last_segment(url: cst.BaseExpression) -> str:
 
 def _names_a_computation(url: cst.BaseExpression) -> bool:
     """The path's last part is one verb of a computation that keeps nothing (`/predict`,
-    `/v2/translate`): see COMPUTATION_ENDPOINT_WORDS."""
+    `/v2/translate`), or a custom method's verb says so (`.../models/{m}:embedContent`, Google's
+    `resource:verb` style, the verb its first word): see COMPUTATION_ENDPOINT_WORDS."""
     words = words_of(_last_segment(url))
-    return len(words) == 1 and words[0] in COMPUTATION_ENDPOINT_WORDS
+    custom = words_of(_custom_method(url))
+    return (
+        len(words) == 1
+        and words[0] in COMPUTATION_ENDPOINT_WORDS
+        or bool(custom)
+        and custom[0] in COMPUTATION_ENDPOINT_WORDS
+    )
+
+
+def _custom_method(url: cst.BaseExpression) -> str:
+    """`embedContent` of `f"{base}/models/{model}:embedContent"`: what follows the last colon of
+    the last written part, where no `/` follows it; "" elsewhere (a host's port, a plain path)."""
+    if isinstance(url, cst.FormattedString):
+        last = url.parts[-1] if url.parts else None
+        text = last.value if isinstance(last, cst.FormattedStringText) else ""
+    else:
+        text = (string_value(url) or "").rsplit("/", 1)[-1]
+    verb = text.split("?", 1)[0].rsplit(":", 1)[-1] if ":" in text else ""
+    return verb if verb.isidentifier() else ""
 
 
 def _names_a_read(url: cst.BaseExpression) -> bool:

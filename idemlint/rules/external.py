@@ -91,7 +91,7 @@ class UnkeyedRetriedSideEffect(Rule):
         "request, a call that declares itself idempotent (`idempotent=True`), a PATCH whose body is a dict of "
         'literal fields with no relative change (`{"status": "errored"}`, not `{"delta": n}` or JSON '
         "Patch's `op`), a request whose path's last part is one verb of a computation that keeps nothing "
-        "(`/predict`, `/v2/translate`, `/embed`; not a noun a server may keep: `/rest/v1/embeddings`, Replicate's "
+        "(`/predict`, `/v2/translate`, `/embed`, or a custom method's verb in Google's `resource:verb` style, `models/{m}:embedContent`; not a noun a server may keep: `/rest/v1/embeddings`, Replicate's "
         "`/v1/predictions`), and a request "
         "whose path or calling function names a removal, a revocation, a cache purge or a read "
         "(`/unlink_users/`, `revoke_token()`, `/purge/{key}`, `/_search`, OAuth's `/introspect`, an RPC path whose last part starts with a reading verb: "

@@ -256,8 +256,8 @@ def attribute_writes(
             model, scope, statement, setters.get((scope, instance), [])
         ):
             continue
-        if _cloned_before(model, scope, instance, statement):
-            continue  # `x.pk = None` first: the save inserts a copy, it updates no row
+        if _cloned_before(model, scope, instance, statement, first_persist_after(model, scope, instance, statement)):
+            continue  # `x.pk = None` before the save: it inserts a copy, it updates no row
         expected = expected_by_the_save(model, scope, instance, statement)
         found.append(
             DbWrite(
@@ -289,16 +289,19 @@ def _kept_in_memory(model: ModuleModel, target: cst.Attribute, read: DbRead | No
     return read is None or read.table is None or read.table in project.unique_keys
 
 
-def _cloned_before(model: ModuleModel, scope: cst.CSTNode, instance: str, statement: cst.CSTNode) -> bool:
-    """`instance.pk = None` (or `.id = None`) earlier in the function: from then on the object
-    is a new, unsaved row (Django's way to copy one), so writing its fields is an insert."""
+def _cloned_before(
+    model: ModuleModel, scope: cst.CSTNode, instance: str, statement: cst.CSTNode, saved_at: int | None
+) -> bool:
+    """`instance.pk = None` (or `.id = None`) earlier in the function, or after the write but
+    before the save that stores it (`evidence.report = r; evidence.pk = None; evidence.save()`):
+    that save makes a new row (Django's way to copy one), so writing its fields is an insert."""
     position = source_order(model, scope)
-    start = position.get(statement, 0)
+    until = position.get(statement, 0) if saved_at is None else max(position.get(statement, 0), saved_at)
     return any(
         target.attr.value in ("pk", "id")
         and isinstance(value, cst.Name)
         and value.value == "None"
-        and position.get(assignment, 0) < start
+        and position.get(assignment, 0) < until
         for target, value, assignment in assignments_to(model, scope, instance)
     )
 
