@@ -164,6 +164,12 @@ THROTTLE_HEADER = re.compile(r"^(x-)?rate[-_]?limit[-_]reset$|^retry[-_]after$",
 THROTTLE_STATUS = 403
 # answers that ask for (new) credentials: a retry after renewing them can succeed
 AUTH_STATUSES = frozenset({401, 407})
+# ... as written in code: the numbers, and the names libraries give them (`requests.codes.unauthorized`,
+# `HTTPStatus.UNAUTHORIZED`, `status.HTTP_401_UNAUTHORIZED`), lower-cased
+AUTH_STATUS_TEXTS = frozenset(str(code) for code in AUTH_STATUSES)
+AUTH_STATUS_NAMES = frozenset(
+    {"unauthorized", "http_401_unauthorized", "proxy_authentication_required", "http_407_proxy_authentication_required"}
+)
 
 # a request object built before it is sent (`client.send(request)`): its method is its own,
 # set by whoever built it

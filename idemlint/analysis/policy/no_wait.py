@@ -191,10 +191,12 @@ def _fails_remotely(model: ModuleModel, handler: cst.ExceptHandler, try_node: cs
 
 def _recovers(model: ModuleModel, handler: cst.CSTNode, again: cst.CSTNode | None = None) -> bool:
     """The handler does something about the failure before the next attempt (beyond `again`,
-    the attempt it makes anew): reconnects, refreshes a token, moves to the next node, drops
-    the connection or the token it holds. Counting a metric or logging is not that."""
+    the attempt it makes anew): reconnects, refreshes a token (also in the test that sends it
+    round: `if r.status_code == 401 and self.login():`), moves to the next node, drops the
+    connection or the token it holds. Counting a metric or logging is not that."""
     skipped = set(iter_nodes(again)) | {again} if again is not None else set()
-    for node in iter_nodes(getattr(handler, "body", handler)):
+    tested = [handler.test, *iter_nodes(handler.test)] if isinstance(handler, cst.If) else []  # `and self.login()`
+    for node in [*tested, *iter_nodes(getattr(handler, "body", handler))]:
         if isinstance(node, cst.Del) or _drops_a_client(model, node):
             return True  # `del self.connection`, `self._client = None`: the next attempt connects anew
         if isinstance(node, cst.Call) and node not in skipped:

@@ -14,8 +14,9 @@ from idemlint.analysis.retry.answers import says_retryable
 from idemlint.analysis.retry.context import RetryContext
 from idemlint.analysis.retry.exits import always_leaves
 from idemlint.analysis.retry.not_ready import means_not_ready
+from idemlint.knowledge.http import AUTH_STATUS_NAMES, AUTH_STATUS_TEXTS
 from idemlint.knowledge.keys import CLOCK_CALLS
-from idemlint.knowledge.retries import PROMPT_CALLS, is_attempt_counter
+from idemlint.knowledge.retries import CREDENTIAL_RENEWAL, PROMPT_CALLS, is_attempt_counter
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -64,7 +65,8 @@ def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryConte
             label = f"recursive retry through {trampoline.name.value}()"
             return RetryContext("recursive", "custom", function, node, None, label, by_way_of=trampoline)
         if counters and any(_steps(arg.value, counters) or _names(arg.value, stepped) for arg in node.args):
-            return RetryContext("recursive", "custom", function, node, None, "recursive retry")
+            refused = _after_refused_credentials(model, function, node)
+            return RetryContext("recursive", "custom", function, node, None, "recursive retry", refused_only=refused)
         if (
             node.args
             and _forwards_its_arguments(model, function, node)
@@ -73,6 +75,33 @@ def recursive_retry(model: ModuleModel, function: cst.FunctionDef) -> RetryConte
         ):
             return RetryContext("recursive", "custom", function, node, None, "recursive retry")
     return None
+
+
+def _after_refused_credentials(model: ModuleModel, function: cst.FunctionDef, again: cst.Call) -> bool:
+    """`if r.status_code == requests.codes.unauthorized and retry and self.login(): return
+    self._fetch(...)`: the call again is made only on an answer refusing the credentials (401,
+    407) and after new ones were asked for, in the test or before it in the branch. The server
+    turned the first attempt away before acting: the second cannot do its work twice."""
+    for branch in model.ancestors(again):
+        if branch is function:
+            return False
+        if isinstance(branch, cst.If) and model.is_inside(again, branch.body):
+            nodes = [branch.test, *model.iter_nodes(branch.test), *model.iter_nodes(branch.body)]
+            refused = any(
+                isinstance(n, cst.Integer)
+                and n.value in AUTH_STATUS_TEXTS
+                or isinstance(n, (cst.Name, cst.Attribute))
+                and (model.dotted(n) or "").rsplit(".", 1)[-1].lower() in AUTH_STATUS_NAMES
+                for n in (branch.test, *model.iter_nodes(branch.test))
+            )
+            renewed = any(
+                isinstance(n, cst.Call)
+                and n is not again
+                and CREDENTIAL_RENEWAL.search((model.call_name(n) or model.dotted(n.func) or "").rsplit(".", 1)[-1])
+                for n in nodes
+            )
+            return refused and renewed
+    return False
 
 
 def _sibling_called(call: cst.Call, method: bool) -> str | None:
