@@ -184,15 +184,22 @@ def _written_url(model: ModuleModel, call: cst.Call) -> cst.BaseExpression | Non
     return url
 
 
-def _last_segment(url: cst.BaseExpression) -> str:
-    """The last part of a path written out (`f"{API}/v1/embeddings"` gives "embeddings"), before
-    any query; "" where it is not written (`f"{api}/list/{id}"`)."""
+def _last_written_text(url: cst.BaseExpression) -> str:
+    """The text of an address as written, from its last hole on (`"/v1/embeddings"` of
+    `f"{API}/v1/embeddings"`), before any query."""
     if isinstance(url, cst.FormattedString):
         last = url.parts[-1] if url.parts else None
         text = last.value if isinstance(last, cst.FormattedStringText) else ""
     else:
         text = string_value(url) or ""
-    return text.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] if "/" in text else ""
+    return text.split("?", 1)[0]
+
+
+def _last_segment(url: cst.BaseExpression) -> str:
+    """The last part of a path written out (`f"{API}/v1/embeddings"` gives "embeddings"); ""
+    where it is not written (`f"{api}/list/{id}"`)."""
+    text = _last_written_text(url)
+    return text.rstrip("/").rsplit("/", 1)[-1] if "/" in text else ""
 
 
 def _names_a_computation(url: cst.BaseExpression) -> bool:
@@ -211,13 +218,9 @@ def _names_a_computation(url: cst.BaseExpression) -> bool:
 
 def _custom_method(url: cst.BaseExpression) -> str:
     """`embedContent` of `f"{base}/models/{model}:embedContent"`: what follows the last colon of
-    the last written part, where no `/` follows it; "" elsewhere (a host's port, a plain path)."""
-    if isinstance(url, cst.FormattedString):
-        last = url.parts[-1] if url.parts else None
-        text = last.value if isinstance(last, cst.FormattedStringText) else ""
-    else:
-        text = (string_value(url) or "").rsplit("/", 1)[-1]
-    verb = text.split("?", 1)[0].rsplit(":", 1)[-1] if ":" in text else ""
+    the last part written, where no `/` follows it; "" elsewhere (a host's port, a plain path)."""
+    text = _last_written_text(url).rsplit("/", 1)[-1]
+    verb = text.rsplit(":", 1)[-1] if ":" in text else ""
     return verb if verb.isidentifier() else ""
 
 

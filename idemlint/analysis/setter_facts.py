@@ -9,10 +9,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator, Mapping
 
+from idemlint.analysis.db.records import DJANGO_CHAIN, DJANGO_READ_TERMINALS
 from idemlint.analysis.final_states import is_state_attribute
 from idemlint.analysis.handed_calls import bound_only_by
 from idemlint.analysis.syntax import own_nodes, parameter_names, stdlib_tree
-from idemlint.knowledge.orms import ROW_QUERY_METHODS
 from idemlint.knowledge.states import STATE_COLUMNS, STATE_SETTER_DEFINITION
 from idemlint.knowledge.vocabulary import DEFAULT, Vocabulary
 
@@ -171,16 +171,12 @@ def _may_write_state(
     return False
 
 
-# what a manager's query chain may end in and only read (not `create`, `get_or_create`)
-_ROW_READS = ROW_QUERY_METHODS - {"create", "get_or_create", "update_or_create"}
-
-
 def _reads_rows(call: ast.Call) -> bool:
     """`Manifest.objects.select_for_update().get(id=manifest_id)`: a read through a model's
     manager, handed a parameter as its key; it writes nothing."""
     node: ast.expr = call
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        if node.func.attr not in _ROW_READS:
+        if node.func.attr not in DJANGO_CHAIN | DJANGO_READ_TERMINALS:
             return False
         node = node.func.value
         if isinstance(node, ast.Attribute) and node.attr == "objects":

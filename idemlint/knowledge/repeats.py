@@ -13,6 +13,12 @@ CREATE_IF_ABSENT_METHODS = frozenset({"get_or_create", "aget_or_create"})
 # the first word of a call that looks something up (`search_account_by_email(...)`,
 # `api.list_rules()`, `find_user(...)`), when no word of it acts (see ACTING_WORDS): a write sent
 # only where such a lookup found nothing is create-if-absent, and a repeat looks first
+# the first words of a call that works a value out of what it is given (`select_screenshot_file`):
+# a local it fills and only a write reads computes that write's value
+COMPUTING_WORDS = frozenset({"select", "choose", "pick", "compute", "calculate", "derive", "determine", "detect"})
+# the first words of a call that passes a changed value on (`backend.update_email(user)`): it sets,
+# it does not add, so a racing run that passes the same change on sets the same thing
+PASSING_ON_WORDS = frozenset({"update", "set", "sync", "change"})
 LOOKUP_WORDS = frozenset(
     {"get", "find", "search", "lookup", "list", "fetch", "query", "exists", "read", "download", "count"}
 )

@@ -6,17 +6,20 @@ stores the same thing, and a call that passes the change on (`backend.update_ema
 `provider.update_account(source)`, a set by its verb, handed the record or the value) sets the
 same thing again, so racing runs agree. Another act (`reassign_orders(user)`) still runs twice.
 A fixed value is no change given (`if x.flag != "on": x.flag = "on"; mail(x)` decides to act
-once), and a state column is not read this way: moving a lifecycle is a decision. And a call that computes a written value through
-a local (`chosen = select_file(members)`, then `x.file = chosen`) computes, as it would inline,
-when nothing but the writes and the tests deciding them reads that local."""
+once), and a state column is not read this way: moving a lifecycle is a decision. And a call
+that computes a written value through a local (`chosen = select_file(members)`, then `x.file =
+chosen`) computes, as it would inline, when nothing but the writes and the tests deciding them
+reads that local."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
+from idemlint.analysis.db.records import reads_the_record
 from idemlint.analysis.db.repeat_safe import absolute_value
-from idemlint.knowledge.repeats import names_a_read, names_an_action, words_of
+from idemlint.analysis.syntax import conjuncts
+from idemlint.knowledge.repeats import COMPUTING_WORDS, PASSING_ON_WORDS, names_a_read, names_an_action, words_of
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -39,14 +42,16 @@ def records_a_change(model: ModuleModel, db: DbAnalysis, test: cst.BaseExpressio
         if (
             db.is_state_column(column)
             or absolute_value(model, value)  # a fixed value: a decision to act once
-            or _reads_the_record(model, value, write)  # `tags = [t for t in x.tags if t != tag]`: built from the row
+            or _built_from_the_record(
+                model, value, write
+            )  # `tags = [t for t in x.tags if t != tag]`: built from the row
             or not any(code(other) == code(value) for other in _compared_with(model, test, write.instance, column))
         ):
             return False
     return True
 
 
-def _reads_the_record(model: ModuleModel, value: cst.BaseExpression, write: DbWrite) -> bool:
+def _built_from_the_record(model: ModuleModel, value: cst.BaseExpression, write: DbWrite) -> bool:
     """The value reads the record written (`x.quantity - 1`), directly or through a local the
     function binds from it (`tags = [t for t in x.tags if t != tag]`): built on what was read.
     The record is its whole chain (`self.user`): `self.cleaned_data` is another object."""
@@ -54,16 +59,8 @@ def _reads_the_record(model: ModuleModel, value: cst.BaseExpression, write: DbWr
     if not record:
         return True
     scope = model.scope_of(write.node)
-
-    def reads(expr: cst.BaseExpression) -> bool:
-        return any(
-            (dotted := model.dotted(n)) is not None and (dotted == record or dotted.startswith(f"{record}."))
-            for n in (expr, *model.iter_nodes(expr))
-            if isinstance(n, (cst.Name, cst.Attribute))
-        )
-
-    return reads(value) or any(
-        b.value is not None and reads(b.value)
+    return reads_the_record(model, value, record) or any(
+        b.value is not None and reads_the_record(model, b.value, record)
         for name in model.names_read(value)
         for b in model.bindings_of(scope, name)
         if b.kind == "assign"
@@ -74,12 +71,8 @@ def _compared_with(
     model: ModuleModel, test: cst.BaseExpression, instance: str | None, column: str
 ) -> list[cst.BaseExpression]:
     """What `test` (or a part of an `and` of it) says `instance.column` differs from."""
-    parts = [test]
-    while parts and type(parts[-1]) is cst.BooleanOperation and type(parts[-1].operator) is cst.And:
-        last = parts.pop()
-        parts += [last.left, last.right]  # type: ignore[attr-defined]
     found = []
-    for part in parts:
+    for part in conjuncts(test):
         if type(part) is not cst.Comparison or len(part.comparisons) != 1:
             continue
         if type(part.comparisons[0].operator) not in (cst.NotEqual, cst.IsNot):
@@ -99,7 +92,8 @@ def _compared_with(
 def computes_a_written_value(model: ModuleModel, call: cst.Call, deciding: set[int]) -> bool:
     """`chosen = select_file(members)`, a call named for reading or choosing, where every read of
     `chosen` in the function is inside a value the writes store or a test deciding them (`if
-    chosen:`; `deciding` holds their ids): the call computes what is written. `url = cloud.provision_database(...)` acts."""
+    chosen:`; `deciding` holds their ids): the call computes what is written. `url =
+    cloud.provision_database(...)` acts."""
     statement = model.parents.get(call)
     if type(statement) is not cst.Assign or len(statement.targets) != 1:
         return False
@@ -107,16 +101,10 @@ def computes_a_written_value(model: ModuleModel, call: cst.Call, deciding: set[i
     if type(target) is not cst.Name:
         return False
     words = words_of((model.call_name(call) or "").rsplit(".", 1)[-1].lstrip("_"))
-    if not names_a_read(words) and not (
-        words and words[0] in _COMPUTING_WORDS and not names_an_action("_".join(words))
-    ):
+    if not names_a_read(words) and not (words and words[0] in COMPUTING_WORDS and not names_an_action("_".join(words))):
         return False
     reads = _reads_of(model, model.scope_of(call)).get(target.value, [])
     return bool(reads) and all(any(id(a) in deciding for a in (n, *model.ancestors(n))) for n in reads)
-
-
-# the first words of a call that works a value out of what it is given (`select_screenshot_file`)
-_COMPUTING_WORDS = frozenset({"select", "choose", "pick", "compute", "calculate", "derive", "determine", "detect"})
 
 
 def _reads_of(model: ModuleModel, scope: cst.CSTNode) -> dict[str, list[cst.Name]]:
@@ -143,17 +131,13 @@ def _is_a_target(model: ModuleModel, name: cst.Name) -> bool:
     )
 
 
-# the verbs of a call that passes a changed value on: it sets, it does not add
-_SETS = frozenset({"update", "set", "sync", "change"})
-
-
 def passes_the_change_on(model: ModuleModel, call: cst.Call, writes: list[DbWrite]) -> bool:
     """`backend.update_email(user)`, `client.update_account(source.pk, name=source.name)`: a
     call named for setting, every argument of which is the record written, its key, the value
     it stores or the column written read back (not `update_stock(line.product_id, -delta)`)."""
     name = (model.call_name(call) or "").rsplit(".", 1)[-1]
     words = words_of(name.lstrip("_"))
-    if not words or words[0] not in _SETS:
+    if not words or words[0] not in PASSING_ON_WORDS:
         return False
     code = model.module.code_for_node
     records = {w.instance for w in writes if w.instance}

@@ -20,7 +20,7 @@ from idemlint.analysis.db.drawn_rows import another_instance, reads_choosing_the
 from idemlint.analysis.db.locks import is_locked, locked_together, row_locked_first
 from idemlint.analysis.db.lost_updates import accumulates, edits_its_collection, is_text, lost_update
 from idemlint.analysis.db.object_records import assignments_to
-from idemlint.analysis.db.records import FIXED_VALUE_KINDS, VERSION_COLUMNS, DbRead, DbWrite, record_name
+from idemlint.analysis.db.records import FIXED_VALUE_KINDS, VERSION_COLUMNS, DbRead, DbWrite, reads_the_record
 from idemlint.analysis.db.scopes import source_order
 from idemlint.analysis.db.side_effects import apart, side_effect_in
 from idemlint.analysis.flow import line_of, origin_nodes, runs_before
@@ -128,19 +128,11 @@ def _set_before(model: ModuleModel, read: DbRead, test: cst.BaseExpression, colu
         target.attr.value.lower()
         for target, value, statement in assignments_to(model, scope, read.instance)
         if not isinstance(statement, cst.AugAssign)
-        and not _reads_the_record(model, value, read.instance)
+        and not reads_the_record(model, value, read.instance)
         and order.get(statement, -1) > read_at
         and runs_before(model, _past_guarded_try(model, statement), test)
     }
     return all(column in assigned for column in columns)
-
-
-def _reads_the_record(model: ModuleModel, value: cst.BaseExpression, record: str) -> bool:
-    """`x.next_due()`, `self.round.next_stage()`: the value is computed from the record itself."""
-    return any(
-        type(node) in (cst.Name, cst.Attribute) and record_name(node) == record
-        for node in (value, *model.iter_nodes(value))
-    )
 
 
 def loads_again(model: ModuleModel, call: cst.Call, instance: str) -> bool:

@@ -13,6 +13,7 @@ from idemlint.knowledge.orms import DJANGO, SQLALCHEMY
 if TYPE_CHECKING:
     import libcst as cst
 
+    from idemlint.analysis.model import ModuleModel
     from idemlint.analysis.sql import Predicate
 else:
     cst = LazyModule("libcst", globals(), "cst")
@@ -137,6 +138,15 @@ def record_name(node: cst.CSTNode) -> str | None:
     if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
         return f"self.{node.attr.value}"
     return None
+
+
+def reads_the_record(model: ModuleModel, value: cst.BaseExpression, record: str) -> bool:
+    """`x.next_due()`, `self.round.next_stage()`: the value is computed from the record itself
+    (as code names it: `self.user`, not `self.cleaned_data`)."""
+    return any(
+        type(node) in (cst.Name, cst.Attribute) and record_name(node) == record
+        for node in (value, *model.iter_nodes(value))
+    )
 
 
 _DESCRIBED = {"sql": "UPDATE", DJANGO: "QuerySet.update()", SQLALCHEMY: "update()", "attribute": "assignment"}

@@ -8,7 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 from idemlint._lazy import LazyModule
-from idemlint.analysis.model import ModuleModel
+from idemlint.analysis.model import ModuleModel, called_name
 from idemlint.analysis.retry.answers import given_a_time
 from idemlint.analysis.retry.exits import always_leaves, fails_the_loop_test, loop_nodes
 from idemlint.analysis.retry.reach import catches_what_its_try_cannot_raise
@@ -130,12 +130,11 @@ def _only_takes_in_time(model: ModuleModel, attempt: cst.Try | cst.TryStar) -> b
 
 
 def _method_name(model: ModuleModel, call: cst.Call) -> str:
-    """The called method's own name, on any receiver (`subs[channel].get_message(...)`), also
-    through a local alias of it (`_recv = ctx.socket.recv`, then `_recv(4096)`)."""
-    func = call.func
-    if isinstance(func, cst.Name) and isinstance(alias := model.sole_value(func), cst.Attribute):
-        func = alias
-    return func.attr.value if isinstance(func, cst.Attribute) else (model.dotted(func) or "").rsplit(".", 1)[-1]
+    """The called method's own name (`called_name`), also through a local alias of it (`_recv =
+    ctx.socket.recv`, then `_recv(4096)`)."""
+    if isinstance(call.func, cst.Name) and isinstance(alias := model.sole_value(call.func), cst.Attribute):
+        return alias.attr.value
+    return called_name(call)
 
 
 def _searches_an_answer(model: ModuleModel, attempt: cst.Try | cst.TryStar) -> bool:
