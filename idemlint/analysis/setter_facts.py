@@ -133,7 +133,7 @@ def _may_write_state(
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                if _writes_a_document(target, node, vocabulary, set(parameter_names(method)) - {"self", "cls"}):
+                if _writes_a_document(target, node, vocabulary, handed - {"self"}):
                     continue
                 for part in ast.walk(target):
                     if isinstance(part, ast.Subscript) and isinstance(part.value, (ast.Attribute, ast.Name)):

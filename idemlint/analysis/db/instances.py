@@ -252,11 +252,10 @@ def attribute_writes(
         read = loaded.get((scope, instance))
         if _kept_in_memory(model, target, read, project):
             continue
-        if first_persist_after(model, scope, instance, statement) is None and not _set_then_stored(
-            model, scope, statement, setters.get((scope, instance), [])
-        ):
+        saved_at = first_persist_after(model, scope, instance, statement)
+        if saved_at is None and not _set_then_stored(model, scope, statement, setters.get((scope, instance), [])):
             continue
-        if _cloned_before(model, scope, instance, statement, first_persist_after(model, scope, instance, statement)):
+        if _cloned_before(model, scope, instance, statement, saved_at):
             continue  # `x.pk = None` before the save: it inserts a copy, it updates no row
         expected = expected_by_the_save(model, scope, instance, statement)
         found.append(
@@ -296,7 +295,7 @@ def _cloned_before(
     before the save that stores it (`evidence.report = r; evidence.pk = None; evidence.save()`):
     that save makes a new row (Django's way to copy one), so writing its fields is an insert."""
     position = source_order(model, scope)
-    until = position.get(statement, 0) if saved_at is None else max(position.get(statement, 0), saved_at)
+    until = position.get(statement, 0) if saved_at is None else saved_at  # the save comes after the statement
     return any(
         target.attr.value in ("pk", "id")
         and isinstance(value, cst.Name)

@@ -363,3 +363,12 @@ def _conjunct_flags(test: cst.BaseExpression) -> dict[str, str]:
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         return {**_conjunct_flags(test.left), **_conjunct_flags(test.right)}
     return {}
+
+
+def tries_going_round(model: ModuleModel, loop: cst.For | cst.While) -> list[cst.Try | cst.TryStar]:
+    """The loop's own `try` statements with a handler that goes round (does not always leave)."""
+    return [
+        n
+        for n in loop_nodes(model, loop)
+        if isinstance(n, (cst.Try, cst.TryStar)) and any(not always_leaves(list(h.body.body)) for h in n.handlers)
+    ]

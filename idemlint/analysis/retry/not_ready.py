@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.model import ModuleModel, called_name
 from idemlint.analysis.retry.answers import given_a_time
-from idemlint.analysis.retry.exits import always_leaves, fails_the_loop_test, loop_nodes
+from idemlint.analysis.retry.exits import always_leaves, fails_the_loop_test, loop_nodes, tries_going_round
 from idemlint.analysis.retry.reach import catches_what_its_try_cannot_raise
 from idemlint.analysis.retry.sends import sends_a_write_among
 from idemlint.analysis.syntax import caught_classes
@@ -77,6 +77,10 @@ def means_not_ready(model: ModuleModel, handler: cst.ExceptHandler | cst.ExceptS
     )
 
 
+# what a consumer takes in time: not a lock's `acquire`, after which work follows
+_CONSUMER_TAKES = TIMED_TAKES - {"acquire"}
+
+
 def waits_for_messages(model: ModuleModel, loop: cst.For | cst.While) -> bool:
     """Every `try` of the loop with a handler that goes round only waits to take the next
     message for a time it was given (`msg = await sub.get_message(timeout=1.0)`,
@@ -85,11 +89,7 @@ def waits_for_messages(model: ModuleModel, loop: cst.For | cst.While) -> bool:
     and its answer): a consumer, which goes round to wait again (after subscribing again where
     the wait failed), re-attempting nothing another system acts on."""
     nodes = loop_nodes(model, loop)
-    going = [
-        n
-        for n in nodes
-        if isinstance(n, (cst.Try, cst.TryStar)) and any(not always_leaves(list(h.body.body)) for h in n.handlers)
-    ]
+    going = tries_going_round(model, loop)
     calls = [n for n in nodes if isinstance(n, cst.Call)]
     if (
         not going
@@ -99,11 +99,7 @@ def waits_for_messages(model: ModuleModel, loop: cst.For | cst.While) -> bool:
         return False
     return all(
         _only_takes_in_time(model, n)
-        and any(
-            _method_name(model, c) in TIMED_TAKES - {"acquire"}
-            for c in model.iter_nodes(n.body)
-            if isinstance(c, cst.Call)
-        )
+        and any(_method_name(model, c) in _CONSUMER_TAKES for c in model.iter_nodes(n.body) if isinstance(c, cst.Call))
         for n in going
     )
 
@@ -116,15 +112,11 @@ def _only_takes_in_time(model: ModuleModel, attempt: cst.Try | cst.TryStar) -> b
     request left unanswered."""
     calls = [n for n in model.iter_nodes(attempt.body) if isinstance(n, cst.Call)]
     names = [_method_name(model, c) for c in calls]
-    takes = [c for c, name in zip(calls, names, strict=True) if name in TIMED_TAKES]
+    takes = [(c, name) for c, name in zip(calls, names, strict=True) if name in TIMED_TAKES]
     sends = any(name in SOCKET_SENDS for name in names)
     return (
         bool(takes)
-        and all(
-            name in SOCKET_READS and not sends or given_a_time(model, c)
-            for c, name in zip(calls, names, strict=True)
-            if c in takes
-        )
+        and all(name in SOCKET_READS and not sends or given_a_time(model, c) for c, name in takes)
         and not sends_a_write_among(model, calls)
     )
 

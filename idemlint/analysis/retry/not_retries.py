@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from idemlint._lazy import LazyModule
 from idemlint.analysis.http_methods import http_get
 from idemlint.analysis.model import ModuleModel, called_name, positional_parameters
-from idemlint.analysis.retry.exits import always_leaves, loop_nodes
+from idemlint.analysis.retry.exits import always_leaves, loop_nodes, tries_going_round
 from idemlint.analysis.retry.sends import sends_a_write
 from idemlint.analysis.timeouts import LOGGING_CALL
 from idemlint.knowledge.keys import CLOCK_CALLS
@@ -284,11 +284,7 @@ def computed_before_the_try(
 def follows_what_each_failure_names(model: ModuleModel, loop: cst.For | cst.While) -> bool:
     """Every `try` of the loop with a handler that goes round follows what its failure named
     (`follows_what_it_caught`): the loop walks redirects, it retries nothing."""
-    going = [
-        n
-        for n in loop_nodes(model, loop)
-        if isinstance(n, (cst.Try, cst.TryStar)) and any(not always_leaves(list(h.body.body)) for h in n.handlers)
-    ]
+    going = tries_going_round(model, loop)
     return bool(going) and all(follows_what_it_caught(model, n) for n in going)
 
 
@@ -301,15 +297,13 @@ def follows_what_it_caught(model: ModuleModel, try_node: cst.Try | cst.TryStar) 
     handler that goes round with the same input (the error logged, kept in `self.last_error` or
     in a delay only a sleep reads) makes it a retry again."""
     inputs = work_inputs(model, try_node.body)
-    followed = False
     for handler in try_node.handlers:
         if always_leaves(list(handler.body.body)):
             continue
         name = handler.name.name if handler.name is not None else None
         if not isinstance(name, cst.Name) or not _rebinds_from(model, handler.body, name.value, inputs):
             return False
-        followed = True
-    return followed
+    return True
 
 
 def work_inputs(model: ModuleModel, body: cst.CSTNode) -> set[str]:

@@ -82,9 +82,7 @@ def _after_refused_credentials(model: ModuleModel, function: cst.FunctionDef, ag
     self._fetch(...)`: the call again is made only on an answer refusing the credentials (401,
     407) and after new ones were asked for, in the test or before it in the branch. The server
     turned the first attempt away before acting: the second cannot do its work twice."""
-    for branch in model.ancestors(again):
-        if branch is function:
-            return False
+    for branch in model.ancestors(again, until=function):
         if isinstance(branch, cst.If) and model.is_inside(again, branch.body):
             nodes = [branch.test, *model.iter_nodes(branch.test), *model.iter_nodes(branch.body)]
             refused = any(
